@@ -1,0 +1,286 @@
+"""Load and query the catalogues in `core/data/`: GPUs, models, rental offers.
+
+Every row is validated by pydantic at load; a bad row raises `CatalogError` naming the file,
+the row index and its id, and the field. Cross-checks: unique ids, every offer names a known GPU,
+no model name/alias (after normalisation) points at two different models.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from core.errors import CatalogError, UnknownModelError
+from core.specs import GpuSpec, ModelKind, ModelSpec, RentalOffer
+
+DATA_DIR = Path(__file__).parent / "data"
+
+Row = TypeVar("Row", bound=BaseModel)
+
+# Tokens that name a variant of a checkpoint, not a different architecture: chat/instruct
+# fine-tunes, the `-hf` conversions of Llama 2, and quantised re-uploads (the precision is a
+# separate request field).
+VARIANT_TOKENS = frozenset(
+    {
+        "instruct",
+        "chat",
+        "hf",
+        "it",
+        "base",
+        "bnb",
+        "4bit",
+        "8bit",
+        "awq",
+        "gptq",
+        "gguf",
+        "fp8",
+        "fp16",
+        "bf16",
+        "int4",
+        "int8",
+        "mlx",
+        "exl2",
+    }
+)
+# A release tag such as Qwen3's "-2507" or Mistral's "-2407" (YYMM) re-trains, not re-shapes.
+_RELEASE_DATE = re.compile(r"^2[3-9](0[1-9]|1[0-2])$")
+# Fuzzy search: a query token matches a name token this similar (difflib ratio), e.g. "lama"/"llama".
+_FUZZY_TOKEN_RATIO = 0.85
+_FUZZY_TOKEN_WEIGHT = 0.8
+# A size ("70b", "8x7b") outweighs a version number: "llama 3 70b" prefers Llama 3.3 70B to Llama 3 8B.
+_SIZE_TOKEN = re.compile(r"^(\d+x)?\d+(\.\d+)?[bm]$")
+_SIZE_TOKEN_WEIGHT = 2.0
+
+
+def _read_table(path: Path, table: str) -> list[Any]:
+    try:
+        with path.open("rb") as f:
+            raw = tomllib.load(f)
+    except FileNotFoundError as e:
+        raise CatalogError(f"{path}: file not found") from e
+    except tomllib.TOMLDecodeError as e:
+        raise CatalogError(f"{path}: not valid TOML: {e}") from e
+    rows = raw.get(table, [])
+    if not isinstance(rows, list) or not rows:
+        raise CatalogError(f"{path}: expected a non-empty [[{table}]] array")
+    return rows
+
+
+def _load_rows(path: Path, table: str, row_type: type[Row]) -> list[Row]:
+    out: list[Row] = []
+    for index, row in enumerate(_read_table(path, table), start=1):
+        row_id = row.get("id", "?") if isinstance(row, dict) else "?"
+        try:
+            out.append(row_type.model_validate(row))
+        except ValidationError as e:
+            first = e.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "(row)"
+            raise CatalogError(
+                f"{path}: [[{table}]] row {index} (id={row_id!r}): {where}: {first['msg']}", field=where
+            ) from e
+    seen: dict[str, int] = {}
+    for index, item in enumerate(out, start=1):
+        item_id = str(getattr(item, "id", ""))
+        if item_id in seen:
+            raise CatalogError(
+                f"{path}: [[{table}]] row {index} (id={item_id!r}): id: duplicate of row {seen[item_id]}",
+                field="id",
+            )
+        seen[item_id] = index
+    return out
+
+
+def normalize_name(name: str) -> str:
+    """`Llama-3.1-8B`, `llama 3.1 8b` and `meta-llama/Llama-3.1-8B` compare on the last part."""
+    tail = name.strip().lower().rsplit("/", 1)[-1]
+    return "".join(ch for ch in tail if ch.isalnum() or ch == ".")
+
+
+def strip_variant(name: str) -> tuple[str, list[str]]:
+    """Drop variant tokens: `Llama-2-7b-chat-hf` -> (`Llama-2-7b`, [`chat`, `hf`]); also YYMM tags."""
+    tail = name.strip().rsplit("/", 1)[-1]
+    parts = re.split(r"([-_ ]+)", tail)
+    kept: list[str] = []
+    dropped: list[str] = []
+    for part in parts:
+        if part.lower() in VARIANT_TOKENS or (kept and _RELEASE_DATE.match(part)):
+            dropped.append(part.lower())
+        else:
+            kept.append(part)
+    return re.sub(r"[-_ ]+$", "", "".join(kept)), dropped
+
+
+def name_tokens(text: str) -> list[str]:
+    """Words for fuzzy search: `Qwen2.5-7B-Instruct` -> [qwen, 2.5, 7b]; sizes such as 7b stay whole."""
+    text = re.sub(r"[^\w.]+", " ", text.lower().replace("_", " "))
+    text = re.sub(r"(?<=[^\W\d])(?<!\dx)(?=\d)", " ", text)  # llama3 -> llama 3, not 8x7b
+    return [t.strip(".") for t in text.split() if t.strip(".") and t not in VARIANT_TOKENS]
+
+
+class Catalog:
+    """All three catalogues, cross-checked."""
+
+    def __init__(
+        self,
+        gpus: Sequence[GpuSpec],
+        models: Sequence[ModelSpec],
+        offers: Sequence[RentalOffer],
+        files: dict[str, str] | None = None,
+    ) -> None:
+        files = {"gpu": "gpus", "model": "models", "offer": "offers", **(files or {})}
+        self.gpus: dict[str, GpuSpec] = {g.id: g for g in gpus}
+        self.models: dict[str, ModelSpec] = {m.id: m for m in models}
+        self.offers: list[RentalOffer] = list(offers)
+        for index, offer in enumerate(self.offers, start=1):
+            if offer.gpu not in self.gpus:
+                raise CatalogError(
+                    f"{files['offer']}: [[offer]] row {index} (id={offer.id!r}): gpu: "
+                    f"unknown gpu {offer.gpu!r}; known: {', '.join(self.gpus)}",
+                    field="gpu",
+                )
+        self._model_keys = _index_names(
+            ((m.id, [m.id, m.name, *m.aliases, *([m.hf_id] if m.hf_id else [])]) for m in models),
+            files["model"],
+            "model",
+        )
+        self._gpu_keys = _index_names(((g.id, [g.id, g.name, *g.aliases]) for g in gpus), files["gpu"], "gpu")
+        self._model_tokens: dict[str, list[list[str]]] = {
+            m.id: [name_tokens(n) for n in [m.name, m.id, *m.aliases, *([m.hf_id] if m.hf_id else [])]]
+            for m in models
+        }
+
+    # --- GPUs -------------------------------------------------------------------------------------
+    def find_gpu(self, name: str) -> GpuSpec | None:
+        """A GPU by id, name or alias (case- and separator-insensitive)."""
+        gpu_id = self._gpu_keys.get(normalize_name(name))
+        return self.gpus[gpu_id] if gpu_id else None
+
+    def gpu(self, gpu_id: str) -> GpuSpec:
+        found = self.find_gpu(gpu_id)
+        if found is None:
+            raise CatalogError(f"unknown gpu {gpu_id!r}; known: {', '.join(self.gpus)}", field="gpus")
+        return found
+
+    # --- Models -----------------------------------------------------------------------------------
+    def find_model(self, name: str) -> tuple[ModelSpec, list[str]] | None:
+        """Exact lookup by id / name / alias / HF id; variant tokens (`-Instruct`, `-chat-hf`,
+        `-AWQ`...) are tolerated and returned, so a caller can say which variant it assumed."""
+        model_id = self._model_keys.get(normalize_name(name))
+        if model_id:
+            return self.models[model_id], []
+        base, dropped = strip_variant(name)
+        model_id = self._model_keys.get(normalize_name(base)) if dropped else None
+        return (self.models[model_id], dropped) if model_id else None
+
+    def resolve_model(self, name: str) -> ModelSpec:
+        """Catalogue id, alias or Hugging Face id (case- and separator-insensitive)."""
+        found = self.find_model(name)
+        if found is None:
+            raise UnknownModelError(name, self.suggest(name))
+        return found[0]
+
+    def search(self, text: str, limit: int = 5) -> list[ModelSpec]:
+        """Models whose names best match `text`, best first: `llama 70b` -> the 70B Llamas.
+
+        Ranked by the share of query words found in a name (typos tolerated; sizes count double),
+        then by how few other words the name has, then by name.
+        """
+        query = name_tokens(text)
+        exact = self.find_model(text)
+        scored: list[tuple[float, int, str, ModelSpec]] = []
+        for model in self.models.values():
+            if exact and model.id == exact[0].id:
+                scored.append((-2.0, 0, "", model))
+                continue
+            best: tuple[float, int] | None = None
+            for tokens in self._model_tokens[model.id]:
+                score = _match(query, tokens)
+                if score and (best is None or score < best):
+                    best = score
+            if best and best[0] <= -0.5:
+                scored.append((best[0], best[1], model.name, model))
+        scored.sort(key=lambda s: (s[0], s[1], s[2]))
+        return [s[3] for s in scored[:limit]]
+
+    def suggest(self, name: str, limit: int = 3) -> list[str]:
+        """Close catalogue names for an error message."""
+        found = [m.name for m in self.search(name, limit)]
+        if found:
+            return found
+        close = difflib.get_close_matches(normalize_name(name), list(self._model_keys), n=limit, cutoff=0.6)
+        return list(dict.fromkeys(self.models[self._model_keys[k]].name for k in close))
+
+    def popular(self, kind: ModelKind) -> list[ModelSpec]:
+        """Models offered as buttons, in catalogue order."""
+        return [m for m in self.models.values() if m.popular and m.kind == kind]
+
+
+def _index_names(rows: Iterable[tuple[str, list[str]]], file: str, table: str) -> dict[str, str]:
+    """normalised name -> row id; a name shared by two rows is a catalogue error."""
+    index: dict[str, str] = {}
+    for position, (row_id, names) in enumerate(rows, start=1):
+        for name in names:
+            key = normalize_name(name)
+            owner = index.setdefault(key, row_id)
+            if owner != row_id:
+                raise CatalogError(
+                    f"{file}: [[{table}]] row {position} (id={row_id!r}): aliases: "
+                    f"{name!r} already names {owner!r}",
+                    field="aliases",
+                )
+    return index
+
+
+def _match(query: list[str], tokens: list[str]) -> tuple[float, int] | None:
+    """(-weighted share of query words found, extra words in the name), or None if none match."""
+    if not query or not tokens:
+        return None
+    matched = 0.0
+    used: set[str] = set()
+    for word in query:
+        weight = _word_weight(word)
+        if word in tokens:
+            matched += weight
+            used.add(word)
+            continue
+        if word.replace(".", "", 1).isdigit() and word + "b" in tokens:  # "qwen 2.5 7" ~ 7b
+            matched += _SIZE_TOKEN_WEIGHT * _FUZZY_TOKEN_WEIGHT
+            used.add(word + "b")
+            continue
+        if len(word) >= 4 and not _SIZE_TOKEN.match(word):
+            close = difflib.get_close_matches(word, tokens, n=1, cutoff=_FUZZY_TOKEN_RATIO)
+            if close:
+                matched += weight * _FUZZY_TOKEN_WEIGHT
+                used.add(close[0])
+    named = [w for w in query if not _SIZE_TOKEN.match(w)]
+    if not matched or (named and not used - {w for w in query if _SIZE_TOKEN.match(w)}):
+        return None  # a size alone does not make "qwen 7b" match Falcon 7B
+    return -matched / sum(_word_weight(w) for w in query), len([t for t in tokens if t not in used])
+
+
+def _word_weight(word: str) -> float:
+    return _SIZE_TOKEN_WEIGHT if _SIZE_TOKEN.match(word) else 1.0
+
+
+def load_catalog(offers_file: Path | None = None, data_dir: Path = DATA_DIR) -> Catalog:
+    """Load the catalogues; `offers_file` replaces the shipped rental offers (operator config)."""
+    gpus_path, models_path = data_dir / "gpus.toml", data_dir / "models.toml"
+    offers_path = offers_file or data_dir / "offers.toml"
+    return Catalog(
+        gpus=_load_rows(gpus_path, "gpu", GpuSpec),
+        models=_load_rows(models_path, "model", ModelSpec),
+        offers=_load_rows(offers_path, "offer", RentalOffer),
+        files={"gpu": str(gpus_path), "model": str(models_path), "offer": str(offers_path)},
+    )
+
+
+@lru_cache(maxsize=1)
+def default_catalog() -> Catalog:
+    return load_catalog()

@@ -1,0 +1,132 @@
+"""Command line: `python -m core estimate --json`, `ask`, `gpus`, `models`.
+
+Imports are lazy so a cold start stays well under half a second (bench/bench_estimate.py).
+Exit status: 0 ok, 2 invalid input (with a JSON `{"error", "field"}` in --json mode), 1 unavailable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, TextIO
+
+EXIT_INVALID = 2
+EXIT_UNAVAILABLE = 1
+
+
+def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
+    args = _parser().parse_args(argv)
+    if args.command == "estimate":
+        return _estimate(stdin.read(), stdout, as_json=args.json)
+    if args.command == "ask":
+        return _ask(" ".join(args.text), args.lang, stdout)
+    if args.command == "gpus":
+        return _gpus(stdout, args.json)
+    return _models(stdout, args.json)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m core", description="GPU memory estimator")
+    sub = parser.add_subparsers(dest="command", required=True)
+    est = sub.add_parser("estimate", help="read one JSON request on stdin, write one result")
+    est.add_argument("--json", action="store_true", help="JSON out (and JSON errors, exit status 2)")
+    ask = sub.add_parser("ask", help="answer a free-text question")
+    ask.add_argument("text", nargs="+")
+    ask.add_argument("--lang", choices=("ru", "en"), default="ru")
+    for name in ("gpus", "models"):
+        listing = sub.add_parser(name, help=f"list the {name} catalogue")
+        listing.add_argument("--json", action="store_true")
+    return parser
+
+
+def _error(out: TextIO, message: str, field: str | None) -> int:
+    out.write(json.dumps({"error": message, "field": field}, ensure_ascii=False) + "\n")
+    return EXIT_INVALID
+
+
+def _estimate(text: str, out: TextIO, as_json: bool) -> int:
+    from core.errors import CoreError
+    from core.estimate import estimate
+
+    try:
+        request = json.loads(text)
+    except json.JSONDecodeError as e:
+        return _error(out, f"request is not valid JSON: {e}", None)
+    try:
+        result = estimate(request)
+    except CoreError as e:
+        return _error(out, e.message, e.field)
+    if as_json:
+        out.write(result.model_dump_json() + "\n")
+    else:
+        from core.units import format_bytes
+
+        out.write(f"{result.model.name}: {format_bytes(result.total_bytes)} per GPU\n")
+        for component, size in result.breakdown.items():
+            out.write(f"  {component:17} {format_bytes(size)}\n")
+    return 0
+
+
+def _ask(text: str, lang: str, out: TextIO) -> int:
+    try:
+        from core.parse import parse
+        from core.render import render_answer
+    except ImportError as e:  # built by another module; fail cleanly until then
+        sys.stderr.write(f"`ask` is not available: {e}\n")
+        return EXIT_UNAVAILABLE
+    from core.errors import CoreError, ParseError
+    from core.estimate import estimate
+
+    try:
+        result = estimate(parse(text))
+    except ParseError as e:
+        from core.render import render_parse_error
+
+        out.write(render_parse_error(e, lang) + "\n")
+        return EXIT_INVALID
+    except CoreError as e:
+        sys.stderr.write(f"{e.message}\n")
+        return EXIT_INVALID
+    out.write(render_answer(result, lang) + "\n")
+    return 0
+
+
+def _gpus(out: TextIO, as_json: bool) -> int:
+    from core.catalog import default_catalog
+    from core.units import format_bytes
+
+    gpus = list(default_catalog().gpus.values())
+    if as_json:
+        rows: list[dict[str, Any]] = [g.model_dump(mode="json") for g in gpus]
+        out.write(json.dumps(rows, ensure_ascii=False) + "\n")
+        return 0
+    for g in gpus:
+        out.write(
+            f"{g.id:16} {g.name:40} {format_bytes(g.usable_bytes):>22}  {g.bandwidth_gb_s:>6.0f} GB/s\n"
+        )
+    return 0
+
+
+def _models(out: TextIO, as_json: bool) -> int:
+    from core.catalog import default_catalog
+
+    models = list(default_catalog().models.values())
+    if as_json:
+        rows = [
+            {
+                "id": m.id,
+                "name": m.name,
+                "kind": str(m.kind),
+                "params_b": m.params_b,
+                "hf_id": m.hf_id,
+                "aliases": m.aliases,
+            }
+            for m in models
+        ]
+        out.write(json.dumps(rows, ensure_ascii=False) + "\n")
+        return 0
+    for m in models:
+        out.write(f"{m.id:32} {m.name:40} {m.kind:16} {m.params_b:>9.3f}B\n")
+    return 0

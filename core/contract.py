@@ -1,0 +1,276 @@
+"""The JSON contract of the estimator: one request in, one result out.
+
+Fixed by the core issue: fields may be added, never renamed. Every request field but
+`task` and `model` has a default, documented on the field. Sizes are bytes everywhere.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Task(StrEnum):
+    INFERENCE = "inference"
+    TRAINING = "training"
+    IMAGE_GENERATION = "image_generation"
+    VIDEO_GENERATION = "video_generation"
+
+
+class Precision(StrEnum):
+    """Weight formats. GGUF types keep llama.cpp's names."""
+
+    FP32 = "fp32"
+    FP16 = "fp16"
+    BF16 = "bf16"
+    FP8 = "fp8"
+    INT8 = "int8"
+    INT4 = "int4"
+    NF4 = "nf4"
+    GPTQ_INT4 = "gptq-int4"
+    AWQ_INT4 = "awq-int4"
+    Q8_0 = "q8_0"
+    Q6_K = "q6_k"
+    Q5_K_M = "q5_k_m"
+    Q4_K_M = "q4_k_m"
+    Q4_0 = "q4_0"
+    Q4_1 = "q4_1"
+    Q3_K_M = "q3_k_m"
+    Q2_K = "q2_k"
+
+
+class KvPrecision(StrEnum):
+    FP32 = "fp32"
+    FP16 = "fp16"
+    BF16 = "bf16"
+    FP8 = "fp8"
+    INT8 = "int8"
+    INT4 = "int4"
+
+
+class Engine(StrEnum):
+    TRANSFORMERS = "transformers"
+    VLLM = "vllm"
+    LLAMA_CPP = "llama.cpp"
+    DIFFUSERS = "diffusers"
+    UNSLOTH = "unsloth"  # training: offloaded checkpoints, loss without full logits
+
+
+class Method(StrEnum):
+    FULL = "full"
+    LORA = "lora"
+    QLORA = "qlora"
+
+
+class MixedPrecision(StrEnum):
+    NONE = "none"
+    BF16 = "bf16"
+    FP16 = "fp16"
+
+
+class Optimizer(StrEnum):
+    ADAMW = "adamw"
+    ADAMW_8BIT = "adamw_8bit"
+    PAGED_ADAMW = "paged_adamw"
+    PAGED_ADAMW_8BIT = "paged_adamw_8bit"
+    ADAFACTOR = "adafactor"
+    SGD = "sgd"
+    LION = "lion"
+
+
+class Attention(StrEnum):
+    SDPA = "sdpa"
+    EAGER = "eager"
+
+
+class Sharding(StrEnum):
+    NONE = "none"
+    ZERO2 = "zero2"
+    ZERO3 = "zero3"
+    FSDP = "fsdp"
+
+
+class CpuOffload(StrEnum):
+    NONE = "none"
+    MODEL = "model"
+    SEQUENTIAL = "sequential"
+
+
+class LoraTargets(StrEnum):
+    ALL_LINEAR = "all-linear"
+    ATTENTION = "attention"  # q_proj + v_proj, the original LoRA paper's choice
+
+
+class CustomModel(BaseModel):
+    """A model described by its architecture instead of a catalogue id."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    params_b: float = Field(gt=0, le=20_000, description="total parameters, billions")
+    layers: int | None = Field(default=None, gt=0, le=1000)
+    hidden_size: int | None = Field(default=None, gt=0)
+    attention_heads: int | None = Field(default=None, gt=0)
+    kv_heads: int | None = Field(default=None, gt=0)
+    head_dim: int | None = Field(default=None, gt=0)
+    intermediate_size: int | None = Field(default=None, gt=0)
+    vocab_size: int | None = Field(default=None, gt=0)
+    tied_embeddings: bool = False
+    experts: int | None = Field(default=None, gt=0)
+    active_experts: int | None = Field(default=None, gt=0)
+
+
+class Request(BaseModel):
+    """What to size. `None` means "the documented default for this task and model"."""
+
+    model_config = ConfigDict(extra="forbid", use_enum_values=False)
+
+    task: Task
+    model: str | CustomModel = Field(
+        description="catalogue id, alias, Hugging Face id, a size such as '7B', or an architecture"
+    )
+    precision: Precision | None = Field(
+        default=None, description="weights; default bf16 (fp16 for diffusion models that ship fp16)"
+    )
+    engine: Engine | None = Field(
+        default=None, description="default: transformers for LLMs, diffusers for image/video, "
+        "llama.cpp when the precision is a GGUF type"
+    )
+    context_length: int | None = Field(
+        default=None, gt=0, le=10_000_000, description="tokens per sequence (inference); default 4096"
+    )
+    concurrency: int = Field(default=1, gt=0, le=100_000, description="simultaneous sequences")
+    kv_cache_precision: KvPrecision | None = Field(
+        default=None, description="default: the compute dtype (bf16, fp16 under llama.cpp)"
+    )
+    method: Method = Field(default=Method.FULL, description="training method")
+    mixed_precision: MixedPrecision | None = Field(
+        default=None,
+        description="compute dtype of mixed-precision training with fp32 master weights; "
+        "default bf16 for full training, none for LoRA/QLoRA",
+    )
+    optimizer: Optimizer = Optimizer.ADAMW
+    batch_size: int = Field(default=1, gt=0, le=100_000, description="micro-batch per GPU")
+    seq_len: int | None = Field(default=None, gt=0, le=10_000_000, description="training; default 2048")
+    gradient_checkpointing: bool = False
+    attention: Attention = Attention.SDPA
+    lora_rank: int = Field(default=16, gt=0, le=4096)
+    lora_targets: LoraTargets = LoraTargets.ALL_LINEAR
+    num_gpus: int = Field(default=1, gt=0, le=1024, description="GPUs of the requested configuration")
+    sharding: Sharding = Field(default=Sharding.NONE, description="training across GPUs")
+    resolution: tuple[int, int] | None = Field(
+        default=None, description="[w, h]; default: the model's native resolution"
+    )
+    images: int = Field(default=1, gt=0, le=1024, description="images per batch")
+    frames: int | None = Field(
+        default=None, gt=0, le=10_000, description="video frames; default: the model's"
+    )
+    cpu_offload: CpuOffload = CpuOffload.NONE
+    vae_tiling: bool = False
+    gpus: list[str] | None = Field(
+        default=None, description="extension: GPU ids to give verdicts for; default every catalogue GPU"
+    )
+
+
+Component = Literal[
+    "weights",
+    "kv_cache",
+    "activations",
+    "gradients",
+    "optimizer_states",
+    "text_encoders",
+    "vae_decode",
+    "overhead",
+]
+"""Breakdown keys. `overhead` is always present (CUDA context + allocator reserve), so a caller
+comparing with `torch.cuda.max_memory_allocated` subtracts it."""
+
+VerdictKind = Literal["fits", "tight", "does_not_fit"]
+
+
+class ResolvedModel(BaseModel):
+    id: str | None
+    name: str
+    kind: str
+    params_b: float
+    active_params_b: float | None = None
+    source: Literal["catalogue", "size", "custom", "huggingface"]
+
+
+class Range(BaseModel):
+    low_bytes: int
+    high_bytes: int
+
+
+class Verdict(BaseModel):
+    gpu: str
+    gpu_name: str
+    count: int
+    bytes_per_gpu: int
+    usable_bytes: int
+    headroom: float = Field(description="(usable - needed) / usable; negative when it does not fit")
+    headroom_bytes: int
+    verdict: VerdictKind
+
+
+class Recommendation(BaseModel):
+    gpu: str
+    gpu_name: str
+    count: int
+    offer_id: str | None
+    url: str | None
+    price_per_hour: float | None = Field(description="null: price on request")
+    currency: str | None
+    bytes_per_gpu: int
+    verdict: VerdictKind
+    reason: Literal["cheapest", "fastest", "most_headroom", "fewest_cards"] = "cheapest"
+
+
+class Mitigation(BaseModel):
+    action: str = Field(description="machine id, e.g. quantize_int4, shorten_context, use_qlora")
+    saves_bytes: int
+    total_bytes: int
+    fits: bool = Field(description="whether the result then fits the target configuration")
+    fits_on: str | None = Field(default=None, description="e.g. '1x rtx4090-48gb', when it fits somewhere")
+    params: dict[str, str | int | float] = Field(default_factory=dict)
+
+
+class Throughput(BaseModel):
+    gpu: str
+    count: int
+    tokens_per_s: float = Field(description="decode, per sequence, memory-bandwidth bound")
+    aggregate_tokens_per_s: float = Field(description="all concurrent sequences together")
+
+
+class HostAdvice(BaseModel):
+    ram_min_bytes: int
+    ram_recommended_bytes: int
+    disk_bytes: int
+    disk_kind: str = "nvme"
+
+
+class Assumption(BaseModel):
+    code: str = Field(description="stable id, for translation")
+    text: str = Field(description="plain English")
+    params: dict[str, str | int | float] = Field(default_factory=dict)
+
+
+class Result(BaseModel):
+    request: Request = Field(description="the request with every default filled in")
+    model: ResolvedModel
+    total_bytes: int = Field(description="peak per GPU for the requested configuration")
+    breakdown: dict[str, int]
+    range: Range
+    verdicts: list[Verdict]
+    recommendation: Recommendation | None
+    alternatives: list[Recommendation] = Field(default_factory=list)
+    mitigations: list[Mitigation]
+    throughput: list[Throughput]
+    host: HostAdvice
+    assumptions: list[Assumption]
+
+
+class ErrorResponse(BaseModel):
+    error: str
+    field: str | None = None

@@ -1,0 +1,401 @@
+"""`estimate(request) -> Result`: the one entry point of the estimator.
+
+Validate the request, resolve the model, fill every default (echoed back in `Result.request`),
+size the peak per GPU from the component formulas, then advise (core.advice).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from core.advice import advise
+from core.catalog import Catalog, default_catalog
+from core.contract import (
+    Assumption,
+    CpuOffload,
+    Engine,
+    KvPrecision,
+    Method,
+    MixedPrecision,
+    Precision,
+    Range,
+    Request,
+    ResolvedModel,
+    Result,
+    Task,
+)
+from core.errors import CoreError, EstimateError
+from core.formulas.diffusion import SINGLE_PASS_FAMILIES
+from core.formulas.overhead import ALLOCATOR_RESERVE_FRACTION, CUDA_CONTEXT_BYTES
+from core.formulas.params import Arch, arch_of
+from core.formulas.peak import peak_breakdown
+from core.precision import KEEPS_EMBEDDINGS_WIDE, is_gguf
+from core.specs import ModelKind, ModelSpec
+from core.units import format_bytes
+
+DEFAULT_CONTEXT = 4096
+DEFAULT_SEQ_LEN = 2048
+DEFAULT_RESOLUTION = (1024, 1024)
+DEFAULT_FRAMES = 49  # CogVideoX / HunyuanVideo-style clip when a video model states none
+
+# Range around the point estimate. The calibration cases with stated settings land within about
+# ±10% (docs/estimator.md); unknown architecture or pipeline details widen it.
+BASE_UNCERTAINTY = 0.10
+TYPICAL_ARCH_UNCERTAINTY = 0.15  # model known by size only: layers, KV heads and vocab guessed
+DIFFUSION_UNCERTAINTY = 0.15  # VAE decode and denoiser working set are coarse (one fitted constant)
+TRAINING_UNCERTAINTY = 0.05  # sequence packing, allocator churn across steps
+
+_LLM_TASKS = (Task.INFERENCE, Task.TRAINING)
+
+
+def estimate(request: Request | dict[str, Any], catalog: Catalog | None = None) -> Result:
+    """Peak GPU memory, fit verdicts, the cheapest configuration and mitigations for one request.
+
+    Raises a `CoreError` subclass naming the request field at fault.
+    """
+    req = parse_request(request)
+    catalog = catalog or default_catalog()
+    spec, resolved, assumptions = _resolve(req, catalog)
+    filled, default_notes = fill_defaults(req, spec)
+    arch = arch_of(spec)
+    parts = peak_breakdown(filled, spec, arch)
+    breakdown = {k: round(v) for k, v in parts.items() if v > 0 or k == "overhead"}
+    total = sum(breakdown.values())
+    advice = advise(filled, spec, arch, catalog, total)
+    notes = [*assumptions, *default_notes, *_method_notes(filled, spec, arch), *advice.assumptions]
+    return Result(
+        request=filled,
+        model=resolved,
+        total_bytes=total,
+        breakdown=breakdown,
+        range=_range(total, filled, resolved, spec),
+        verdicts=advice.verdicts,
+        recommendation=advice.recommendation,
+        alternatives=advice.alternatives,
+        mitigations=advice.mitigations,
+        throughput=advice.throughput,
+        host=advice.host,
+        assumptions=notes,
+    )
+
+
+def parse_request(request: Request | dict[str, Any]) -> Request:
+    if isinstance(request, Request):
+        return request
+    if not isinstance(request, dict):
+        raise CoreError("the request must be a JSON object", field=None)
+    try:
+        return Request.model_validate(request)
+    except ValidationError as e:
+        first = e.errors()[0]
+        field = ".".join(str(p) for p in first["loc"] if not isinstance(p, int)) or None
+        # `model` is a union: report the field, not pydantic's union branch names
+        if field and field.startswith("model."):
+            field = "model" if first["type"] != "extra_forbidden" else field
+        raise CoreError(f"{field or 'request'}: {first['msg']}", field=field) from e
+
+
+def _resolve(req: Request, catalog: Catalog) -> tuple[ModelSpec, ResolvedModel, list[Assumption]]:
+    from core.resolve import resolve_model  # lazy: it pulls in the Hugging Face client module
+
+    return resolve_model(req.model, catalog)
+
+
+def fill_defaults(req: Request, spec: ModelSpec) -> tuple[Request, list[Assumption]]:
+    """The request with every documented default filled in, and what was assumed."""
+    diffusion = spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO)
+    _check_task(req, spec)
+    notes: list[Assumption] = []
+    update: dict[str, Any] = {}
+
+    precision = req.precision
+    if precision is None:
+        if diffusion:
+            precision = next(c.precision for c in spec.components if c.role == "denoiser")
+        elif req.task is Task.TRAINING and req.method is Method.QLORA:
+            precision = Precision.NF4
+        else:
+            precision = Precision.BF16
+        notes.append(
+            _note(
+                "default_precision", f"weights in {precision} (precision not given)", precision=str(precision)
+            )
+        )
+    elif (
+        req.task is Task.TRAINING
+        and req.method is Method.QLORA
+        and precision not in (Precision.NF4, Precision.INT4, Precision.GPTQ_INT4, Precision.AWQ_INT4)
+    ):
+        notes.append(
+            _note(
+                "qlora_base_nf4",
+                f"QLoRA keeps the base in 4-bit NF4; {precision} is the compute dtype",
+                compute=str(precision),
+            )
+        )
+        precision = Precision.NF4
+    update["precision"] = precision
+
+    engine = req.engine
+    if engine is None:
+        engine = (
+            Engine.DIFFUSERS if diffusion else Engine.LLAMA_CPP if is_gguf(precision) else Engine.TRANSFORMERS
+        )
+        update["engine"] = engine
+
+    if not diffusion:
+        context = req.context_length
+        if context is None:
+            context = min(DEFAULT_CONTEXT, spec.max_context or DEFAULT_CONTEXT)
+            if req.task is Task.INFERENCE:
+                notes.append(
+                    _note(
+                        "default_context", f"context of {context} tokens per sequence", context_length=context
+                    )
+                )
+        elif spec.max_context and context > spec.max_context:
+            notes.append(
+                _note(
+                    "context_beyond_model",
+                    f"{context} tokens exceeds the model's {spec.max_context}; sized as asked",
+                    max_context=spec.max_context,
+                )
+            )
+        update["context_length"] = context
+        if req.kv_cache_precision is None:
+            kv = (
+                KvPrecision.FP32
+                if precision is Precision.FP32
+                else KvPrecision.FP16
+                if engine is Engine.LLAMA_CPP
+                else KvPrecision.BF16
+            )
+            update["kv_cache_precision"] = kv
+        if req.seq_len is None:
+            seq = min(DEFAULT_SEQ_LEN, spec.max_context or DEFAULT_SEQ_LEN)
+            update["seq_len"] = seq
+            if req.task is Task.TRAINING:
+                notes.append(_note("default_seq_len", f"training sequences of {seq} tokens", seq_len=seq))
+    if req.mixed_precision is None:
+        mixed = (
+            MixedPrecision.BF16
+            if req.method is Method.FULL
+            and precision in (Precision.FP32, Precision.BF16, Precision.FP16)
+            and req.task is Task.TRAINING
+            else MixedPrecision.NONE
+        )
+        update["mixed_precision"] = mixed
+    if diffusion:
+        if req.resolution is None:
+            update["resolution"] = spec.default_resolution or DEFAULT_RESOLUTION
+        if spec.kind is ModelKind.VIDEO and req.frames is None:
+            update["frames"] = spec.default_frames or DEFAULT_FRAMES
+    return req.model_copy(update=update), notes
+
+
+def _check_task(req: Request, spec: ModelSpec) -> None:
+    diffusion = spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO)
+    if not diffusion and req.task not in _LLM_TASKS:
+        raise EstimateError(f"{spec.name} is a language model: task must be inference or training", "task")
+    if spec.kind is ModelKind.IMAGE and req.task is Task.VIDEO_GENERATION:
+        raise EstimateError(f"{spec.name} generates images, not video", "task")
+    if spec.kind is ModelKind.VIDEO and req.task is Task.IMAGE_GENERATION:
+        raise EstimateError(f"{spec.name} generates video: use task video_generation", "task")
+    if diffusion and req.task is Task.INFERENCE:
+        raise EstimateError(
+            f"{spec.name} is a diffusion pipeline: task must be image_generation, "
+            "video_generation or training",
+            "task",
+        )
+    if req.precision and is_gguf(req.precision) and req.task is Task.TRAINING:
+        raise EstimateError("GGUF formats are for llama.cpp inference, not training", "precision")
+    if (
+        req.engine is Engine.LLAMA_CPP
+        and req.precision
+        and not is_gguf(req.precision)
+        and req.precision not in (Precision.FP32, Precision.FP16, Precision.BF16)
+    ):
+        raise EstimateError(f"llama.cpp runs GGUF formats, not {req.precision}", "precision")
+
+
+def _note(code: str, text: str, **params: str | int | float) -> Assumption:
+    return Assumption(code=code, text=text, params=params)
+
+
+def _method_notes(req: Request, spec: ModelSpec, arch: Arch | None) -> list[Assumption]:
+    """How the workload was sized, in plain words (stable codes, listed in docs/estimator.md)."""
+    assert req.precision
+    notes = [
+        _note(
+            "overhead",
+            f"{format_bytes(CUDA_CONTEXT_BYTES)} CUDA context per GPU plus "
+            f"{ALLOCATOR_RESERVE_FRACTION:.0%} allocator reserve on activations, KV cache and "
+            "gradients, counted as `overhead`",
+            context_bytes=CUDA_CONTEXT_BYTES,
+        )
+    ]
+    if spec.is_moe and spec.active_params_b:
+        notes.append(
+            _note(
+                "moe_total_params",
+                f"mixture of experts: memory holds all {spec.params_b:g}B "
+                f"parameters; speed follows the {spec.active_params_b:g}B active per token",
+                total_b=spec.params_b,
+                active_b=spec.active_params_b,
+            )
+        )
+    if req.precision in KEEPS_EMBEDDINGS_WIDE and arch is not None:
+        notes.append(
+            _note(
+                "embeddings_wide",
+                f"{req.precision} quantizes the linear layers only; "
+                "token embeddings and the LM head stay 16-bit",
+                precision=str(req.precision),
+            )
+        )
+    if is_gguf(req.precision):
+        notes.append(
+            _note(
+                "gguf_average_bits",
+                f"{req.precision} counted at llama.cpp's whole-file average "
+                "bits per weight (mixed tensor types included)",
+                precision=str(req.precision),
+            )
+        )
+    if spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO):
+        notes.extend(_diffusion_notes(req, spec))
+    elif req.task is Task.INFERENCE:
+        notes.append(
+            _note(
+                "kv_full_context",
+                f"KV cache for {req.concurrency} sequence(s) of "
+                f"{req.context_length} tokens each, at {req.kv_cache_precision}",
+                concurrency=req.concurrency,
+                context_length=req.context_length or 0,
+            )
+        )
+    else:
+        notes.extend(_training_notes(req))
+    if req.num_gpus > 1:
+        how = (
+            "tensor parallel: weights and KV heads split across GPUs"
+            if req.task is Task.INFERENCE
+            else f"sharding {req.sharding}"
+        )
+        notes.append(
+            _note(
+                "multi_gpu_split",
+                f"{req.num_gpus} GPUs, {how}; each GPU keeps its own CUDA context and NCCL buffers",
+                num_gpus=req.num_gpus,
+            )
+        )
+    return notes
+
+
+def _training_notes(req: Request) -> list[Assumption]:
+    notes: list[Assumption] = []
+    if req.method is Method.FULL and req.mixed_precision is not MixedPrecision.NONE:
+        if req.sharding.value == "none":
+            notes.append(
+                _note(
+                    "mixed_precision_amp",
+                    "mixed precision as PyTorch AMP does it: fp32 weights "
+                    "(the master copy), fp32 gradients, fp32 optimizer states and a 16-bit copy of "
+                    "the weights while autocast runs: 18 bytes per parameter with AdamW",
+                )
+            )
+        else:
+            notes.append(
+                _note(
+                    "mixed_precision_zero",
+                    "mixed precision as ZeRO/FSDP do it: 16-bit weights and "
+                    "gradients, fp32 master weights and AdamW states (16 bytes per parameter, "
+                    "Rajbhandari et al. 2020), sharded over the GPUs",
+                )
+            )
+    if req.method is not Method.FULL:
+        notes.append(
+            _note(
+                "lora_adapters_fp32",
+                f"LoRA rank {req.lora_rank} on {req.lora_targets} "
+                "layers; adapters, their gradients and optimizer states in fp32 (peft)",
+                rank=req.lora_rank,
+            )
+        )
+    if req.method is Method.QLORA and req.engine is not Engine.UNSLOTH:
+        notes.append(
+            _note(
+                "qlora_fp32_upcast",
+                "QLoRA base in NF4 with double quantization; "
+                "prepare_model_for_kbit_training casts embeddings, norms and LM head to fp32",
+            )
+        )
+    if req.engine is Engine.UNSLOTH:
+        notes.append(
+            _note(
+                "unsloth_features",
+                "Unsloth: checkpointed layer inputs offloaded to CPU RAM, "
+                "loss computed without materialising the full logits",
+            )
+        )
+    if req.attention.value == "eager":
+        notes.append(
+            _note(
+                "eager_attention_scores",
+                "eager attention stores the seq×seq scores of every "
+                "layer (fp32 softmax + 16-bit copy); sdpa/flash would not",
+            )
+        )
+    notes.append(
+        _note(
+            "training_peak_sum",
+            "peak = weights + gradients + optimizer states + activations "
+            "of one micro-batch (all alive at the start of the backward pass)",
+            batch_size=req.batch_size,
+            seq_len=req.seq_len or 0,
+        )
+    )
+    return notes
+
+
+def _diffusion_notes(req: Request, spec: ModelSpec) -> list[Assumption]:
+    assert req.resolution
+    w, h = req.resolution
+    notes = [
+        _note(
+            "vae_decode_fp32",
+            f"VAE decode of {req.images} output(s) at {w}×{h} counted in fp32"
+            + (" with tiling" if req.vae_tiling else ", all at once (no tiling or slicing)"),
+            width=w,
+            height=h,
+        ),
+        _note(
+            "cfg_batch",
+            "one denoiser pass at a time (guidance-distilled, or guidance passes run one after another)"
+            if spec.family in SINGLE_PASS_FAMILIES
+            else "classifier-free guidance: the denoiser runs a batch of 2 per image",
+        ),
+    ]
+    if req.cpu_offload is not CpuOffload.NONE:
+        notes.append(
+            _note(
+                "cpu_offload_slow",
+                f"CPU offload ({req.cpu_offload}) keeps only part of the "
+                "pipeline on the GPU; generation is several times slower",
+                cpu_offload=str(req.cpu_offload),
+            )
+        )
+    return notes
+
+
+def _range(total: int, req: Request, resolved: ResolvedModel, spec: ModelSpec) -> Range:
+    u = BASE_UNCERTAINTY
+    if resolved.source == "size":
+        u += TYPICAL_ARCH_UNCERTAINTY
+    if spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO):
+        u += DIFFUSION_UNCERTAINTY
+    if req.task is Task.TRAINING:
+        u += TRAINING_UNCERTAINTY
+    return Range(low_bytes=round(total * (1 - u)), high_bytes=round(total * (1 + u)))

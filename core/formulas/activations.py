@@ -1,0 +1,104 @@
+"""Activation memory, for inference (transient working set) and training (stored for backward).
+
+Training follows Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer
+Models", arXiv:2205.05198, sec. 4.1), who count per layer sbh(34 + 5as/h) bytes for a GPT block
+with 16-bit activations, 4h MLP and dropout. We keep their accounting but count *elements* so that
+GQA (k KV heads), gated MLPs (SwiGLU), other dtypes and models without dropout come out right:
+
+    stored elements per layer = s·b·(6h + 2·k·d + m·i)        m = 2 (GELU MLP) or 4 (gated MLP)
+
+(LayerNorm inputs 2sbh; attention: its input, Q, K, V, output; MLP: its input and m·i tensors.)
+With a = k, d = h/a, i = 4h, m = 2 this is 16sbh elements = 32sbh bytes, plus 2sbh bytes of
+dropout masks = Korthikanti's 34sbh. Eager attention also stores the s×s scores: softmax output
+(fp32: transformers' eager attention and autocast both run softmax in fp32), the dropout mask and
+output when attention dropout is on, and the 16-bit copy fed to the P·V matmul.
+"""
+
+from __future__ import annotations
+
+from core.formulas.params import Arch
+
+FP32 = 4
+MASK_BYTES = 1  # torch.bool dropout masks
+
+# Tokens llama.cpp processes per compute step (llama.cpp `n_ubatch` default, common/common.h).
+LLAMA_CPP_UBATCH = 512
+# vLLM profiles (and bounds every step) at max_num_batched_tokens, 8192 by default for the
+# OpenAI server with chunked prefill (vllm EngineArgs; the profile of vllm-project/vllm#10511).
+VLLM_MAX_BATCHED_TOKENS = 8192
+
+
+def mlp_intermediate(arch: Arch) -> int:
+    """MLP width a token goes through: MoE tokens go through `active_experts` experts."""
+    return arch.i * (arch.active_experts if arch.experts > 1 else 1)
+
+
+def stored_elements_per_layer(s: int, b: int, arch: Arch) -> float:
+    """Elements one layer keeps for backward (excluding attention scores), see module docstring."""
+    m = 4 if arch.gated else 2
+    return s * b * (6 * arch.h + 2 * arch.kv_dim + m * mlp_intermediate(arch))
+
+
+def dropout_mask_bytes_per_layer(s: int, b: int, arch: Arch) -> float:
+    """One bool mask after attention and one after the MLP (Korthikanti: 2sbh)."""
+    return 2 * s * b * arch.h * MASK_BYTES if arch.dropout > 0 else 0.0
+
+
+def eager_score_bytes_per_element(e: int, attention_dropout: float) -> float:
+    """Bytes stored per element of the a×s×s score tensor when attention is eager."""
+    softmax_out = FP32
+    dropout = MASK_BYTES + FP32 if attention_dropout > 0 else 0
+    cast_copy = e if e < FP32 else 0
+    return softmax_out + dropout + cast_copy
+
+
+def attention_scores_elements(s: int, b: int, a: int) -> float:
+    return a * s * s * b
+
+
+def training_layer_bytes(s: int, b: int, e: int, arch: Arch, eager: bool) -> float:
+    """Everything one layer stores for backward."""
+    scores = (
+        attention_scores_elements(s, b, arch.a) * eager_score_bytes_per_element(e, arch.attention_dropout)
+        if eager
+        else 0.0
+    )
+    return stored_elements_per_layer(s, b, arch) * e + dropout_mask_bytes_per_layer(s, b, arch) + scores
+
+
+def training_activation_bytes(
+    s: int, b: int, e: int, arch: Arch, eager: bool, checkpointing: bool, offload_checkpoints: bool = False
+) -> float:
+    """All layers; with full activation checkpointing (Chen et al. 2016, arXiv:1604.06174) only each
+    layer's input (sbh) is kept and one layer is recomputed at a time. Unsloth offloads those
+    inputs to CPU RAM, leaving one in flight."""
+    layer = training_layer_bytes(s, b, e, arch, eager)
+    if not checkpointing:
+        return arch.L * layer
+    boundaries = (1 if offload_checkpoints else arch.L) * s * b * arch.h * e
+    return boundaries + layer
+
+
+def training_logits_bytes(s: int, b: int, V: int, e: int) -> float:
+    """Logits in the compute dtype, their fp32 upcast and the fp32 log-softmax kept by
+    cross-entropy (transformers' ForCausalLMLoss upcasts logits before F.cross_entropy)."""
+    return s * b * V * (e + 2 * FP32) if e < FP32 else s * b * V * 2 * FP32
+
+
+def prefill_activation_bytes(s: int, b: int, arch: Arch, e: int, eager: bool = False) -> float:
+    """Inference working set. Without autograd every intermediate is freed once consumed, so the peak
+    is the larger stage of one layer for all tokens processed at once: attention holds the residual,
+    the normed input, Q, the attention output (4h) and K, V (2kd); the MLP holds the residual, the
+    normed input (2h) and activation, up projection and their product (3i; 2i ungated)."""
+    m = 3 if arch.gated else 2
+    attention = 4 * arch.h + 2 * arch.kv_dim
+    mlp = 2 * arch.h + m * mlp_intermediate(arch)
+    working: float = s * b * max(attention, mlp) * e
+    if eager:  # scores and their fp32 softmax of one layer, for the whole prompt
+        working += attention_scores_elements(s, b, arch.a) * (e + FP32)
+    return working
+
+
+def inference_logits_bytes(sequences: int, V: int) -> float:
+    """`generate` and serving engines compute logits for the last position only, in fp32."""
+    return sequences * V * FP32

@@ -1,0 +1,71 @@
+"""Diffusion pipelines (image and video): denoiser working set and the VAE decode.
+
+The pipeline runs in stages: text encoders, then the denoiser for every step, then the VAE
+decoder. Weights of resident components add up; activations peak in one stage at a time.
+"""
+
+from __future__ import annotations
+
+import math
+
+# The VAE decoder upsamples latents back to pixels; at full resolution it holds several feature
+# maps of 128-256 channels (diffusers AutoencoderKL: block_out_channels 128/256/512/512) plus the
+# mid-block attention over (H/8)·(W/8) tokens. Fitted constant: elements alive at the decode peak
+# per output pixel, calibrated on SDXL (4 images at 1024², fp32 and fp16 pipelines) and FLUX.1-dev
+# (1 image at 1024²), docs/estimator.md. Counted in fp32: SDXL's pipeline upcasts its VAE
+# (`force_upcast`) and diffusers' Upsample2D runs bf16 in fp32.
+VAE_DECODE_ELEMENTS_PER_PIXEL = 1000
+VAE_DECODE_BYTES = 4
+
+# diffusers tiles: AutoencoderKL `tile_sample_min_size` 512 px (SD 1.x config), video VAEs
+# `tile_sample_min_height/width` 256 px (AutoencoderKLHunyuanVideo, AutoencoderKLCogVideoX).
+IMAGE_VAE_TILE = 512
+VIDEO_VAE_TILE = 256
+
+# DiT denoisers patchify latents 2×2 (DiT, Peebles & Xie 2023; FLUX, SD3, Wan, HunyuanVideo).
+PATCH = 2
+# A denoiser given only by its parameter count: a DiT block holds ~12h² parameters (4h² attention,
+# 8h² MLP; Peebles & Xie 2023), so h ≈ sqrt(P / (12 · depth)) at a typical depth of 40 blocks
+# (Wan 2.1 14B: 40 × 5120 → 12.6B; CogVideoX-5B: 42 × 3072 → 4.8B). For UNets it is a proxy width.
+DIT_TYPICAL_DEPTH = 40
+# Classifier-free guidance runs conditional and unconditional passes as one batch of 2
+# (Ho & Salimans 2022) in the SD/SDXL/SD3, CogVideoX and LTX pipelines of diffusers.
+CFG_BATCH = 2
+# Families that run one pass per step: FLUX and HunyuanVideo are guidance-distilled; Wan's pipeline
+# runs the unconditional pass as a separate call (diffusers WanPipeline).
+SINGLE_PASS_FAMILIES = frozenset({"flux", "hunyuan", "hunyuanvideo", "wan"})
+
+
+def latent_tokens(width: int, height: int, spatial_factor: int, latent_frames: int = 1) -> int:
+    """Tokens the denoiser attends over: latent pixels / patch², × latent frames for video."""
+    return (
+        latent_frames * math.ceil(width / spatial_factor / PATCH) * math.ceil(height / spatial_factor / PATCH)
+    )
+
+
+def latent_frame_count(frames: int, temporal_factor: int) -> int:
+    """Causal video VAEs keep the first frame and compress the rest by the temporal factor."""
+    return (frames - 1) // temporal_factor + 1
+
+
+def denoiser_activation_bytes(tokens: int, batch: int, h: int, e: int) -> float:
+    """One transformer block's working set at a time (inference frees activations per block):
+    residual, normed, attention output and projection (4h) plus a 4h MLP's two 4h tensors (16h).
+    Attention itself runs through SDPA/flash, so no tokens² term."""
+    return tokens * batch * 20 * h * e
+
+
+def vae_decode_bytes(width: int, height: int, images_at_once: int, tiled: bool, tile: int) -> float:
+    """Peak of the VAE decoder for `images_at_once` outputs of width × height pixels."""
+    pixels = min(width, tile) * min(height, tile) if tiled else width * height
+    return images_at_once * pixels * VAE_DECODE_ELEMENTS_PER_PIXEL * VAE_DECODE_BYTES
+
+
+def denoiser_width(params: float) -> int:
+    """Hidden size of a DiT of `params` parameters at the typical depth."""
+    return round(math.sqrt(params / (12 * DIT_TYPICAL_DEPTH)))
+
+
+def sequential_offload_resident(component_bytes: float, blocks: int) -> float:
+    """Sequential CPU offload (accelerate hooks) keeps one submodule on the GPU at a time."""
+    return component_bytes / max(blocks, 1)

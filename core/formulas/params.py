@@ -1,0 +1,109 @@
+"""Parameter counts derived from a transformer's architecture.
+
+Notation as in Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer
+Models", arXiv:2205.05198): L layers, h hidden size, a attention heads, d head dim, i MLP
+intermediate size, V vocabulary; plus k KV heads for GQA/MQA (Ainslie et al. 2023).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.specs import ModelSpec
+
+BILLION = 1e9
+
+
+@dataclass(frozen=True, slots=True)
+class Arch:
+    """The numbers the formulas need, with defaults resolved."""
+
+    L: int
+    h: int
+    a: int
+    k: int  # KV heads
+    d: int  # head dim
+    i: int  # MLP intermediate size (per expert for MoE)
+    V: int
+    experts: int
+    active_experts: int
+    tied: bool
+    gated: bool  # SwiGLU/GeGLU MLP: three matrices instead of two
+    params: float  # total, as published
+    dropout: float
+    attention_dropout: float
+
+    @property
+    def q_dim(self) -> int:
+        return self.a * self.d
+
+    @property
+    def kv_dim(self) -> int:
+        return self.k * self.d
+
+
+def embedding_params(V: int, h: int, tied: bool) -> int:
+    """Token embeddings plus the LM head (one matrix when tied)."""
+    return V * h * (1 if tied else 2)
+
+
+def attention_params_per_layer(h: int, q_dim: int, kv_dim: int) -> int:
+    """W_q, W_o (h × a·d) and W_k, W_v (h × k·d); biases ignored."""
+    return 2 * h * q_dim + 2 * h * kv_dim
+
+
+def mlp_params_per_layer(h: int, i: int, gated: bool, experts: int = 1) -> int:
+    """Two matrices (up, down) or three for gated MLPs (gate, up, down), per expert."""
+    return (3 if gated else 2) * h * i * max(experts, 1)
+
+
+def transformer_params(
+    L: int, h: int, q_dim: int, kv_dim: int, i: int, gated: bool, experts: int, V: int, tied: bool
+) -> int:
+    per_layer = attention_params_per_layer(h, q_dim, kv_dim) + mlp_params_per_layer(h, i, gated, experts)
+    return L * per_layer + embedding_params(V, h, tied)
+
+
+def arch_of(spec: ModelSpec) -> Arch | None:
+    """Resolve an LLM/encoder spec into `Arch`; None for specs without a transformer architecture.
+
+    Whether the MLP is gated is not in the catalogue: pick the variant whose analytic parameter
+    count is closer to the published one (BERT/OPT/GPT-2 ungated, Llama/Qwen/Mistral gated).
+    """
+    if not (spec.layers and spec.hidden_size and spec.attention_heads):
+        return None
+    h, a = spec.hidden_size, spec.attention_heads
+    d = spec.resolved_head_dim or h // a
+    k = spec.kv_heads or a
+    experts = spec.experts or 1
+    i = spec.moe_intermediate_size if spec.is_moe and spec.moe_intermediate_size else spec.intermediate_size
+    i = i or 4 * h
+    V = spec.vocab_size or 32_000
+    layers = spec.layers + (spec.encoder_layers or 0)
+    published = spec.params_b * BILLION
+
+    def count(gated: bool) -> int:
+        return transformer_params(layers, h, a * d, k * d, i, gated, experts, V, spec.tied_embeddings)
+
+    gated = abs(count(True) - published) < abs(count(False) - published)
+    return Arch(
+        L=layers,
+        h=h,
+        a=a,
+        k=k,
+        d=d,
+        i=i,
+        V=V,
+        experts=experts,
+        active_experts=spec.active_experts or 1,
+        tied=spec.tied_embeddings,
+        gated=gated,
+        params=published,
+        dropout=spec.dropout,
+        attention_dropout=spec.attention_dropout,
+    )
+
+
+def linear_params(arch: Arch) -> float:
+    """Parameters in the decoder blocks' linear layers: what quantizers and LoRA act on."""
+    return max(arch.params - embedding_params(arch.V, arch.h, arch.tied), 0.0)

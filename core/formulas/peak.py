@@ -1,0 +1,304 @@
+"""Compose the component formulas into the peak-memory breakdown of one GPU.
+
+Input is a request whose defaults are already filled (core.estimate.fill_defaults). The breakdown
+always sums to the total and always has `overhead`.
+"""
+
+from __future__ import annotations
+
+from core.contract import (
+    Attention,
+    CpuOffload,
+    Engine,
+    Method,
+    MixedPrecision,
+    Precision,
+    Request,
+    Sharding,
+    Task,
+)
+from core.errors import EstimateError
+from core.formulas import activations as act
+from core.formulas import diffusion as dif
+from core.formulas import training as tr
+from core.formulas.kv_cache import model_kv_cache_bytes
+from core.formulas.overhead import overhead_bytes
+from core.formulas.params import Arch, linear_params
+from core.formulas.weights import model_weight_bytes, weight_bytes
+from core.precision import (
+    QUANTIZED_ON_LOAD,
+    bits_per_weight,
+    bytes_per_weight,
+    compute_bytes,
+    kv_bytes_per_element,
+)
+from core.specs import ModelKind, ModelSpec, PipelineComponent
+
+Breakdown = dict[str, float]
+BILLION = 1e9
+FP32 = 4
+
+# Text encoders at least this large (T5-XXL 4.7B, UMT5-XXL, Llama in HunyuanVideo) are quantized
+# along with the denoiser, as in the diffusers quantization recipes; CLIP encoders and VAEs are not.
+QUANTIZED_TEXT_ENCODER_MIN_PARAMS_B = 1.0
+# Blocks of a denoiser without a layer count, for sequential offload (FLUX has 57, SDXL's UNet ~70).
+DEFAULT_DENOISER_BLOCKS = 50
+# A DiT with unknown depth and width when estimating training activations (DiT-XL/2, Peebles & Xie).
+DIT_FALLBACK = (28, 1152, 16)
+
+
+def peak_breakdown(req: Request, spec: ModelSpec, arch: Arch | None) -> Breakdown:
+    if spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO):
+        if req.task is Task.TRAINING:
+            return _diffusion_training(req, spec)
+        return _diffusion_inference(req, spec)
+    if arch is None:
+        raise EstimateError(f"model {spec.id!r} has no transformer architecture", field="model")
+    if req.task is Task.TRAINING:
+        return _llm_training(req, spec, arch)
+    if req.task is not Task.INFERENCE:
+        raise EstimateError(f"{spec.name} is a language model: task must be inference or training", "task")
+    return _llm_inference(req, spec, arch)
+
+
+def _with_overhead(
+    parts: Breakdown, dynamic: float, req: Request, quantized_on_load: float = 0.0
+) -> Breakdown:
+    assert req.engine is not None
+    parts["overhead"] = overhead_bytes(dynamic, req.engine, req.num_gpus, quantized_on_load)
+    return parts
+
+
+def _quantized_on_load(precision: Precision, arch: Arch, n: int) -> float:
+    """Parameters per GPU that a 16-bit checkpoint quantizes while loading (the linear layers)."""
+    return linear_params(arch) / n if precision in QUANTIZED_ON_LOAD else 0.0
+
+
+def _llm_inference(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
+    assert req.precision and req.context_length and req.kv_cache_precision and req.engine
+    n = req.num_gpus  # tensor-parallel split (vLLM) or layers spread over GPUs (transformers, llama.cpp)
+    e = compute_bytes(req.precision)
+    weights = model_weight_bytes(arch.params, req.precision, arch) / n
+    kv_e = kv_bytes_per_element(req.kv_cache_precision)
+    # KV heads are split across tensor-parallel ranks; fewer heads than GPUs are replicated.
+    kv_share = max(1 / n, 1 / arch.k) if n > 1 else 1.0
+    kv = model_kv_cache_bytes(spec, req.context_length, req.concurrency, kv_e) * kv_share
+    if req.engine is Engine.VLLM:
+        s, b = act.VLLM_MAX_BATCHED_TOKENS, 1
+    elif req.engine is Engine.LLAMA_CPP:
+        s, b = min(act.LLAMA_CPP_UBATCH, req.context_length), 1
+    else:
+        s, b = req.context_length, req.concurrency
+    eager = req.attention is Attention.EAGER and req.engine is not Engine.VLLM
+    activations = act.prefill_activation_bytes(s, b, arch, e, eager) + act.inference_logits_bytes(
+        req.concurrency, arch.V
+    )
+    parts = {"weights": weights, "kv_cache": kv, "activations": activations}
+    return _with_overhead(parts, kv + activations, req, _quantized_on_load(req.precision, arch, n))
+
+
+def _llm_training(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
+    assert req.precision and req.seq_len and req.mixed_precision and req.engine
+    n, sharding = req.num_gpus, req.sharding
+    mixed = req.mixed_precision is not MixedPrecision.NONE
+    e = compute_bytes(req.precision, req.mixed_precision)
+    P = arch.params
+    h = arch.h
+    if req.method is Method.FULL:
+        if bits_per_weight(req.precision) < 16:
+            raise EstimateError("full training needs 16- or 32-bit weights; use method qlora", "precision")
+        if mixed and sharding is Sharding.NONE:
+            # PyTorch AMP: fp32 parameters (they are the master), fp32 grads, autocast 16-bit copies.
+            weights = weight_bytes(P, 32) + tr.autocast_weight_copy_bytes(P, e)
+            grads = tr.gradient_bytes(P, FP32)
+            states = tr.optimizer_state_bytes(P, req.optimizer, FP32, h)
+        elif mixed:
+            # ZeRO/FSDP mixed precision: 16-bit params and grads, fp32 master + states sharded.
+            weights = weight_bytes(P, 16)
+            grads = tr.gradient_bytes(P, 2)
+            states = tr.master_weight_bytes(P) + tr.optimizer_state_bytes(P, req.optimizer, FP32, h)
+        else:
+            pb = bytes_per_weight(req.precision)
+            weights = weight_bytes(P, bits_per_weight(req.precision))
+            grads = tr.gradient_bytes(P, pb)
+            states = tr.optimizer_state_bytes(P, req.optimizer, pb, h)
+    else:
+        base_precision = req.precision
+        weights = model_weight_bytes(P, base_precision, arch)
+        if req.method is Method.QLORA and req.engine is not Engine.UNSLOTH:
+            # peft.prepare_model_for_kbit_training casts every non-quantized parameter (embeddings,
+            # LM head, norms) to fp32.
+            weights += (P - linear_params(arch)) * (FP32 - 2)
+        adapters = tr.lora_params(arch, req.lora_rank, req.lora_targets)
+        # peft keeps adapter weights in fp32 (autocast_adapter_dtype=True), so grads and states too.
+        weights += weight_bytes(adapters, 32)
+        grads = tr.gradient_bytes(adapters, FP32)
+        states = tr.optimizer_state_bytes(adapters, req.optimizer, FP32, h)
+
+    shard_states, shard_grads, shard_params = tr.shards(sharding)
+    if n > 1 and sharding is Sharding.NONE:
+        grads += tr.ddp_bucket_bytes(grads)
+    if n > 1:
+        states = tr.zero_shard(states, n) if shard_states else states
+        grads = tr.zero_shard(grads, n) if shard_grads else grads
+        if shard_params:
+            weights = tr.zero_shard(weights, n) + tr.gathered_layer_bytes(arch, P, e)
+
+    unsloth = req.engine is Engine.UNSLOTH
+    checkpointing = req.gradient_checkpointing or unsloth  # Unsloth always checkpoints
+    activations = act.training_activation_bytes(
+        req.seq_len,
+        req.batch_size,
+        e,
+        arch,
+        req.attention is Attention.EAGER,
+        checkpointing,
+        offload_checkpoints=unsloth,
+    )
+    if spec.kind is not ModelKind.ENCODER and not unsloth:  # Unsloth's loss never materialises logits
+        activations += act.training_logits_bytes(req.seq_len, req.batch_size, arch.V, e)
+    parts = {"weights": weights, "gradients": grads, "optimizer_states": states, "activations": activations}
+    # Unsloth loads checkpoints saved already in 4 bit (its `-bnb-4bit` uploads): nothing to quantize.
+    quantizes = req.method is Method.QLORA and not unsloth
+    on_load = _quantized_on_load(req.precision, arch, n if shard_params else 1) if quantizes else 0.0
+    return _with_overhead(parts, activations + grads, req, on_load)
+
+
+def _component_precision(req: Request, spec: ModelSpec, c: PipelineComponent) -> Precision:
+    """A float `precision` is the pipeline's torch_dtype (every component); a quantized one applies
+    to the denoiser and the big text encoders; the shipped precision leaves everything as shipped."""
+    assert req.precision
+    denoiser = _denoiser(spec)
+    if req.precision is denoiser.precision:
+        return c.precision
+    if req.precision in (Precision.FP32, Precision.FP16, Precision.BF16):
+        return req.precision
+    if c.role == "denoiser" or (
+        c.role == "text_encoder" and c.params_b >= QUANTIZED_TEXT_ENCODER_MIN_PARAMS_B
+    ):
+        return req.precision
+    return c.precision
+
+
+def _denoiser(spec: ModelSpec) -> PipelineComponent:
+    return next(c for c in spec.components if c.role == "denoiser")
+
+
+def _component_bytes(req: Request, spec: ModelSpec, role: str) -> list[float]:
+    return [
+        weight_bytes(c.params_b * BILLION, bits_per_weight(_component_precision(req, spec, c)))
+        for c in spec.components
+        if c.role == role
+    ]
+
+
+def _latent_tokens(req: Request, spec: ModelSpec) -> int:
+    assert req.resolution
+    w, hgt = req.resolution
+    if spec.kind is ModelKind.VIDEO:
+        assert req.frames
+        frames = dif.latent_frame_count(req.frames, spec.vae_temporal_factor or 4)
+        return dif.latent_tokens(w, hgt, spec.vae_spatial_factor or 8, frames)
+    return dif.latent_tokens(w, hgt, spec.vae_spatial_factor or 8)
+
+
+def _vae_decode(req: Request, spec: ModelSpec) -> float:
+    assert req.resolution
+    w, hgt = req.resolution
+    if spec.kind is ModelKind.VIDEO:  # causal video VAEs decode one latent frame (t frames) at a time
+        at_once = req.images * (spec.vae_temporal_factor or 4)
+        return dif.vae_decode_bytes(w, hgt, at_once, req.vae_tiling, dif.VIDEO_VAE_TILE)
+    return dif.vae_decode_bytes(w, hgt, req.images, req.vae_tiling, dif.IMAGE_VAE_TILE)
+
+
+def _cfg_batch(spec: ModelSpec) -> int:
+    return 1 if spec.family in dif.SINGLE_PASS_FAMILIES else dif.CFG_BATCH
+
+
+def _diffusion_inference(req: Request, spec: ModelSpec) -> Breakdown:
+    den_w = sum(_component_bytes(req, spec, "denoiser"))
+    te = _component_bytes(req, spec, "text_encoder")
+    vae_w = sum(_component_bytes(req, spec, "vae"))
+    den_precision = _component_precision(req, spec, _denoiser(spec))
+    e = 4 if den_precision is Precision.FP32 else 2
+    h = spec.hidden_size or dif.denoiser_width(_denoiser(spec).params_b * BILLION)
+    den_act = dif.denoiser_activation_bytes(_latent_tokens(req, spec), req.images * _cfg_batch(spec), h, e)
+    vae_dec = _vae_decode(req, spec)
+    if req.cpu_offload is CpuOffload.NONE:
+        parts = {"weights": den_w + vae_w, "text_encoders": sum(te)}
+        peak_act = {"activations": den_act} if den_act >= vae_dec else {"vae_decode": vae_dec}
+        parts |= peak_act
+    else:
+        if req.cpu_offload is CpuOffload.SEQUENTIAL:
+            blocks = spec.layers or DEFAULT_DENOISER_BLOCKS
+            den_w = dif.sequential_offload_resident(den_w, blocks)
+            te = [dif.sequential_offload_resident(t, blocks) for t in te]
+        # model offload: one component on the GPU at a time; the peak is the largest stage
+        stages = [
+            {"text_encoders": max(te, default=0.0)},
+            {"weights": den_w, "activations": den_act},
+            {"weights": vae_w, "vae_decode": vae_dec},
+        ]
+        parts = max(stages, key=lambda s: sum(s.values()))
+    dynamic = parts.get("activations", 0.0) + parts.get("vae_decode", 0.0)
+    on_load = sum(
+        c.params_b * BILLION
+        for c in spec.components
+        if _component_precision(req, spec, c) in QUANTIZED_ON_LOAD
+    )
+    return _with_overhead(parts, dynamic, req, on_load if req.cpu_offload is CpuOffload.NONE else 0.0)
+
+
+def _diffusion_training(req: Request, spec: ModelSpec) -> Breakdown:
+    """Fine-tuning the denoiser (DreamBooth, LoRA); text encoders and VAE frozen and resident."""
+    assert req.precision and req.mixed_precision
+    den = _denoiser(spec)
+    P = den.params_b * BILLION
+    L, h, a = (
+        spec.layers or DIT_FALLBACK[0],
+        spec.hidden_size or DIT_FALLBACK[1],
+        spec.attention_heads or DIT_FALLBACK[2],
+    )
+    arch = Arch(
+        L=L,
+        h=h,
+        a=a,
+        k=a,
+        d=h // a,
+        i=4 * h,
+        V=0,
+        experts=1,
+        active_experts=1,
+        tied=True,
+        gated=False,
+        params=P,
+        dropout=0.0,
+        attention_dropout=0.0,
+    )
+    mixed = req.mixed_precision is not MixedPrecision.NONE
+    e = compute_bytes(_component_precision(req, spec, den), req.mixed_precision)
+    if req.method is Method.FULL:
+        pb = FP32 if mixed else bytes_per_weight(req.precision)
+        weights = P * pb + (tr.autocast_weight_copy_bytes(P, e) if mixed else 0.0)
+        grads = tr.gradient_bytes(P, pb)
+        states = tr.optimizer_state_bytes(P, req.optimizer, pb, h)
+    else:
+        base = Precision.NF4 if req.method is Method.QLORA else _component_precision(req, spec, den)
+        adapters = tr.lora_params(arch, req.lora_rank, req.lora_targets)
+        weights = weight_bytes(P, bits_per_weight(base)) + weight_bytes(adapters, 32)
+        grads = tr.gradient_bytes(adapters, FP32)
+        states = tr.optimizer_state_bytes(adapters, req.optimizer, FP32, h)
+    weights += sum(_component_bytes(req, spec, "vae"))  # frozen, resident
+    tokens = _latent_tokens(req, spec)
+    activations = act.training_activation_bytes(
+        tokens, req.batch_size, e, arch, req.attention is Attention.EAGER, req.gradient_checkpointing
+    )
+    text_encoders = sum(_component_bytes(req, spec, "text_encoder"))
+    parts = {
+        "weights": weights,
+        "text_encoders": text_encoders,
+        "gradients": grads,
+        "optimizer_states": states,
+        "activations": activations,
+    }
+    return _with_overhead(parts, activations + grads, req)

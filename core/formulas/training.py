@@ -1,0 +1,104 @@
+"""Training state: gradients, optimizer states, master weights, LoRA adapters, ZeRO/FSDP sharding.
+
+Bytes per trainable parameter, the ZeRO paper's accounting (Rajbhandari et al. 2020,
+arXiv:1910.02054, sec. 3.1: "2Ψ + 2Ψ + 12Ψ = 16Ψ" for mixed-precision Adam) adapted to what
+PyTorch actually allocates, see `mixed_precision_bytes`.
+"""
+
+from __future__ import annotations
+
+from core.contract import LoraTargets, Optimizer, Sharding
+from core.formulas.params import Arch
+
+FP32 = 4
+
+# States per parameter and their dtype; None = the parameter's dtype.
+# AdamW: exp_avg + exp_avg_sq (Loshchilov & Hutter 2019), in the parameter dtype (torch.optim).
+# 8-bit AdamW: two uint8 states + one fp32 absmax per 2048-element block (Dettmers et al. 2022,
+#   arXiv:2110.02861) = 2 + 8/2048 bytes. Paged variants allocate the same on the GPU in unified
+#   memory, evictable to CPU under pressure (bitsandbytes docs); we count them resident.
+# Lion: one momentum (Chen et al. 2023, arXiv:2302.06675). SGD: torch default momentum 0, no state.
+_ADAM8_BYTES = 2 + 2 * FP32 / 2048
+
+
+def optimizer_state_bytes(params: float, optimizer: Optimizer, param_bytes: float, h: int | None) -> float:
+    """Optimizer states for `params` trainable parameters stored at `param_bytes` each."""
+    match optimizer:
+        case Optimizer.ADAMW | Optimizer.PAGED_ADAMW:
+            return params * 2 * param_bytes
+        case Optimizer.ADAMW_8BIT | Optimizer.PAGED_ADAMW_8BIT:
+            return params * _ADAM8_BYTES
+        case Optimizer.LION:
+            return params * param_bytes
+        case Optimizer.SGD:
+            return 0.0
+        case Optimizer.ADAFACTOR:
+            return adafactor_state_bytes(params, param_bytes, h)
+
+
+def adafactor_state_bytes(params: float, param_bytes: float, h: int | None) -> float:
+    """Adafactor factors the second moment of an n×m matrix into n + m numbers and keeps no first
+    moment by default (Shazeer & Stern 2018, arXiv:1804.04235; transformers' beta1=None): about
+    (1/n + 1/m) ≈ 2/h states per parameter for h-wide matrices."""
+    width = h or 4096
+    return params * param_bytes * 2 / width
+
+
+def gradient_bytes(params: float, grad_bytes: float) -> float:
+    """One gradient per trainable parameter, in the parameter's dtype (PyTorch autograd)."""
+    return params * grad_bytes
+
+
+def autocast_weight_copy_bytes(params: float, compute_bytes: int) -> float:
+    """torch.autocast caches a 16-bit copy of every fp32 weight used in forward, alive until backward
+    ends (torch/amp docs: the cast cache); the gpu-measure README measures these 2 bytes/param."""
+    return params * compute_bytes
+
+
+def master_weight_bytes(params: float) -> float:
+    """fp32 master copy of 16-bit weights (ZeRO/DeepSpeed/Megatron mixed precision)."""
+    return params * FP32
+
+
+def lora_params(arch: Arch, rank: int, targets: LoraTargets) -> float:
+    """LoRA adds A (r × d_in) and B (d_out × r) to each targeted linear (Hu et al. 2021,
+    arXiv:2106.09685): r·(d_in + d_out) per matrix. `attention` = q_proj and v_proj, the paper's
+    choice; `all-linear` = q, k, v, o and the MLP's two or three matrices (per expert for MoE)."""
+    h = arch.h
+    q = h + arch.q_dim
+    kv = h + arch.kv_dim
+    if targets is LoraTargets.ATTENTION:
+        per_layer = q + kv
+    else:
+        mlp = (3 if arch.gated else 2) * (h + arch.i) * max(arch.experts, 1)
+        per_layer = q + 2 * kv + (arch.q_dim + h) + mlp
+    return rank * per_layer * arch.L
+
+
+def zero_shard(state_bytes: float, world: int) -> float:
+    """ZeRO partitions a state evenly over the data-parallel world (Rajbhandari et al. 2020)."""
+    return state_bytes / world
+
+
+def shards(sharding: Sharding) -> tuple[bool, bool, bool]:
+    """What is partitioned: (optimizer states, gradients, parameters).
+
+    ZeRO-2 = optimizer + gradients; ZeRO-3 and FSDP FULL_SHARD = all three."""
+    if sharding is Sharding.ZERO2:
+        return True, True, False
+    if sharding in (Sharding.ZERO3, Sharding.FSDP):
+        return True, True, True
+    return False, False, False
+
+
+def gathered_layer_bytes(arch: Arch | None, params: float, param_bytes: float) -> float:
+    """ZeRO-3/FSDP materialise the full parameters of the layer being computed and prefetch the
+    next one: two layers' worth of unsharded weights per GPU."""
+    per_layer = params / arch.L if arch else params / 32
+    return 2 * per_layer * param_bytes
+
+
+def ddp_bucket_bytes(grad_bytes_total: float) -> float:
+    """DistributedDataParallel keeps gradient buckets as a separate copy of all gradients unless
+    `gradient_as_bucket_view=True` (torch.nn.parallel.DistributedDataParallel docs)."""
+    return grad_bytes_total

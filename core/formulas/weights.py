@@ -1,0 +1,25 @@
+"""Weight memory: parameters × true bits per weight, embeddings at their own width."""
+
+from __future__ import annotations
+
+from core.contract import Precision
+from core.formulas.params import Arch, embedding_params
+from core.precision import bits_per_weight, embedding_bits
+
+
+def weight_bytes(params: float, bits: float) -> float:
+    """N parameters at `bits` each (scales and zero points included in `bits`)."""
+    return params * bits / 8
+
+
+def model_weight_bytes(params: float, precision: Precision, arch: Arch | None) -> float:
+    """Whole model: quantizers that leave embeddings and LM head in 16 bits are counted so.
+
+    Without an architecture the embeddings are unknown and everything takes the format's bits.
+    """
+    bits = bits_per_weight(precision)
+    wide = embedding_bits(precision)
+    if arch is None or wide == bits:
+        return weight_bytes(params, bits)
+    emb = min(embedding_params(arch.V, arch.h, arch.tied), params)
+    return weight_bytes(params - emb, bits) + weight_bytes(emb, wide)

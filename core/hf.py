@@ -1,0 +1,341 @@
+"""Models not in the catalogue, read from the Hugging Face Hub: config.json -> ModelSpec.
+
+Exact parameter counts come from the checkpoint's safetensors headers (tensor shapes and dtypes),
+as hf-mem does, not from a guess. The network is used only through a `Hub` (the real one wraps
+`huggingface_hub`); tests pass a `Hub` that reads local fixture files.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import struct
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import ValidationError
+
+from core.contract import Assumption
+from core.errors import CoreError, UnknownModelError
+from core.specs import ModelKind, ModelSpec
+
+_ENCODER_TYPES = frozenset({"bert", "roberta", "xlm-roberta", "deberta-v2", "distilbert", "electra"})
+_PLAIN_MLP_TYPES = frozenset(
+    {
+        "bert",
+        "roberta",
+        "xlm-roberta",
+        "distilbert",
+        "electra",
+        "opt",
+        "falcon",
+        "starcoder2",
+        "gpt2",
+        "gpt_bigcode",
+        "gpt_neox",
+    }
+)
+_HF_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+# safetensors dtypes that pack several weights per element (GPTQ/AWQ int32, MXFP4/NF4 uint8):
+# their element count is not the parameter count.
+PACKED_DTYPES = frozenset({"I32", "U32", "U8", "I8", "F4", "F8_E8M0"})
+# The safetensors header is JSON after an 8-byte little-endian length (safetensors format spec,
+# https://github.com/huggingface/safetensors#format); the spec caps it at 100 MB.
+_MAX_HEADER_BYTES = 100_000_000
+
+
+class Hub(Protocol):
+    def config(self, repo_id: str) -> dict[str, Any]:
+        """The repository's config.json."""
+        ...
+
+    def parameter_counts(self, repo_id: str) -> dict[str, int] | None:
+        """Elements per safetensors dtype over all shards, or None without safetensors."""
+        ...
+
+
+class HuggingFaceHub:
+    """The real Hub, through `huggingface_hub` (optional dependency: the `hf` extra)."""
+
+    def __init__(self, timeout_s: float = 10) -> None:
+        self.timeout_s = timeout_s
+
+    def config(self, repo_id: str) -> dict[str, Any]:
+        from huggingface_hub import hf_hub_download
+        from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError
+
+        try:
+            path = hf_hub_download(repo_id, "config.json", etag_timeout=self.timeout_s)
+        except (RepositoryNotFoundError, EntryNotFoundError) as e:
+            raise UnknownModelError(repo_id) from e
+        loaded: dict[str, Any] = json.loads(Path(path).read_text(encoding="utf-8"))
+        return loaded
+
+    def parameter_counts(self, repo_id: str) -> dict[str, int] | None:
+        from huggingface_hub import get_safetensors_metadata
+        from huggingface_hub.errors import NotASafetensorsRepoError
+
+        try:
+            meta = get_safetensors_metadata(repo_id, timeout=self.timeout_s)
+        except NotASafetensorsRepoError:
+            return None
+        return {str(dtype): int(n) for dtype, n in meta.parameter_count.items()}
+
+
+def default_hub() -> Hub:
+    return HuggingFaceHub()
+
+
+def looks_like_hf_id(text: str) -> bool:
+    return bool(_HF_ID_RE.match(text.strip()))
+
+
+# --- safetensors ---------------------------------------------------------------------------------
+
+
+def read_safetensors_header(source: bytes | Path) -> dict[str, Any]:
+    """The JSON header of a .safetensors file (or of its first bytes)."""
+    data = source if isinstance(source, bytes) else _read_head(source)
+    if len(data) < 8:
+        raise CoreError("not a safetensors file: shorter than its 8-byte header length", field="model")
+    (length,) = struct.unpack("<Q", data[:8])
+    if length > _MAX_HEADER_BYTES or len(data) < 8 + length:
+        raise CoreError("not a safetensors file: bad header length", field="model")
+    try:
+        header: dict[str, Any] = json.loads(data[8 : 8 + length])
+    except ValueError as e:
+        raise CoreError(f"not a safetensors file: header is not JSON ({e})", field="model") from e
+    return header
+
+
+def _read_head(path: Path) -> bytes:
+    with path.open("rb") as f:
+        head = f.read(8)
+        if len(head) < 8:
+            return head
+        (length,) = struct.unpack("<Q", head)
+        return head + f.read(min(length, _MAX_HEADER_BYTES))
+
+
+def parameter_counts(header: Mapping[str, Any]) -> dict[str, int]:
+    """Elements per dtype in a safetensors header, e.g. {"BF16": 8030261248}."""
+    counts: dict[str, int] = {}
+    for name, tensor in header.items():
+        if name == "__metadata__":
+            continue
+        counts[tensor["dtype"]] = counts.get(tensor["dtype"], 0) + math.prod(tensor["shape"])
+    return counts
+
+
+# --- config.json -> ModelSpec --------------------------------------------------------------------
+
+
+def spec_from_config(
+    config: Mapping[str, Any], hf_id: str, counts: Mapping[str, int] | None = None
+) -> tuple[ModelSpec, list[Assumption]]:
+    """A ModelSpec from a transformers config.json (llama, mistral, qwen2/3, gemma2/3, mixtral,
+    qwen3_moe, deepseek_v3, gpt_oss and look-alikes); `counts` from the safetensors headers."""
+    top = dict(config)
+    cfg = dict(top.get("text_config") or top)  # multimodal wrappers (gemma3) keep the LM inside
+    model_type = str(cfg.get("model_type") or top.get("model_type") or "unknown")
+    encoder_layers = None
+    if "d_model" in cfg and "num_layers" in cfg:  # T5 family: other key names
+        encoder_layers = int(cfg["num_layers"])
+        cfg = {
+            **cfg,
+            "num_hidden_layers": cfg.get("num_decoder_layers") or cfg["num_layers"],
+            "hidden_size": cfg["d_model"],
+            "num_attention_heads": cfg["num_heads"],
+            "head_dim": cfg.get("d_kv"),
+            "intermediate_size": cfg.get("d_ff"),
+        }
+    try:
+        layers = int(cfg["num_hidden_layers"])
+        hidden = int(cfg["hidden_size"])
+        heads = int(cfg["num_attention_heads"])
+        vocab = int(cfg.get("vocab_size") or top["vocab_size"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise CoreError(
+            f"{hf_id}: config.json ({model_type}) lacks the decoder fields this estimator reads ({e})",
+            field="model",
+        ) from e
+    kv_heads = int(cfg.get("num_key_value_heads") or heads)
+    if cfg.get("kv_lora_rank"):  # MLA: queries and keys are qk_nope + qk_rope wide
+        head_dim = int(cfg.get("qk_nope_head_dim", 128)) + int(cfg.get("qk_rope_head_dim", 64))
+    else:
+        head_dim = int(cfg.get("head_dim") or hidden // heads)
+    intermediate = cfg.get("intermediate_size")
+    experts = cfg.get("num_local_experts") or cfg.get("num_experts") or cfg.get("n_routed_experts")
+    active = cfg.get("num_experts_per_tok") or cfg.get("experts_per_token")
+    moe_intermediate = cfg.get("moe_intermediate_size") or (intermediate if experts else None)
+    # transformers' PretrainedConfig defaults tie_word_embeddings to True (Gemma relies on it)
+    tied = bool(cfg.get("tie_word_embeddings", top.get("tie_word_embeddings", True)))
+    window, window_layers = _sliding_window(cfg, model_type, layers)
+
+    arch: dict[str, Any] = {
+        "layers": layers,
+        "encoder_layers": encoder_layers,
+        "hidden_size": hidden,
+        "attention_heads": heads,
+        "kv_heads": kv_heads,
+        "head_dim": head_dim,
+        "intermediate_size": int(intermediate) if intermediate else None,
+        "gated_ffn": _ffn_matrices(cfg) == 3,
+        "vocab_size": vocab,
+        "tied_embeddings": tied,
+        "max_context": cfg.get("max_position_embeddings"),
+        "sliding_window": window,
+        "sliding_window_layers": window_layers,
+        "kv_lora_rank": cfg.get("kv_lora_rank"),
+        "qk_rope_head_dim": cfg.get("qk_rope_head_dim") if cfg.get("kv_lora_rank") else None,
+    }
+    if experts and active:
+        arch |= {"experts": int(experts), "active_experts": int(active)}
+        arch["moe_intermediate_size"] = int(moe_intermediate) if moe_intermediate else None
+
+    assumptions = [
+        Assumption(
+            code="huggingface_config",
+            text=f"{hf_id} is not in the catalogue: architecture read from its config.json ({model_type})",
+            params={"hf_id": hf_id, "model_type": model_type},
+        )
+    ]
+    estimated = _estimate_params(cfg, arch)
+    packed = sorted(set(counts or {}) & PACKED_DTYPES)
+    if counts and not packed:
+        total = sum(counts.values())
+        dtype = max(counts, key=lambda d: counts[d])
+        assumptions.append(
+            Assumption(
+                code="huggingface_safetensors",
+                text=f"{total / 1e9:.3f}B parameters counted from the safetensors headers "
+                f"(stored mostly as {dtype})",
+                params={"params": total, "dtype": dtype},
+            )
+        )
+    else:
+        total = estimated
+        why = f"the checkpoint packs weights ({', '.join(packed)})" if packed else "no safetensors metadata"
+        assumptions.append(
+            Assumption(
+                code="huggingface_params_from_config",
+                text=f"{why}: {total / 1e9:.3f}B parameters computed from config.json",
+                params={"params": total},
+            )
+        )
+    active_params = None
+    if arch.get("experts") and int(arch["experts"]) > 1:
+        active_params = _active_params(cfg, arch, total)
+
+    try:
+        spec = ModelSpec(
+            id=_slug(hf_id),
+            name=hf_id,
+            family=model_type,
+            kind=_kind(model_type, encoder_layers),
+            hf_id=hf_id,
+            source=f"https://huggingface.co/{hf_id}/blob/main/config.json",
+            params_b=total / 1e9,
+            active_params_b=active_params / 1e9 if active_params else None,
+            **{k: v for k, v in arch.items() if v is not None},
+        )
+    except ValidationError as e:
+        first = e.errors()[0]
+        raise CoreError(f"{hf_id}: config.json is inconsistent: {first['msg']}", field="model") from e
+    return spec, assumptions
+
+
+def fetch_model_spec(hf_id: str, hub: Hub) -> tuple[ModelSpec, list[Assumption]]:
+    """Read config.json and safetensors metadata of `hf_id` through `hub`."""
+    try:
+        config = hub.config(hf_id)
+        counts = hub.parameter_counts(hf_id)
+    except CoreError:
+        raise
+    except Exception as e:  # network, auth, gated repo: say so instead of crashing the request
+        raise CoreError(f"could not read {hf_id} from Hugging Face: {e}", field="model") from e
+    return spec_from_config(config, hf_id, counts)
+
+
+def _sliding_window(cfg: Mapping[str, Any], model_type: str, layers: int) -> tuple[int | None, int | None]:
+    """(window, layers using it). Conventions differ by architecture (transformers' modeling code)."""
+    window = cfg.get("sliding_window")
+    if not window:
+        return None, None
+    layer_types = cfg.get("layer_types")
+    if isinstance(layer_types, list):  # newer configs list each layer explicitly
+        return int(window), sum(1 for t in layer_types if t == "sliding_attention")
+    if model_type.startswith(("qwen2", "qwen3")) and not cfg.get("use_sliding_window"):
+        return None, None  # Qwen configs carry a window they do not use by default
+    if model_type == "gemma2":
+        return int(window), layers // 2  # local and global layers alternate
+    if model_type.startswith("gemma3"):
+        pattern = int(cfg.get("sliding_window_pattern") or 6)  # 5 local : 1 global
+        return int(window), layers - layers // pattern
+    return int(window), layers  # mistral/starcoder2: every layer
+
+
+def _attention_params(cfg: Mapping[str, Any], arch: Mapping[str, Any]) -> int:
+    """Attention weights of one layer: q, k, v, o projections, or MLA's low-rank ones (DeepSeek-V3
+    modeling code: q_a/q_b, kv_a (kv_lora_rank + rope) / kv_b, o)."""
+    hidden, heads = int(arch["hidden_size"]), int(arch["attention_heads"])
+    if arch.get("kv_lora_rank"):
+        rope = int(cfg.get("qk_rope_head_dim", 64))
+        nope = int(cfg.get("qk_nope_head_dim", 128))
+        v_dim = int(cfg.get("v_head_dim", 128))
+        q_rank = int(cfg.get("q_lora_rank") or 0)
+        kv_rank = int(arch["kv_lora_rank"])
+        q = hidden * q_rank + q_rank * heads * (nope + rope) if q_rank else hidden * heads * (nope + rope)
+        kv = hidden * (kv_rank + rope) + kv_rank * heads * (nope + v_dim)
+        return q + kv + heads * v_dim * hidden
+    q_dim = heads * int(arch["head_dim"])
+    kv_dim = int(arch["kv_heads"]) * int(arch["head_dim"])
+    return hidden * q_dim * 2 + hidden * kv_dim * 2
+
+
+def _ffn_matrices(cfg: Mapping[str, Any]) -> int:
+    """3 for gated FFNs (SwiGLU/GeGLU: gate, up, down), 2 for the plain MLP of BERT/OPT/Falcon/T5 v1.0."""
+    if str(cfg.get("model_type")) in _PLAIN_MLP_TYPES:
+        return 2
+    if "feed_forward_proj" in cfg:
+        return 3 if str(cfg["feed_forward_proj"]).startswith("gated") else 2
+    return 3
+
+
+def _kind(model_type: str, encoder_layers: int | None) -> ModelKind:
+    if encoder_layers:
+        return ModelKind.ENCODER_DECODER
+    return ModelKind.ENCODER if model_type in _ENCODER_TYPES else ModelKind.LLM
+
+
+def _estimate_params(cfg: Mapping[str, Any], arch: Mapping[str, Any]) -> int:
+    """Parameter count of a gated-FFN decoder from its config (norms and biases ignored)."""
+    hidden, layers = int(arch["hidden_size"]), int(arch["layers"])
+    attention = _attention_params(cfg, arch)
+    embeddings = int(arch["vocab_size"]) * hidden * (1 if arch["tied_embeddings"] else 2)
+    dense_layer = attention + _ffn_matrices(cfg) * hidden * int(arch["intermediate_size"] or 4 * hidden)
+    if arch.get("encoder_layers"):  # decoder layers add cross-attention
+        return int(arch["encoder_layers"]) * dense_layer + layers * (dense_layer + attention) + embeddings
+    if not arch.get("experts"):
+        return layers * dense_layer + embeddings
+    experts = int(arch["experts"])
+    expert_ffn = 3 * hidden * int(arch.get("moe_intermediate_size") or arch["intermediate_size"])
+    shared = int(cfg.get("n_shared_experts") or 0) * expert_ffn
+    moe_layer = attention + experts * expert_ffn + shared + hidden * experts  # + router
+    dense_layers = int(cfg.get("first_k_dense_replace") or 0)
+    return dense_layers * dense_layer + (layers - dense_layers) * moe_layer + embeddings
+
+
+def _active_params(cfg: Mapping[str, Any], arch: Mapping[str, Any], total: int) -> int:
+    """Total minus the experts a token is not routed to."""
+    hidden = int(arch["hidden_size"])
+    expert_ffn = 3 * hidden * int(arch.get("moe_intermediate_size") or arch["intermediate_size"])
+    moe_layers = int(arch["layers"]) - int(cfg.get("first_k_dense_replace") or 0)
+    idle = (int(arch["experts"]) - int(arch["active_experts"])) * expert_ffn * moe_layers
+    return max(total - idle, total * int(arch["active_experts"]) // int(arch["experts"]))
+
+
+def _slug(hf_id: str) -> str:
+    return "hf-" + re.sub(r"[^a-z0-9._-]+", "-", hf_id.lower()).strip("-")

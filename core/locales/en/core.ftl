@@ -1,0 +1,248 @@
+## Texts of the estimator core (English). The bot reuses them through `core.texts.t`.
+##
+## Keys are stable: rename one and every caller breaks. Concept keys are `<group>-<contract value>`
+## (non [A-Za-z0-9_-] characters → "_", see `core.texts.concept_key`):
+##   task-<Task>                 what the user wants to do
+##   method-<Method>             training method; method-note-<Method>: one-line advice
+##   precision-<Precision>       weight format (also used for KvPrecision); precision-note-<Precision>
+##   engine-<Engine>, optimizer-<Optimizer>, sharding-<Sharding>, offload-<CpuOffload>,
+##   attention-<Attention>
+##   component-<breakdown key>   weights, kv_cache, activations, gradients, optimizer_states,
+##                               text_encoders, vae_decode, overhead
+##   verdict-<VerdictKind>       fits, tight, does_not_fit
+##   reason-<Recommendation.reason>
+##   action-<Mitigation.action>  what to do when it does not fit (args: the mitigation's params)
+##   assumption-<Assumption.code> (args: the assumption's params; English Assumption.text otherwise)
+##   field-<Request field>       a field's name in error messages
+##   parse-error-<ParseError.code>, parse-*   answers to text that could not be read
+##   setting-*, answer-*, bytes*, config, price-*   pieces of the human answer (core/render.py)
+
+## Units: GB = 10^9 bytes, GiB = 2^30 bytes; both are always shown.
+bytes = { NUMBER($gb, minimumFractionDigits: 1, maximumFractionDigits: 1) } GB ({ NUMBER($gib, minimumFractionDigits: 1, maximumFractionDigits: 1) } GiB)
+bytes-small = { NUMBER($mb, maximumFractionDigits: 0) } MB ({ NUMBER($mib, maximumFractionDigits: 0) } MiB)
+
+## Tasks
+task-inference = inference
+task-training = training
+task-image_generation = image generation
+task-video_generation = video generation
+
+## Training methods
+method-full = full fine-tuning
+method-lora = LoRA
+method-qlora = QLoRA
+method-note-full = all weights are trained: about 16 bytes per parameter with AdamW; for training from scratch or a large budget
+method-note-lora = small adapters on a frozen model: unless you train from scratch, this is almost always what you need
+method-note-qlora = LoRA on a 4-bit base model: the least memory, somewhat slower
+
+## Weight formats
+precision-fp32 = fp32
+precision-fp16 = fp16
+precision-bf16 = bf16
+precision-fp8 = fp8
+precision-int8 = int8
+precision-int4 = int4
+precision-nf4 = NF4 (4-bit)
+precision-gptq-int4 = GPTQ 4-bit
+precision-awq-int4 = AWQ 4-bit
+precision-q8_0 = GGUF Q8_0
+precision-q6_k = GGUF Q6_K
+precision-q5_k_m = GGUF Q5_K_M
+precision-q4_k_m = GGUF Q4_K_M
+precision-q4_0 = GGUF Q4_0
+precision-q4_1 = GGUF Q4_1
+precision-q3_k_m = GGUF Q3_K_M
+precision-q2_k = GGUF Q2_K
+precision-note-fp32 = full precision, twice the memory of bf16; almost never needed to run a model
+precision-note-fp16 = original quality, 2 bytes per parameter
+precision-note-bf16 = original quality, 2 bytes per parameter; the default of modern models
+precision-note-fp8 = almost lossless at half the memory; needs an FP8 card (Ada, Hopper, Blackwell)
+precision-note-int8 = small quality loss, half the memory of bf16
+precision-note-int4 = fits almost anywhere; noticeably weaker on hard reasoning and code
+precision-note-nf4 = 4-bit of bitsandbytes, the base of QLoRA; quality close to other 4-bit formats, slower
+precision-note-gptq-int4 = calibrated 4-bit; good quality and fast kernels in vLLM
+precision-note-awq-int4 = activation-aware 4-bit; among the best 4-bit quality, fast in vLLM
+precision-note-q8_0 = practically lossless GGUF, about 8.5 bits per weight
+precision-note-q6_k = very close to the original, about 6.6 bits per weight
+precision-note-q5_k_m = small loss, about 5.7 bits per weight: a good balance
+precision-note-q4_k_m = the popular GGUF choice, about 4.8 bits per weight: moderate loss
+precision-note-q4_0 = older 4-bit GGUF; Q4_K_M is better at the same size
+precision-note-q4_1 = older 4-bit GGUF; Q4_K_M is better at the same size
+precision-note-q3_k_m = clear quality loss, about 3.9 bits per weight
+precision-note-q2_k = large quality loss, a last resort
+## Engines, optimizers, sharding, offload, attention
+engine-transformers = Transformers
+engine-vllm = vLLM
+engine-llama_cpp = llama.cpp
+engine-diffusers = Diffusers
+engine-unsloth = Unsloth
+optimizer-adamw = AdamW
+optimizer-adamw_8bit = 8-bit AdamW
+optimizer-paged_adamw = paged AdamW
+optimizer-paged_adamw_8bit = paged 8-bit AdamW
+optimizer-adafactor = Adafactor
+optimizer-sgd = SGD
+optimizer-lion = Lion
+sharding-none = no sharding
+sharding-zero2 = ZeRO-2
+sharding-zero3 = ZeRO-3
+sharding-fsdp = FSDP
+offload-none = no CPU offload
+offload-model = model CPU offload
+offload-sequential = sequential CPU offload
+attention-sdpa = SDPA / FlashAttention
+attention-eager = eager attention
+
+## Breakdown components
+component-weights = weights
+component-kv_cache = KV cache
+component-activations = activations
+component-gradients = gradients
+component-optimizer_states = optimizer states
+component-text_encoders = text encoders
+component-vae_decode = VAE decode
+component-overhead = CUDA context and allocator reserve
+
+## Verdicts and why a configuration is suggested
+verdict-fits = fits
+verdict-tight = fits, but tight
+verdict-does_not_fit = does not fit
+reason-cheapest = cheapest
+reason-fastest = fastest
+reason-most_headroom = most headroom
+reason-fewest_cards = fewest cards
+
+## What to do when it does not fit (ids and params from core/advice.py)
+action-quantize_int8 = quantize the weights to 8 bits ({ $precision })
+action-quantize_int4 = quantize the weights to 4 bits ({ $precision })
+action-kv_cache_fp8 = keep the KV cache in fp8
+action-shorten_context = shorten the context to { $context_length } tokens
+action-reduce_concurrency = serve { $concurrency } users at once
+action-optimizer_8bit = 8-bit AdamW
+action-smaller_batch = a micro-batch of { $batch_size }
+action-shorter_sequence = shorten training sequences to { $seq_len } tokens
+action-use_lora = LoRA instead of full fine-tuning
+action-use_qlora = QLoRA: LoRA on a 4-bit base
+action-gradient_checkpointing = turn on gradient checkpointing
+action-vae_tiling = turn on VAE tiling
+action-fewer_images = { $images } image at a time
+action-fewer_frames = { $frames } frames
+action-shard = shard the training state across the cards ({ $sharding })
+action-lower_resolution = a lower resolution: { NUMBER($width, useGrouping: 0) }×{ NUMBER($height, useGrouping: 0) }
+action-smaller_model = a smaller model: { $model }
+action-more_gpus = { $num_gpus } cards
+action-cpu_offload = CPU offload ({ $cpu_offload }): a last resort, for experiments only, much slower
+
+## Assumptions (args are the Assumption's params)
+assumption-parse_gguf_default = GGUF without a type: assumed Q4_K_M, the most common choice.
+assumption-parse_finetune_lora = Fine-tuning without a method: assumed LoRA, what almost everyone uses unless training from scratch.
+assumption-parse_model_by_size = The catalogue has no “{ $name }” of size { $size }: sized as a typical { $size } model.
+assumption-variant_same_architecture = “{ $variant }” does not change the architecture: sized as { $model } (set the precision separately).
+assumption-typical_architecture = Only the size ({ $size }) is known: sized with the architecture of { $reference } ({ $layers } layers).
+assumption-typical_moe = Read as a Mixtral-style mixture of experts: { $total_b }B parameters in total, { $active_b }B active per token.
+assumption-custom_mha = The number of KV heads was not given: assumed equal to the attention heads ({ $kv_heads }).
+assumption-custom_filled = Not given, taken from the typical architecture of { $reference }: { $fields }.
+assumption-custom_active_experts = Active experts not given: assumed { $active_experts } per token.
+assumption-huggingface_config = { $hf_id } is not in the catalogue: architecture read from its config.json ({ $model_type }).
+assumption-huggingface_safetensors = Parameters counted from the checkpoint's safetensors headers ({ $params }, stored as { $dtype }).
+assumption-huggingface_params_from_config = Parameters computed from config.json: { $params }.
+
+assumption-default_precision = Weights in { $precision } (precision not given).
+assumption-qlora_base_nf4 = QLoRA keeps the base in 4-bit NF4; { $compute } is the compute dtype.
+assumption-default_context = A context of { $context_length } tokens per sequence (not given).
+assumption-context_beyond_model = The context is longer than the model's { $max_context } tokens; sized as asked.
+assumption-default_seq_len = Training sequences of { $seq_len } tokens (not given).
+assumption-overhead = Overhead: the CUDA context of each GPU plus the PyTorch allocator reserve.
+assumption-moe_total_params = Mixture of experts: memory holds all { $total_b }B parameters; speed follows the { $active_b }B active per token.
+assumption-embeddings_wide = { $precision } quantizes the linear layers only; token embeddings and the LM head stay 16-bit.
+assumption-gguf_average_bits = { $precision } counted at llama.cpp's whole-file average bits per weight (mixed tensor types included).
+assumption-kv_full_context = KV cache for { $concurrency } { $concurrency ->
+    [one] sequence
+   *[other] sequences
+} of { $context_length } tokens, all filled.
+assumption-multi_gpu_split = { $num_gpus } GPUs share the work; each keeps its own CUDA context and NCCL buffers.
+assumption-multi_gpu_fsdp = Configurations with several GPUs are sized with FSDP full sharding (plain data parallel would not reduce memory per GPU).
+assumption-mixed_precision_amp = Mixed precision as PyTorch AMP does it: fp32 weights, gradients and optimizer states plus a 16-bit copy of the weights: 18 bytes per parameter with AdamW.
+assumption-mixed_precision_zero = Mixed precision as ZeRO/FSDP do it: 16-bit weights and gradients, fp32 master weights and AdamW states (16 bytes per parameter), sharded over the GPUs.
+assumption-lora_adapters_fp32 = LoRA rank { $rank }; the adapters, their gradients and optimizer states in fp32 (peft).
+assumption-qlora_fp32_upcast = QLoRA base in NF4 with double quantization; embeddings, norms and the LM head cast to fp32 for training.
+assumption-unsloth_features = Unsloth: checkpointed layer inputs offloaded to CPU RAM, loss computed without the full logits.
+assumption-eager_attention_scores = Eager attention stores the seq×seq scores of every layer; SDPA/FlashAttention would not.
+assumption-training_peak_sum = Peak = weights + gradients + optimizer states + activations of one micro-batch (all alive at the start of the backward pass).
+assumption-vae_decode_fp32 = The VAE decode at { NUMBER($width, useGrouping: 0) }×{ NUMBER($height, useGrouping: 0) } is counted in fp32.
+assumption-cpu_offload_slow = CPU offload ({ $cpu_offload }) keeps only part of the pipeline on the GPU; generation is several times slower.
+assumption-decode_bandwidth_bound = Decode speed = memory bandwidth × { NUMBER($efficiency, style: "percent") } / bytes read per token (weights + KV cache).
+
+## Request fields, for error messages
+field-text = the text
+field-model = the model
+field-task = the task
+field-precision = the precision
+field-context_length = the context length
+field-concurrency = the number of users
+field-batch_size = the batch size
+field-seq_len = the sequence length
+field-resolution = the resolution
+field-images = the number of images
+field-frames = the number of frames
+field-num_gpus = the number of cards
+field-lora_rank = the LoRA rank
+field-request = the request
+
+## Free text that could not be read
+parse-example = llama 3 70b int4 32k context 4 users
+parse-example-hint = For example: { $example }
+parse-understood = Understood so far: { $settings }.
+parse-error-empty = Write which model to size and how you want to use it.
+parse-error-missing_model = Which model? Name it, give its Hugging Face id or just its size (13B).
+parse-error-ambiguous_model = Several models match. Which one: { $candidates }?
+parse-error-unknown_model = I do not know the model “{ $name }”. Give its Hugging Face id or its size (13B).
+parse-error-unknown_model-suggest = Did you mean: { $candidates }?
+parse-error-too_large = Too large: { $field }.
+parse-error-invalid = Not a valid value: { $field }.
+
+## Settings in the answer's first line
+setting-context = context { $tokens } tokens
+setting-users = { $count ->
+    [one] { $count } user
+   *[other] { $count } users
+}
+setting-kv = KV cache { $precision }
+setting-batch = batch { $count }
+setting-seq-len = sequences of { $tokens } tokens
+setting-lora-rank = rank { $rank }
+setting-checkpointing = gradient checkpointing
+setting-gpus = { $count } cards
+setting-resolution = { $width }×{ $height }
+setting-images = { $count ->
+    [one] { $count } image
+   *[other] { $count } images
+}
+setting-frames = { $count } frames
+setting-tiling = VAE tiling
+
+## The human answer
+answer-headline = { $model }: { $settings }
+config = { $count } × { $gpu }
+price-per-hour = { NUMBER($price, maximumFractionDigits: 2) } { $currency }/hour
+price-on-request = price on request
+answer-total = Needs { $bytes } per card.
+answer-range = Likely between { $low } and { $high }.
+answer-breakdown = Where the memory goes:
+answer-free = { $config }: { $verdict }, headroom { $percent }%: { $free }
+answer-short = { $config }: { $verdict }, { $missing } short
+answer-recommended = Recommended: { $line }; { $price }
+answer-alternative = Also ({ $reason }): { $line }; { $price }
+answer-others = Other cards:
+answer-nothing-fits = No offered configuration fits as requested.
+answer-speed = Speed on { $config }: about { NUMBER($per_user, maximumFractionDigits: 0) } tokens/s per user, { NUMBER($total, maximumFractionDigits: 0) } tokens/s in total.
+answer-mitigations = If it does not fit:
+answer-mitigation = { $action }: saves { $saves }, { $total } in all, { $outcome }
+mitigation-fits = then it fits
+mitigation-fits-on = then it fits on { $config }
+mitigation-still-short = still does not fit
+answer-host = Server: RAM at least { $ram_min }, better { $ram_recommended }; { $disk_kind } disk of { $disk } for the weights.
+disk-nvme = NVMe
+disk-ssd = SSD
+disk-hdd = HDD
+answer-assumptions = Assumptions:

@@ -1,0 +1,244 @@
+## Тексты ядра оценщика (русский). Бот берёт их через `core.texts.t`.
+##
+## Ключи стабильны и совпадают с en/core.ftl (это проверяет тест). Ключи понятий —
+## `<группа>-<значение из контракта>`, см. `core.texts.concept_key` и шапку en/core.ftl:
+##   task-, method-, method-note-, precision-, precision-note-, engine-, optimizer-, sharding-,
+##   offload-, attention-, component-, verdict-, reason-, action-, assumption-, field-,
+##   parse-error-, parse-*, setting-*, answer-*, bytes*, config, price-*
+
+## Единицы: ГБ = 10^9 байт, ГиБ = 2^30 байт; показываем оба.
+bytes = { NUMBER($gb, minimumFractionDigits: 1, maximumFractionDigits: 1) } ГБ ({ NUMBER($gib, minimumFractionDigits: 1, maximumFractionDigits: 1) } ГиБ)
+bytes-small = { NUMBER($mb, maximumFractionDigits: 0) } МБ ({ NUMBER($mib, maximumFractionDigits: 0) } МиБ)
+
+## Задачи
+task-inference = инференс
+task-training = обучение
+task-image_generation = генерация изображений
+task-video_generation = генерация видео
+
+## Методы обучения
+method-full = полное дообучение
+method-lora = LoRA
+method-qlora = QLoRA
+method-note-full = обучаются все веса: около 16 байт на параметр с AdamW; для обучения с нуля или большого бюджета
+method-note-lora = небольшие адаптеры поверх замороженной модели: если не обучаете с нуля, почти всегда нужно именно это
+method-note-qlora = LoRA поверх 4-битной базы: меньше всего памяти, немного медленнее
+
+## Форматы весов
+precision-fp32 = fp32
+precision-fp16 = fp16
+precision-bf16 = bf16
+precision-fp8 = fp8
+precision-int8 = int8
+precision-int4 = int4
+precision-nf4 = NF4 (4 бита)
+precision-gptq-int4 = GPTQ 4 бита
+precision-awq-int4 = AWQ 4 бита
+precision-q8_0 = GGUF Q8_0
+precision-q6_k = GGUF Q6_K
+precision-q5_k_m = GGUF Q5_K_M
+precision-q4_k_m = GGUF Q4_K_M
+precision-q4_0 = GGUF Q4_0
+precision-q4_1 = GGUF Q4_1
+precision-q3_k_m = GGUF Q3_K_M
+precision-q2_k = GGUF Q2_K
+precision-note-fp32 = полная точность, вдвое больше памяти, чем bf16; для запуска почти не нужна
+precision-note-fp16 = исходное качество, 2 байта на параметр
+precision-note-bf16 = исходное качество, 2 байта на параметр; формат по умолчанию у современных моделей
+precision-note-fp8 = почти без потерь при половине памяти; нужна карта с FP8 (Ada, Hopper, Blackwell)
+precision-note-int8 = небольшая потеря качества, вдвое меньше памяти, чем bf16
+precision-note-int4 = влезает почти везде; заметно слабее на сложных рассуждениях и коде
+precision-note-nf4 = 4 бита bitsandbytes, основа QLoRA; качество близко к другим 4-битным форматам, медленнее
+precision-note-gptq-int4 = 4 бита с калибровкой; хорошее качество и быстрые ядра в vLLM
+precision-note-awq-int4 = 4 бита с учётом активаций; одно из лучших качеств среди 4-битных, быстро в vLLM
+precision-note-q8_0 = GGUF практически без потерь, около 8,5 бита на вес
+precision-note-q6_k = очень близко к оригиналу, около 6,6 бита на вес
+precision-note-q5_k_m = небольшая потеря, около 5,7 бита на вес: хороший баланс
+precision-note-q4_k_m = самый популярный GGUF, около 4,8 бита на вес: умеренная потеря
+precision-note-q4_0 = старый 4-битный GGUF; Q4_K_M лучше при том же размере
+precision-note-q4_1 = старый 4-битный GGUF; Q4_K_M лучше при том же размере
+precision-note-q3_k_m = заметная потеря качества, около 3,9 бита на вес
+precision-note-q2_k = большая потеря качества, крайний случай
+## Движки, оптимизаторы, шардирование, выгрузка, внимание
+engine-transformers = Transformers
+engine-vllm = vLLM
+engine-llama_cpp = llama.cpp
+engine-diffusers = Diffusers
+engine-unsloth = Unsloth
+optimizer-adamw = AdamW
+optimizer-adamw_8bit = 8-битный AdamW
+optimizer-paged_adamw = paged AdamW
+optimizer-paged_adamw_8bit = paged 8-битный AdamW
+optimizer-adafactor = Adafactor
+optimizer-sgd = SGD
+optimizer-lion = Lion
+sharding-none = без шардирования
+sharding-zero2 = ZeRO-2
+sharding-zero3 = ZeRO-3
+sharding-fsdp = FSDP
+offload-none = без выгрузки на CPU
+offload-model = выгрузка модели на CPU
+offload-sequential = последовательная выгрузка на CPU
+attention-sdpa = SDPA / FlashAttention
+attention-eager = eager-внимание
+
+## Составляющие памяти
+component-weights = веса
+component-kv_cache = KV-кэш
+component-activations = активации
+component-gradients = градиенты
+component-optimizer_states = состояния оптимизатора
+component-text_encoders = текстовые энкодеры
+component-vae_decode = декодирование VAE
+component-overhead = контекст CUDA и резерв аллокатора
+
+## Вердикты и почему предложена конфигурация
+verdict-fits = влезает
+verdict-tight = влезает впритык
+verdict-does_not_fit = не влезает
+reason-cheapest = дешевле всего
+reason-fastest = быстрее всего
+reason-most_headroom = с наибольшим запасом
+reason-fewest_cards = меньше всего карт
+
+## Что делать, если не влезает (id и params из core/advice.py)
+action-quantize_int8 = квантовать веса в 8 бит ({ $precision })
+action-quantize_int4 = квантовать веса в 4 бита ({ $precision })
+action-kv_cache_fp8 = хранить KV-кэш в fp8
+action-shorten_context = сократить контекст до { $context_length } токенов
+action-reduce_concurrency = обслуживать { $concurrency } пользователей одновременно
+action-optimizer_8bit = 8-битный AdamW
+action-smaller_batch = микробатч { $batch_size }
+action-shorter_sequence = сократить обучающие последовательности до { $seq_len } токенов
+action-use_lora = LoRA вместо полного дообучения
+action-use_qlora = QLoRA: LoRA поверх 4-битной базы
+action-gradient_checkpointing = включить gradient checkpointing
+action-vae_tiling = включить тайлинг VAE
+action-fewer_images = { $images } изображение за раз
+action-fewer_frames = кадров: { $frames }
+action-shard = шардировать состояние обучения по картам ({ $sharding })
+action-lower_resolution = меньшее разрешение: { NUMBER($width, useGrouping: 0) }×{ NUMBER($height, useGrouping: 0) }
+action-smaller_model = модель поменьше: { $model }
+action-more_gpus = карт: { $num_gpus }
+action-cpu_offload = выгрузка на CPU ({ $cpu_offload }): крайний случай, только для экспериментов, намного медленнее
+
+## Допущения (аргументы — params допущения)
+assumption-parse_gguf_default = GGUF без указания типа: взят Q4_K_M, самый распространённый.
+assumption-parse_finetune_lora = Дообучение без указания метода: взята LoRA — её используют почти все, кроме обучения с нуля.
+assumption-parse_model_by_size = В каталоге нет «{ $name }» размера { $size }: посчитано как типичная модель на { $size }.
+assumption-variant_same_architecture = «{ $variant }» не меняет архитектуру: посчитано как { $model } (точность задаётся отдельно).
+assumption-typical_architecture = Известен только размер ({ $size }): посчитано по архитектуре { $reference } ({ $layers } слоёв).
+assumption-typical_moe = Прочитано как смесь экспертов в духе Mixtral: всего { $total_b } млрд параметров, { $active_b } млрд активны на токен.
+assumption-custom_mha = Число KV-голов не задано: принято равным числу голов внимания ({ $kv_heads }).
+assumption-custom_filled = Не заданы и взяты из типичной архитектуры { $reference }: { $fields }.
+assumption-custom_active_experts = Число активных экспертов не задано: принято { $active_experts } на токен.
+assumption-huggingface_config = { $hf_id } нет в каталоге: архитектура прочитана из его config.json ({ $model_type }).
+assumption-huggingface_safetensors = Параметры посчитаны по заголовкам safetensors ({ $params }, хранятся как { $dtype }).
+assumption-huggingface_params_from_config = Параметры вычислены по config.json: { $params }.
+
+assumption-default_precision = Веса в { $precision } (точность не указана).
+assumption-qlora_base_nf4 = QLoRA хранит базу в 4-битном NF4; { $compute } — тип вычислений.
+assumption-default_context = Контекст { $context_length } токенов на последовательность (не указан).
+assumption-context_beyond_model = Контекст длиннее максимума модели ({ $max_context } токенов); посчитано как просили.
+assumption-default_seq_len = Обучающие последовательности по { $seq_len } токенов (не указано).
+assumption-overhead = Накладные расходы: контекст CUDA на каждой карте плюс резерв аллокатора PyTorch.
+assumption-moe_total_params = Смесь экспертов: в памяти все { $total_b } млрд параметров; скорость определяют { $active_b } млрд активных на токен.
+assumption-embeddings_wide = { $precision } квантует только линейные слои; эмбеддинги и LM head остаются 16-битными.
+assumption-gguf_average_bits = { $precision } посчитан по среднему числу бит на вес для всего файла llama.cpp (со смешанными типами тензоров).
+assumption-kv_full_context = KV-кэш на { $concurrency } { $concurrency ->
+    [one] последовательность
+    [few] последовательности
+   *[many] последовательностей
+} по { $context_length } токенов, заполненных целиком.
+assumption-multi_gpu_split = Работа делится между { $num_gpus } картами; у каждой свой контекст CUDA и буферы NCCL.
+assumption-multi_gpu_fsdp = Конфигурации из нескольких карт посчитаны с полным шардированием FSDP (простой data parallel не уменьшил бы память на карту).
+assumption-mixed_precision_amp = Смешанная точность как в PyTorch AMP: веса, градиенты и состояния оптимизатора в fp32 плюс 16-битная копия весов: 18 байт на параметр с AdamW.
+assumption-mixed_precision_zero = Смешанная точность как в ZeRO/FSDP: 16-битные веса и градиенты, fp32 мастер-веса и состояния AdamW (16 байт на параметр), шардированные по картам.
+assumption-lora_adapters_fp32 = LoRA ранга { $rank }; адаптеры, их градиенты и состояния оптимизатора в fp32 (peft).
+assumption-qlora_fp32_upcast = База QLoRA в NF4 с двойной квантизацией; эмбеддинги, нормализации и LM head приводятся к fp32 для обучения.
+assumption-unsloth_features = Unsloth: входы слоёв для чекпоинтинга выгружаются в ОЗУ, loss считается без полных логитов.
+assumption-eager_attention_scores = Eager-внимание хранит матрицу seq×seq каждого слоя; SDPA/FlashAttention — нет.
+assumption-training_peak_sum = Пик = веса + градиенты + состояния оптимизатора + активации одного микробатча (все живы в начале обратного прохода).
+assumption-vae_decode_fp32 = Декодирование VAE при { NUMBER($width, useGrouping: 0) }×{ NUMBER($height, useGrouping: 0) } посчитано в fp32.
+assumption-cpu_offload_slow = Выгрузка на CPU ({ $cpu_offload }) держит на карте только часть пайплайна; генерация в разы медленнее.
+assumption-decode_bandwidth_bound = Скорость декодирования = пропускная способность памяти × { NUMBER($efficiency, style: "percent") } / байты, читаемые на токен (веса + KV-кэш).
+
+## Поля запроса, для сообщений об ошибках
+field-text = текст
+field-model = модель
+field-task = задача
+field-precision = точность
+field-context_length = длина контекста
+field-concurrency = число пользователей
+field-batch_size = размер батча
+field-seq_len = длина последовательности
+field-resolution = разрешение
+field-images = число изображений
+field-frames = число кадров
+field-num_gpus = число карт
+field-lora_rank = ранг LoRA
+field-request = запрос
+
+## Текст, который не удалось разобрать
+parse-example = llama 3 70b int4 32k контекст 4 пользователя
+parse-example-hint = Например: { $example }
+parse-understood = Пока понял: { $settings }.
+parse-error-empty = Напишите, какую модель посчитать и как вы хотите её использовать.
+parse-error-missing_model = Какая модель? Назовите её, дайте id с Hugging Face или просто размер (13B).
+parse-error-ambiguous_model = Подходит несколько моделей. Какая именно: { $candidates }?
+parse-error-unknown_model = Не знаю модель «{ $name }». Дайте её id с Hugging Face или размер (13B).
+parse-error-unknown_model-suggest = Может быть, вы имели в виду: { $candidates }?
+parse-error-too_large = Слишком большое значение: { $field }.
+parse-error-invalid = Недопустимое значение: { $field }.
+
+## Настройки в первой строке ответа
+setting-context = контекст { $tokens } { $tokens ->
+    [one] токен
+    [few] токена
+   *[many] токенов
+}
+setting-users = { $count ->
+    [one] { $count } пользователь
+    [few] { $count } пользователя
+   *[many] { $count } пользователей
+}
+setting-kv = KV-кэш { $precision }
+setting-batch = батч { $count }
+setting-seq-len = последовательности по { $tokens } токенов
+setting-lora-rank = ранг { $rank }
+setting-checkpointing = gradient checkpointing
+setting-gpus = карт: { $count }
+setting-resolution = { $width }×{ $height }
+setting-images = { $count ->
+    [one] { $count } изображение
+    [few] { $count } изображения
+   *[many] { $count } изображений
+}
+setting-frames = кадров: { $count }
+setting-tiling = тайлинг VAE
+
+## Человеческий ответ
+answer-headline = { $model }: { $settings }
+config = { $count } × { $gpu }
+price-per-hour = { NUMBER($price, maximumFractionDigits: 2) } { $currency }/час
+price-on-request = цена по запросу
+answer-total = Нужно { $bytes } на карту.
+answer-range = Вероятно, от { $low } до { $high }.
+answer-breakdown = Из чего складывается:
+answer-free = { $config }: { $verdict }, запас { $percent }%: { $free }
+answer-short = { $config }: { $verdict }, не хватает { $missing }
+answer-recommended = Рекомендуем: { $line }; { $price }
+answer-alternative = Ещё ({ $reason }): { $line }; { $price }
+answer-others = Другие карты:
+answer-nothing-fits = Ни одна из предложенных конфигураций не вмещает запрос как есть.
+answer-speed = Скорость на { $config }: около { NUMBER($per_user, maximumFractionDigits: 0) } токенов/с на пользователя, { NUMBER($total, maximumFractionDigits: 0) } токенов/с всего.
+answer-mitigations = Если не влезает:
+answer-mitigation = { $action }: экономит { $saves }, всего { $total }, { $outcome }
+mitigation-fits = тогда влезает
+mitigation-fits-on = тогда влезает на { $config }
+mitigation-still-short = всё равно не влезает
+answer-host = Сервер: ОЗУ не меньше { $ram_min }, лучше { $ram_recommended }; диск { $disk_kind } на { $disk } под веса.
+disk-nvme = NVMe
+disk-ssd = SSD
+disk-hdd = HDD
+answer-assumptions = Допущения:

@@ -1,0 +1,153 @@
+"""Catalogue rows: GPUs, models and rental offers, as validated from `core/data/*.toml`."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from core.contract import Precision
+
+
+class ModelKind(StrEnum):
+    LLM = "llm"  # decoder-only language model
+    ENCODER = "encoder"  # BERT-style
+    ENCODER_DECODER = "encoder_decoder"  # T5-style
+    IMAGE = "image"  # diffusion pipeline producing images
+    VIDEO = "video"  # diffusion pipeline producing video
+
+
+class PipelineComponent(BaseModel):
+    """One part of a diffusion pipeline."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    role: Literal["denoiser", "text_encoder", "vae"]
+    params_b: float = Field(gt=0)
+    precision: Precision = Field(description="as shipped / as the pipeline loads it by default")
+
+
+class ModelSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    name: str
+    family: str
+    kind: ModelKind
+    hf_id: str | None = None
+    aliases: list[str] = Field(default_factory=list)
+    popular: bool = Field(default=False, description="offered as a button in the bot")
+    source: str = Field(description="where the numbers come from (config.json URL, paper)")
+
+    params_b: float = Field(gt=0, description="total parameters, billions (MoE: all experts)")
+    active_params_b: float | None = Field(default=None, gt=0, description="MoE: per token")
+
+    # Transformer architecture (LLM / encoder / encoder-decoder; the denoiser of a DiT may set them too)
+    layers: int | None = Field(default=None, gt=0, description="decoder layers (all layers if encoder-only)")
+    encoder_layers: int | None = Field(default=None, gt=0, description="encoder-decoder models only")
+    hidden_size: int | None = Field(default=None, gt=0)
+    attention_heads: int | None = Field(default=None, gt=0)
+    kv_heads: int | None = Field(default=None, gt=0)
+    head_dim: int | None = Field(default=None, gt=0, description="default hidden_size / attention_heads")
+    intermediate_size: int | None = Field(default=None, gt=0)
+    gated_ffn: bool | None = Field(
+        default=None,
+        description="True: gated MLP with 3 matrices (SwiGLU/GeGLU: Llama, Qwen, Gemma, T5 v1.1); "
+        "False: plain 2-matrix MLP (BERT, OPT, Falcon, StarCoder2, T5 v1.0); None: not known",
+    )
+    vocab_size: int | None = Field(default=None, gt=0)
+    tied_embeddings: bool = False
+    max_context: int | None = Field(default=None, gt=0)
+    experts: int | None = Field(default=None, gt=0)
+    active_experts: int | None = Field(default=None, gt=0)
+    moe_intermediate_size: int | None = Field(default=None, gt=0)
+    # Training-time dropout adds masks to the stored activations (Korthikanti et al. 2022, sec. 4.1)
+    dropout: float = Field(default=0.0, ge=0, lt=1, description="hidden dropout (BERT, OPT, T5: 0.1)")
+    attention_dropout: float = Field(default=0.0, ge=0, lt=1, description="dropout on attention probs")
+    # Sliding-window attention: `sliding_window_layers` of `layers` keep only the window in KV cache
+    sliding_window: int | None = Field(default=None, gt=0)
+    sliding_window_layers: int | None = Field(default=None, ge=0)
+    # MLA (DeepSeek V2/V3): cache holds kv_lora_rank + qk_rope_head_dim per token per layer
+    kv_lora_rank: int | None = Field(default=None, gt=0)
+    qk_rope_head_dim: int | None = Field(default=None, gt=0)
+
+    # Diffusion pipelines
+    components: list[PipelineComponent] = Field(default_factory=list)
+    default_resolution: tuple[int, int] | None = None
+    default_frames: int | None = Field(default=None, gt=0)
+    latent_channels: int | None = Field(default=None, gt=0)
+    vae_spatial_factor: int | None = Field(default=None, gt=0)
+    vae_temporal_factor: int | None = Field(default=None, gt=0)
+
+    @property
+    def is_moe(self) -> bool:
+        return (self.experts or 0) > 1
+
+    @property
+    def resolved_head_dim(self) -> int | None:
+        if self.head_dim:
+            return self.head_dim
+        if self.hidden_size and self.attention_heads:
+            return self.hidden_size // self.attention_heads
+        return None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ModelSpec:
+        if self.kind in (ModelKind.IMAGE, ModelKind.VIDEO):
+            if not self.components:
+                raise ValueError("a diffusion model needs `components`")
+            if not any(c.role == "denoiser" for c in self.components):
+                raise ValueError("a diffusion pipeline needs a denoiser component")
+        else:
+            for name in ("layers", "hidden_size", "attention_heads", "vocab_size"):
+                if getattr(self, name) is None:
+                    raise ValueError(f"a {self.kind} model needs `{name}`")
+        if self.kv_heads and self.attention_heads and self.attention_heads % self.kv_heads:
+            raise ValueError("attention_heads must be a multiple of kv_heads")
+        if (self.experts is None) != (self.active_experts is None):
+            raise ValueError("set both `experts` and `active_experts` or neither")
+        if self.experts and self.active_experts and self.active_experts > self.experts:
+            raise ValueError("active_experts exceeds experts")
+        if self.active_params_b and self.active_params_b > self.params_b:
+            raise ValueError("active_params_b exceeds params_b")
+        if self.sliding_window_layers and self.layers and self.sliding_window_layers > self.layers:
+            raise ValueError("sliding_window_layers exceeds layers")
+        return self
+
+
+class GpuSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    name: str
+    aliases: list[str] = Field(default_factory=list)
+    vendor: Literal["nvidia", "amd"] = "nvidia"
+    marketing_memory_gb: float = Field(gt=0, description="the number on the box")
+    usable_bytes: int = Field(gt=0, description="total memory as the driver reports it (nvidia-smi)")
+    bandwidth_gb_s: float = Field(gt=0, description="memory bandwidth, GB/s (10^9)")
+    bf16: bool
+    fp8: bool
+    fp16_tflops: float | None = Field(default=None, gt=0, description="dense tensor-core TFLOPS")
+    interconnect: Literal["nvlink", "pcie", "infinity_fabric"] = "pcie"
+    datacenter: bool = False
+    source: str
+
+
+class RentalOffer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    gpu: str = Field(description="GpuSpec.id")
+    count: int = Field(gt=0, le=64)
+    price_per_hour: float | None = Field(default=None, gt=0, description="empty: on request")
+    currency: str | None = Field(default=None, pattern=r"^[A-Z]{3}$")
+    url: str = Field(pattern=r"^https?://")
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _price_has_currency(self) -> RentalOffer:
+        if self.price_per_hour is not None and self.currency is None:
+            raise ValueError("a price needs a currency")
+        return self

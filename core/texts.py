@@ -1,0 +1,79 @@
+"""User-facing words for the core's concepts, from Fluent files in `core/locales/<lang>/core.ftl`.
+
+The bot and `python -m core ask` both speak through `t`, so a breakdown component, a verdict or a
+precision reads the same everywhere. Keys are stable and listed at the top of the .ftl files;
+concept keys are `<group>-<contract value>` (see `concept_key`). A key missing in the asked
+language falls back to English, then to the key itself, so a new code never breaks an answer.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from fluent.runtime import FluentBundle, FluentResource
+from fluent.syntax import FluentParser, ast
+
+LOCALES_DIR = Path(__file__).parent / "locales"
+LANGUAGES = ("ru", "en")
+FALLBACK_LANGUAGE = "en"
+
+Arg = str | int | float
+
+
+def normalize_lang(lang: str | None) -> str:
+    """'ru-RU', 'RU' → 'ru'; anything we do not speak → English."""
+    code = (lang or "").split("-")[0].split("_")[0].lower()
+    return code if code in LANGUAGES else FALLBACK_LANGUAGE
+
+
+def concept_key(group: str, value: str) -> str:
+    """`concept_key("engine", "llama.cpp")` → 'engine-llama_cpp' (Fluent ids allow [A-Za-z0-9_-])."""
+    return f"{group}-{re.sub(r'[^A-Za-z0-9_-]', '_', str(value))}"
+
+
+def translate(key: str, lang: str, **args: Arg) -> str | None:
+    """The message, or None when neither the language nor English has it complete for these args."""
+    for code in dict.fromkeys((normalize_lang(lang), FALLBACK_LANGUAGE)):
+        bundle = _bundle(code)
+        if not bundle.has_message(key):
+            continue
+        pattern = bundle.get_message(key).value
+        if pattern is None:
+            continue
+        text, errors = bundle.format_pattern(pattern, args)
+        if not errors:
+            return str(text)
+    return None
+
+
+def t(key: str, lang: str, **args: Arg) -> str:
+    """The message in `lang`, else in English, else the key itself."""
+    return translate(key, lang, **args) or key
+
+
+def label(group: str, value: str, lang: str, **args: Arg) -> str:
+    """A concept's name (`label("component", "kv_cache", "en")` → 'KV cache'); the raw value if unknown."""
+    return translate(concept_key(group, value), lang, **args) or str(value)
+
+
+@lru_cache(maxsize=len(LANGUAGES) + 1)
+def message_ids(lang: str) -> frozenset[str]:
+    """Every key of one language (for tests and for the bot's own checks)."""
+    path = LOCALES_DIR / normalize_lang(lang) / "core.ftl"
+    resource = FluentParser().parse(path.read_text(encoding="utf-8")) if path.exists() else None
+    return (
+        frozenset(e.id.name for e in resource.body if isinstance(e, ast.Message)) if resource else frozenset()
+    )
+
+
+@lru_cache(maxsize=len(LANGUAGES))
+def _bundle(lang: str) -> FluentBundle:
+    # use_isolating=False: Unicode isolation marks around values show up as garbage in terminals
+    # and in Telegram; our texts do not mix writing directions.
+    bundle = FluentBundle([lang], use_isolating=False)
+    path = LOCALES_DIR / lang / "core.ftl"
+    if path.exists():
+        bundle.add_resource(FluentResource(path.read_text(encoding="utf-8")))
+    return bundle

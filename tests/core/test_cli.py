@@ -1,0 +1,74 @@
+"""The command line as callers use it: a subprocess reading JSON on stdin."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "core", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_estimate_json_round_trip() -> None:
+    done = cli("estimate", "--json", stdin=json.dumps({"task": "inference", "model": "llama 3.1 8b"}))
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["model"]["id"] == "llama-3.1-8b"
+    assert result["request"]["precision"] == "bf16"
+    assert sum(result["breakdown"].values()) == result["total_bytes"]
+    assert "overhead" in result["breakdown"]
+
+
+def test_invalid_request_exits_2_with_the_field() -> None:
+    done = cli(
+        "estimate",
+        "--json",
+        stdin=json.dumps({"task": "inference", "model": "llama-3.1-8b", "concurrency": 0}),
+    )
+    assert done.returncode == 2
+    assert json.loads(done.stdout)["field"] == "concurrency"
+
+
+def test_unknown_model_and_bad_json_exit_2() -> None:
+    unknown = cli(
+        "estimate", "--json", stdin=json.dumps({"task": "inference", "model": "no such model at all"})
+    )
+    assert unknown.returncode == 2 and json.loads(unknown.stdout)["field"] == "model"
+    broken = cli("estimate", "--json", stdin="{not json")
+    assert broken.returncode == 2 and json.loads(broken.stdout)["field"] is None
+
+
+def test_human_estimate_without_json_flag() -> None:
+    done = cli("estimate", stdin=json.dumps({"task": "inference", "model": "llama-3.1-8b"}))
+    assert done.returncode == 0 and "GiB" in done.stdout and "weights" in done.stdout
+
+
+def test_catalogue_listings() -> None:
+    gpus = json.loads(cli("gpus", "--json").stdout)
+    assert any(g["id"] == "h100-sxm" for g in gpus)
+    models = json.loads(cli("models", "--json").stdout)
+    assert any(m["id"] == "llama-3.1-8b" for m in models)
+    assert "GiB" in cli("gpus").stdout
+    assert "llama-3.1-8b" in cli("models").stdout
+
+
+def test_ask_answers_in_plain_text() -> None:
+    done = cli("ask", "llama 3 8b int4 8k context", "--lang", "en")
+    assert done.returncode == 0, done.stderr
+    assert "GiB" in done.stdout
+
+
+def test_ask_unparseable_exits_2() -> None:
+    done = cli("ask", "", "--lang", "en")
+    assert done.returncode == 2

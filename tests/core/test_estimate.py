@@ -1,0 +1,225 @@
+"""`estimate()` through its public interface: defaults, breakdown, errors, and the direction every
+setting moves the total."""
+
+from typing import Any, get_args
+
+import pytest
+from tiny_catalog import tiny_catalog
+
+from core.catalog import default_catalog
+from core.contract import Component, Request, Result
+from core.errors import CoreError
+from core.estimate import estimate
+
+GiB = 2**30
+CATALOG = tiny_catalog()
+
+
+def run(**fields: Any) -> Result:
+    return estimate(fields, CATALOG)
+
+
+def total(**fields: Any) -> int:
+    return run(**fields).total_bytes
+
+
+def test_defaults_are_filled_and_echoed() -> None:
+    req = run(task="inference", model="llama-8b").request
+    assert (req.precision, req.engine, req.context_length, req.kv_cache_precision) == (
+        "bf16",
+        "transformers",
+        4096,
+        "bf16",
+    )
+    full = run(task="training", model="llama-8b").request
+    assert (full.mixed_precision, full.seq_len, full.optimizer, full.batch_size) == ("bf16", 2048, "adamw", 1)
+    assert run(task="training", model="llama-8b", method="lora").request.mixed_precision == "none"
+    assert run(task="training", model="llama-8b", method="qlora").request.precision == "nf4"
+    image = run(task="image_generation", model="flux").request
+    assert (image.precision, image.engine, image.resolution) == ("bf16", "diffusers", (1024, 1024))
+    assert run(task="video_generation", model="wan").request.frames == 81
+
+
+def test_gguf_runs_under_llama_cpp_with_fp16_cache() -> None:
+    req = run(task="inference", model="llama-8b", precision="q4_k_m").request
+    assert (req.engine, req.kv_cache_precision) == ("llama.cpp", "fp16")
+
+
+def test_context_default_respects_the_model_maximum() -> None:
+    assert run(task="inference", model="bert").request.context_length == 512
+
+
+def test_breakdown_sums_to_total_and_always_has_overhead() -> None:
+    cases: list[dict[str, Any]] = [
+        dict(task="inference", model="llama-8b"),
+        dict(task="training", model="llama-8b", method="qlora"),
+        dict(task="image_generation", model="flux"),
+        dict(task="video_generation", model="wan", cpu_offload="model"),
+        dict(task="training", model="flux", method="lora"),
+        dict(task="inference", model="bert"),
+    ]
+    for fields in cases:
+        result = run(**fields)
+        assert sum(result.breakdown.values()) == result.total_bytes
+        assert "overhead" in result.breakdown
+        assert set(result.breakdown) <= set(get_args(Component))
+        assert result.range.low_bytes < result.total_bytes < result.range.high_bytes
+
+
+def test_result_round_trips_as_json() -> None:
+    result = run(task="inference", model="llama-8b", concurrency=4)
+    assert Result.model_validate_json(result.model_dump_json()) == result
+
+
+def test_request_object_and_dict_agree() -> None:
+    assert estimate(Request(task="inference", model="llama-8b"), CATALOG) == run(
+        task="inference", model="llama-8b"
+    )
+
+
+def test_llama_8b_bf16_inference_in_published_range() -> None:
+    # 16.06 GB of weights + 0.5 GiB KV at 4k: people run it on 24 GB cards
+    result = run(task="inference", model="llama-8b")
+    assert result.breakdown["weights"] == 16_060_000_000
+    assert result.breakdown["kv_cache"] == GiB // 2
+    assert 17e9 < result.total_bytes < 20e9
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        (dict(task="inference", model="llama-8b", context_length=-1), "context_length"),
+        (dict(task="inference", model="llama-8b", precision="int3"), "precision"),
+        (dict(task="inference", model="no-such-model"), "model"),
+        (dict(task="image_generation", model="llama-8b"), "task"),
+        (dict(task="inference", model="flux"), "task"),
+        (dict(task="training", model="llama-8b", precision="q4_k_m"), "precision"),
+        (dict(task="training", model="llama-8b", precision="nf4", method="full"), "precision"),
+        (dict(task="inference", model="llama-8b", unknown_field=1), "unknown_field"),
+        (dict(model="llama-8b"), "task"),
+        (dict(task="inference", model="llama-8b", gpus=["no-such-gpu"]), "gpus"),
+    ],
+)
+def test_invalid_requests_name_the_field(fields: dict[str, Any], field: str) -> None:
+    with pytest.raises(CoreError) as err:
+        estimate(fields, CATALOG)
+    assert err.value.field == field
+
+
+def test_non_object_request_is_rejected() -> None:
+    with pytest.raises(CoreError):
+        estimate([1, 2], CATALOG)  # type: ignore[arg-type]
+
+
+def test_precision_orders_inference_memory() -> None:
+    sizes = [total(task="inference", model="llama-8b", precision=p) for p in ("fp32", "bf16", "int8", "nf4")]
+    assert sizes == sorted(sizes, reverse=True)
+    # bitsandbytes keeps embeddings and LM head in 16 bits; GGUF Q4_K_M quantizes them too
+    assert total(task="inference", model="llama-8b", precision="q4_k_m") < sizes[-1]
+
+
+def test_context_concurrency_and_kv_precision_move_the_kv_cache() -> None:
+    base = run(task="inference", model="llama-8b").breakdown["kv_cache"]
+    assert run(task="inference", model="llama-8b", context_length=8192).breakdown["kv_cache"] == 2 * base
+    assert run(task="inference", model="llama-8b", concurrency=3).breakdown["kv_cache"] == 3 * base
+    assert (
+        run(task="inference", model="llama-8b", kv_cache_precision="fp8").breakdown["kv_cache"] == base // 2
+    )
+
+
+def test_moe_memory_counts_all_experts() -> None:
+    result = run(task="inference", model="mixtral-8x7b")
+    assert result.breakdown["weights"] == pytest.approx(46.7e9 * 2)
+    assert any(a.code == "moe_total_params" for a in result.assumptions)
+
+
+def test_tensor_parallel_splits_weights_and_kv() -> None:
+    one = run(task="inference", model="llama-70b", engine="vllm")
+    four = run(task="inference", model="llama-70b", engine="vllm", num_gpus=4)
+    assert four.breakdown["weights"] == pytest.approx(one.breakdown["weights"] / 4, abs=1)
+    assert four.breakdown["kv_cache"] == pytest.approx(one.breakdown["kv_cache"] / 4, abs=1)
+    assert four.breakdown["overhead"] > one.breakdown["overhead"] - 1  # context per GPU + NCCL
+
+
+def test_full_training_bytes_per_parameter() -> None:
+    amp = run(task="training", model="llama-8b", gradient_checkpointing=True).breakdown
+    # PyTorch AMP: 4 (fp32 weights) + 2 (autocast copy) + 4 (grads) + 8 (AdamW) = 18 bytes / param
+    assert amp["weights"] + amp["gradients"] + amp["optimizer_states"] == pytest.approx(18 * 8.03e9)
+    pure = run(
+        task="training", model="llama-8b", mixed_precision="none", gradient_checkpointing=True
+    ).breakdown
+    assert pure["weights"] + pure["gradients"] + pure["optimizer_states"] == pytest.approx(8 * 8.03e9)
+
+
+def test_training_settings_move_the_total_the_right_way() -> None:
+    base = dict(task="training", model="llama-8b", seq_len=2048)
+    full = total(**base)
+    assert total(**base, gradient_checkpointing=True) < full
+    assert total(**base, attention="eager") > full
+    assert total(**base, batch_size=4) > full
+    assert total(**base, optimizer="adamw_8bit") < full
+    assert total(**base, optimizer="sgd") < total(**base, optimizer="adamw_8bit")
+    assert total(**base, method="qlora") < total(**base, method="lora") < full
+    assert total(**base, method="lora", lora_rank=64) > total(**base, method="lora", lora_rank=8)
+
+
+def test_sharding_reduces_memory_per_gpu() -> None:
+    base = dict(task="training", model="llama-8b", num_gpus=8)
+    ddp, zero2, zero3 = (total(**base, sharding=s) for s in ("none", "zero2", "zero3"))
+    assert zero3 < zero2 < ddp
+    assert total(**base, sharding="fsdp") == zero3
+
+
+def test_unsloth_offloads_checkpoints_and_skips_logits() -> None:
+    base = dict(task="training", model="llama-8b", method="qlora", seq_len=16384, gradient_checkpointing=True)
+    assert total(**base, engine="unsloth") < total(**base)
+
+
+def test_diffusion_quantization_applies_to_denoiser_and_large_text_encoders() -> None:
+    bf16 = run(task="image_generation", model="flux")
+    nf4 = run(task="image_generation", model="flux", precision="nf4")
+    assert nf4.breakdown["weights"] < bf16.breakdown["weights"]
+    assert nf4.breakdown["text_encoders"] < bf16.breakdown["text_encoders"]
+    # CLIP (0.12B) stays bf16: more than the T5 at 4 bits would leave alone
+    assert nf4.breakdown["text_encoders"] > 4.762e9 * 4.127 / 8
+
+
+def test_vae_decode_is_the_image_peak_and_tiling_bounds_it() -> None:
+    result = run(task="image_generation", model="flux", images=4)
+    assert "vae_decode" in result.breakdown
+    tiled = run(task="image_generation", model="flux", images=4, vae_tiling=True)
+    assert tiled.total_bytes < result.total_bytes
+
+
+def test_cpu_offload_keeps_less_on_the_gpu() -> None:
+    none, model, seq = (
+        total(task="video_generation", model="wan", cpu_offload=m) for m in ("none", "model", "sequential")
+    )
+    assert seq < model < none
+
+
+def test_more_frames_and_pixels_cost_more() -> None:
+    assert total(task="video_generation", model="wan", frames=121) > total(
+        task="video_generation", model="wan", frames=33
+    )
+    assert total(task="image_generation", model="flux", resolution=[2048, 2048]) > total(
+        task="image_generation", model="flux"
+    )
+
+
+def test_assumption_codes_are_stable_identifiers() -> None:
+    result = run(task="training", model="llama-8b", method="qlora", attention="eager")
+    codes = {a.code for a in result.assumptions}
+    assert {"overhead", "lora_adapters_fp32", "qlora_fp32_upcast", "eager_attention_scores"} <= codes
+    assert all(a.code.replace("_", "").isalnum() and a.text for a in result.assumptions)
+
+
+def test_shipped_catalogue_sizes_names_and_bare_sizes() -> None:
+    catalog = default_catalog()
+    assert (
+        estimate({"task": "inference", "model": "meta-llama/Llama-3.1-8B-Instruct"}, catalog).model.id
+        == "llama-3.1-8b"
+    )
+    by_size = estimate({"task": "inference", "model": "13B"}, catalog)
+    assert by_size.model.source == "size"
+    assert by_size.range.high_bytes - by_size.total_bytes > 0.2 * by_size.total_bytes

@@ -1,0 +1,155 @@
+"""The parser on arbitrary text: a Request or a ParseError, never anything else; numbers round-trip."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.catalog import Catalog
+from core.contract import Request
+from core.errors import ParseError
+from core.parse import parse, parse_context, parse_count, parse_partial, parse_resolution, parse_size_b
+
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+EMPTY = Catalog([], [], [])
+
+WORDS = [
+    "llama",
+    "3.1",
+    "70b",
+    "8x7b",
+    "int4",
+    "q4_k_m",
+    "gguf",
+    "awq",
+    "lora",
+    "qlora",
+    "full",
+    "контекст",
+    "32k",
+    "128к",
+    "пользователя",
+    "users",
+    "batch",
+    "bs=8",
+    "seq",
+    "1024x1024",
+    "на",
+    "картах",
+    "gpu",
+    "кадр",
+    "картинки",
+    "sdxl",
+    "flux",
+    "обучение",
+    "с нуля",
+    "дообучение",
+    "инференс",
+    "10^12",
+    "0b",
+    "без",
+    "offload",
+    "tiling",
+    "r=",
+    "x",
+    "k",
+    "b",
+    "-",
+    "/",
+    "meta-llama/",
+    "h100",
+    "🦙",
+    "٣",
+    "½",
+    "Ⅻ",
+]
+# Text a user might type: known words and numbers (huge ones too) glued in any order, plus noise.
+phrases = st.lists(
+    st.one_of(
+        st.sampled_from(WORDS), st.integers(min_value=0, max_value=10**40).map(str), st.text(max_size=8)
+    ),
+    max_size=12,
+).map(" ".join)
+any_text = st.one_of(st.text(max_size=200), phrases)
+
+
+def _parse_or_error(text: str, catalog: Catalog | None) -> Request | ParseError:
+    try:
+        return parse(text, catalog)
+    except ParseError as e:
+        return e
+
+
+@FUZZ
+@given(any_text)
+def test_parse_returns_a_request_or_a_parse_error(text: str) -> None:
+    outcome = _parse_or_error(text, None)
+    assert isinstance(outcome, Request | ParseError)
+    if isinstance(outcome, ParseError):
+        assert outcome.code in {
+            "empty",
+            "missing_model",
+            "ambiguous_model",
+            "unknown_model",
+            "too_large",
+            "invalid",
+        }
+        assert outcome.field
+        assert outcome.code != "ambiguous_model" or len(outcome.candidates) > 1
+
+
+@FUZZ
+@given(any_text)
+def test_parse_works_without_a_catalogue(text: str) -> None:
+    assert isinstance(_parse_or_error(text, EMPTY), Request | ParseError)
+
+
+@FUZZ
+@given(any_text)
+def test_parse_partial_never_raises_and_only_names_request_fields(text: str) -> None:
+    fields = parse_partial(text)
+    assert set(fields) <= set(Request.model_fields)
+
+
+@FUZZ
+@given(any_text)
+def test_small_helpers_never_raise(text: str) -> None:
+    context, count = parse_context(text), parse_count(text)
+    resolution, size = parse_resolution(text), parse_size_b(text)
+    assert context is None or 0 < context <= 10_000_000
+    assert count is None or count > 0
+    assert resolution is None or min(resolution) >= 64
+    assert size is None or size > 0
+
+
+@FUZZ
+@given(st.integers(min_value=1, max_value=9000), st.sampled_from(["k", "K", "к"]))
+def test_context_in_thousands_round_trips(n: int, suffix: str) -> None:
+    assert parse_context(f"{n}{suffix}") == n * 1024
+    assert parse(f"70b контекст {n}{suffix}", EMPTY).context_length == n * 1024
+
+
+@FUZZ
+@given(
+    st.integers(min_value=64, max_value=16384),
+    st.integers(min_value=64, max_value=16384),
+    st.sampled_from(["x", "×", " x ", " на ", "X", " by "]),
+)
+def test_resolution_round_trips(width: int, height: int, sep: str) -> None:
+    assert parse_resolution(f"{width}{sep}{height}") == (width, height)
+
+
+@FUZZ
+@given(
+    st.decimals(min_value="0.1", max_value="2000", places=1), st.sampled_from(["b", "B", " млрд", " billion"])
+)
+def test_size_round_trips(size: object, unit: str) -> None:
+    text = f"{size}{unit}"
+    assert parse_size_b(text) == float(str(size))
+    assert parse(text, EMPTY).model == f"{float(str(size)):g}B"
+
+
+@FUZZ
+@given(st.integers(min_value=1, max_value=100_000), st.sampled_from(["users", "пользователей", "юзеров"]))
+def test_users_round_trip(n: int, word: str) -> None:
+    assert parse(f"7b {n} {word}", EMPTY).concurrency == n
