@@ -1,0 +1,1 @@
+"""Telegram bot: a guided GPU-memory dialog over the estimator core."""

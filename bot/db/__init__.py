@@ -1,0 +1,1 @@
+"""The bot's database: models, engine and migrations, the repository, the per-update middleware."""

@@ -1,0 +1,122 @@
+"""ORM models: users, their dialog sessions, processed updates and persisted FSM state."""
+
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import JSON, BigInteger, DateTime, ForeignKey, MetaData, String, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.types import TypeDecorator
+
+# Deterministic constraint names, so migrations can drop/alter them on every backend.
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+DIALOG_STARTED = "started"
+DIALOG_COMPLETED = "completed"
+DIALOG_ABANDONED = "abandoned"
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """Timezone-aware UTC datetimes on every backend (SQLite drops the offset on its own)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime; use an aware UTC datetime")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map: ClassVar[dict[Any, Any]] = {datetime: UtcDateTime, dict[str, Any]: JSON}
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    telegram_id: Mapped[int] = mapped_column(BigInteger, unique=True)
+    username: Mapped[str | None] = mapped_column(String(64))
+    first_name: Mapped[str | None] = mapped_column(String(256))
+    # None until the user picks a language (or we adopt their Telegram one).
+    language: Mapped[str | None] = mapped_column(String(2))
+    language_from_telegram: Mapped[str | None] = mapped_column(String(16))
+    # The deep-link payload of the first contact; never overwritten afterwards.
+    source: Mapped[str | None] = mapped_column(String(64), index=True)
+    created_at: Mapped[datetime] = mapped_column(default=utc_now)
+    last_seen_at: Mapped[datetime] = mapped_column(default=utc_now)
+
+    dialogs: Mapped[list["DialogSession"]] = relationship(back_populates="user")
+
+
+class DialogSession(Base):
+    __tablename__ = "dialog_sessions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    task: Mapped[str] = mapped_column(String(32))
+    answers: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    result_summary: Mapped[dict[str, Any] | None]
+    verdict: Mapped[str | None] = mapped_column(String(32))
+    offer_id: Mapped[str | None] = mapped_column(String(128))
+    status: Mapped[str] = mapped_column(String(16), default=DIALOG_STARTED, index=True)
+    # The deep link this dialog came from (a returning user may arrive via another link).
+    source: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(default=utc_now)
+    updated_at: Mapped[datetime] = mapped_column(default=utc_now, onupdate=utc_now)
+    completed_at: Mapped[datetime | None]
+
+    user: Mapped[User] = relationship(back_populates="dialogs")
+
+
+class ProcessedUpdate(Base):
+    """One row per handled Telegram update: a second delivery of the same update is dropped."""
+
+    __tablename__ = "processed_updates"
+    __table_args__ = (UniqueConstraint("bot_id", "update_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    bot_id: Mapped[int] = mapped_column(BigInteger)
+    update_id: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(default=utc_now)
+
+
+class FsmRecord(Base):
+    """aiogram FSM state and data for one StorageKey (destiny included)."""
+
+    __tablename__ = "fsm_records"
+
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    state: Mapped[str | None] = mapped_column(String(255))
+    data: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    updated_at: Mapped[datetime] = mapped_column(default=utc_now, onupdate=utc_now)
+
+
+__all__ = [
+    "DIALOG_ABANDONED",
+    "DIALOG_COMPLETED",
+    "DIALOG_STARTED",
+    "Base",
+    "DialogSession",
+    "FsmRecord",
+    "ProcessedUpdate",
+    "User",
+]

@@ -1,0 +1,215 @@
+"""All database access of the bot. Functions flush, never commit: the caller's transaction commits."""
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import case, delete, func, select, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.db.models import (
+    DIALOG_ABANDONED,
+    DIALOG_COMPLETED,
+    DIALOG_STARTED,
+    Base,
+    DialogSession,
+    ProcessedUpdate,
+    User,
+    utc_now,
+)
+
+LANGUAGES = ("ru", "en")
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    """Deep-link source funnel: how many users came, started and completed a dialog."""
+
+    source: str | None
+    users: int
+    dialogs_started: int
+    dialogs_completed: int
+
+
+async def get_user(session: AsyncSession, telegram_id: int) -> User | None:
+    return await session.scalar(select(User).where(User.telegram_id == telegram_id))
+
+
+async def upsert_user(
+    session: AsyncSession,
+    *,
+    telegram_id: int,
+    username: str | None,
+    first_name: str | None,
+    telegram_language: str | None,
+    source: str | None,
+) -> User:
+    """Create the user on first contact (recording the deep-link source), else refresh what Telegram says.
+
+    The insert ignores a conflict, so two first updates of one user racing each other create one row
+    and the source of whichever came first.
+    """
+    now = utc_now()
+    await session.execute(
+        dialect_insert(session, User)
+        .values(
+            telegram_id=telegram_id,
+            source=source,
+            language_from_telegram=telegram_language,
+            created_at=now,
+            last_seen_at=now,
+        )
+        .on_conflict_do_nothing(index_elements=[User.telegram_id])
+    )
+    user = await get_user(session, telegram_id)
+    assert user is not None, "inserted above or already present"
+    user.username = username
+    user.first_name = first_name
+    user.language_from_telegram = telegram_language
+    user.last_seen_at = now
+    await session.flush()
+    return user
+
+
+async def set_language(session: AsyncSession, telegram_id: int, lang: str) -> None:
+    if lang not in LANGUAGES:
+        raise ValueError(f"unsupported language {lang!r}; expected one of {LANGUAGES}")
+    await session.execute(update(User).where(User.telegram_id == telegram_id).values(language=lang))
+
+
+async def start_dialog(
+    session: AsyncSession, *, telegram_id: int, task: str, source: str | None = None
+) -> int:
+    """Open a new dialog for the user; their unfinished ones count as abandoned from now on."""
+    user = await _require_user(session, telegram_id)
+    await abandon_dialogs(session, telegram_id)
+    dialog = DialogSession(user_id=user.id, task=task, answers={}, source=source, status=DIALOG_STARTED)
+    session.add(dialog)
+    await session.flush()
+    return dialog.id
+
+
+async def save_answers(session: AsyncSession, dialog_id: int, answers: dict[str, Any]) -> None:
+    dialog = await _require_dialog(session, dialog_id)
+    # A new dict object: SQLAlchemy does not see in-place changes of a JSON value.
+    dialog.answers = dict(answers)
+    dialog.updated_at = utc_now()
+    await session.flush()
+
+
+async def complete_dialog(
+    session: AsyncSession,
+    dialog_id: int,
+    *,
+    answers: dict[str, Any],
+    summary: dict[str, Any],
+    verdict: str | None,
+    offer_id: str | None,
+) -> None:
+    dialog = await _require_dialog(session, dialog_id)
+    now = utc_now()
+    dialog.answers = dict(answers)
+    dialog.result_summary = dict(summary)
+    dialog.verdict = verdict
+    dialog.offer_id = offer_id
+    dialog.status = DIALOG_COMPLETED
+    dialog.completed_at = now
+    dialog.updated_at = now
+    await session.flush()
+
+
+async def abandon_dialogs(session: AsyncSession, telegram_id: int) -> int:
+    """Mark the user's unfinished dialogs abandoned; returns how many."""
+    user_ids = select(User.id).where(User.telegram_id == telegram_id).scalar_subquery()
+    result = await session.execute(
+        update(DialogSession)
+        .where(DialogSession.user_id == user_ids, DialogSession.status == DIALOG_STARTED)
+        .values(status=DIALOG_ABANDONED, updated_at=utc_now())
+        .execution_options(synchronize_session="fetch")
+    )
+    return int(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def list_dialogs(session: AsyncSession, telegram_id: int) -> list[DialogSession]:
+    """The user's dialogs, oldest first."""
+    rows = await session.scalars(
+        select(DialogSession)
+        .join(User)
+        .where(User.telegram_id == telegram_id)
+        .order_by(DialogSession.created_at, DialogSession.id)
+    )
+    return list(rows)
+
+
+async def claim_update(session: AsyncSession, *, bot_id: int, update_id: int) -> bool:
+    """Record the update as processed; False if it already was (a repeated delivery)."""
+    values = {"bot_id": bot_id, "update_id": update_id, "created_at": utc_now()}
+    # The unique (bot_id, update_id) decides; on PostgreSQL a concurrent claim waits for the first to end.
+    result = await session.execute(
+        dialect_insert(session, ProcessedUpdate).values(values).on_conflict_do_nothing()
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def forget_processed_updates(session: AsyncSession, *, before: datetime) -> int:
+    """Drop de-duplication records older than ``before`` (Telegram stops redelivering after a day)."""
+    result = await session.execute(delete(ProcessedUpdate).where(ProcessedUpdate.created_at < before))
+    return int(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def source_report(session: AsyncSession) -> list[SourceRow]:
+    """Per first-seen source (None: came without a link): users, their dialogs started and completed.
+
+    Dialogs count towards the source that brought the user, which is what a sales link is credited with.
+    """
+    dialogs = (
+        select(
+            DialogSession.user_id,
+            func.count().label("started"),
+            func.sum(case((DialogSession.status == DIALOG_COMPLETED, 1), else_=0)).label("completed"),
+        )
+        .group_by(DialogSession.user_id)
+        .subquery()
+    )
+    users = func.count(User.id)
+    rows = await session.execute(
+        select(
+            User.source,
+            users,
+            func.coalesce(func.sum(dialogs.c.started), 0),
+            func.coalesce(func.sum(dialogs.c.completed), 0),
+        )
+        .outerjoin(dialogs, dialogs.c.user_id == User.id)
+        .group_by(User.source)
+        .order_by(users.desc(), User.source.asc().nulls_last())
+    )
+    return [
+        SourceRow(source, int(n_users), int(started), int(completed))
+        for source, n_users, started, completed in rows
+    ]
+
+
+def dialect_insert(session: AsyncSession, model: type[Base]) -> Any:
+    """INSERT with ON CONFLICT support, in the dialect of the session's database."""
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        return postgresql_insert(model)
+    if dialect == "sqlite":
+        return sqlite_insert(model)
+    raise NotImplementedError(f"only SQLite and PostgreSQL are supported, not {dialect}")
+
+
+async def _require_user(session: AsyncSession, telegram_id: int) -> User:
+    user = await get_user(session, telegram_id)
+    if user is None:
+        raise LookupError(f"no user with telegram_id={telegram_id}; upsert_user first")
+    return user
+
+
+async def _require_dialog(session: AsyncSession, dialog_id: int) -> DialogSession:
+    dialog = await session.get(DialogSession, dialog_id)
+    if dialog is None:
+        raise LookupError(f"no dialog session with id={dialog_id}")
+    return dialog

@@ -1,0 +1,1 @@
+"""Alembic migrations of the bot database (a package so that it ships with the wheel)."""
