@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from core.catalog import Catalog
 from core.contract import (
     Assumption,
@@ -35,7 +37,7 @@ from core.formulas.params import Arch, arch_of
 from core.formulas.peak import peak_breakdown
 from core.formulas.training import lora_params
 from core.formulas.weights import model_weight_bytes
-from core.precision import bits_per_weight, is_gguf, kv_bytes_per_element
+from core.precision import bits_per_weight, kv_bytes_per_element
 from core.specs import GpuSpec, ModelKind, ModelSpec, RentalOffer
 
 CARD_COUNTS = (1, 2, 4, 8)
@@ -47,10 +49,12 @@ TIGHT_HEADROOM = 0.10
 DECODE_BANDWIDTH_EFFICIENCY = 0.70
 HOST_RAM_RECOMMENDED_FACTOR = 2  # RAM ≥ VRAM to load and pin weights; 2× for page cache and data loaders
 CHECKPOINT_BYTES_PER_PARAM = 4 + 8  # fp32 weights + AdamW moments in a resumable full checkpoint
-MIN_QUANTIZE_STEP_BITS = 2  # propose a format only if it at least roughly halves a 4-bit step
+MIN_QUANTIZE_STEP_BITS = 2  # offer a format only if it saves ≥ 2 bits per weight (not nf4 → int4)
 MIN_CONTEXT = 1024
 MIN_SEQ_LEN = 512
 MAX_ALTERNATIVES = 2
+
+_VERDICT_LIST = TypeAdapter(list[Verdict])
 
 
 @dataclass
@@ -70,6 +74,7 @@ class Sizer:
     def __init__(self, req: Request, spec: ModelSpec, arch: Arch | None) -> None:
         self.req, self.spec, self.arch = req, spec, arch
         self._cache: dict[tuple[Any, ...], int] = {}
+        self._by_count: dict[int, int] = {}
 
     def total(self, spec: ModelSpec | None = None, arch: Arch | None = None, **changes: Any) -> int:
         spec = spec or self.spec
@@ -80,7 +85,9 @@ class Sizer:
         return self._cache[key]
 
     def at_count(self, count: int) -> int:
-        return self.total(**self.count_changes(count))
+        if count not in self._by_count:
+            self._by_count[count] = self.total(**self.count_changes(count))
+        return self._by_count[count]
 
     def count_changes(self, count: int) -> dict[str, Any]:
         changes: dict[str, Any] = {"num_gpus": count}
@@ -95,24 +102,25 @@ def verdict_kind(needed: int, usable: int) -> VerdictKind:
     return "tight" if usable - needed < TIGHT_HEADROOM * usable else "fits"
 
 
-def make_verdict(gpu: GpuSpec, count: int, needed: int) -> Verdict:
-    return Verdict(
-        gpu=gpu.id,
-        gpu_name=gpu.name,
-        count=count,
-        bytes_per_gpu=needed,
-        usable_bytes=gpu.usable_bytes,
-        headroom=round((gpu.usable_bytes - needed) / gpu.usable_bytes, 4),
-        headroom_bytes=gpu.usable_bytes - needed,
-        verdict=verdict_kind(needed, gpu.usable_bytes),
-    )
+def verdict_fields(gpu: GpuSpec, count: int, needed: int) -> dict[str, Any]:
+    return {
+        "gpu": gpu.id,
+        "gpu_name": gpu.name,
+        "count": count,
+        "bytes_per_gpu": needed,
+        "usable_bytes": gpu.usable_bytes,
+        "headroom": round((gpu.usable_bytes - needed) / gpu.usable_bytes, 4),
+        "headroom_bytes": gpu.usable_bytes - needed,
+        "verdict": verdict_kind(needed, gpu.usable_bytes),
+    }
 
 
 def advise(req: Request, spec: ModelSpec, arch: Arch | None, catalog: Catalog, total: int) -> Advice:
     sizer = Sizer(req, spec, arch)
     gpus = [catalog.gpu(g) for g in req.gpus] if req.gpus else list(catalog.gpus.values())
     verdicts = _verdicts(gpus, sizer)
-    candidates = _offer_candidates(catalog, sizer) or _catalogue_candidates(verdicts, catalog)
+    wanted = {g.id for g in gpus}
+    candidates = _offer_candidates(catalog, sizer, wanted) or _catalogue_candidates(verdicts, catalog)
     recommendation = _cheapest(candidates)
     alternatives = _alternatives(candidates, recommendation, req)
     notes: list[Assumption] = []
@@ -146,15 +154,16 @@ def _unique(gpus: Iterable[GpuSpec]) -> list[GpuSpec]:
 
 
 def _verdicts(gpus: list[GpuSpec], sizer: Sizer) -> list[Verdict]:
-    """Each GPU at 1, 2, 4, 8 cards, stopping at the first count that fits."""
-    out = []
+    """Each GPU at 1, 2, 4, 8 cards, stopping at the first count that fits. Validated in one call:
+    ~80 verdicts per estimate, one pydantic call each would dominate the estimate's time."""
+    rows = []
     for gpu in gpus:
         for count in CARD_COUNTS:
-            verdict = make_verdict(gpu, count, sizer.at_count(count))
-            out.append(verdict)
-            if verdict.verdict == "fits":
+            row = verdict_fields(gpu, count, sizer.at_count(count))
+            rows.append(row)
+            if row["verdict"] == "fits":
                 break
-    return out
+    return _VERDICT_LIST.validate_python(rows)
 
 
 @dataclass(frozen=True)
@@ -166,9 +175,11 @@ class _Candidate:
     offer: RentalOffer | None
 
 
-def _offer_candidates(catalog: Catalog, sizer: Sizer) -> list[_Candidate]:
+def _offer_candidates(catalog: Catalog, sizer: Sizer, wanted: set[str]) -> list[_Candidate]:
     out = []
     for offer in catalog.offers:
+        if offer.gpu not in wanted:
+            continue
         gpu = catalog.gpus[offer.gpu]
         needed = sizer.at_count(offer.count)
         kind = verdict_kind(needed, gpu.usable_bytes)
@@ -316,7 +327,7 @@ def _mitigations(
             if n > count and fits_on(sizer.at_count(n), n):
                 add("more_gpus", sizer.at_count(n), n=n, num_gpus=n, **_str_values(sizer.count_changes(n)))
                 break
-    _offload_mitigations(req, diffusion, sizer, add)
+    _offload_mitigations(req, sizer, add)
     return out
 
 
@@ -354,19 +365,19 @@ def _training_mitigations(
         add("shard", sizer.total(sharding=Sharding.ZERO3), sharding="zero3")
 
 
-def _offload_mitigations(req: Request, diffusion: bool, sizer: Sizer, add: Callable[..., None]) -> None:
-    """Last resort, for experiments: several times slower."""
-    if diffusion and req.task is not Task.TRAINING:
-        for mode in (CpuOffload.MODEL, CpuOffload.SEQUENTIAL):
-            if req.cpu_offload is CpuOffload.NONE or (
-                mode is CpuOffload.SEQUENTIAL and req.cpu_offload is CpuOffload.MODEL
-            ):
-                add("cpu_offload", sizer.total(cpu_offload=mode), cpu_offload=str(mode), experiments_only=1)
-    elif req.task is Task.TRAINING and req.method is Method.FULL:
-        # DeepSpeed ZeRO-Offload keeps optimizer states (and the fp32 master) in CPU RAM.
-        base = sizer.total()
-        states = round(peak_breakdown(req, sizer.spec, sizer.arch).get("optimizer_states", 0.0))
-        add("cpu_offload", base - states, cpu_offload="optimizer", experiments_only=1)
+def _offload_mitigations(req: Request, sizer: Sizer, add: Callable[..., None]) -> None:
+    """Last resort, for experiments: several times slower. `model` then `sequential`, as the request's
+    `cpu_offload` field means them (for language models `model` already streams every layer)."""
+    modes = [CpuOffload.MODEL, CpuOffload.SEQUENTIAL]
+    if req.task is Task.INFERENCE:
+        modes = [CpuOffload.MODEL]
+    elif req.task is Task.TRAINING and req.method is not Method.FULL:
+        modes = [CpuOffload.SEQUENTIAL]  # LoRA has next to no optimizer state to offload
+    for mode in modes:
+        if req.cpu_offload is CpuOffload.NONE or (
+            mode is CpuOffload.SEQUENTIAL and req.cpu_offload is CpuOffload.MODEL
+        ):
+            add("cpu_offload", sizer.total(cpu_offload=mode), cpu_offload=str(mode), experiments_only=1)
 
 
 def _halvings(value: int, floor: int) -> list[int]:
@@ -450,8 +461,6 @@ def _host(
             else lora_params(arch, req.lora_rank, req.lora_targets)
         )
         disk += trainable * CHECKPOINT_BYTES_PER_PARAM
-    if is_gguf(req.precision):
-        disk *= 1  # GGUF files are the weights as stored
     return HostAdvice(
         ram_min_bytes=round(vram),
         ram_recommended_bytes=round(vram * HOST_RAM_RECOMMENDED_FACTOR),

@@ -32,6 +32,7 @@ from core.formulas.overhead import ALLOCATOR_RESERVE_FRACTION, CUDA_CONTEXT_BYTE
 from core.formulas.params import Arch, arch_of
 from core.formulas.peak import peak_breakdown
 from core.precision import KEEPS_EMBEDDINGS_WIDE, is_gguf
+from core.resolve import resolve_model
 from core.specs import ModelKind, ModelSpec
 from core.units import format_bytes
 
@@ -57,7 +58,7 @@ def estimate(request: Request | dict[str, Any], catalog: Catalog | None = None) 
     """
     req = parse_request(request)
     catalog = catalog or default_catalog()
-    spec, resolved, assumptions = _resolve(req, catalog)
+    spec, resolved, assumptions = resolve_model(req.model, catalog)
     filled, default_notes = fill_defaults(req, spec)
     arch = arch_of(spec)
     parts = peak_breakdown(filled, spec, arch)
@@ -89,18 +90,13 @@ def parse_request(request: Request | dict[str, Any]) -> Request:
     try:
         return Request.model_validate(request)
     except ValidationError as e:
-        first = e.errors()[0]
-        field = ".".join(str(p) for p in first["loc"] if not isinstance(p, int)) or None
-        # `model` is a union: report the field, not pydantic's union branch names
-        if field and field.startswith("model."):
-            field = "model" if first["type"] != "extra_forbidden" else field
+        errors = e.errors()
+        # `model` is a union (name or architecture): report the branch the caller meant
+        branch = "CustomModel" if isinstance(request.get("model"), dict) else "str"
+        first = next((x for x in errors if x["loc"][:2] == ("model", branch)), errors[0])
+        loc = [str(p) for p in first["loc"] if not isinstance(p, int) and p not in ("str", "CustomModel")]
+        field = ".".join(loc) or None
         raise CoreError(f"{field or 'request'}: {first['msg']}", field=field) from e
-
-
-def _resolve(req: Request, catalog: Catalog) -> tuple[ModelSpec, ResolvedModel, list[Assumption]]:
-    from core.resolve import resolve_model  # lazy: it pulls in the Hugging Face client module
-
-    return resolve_model(req.model, catalog)
 
 
 def fill_defaults(req: Request, spec: ModelSpec) -> tuple[Request, list[Assumption]]:
@@ -179,13 +175,12 @@ def fill_defaults(req: Request, spec: ModelSpec) -> tuple[Request, list[Assumpti
             if req.task is Task.TRAINING:
                 notes.append(_note("default_seq_len", f"training sequences of {seq} tokens", seq_len=seq))
     if req.mixed_precision is None:
-        mixed = (
-            MixedPrecision.BF16
-            if req.method is Method.FULL
-            and precision in (Precision.FP32, Precision.BF16, Precision.FP16)
-            and req.task is Task.TRAINING
-            else MixedPrecision.NONE
-        )
+        full = req.method is Method.FULL and req.task is Task.TRAINING
+        mixed = MixedPrecision.NONE
+        if full and precision in (Precision.FP32, Precision.BF16):
+            mixed = MixedPrecision.BF16
+        elif full and precision is Precision.FP16:  # fp16 weights ask for fp16 AMP (pre-Ampere cards)
+            mixed = MixedPrecision.FP16
         update["mixed_precision"] = mixed
     if diffusion:
         if req.resolution is None:
@@ -278,6 +273,29 @@ def _method_notes(req: Request, spec: ModelSpec, arch: Arch | None) -> list[Assu
         )
     else:
         notes.extend(_training_notes(req))
+    if req.engine is Engine.VLLM and req.task is Task.INFERENCE:
+        notes.append(
+            _note(
+                "vllm_preallocates",
+                "vLLM reserves 90% of each GPU by default (gpu_memory_utilization) and fills the rest with "
+                "KV cache; the estimate is what this workload needs",
+            )
+        )
+    if req.cpu_offload is not CpuOffload.NONE and spec.kind not in (ModelKind.IMAGE, ModelKind.VIDEO):
+        notes.append(
+            _note(
+                "cpu_offload_slow",
+                "CPU offload: "
+                + (
+                    "weights stream from CPU RAM one layer at a time"
+                    if req.task is Task.INFERENCE
+                    else "optimizer states (and with `sequential` the parameters) live in CPU RAM, "
+                    "as DeepSpeed ZeRO-Offload does"
+                )
+                + "; several times slower",
+                cpu_offload=str(req.cpu_offload),
+            )
+        )
     if req.num_gpus > 1:
         how = (
             "tensor parallel: weights and KV heads split across GPUs"

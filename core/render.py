@@ -107,7 +107,7 @@ def render_parse_error(err: ParseError, lang: str = "ru", catalog: Catalog | Non
 def describe_settings(fields: Mapping[str, Any], lang: str) -> str:
     """'llama-3-70b, inference, int4, context 32,768 tokens, 4 users' from (some) request fields."""
     task = fields.get("task")
-    names = _SETTINGS_BY_TASK.get(Task(task), _ALL_SETTINGS) if task else _ALL_SETTINGS
+    names = _SETTINGS_BY_TASK.get(Task(task), _ALL_SETTINGS) if task in set(Task) else _ALL_SETTINGS
     parts = [_model_word(fields["model"])] if fields.get("model") else []
     if task:
         parts.append(label("task", str(task), lang))

@@ -43,8 +43,8 @@ FP32 = 4
 QUANTIZED_TEXT_ENCODER_MIN_PARAMS_B = 1.0
 # Blocks of a denoiser without a layer count, for sequential offload (FLUX has 57, SDXL's UNet ~70).
 DEFAULT_DENOISER_BLOCKS = 50
-# A DiT with unknown depth and width when estimating training activations (DiT-XL/2, Peebles & Xie).
-DIT_FALLBACK = (28, 1152, 16)
+# Head width of a DiT whose head count is not in the catalogue (FLUX, SD3, Wan, CogVideoX: 128).
+DIT_HEAD_DIM = 128
 
 
 def peak_breakdown(req: Request, spec: ModelSpec, arch: Arch | None) -> Breakdown:
@@ -79,6 +79,8 @@ def _llm_inference(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
     n = req.num_gpus  # tensor-parallel split (vLLM) or layers spread over GPUs (transformers, llama.cpp)
     e = compute_bytes(req.precision)
     weights = model_weight_bytes(arch.params, req.precision, arch) / n
+    if req.cpu_offload is not CpuOffload.NONE:  # accelerate offload: one layer's weights at a time
+        weights /= arch.L
     kv_e = kv_bytes_per_element(req.kv_cache_precision)
     # KV heads are split across tensor-parallel ranks; fewer heads than GPUs are replicated.
     kv_share = max(1 / n, 1 / arch.k) if n > 1 else 1.0
@@ -135,6 +137,12 @@ def _llm_training(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
         grads = tr.gradient_bytes(adapters, FP32)
         states = tr.optimizer_state_bytes(adapters, req.optimizer, FP32, h)
 
+    if req.cpu_offload is not CpuOffload.NONE:
+        # DeepSpeed ZeRO-Offload: optimizer states and their update in CPU RAM; `sequential` also
+        # offloads the parameters (ZeRO-Infinity), leaving the layers being computed.
+        states = 0.0
+        if req.cpu_offload is CpuOffload.SEQUENTIAL:
+            weights = tr.gathered_layer_bytes(arch, P, e)
     shard_states, shard_grads, shard_params = tr.shards(sharding)
     if n > 1 and sharding is Sharding.NONE:
         grads += tr.ddp_bucket_bytes(grads)
@@ -254,11 +262,9 @@ def _diffusion_training(req: Request, spec: ModelSpec) -> Breakdown:
     assert req.precision and req.mixed_precision
     den = _denoiser(spec)
     P = den.params_b * BILLION
-    L, h, a = (
-        spec.layers or DIT_FALLBACK[0],
-        spec.hidden_size or DIT_FALLBACK[1],
-        spec.attention_heads or DIT_FALLBACK[2],
-    )
+    L = spec.layers or dif.DIT_TYPICAL_DEPTH
+    h = spec.hidden_size or dif.denoiser_width(P)
+    a = spec.attention_heads or max(1, h // DIT_HEAD_DIM)
     arch = Arch(
         L=L,
         h=h,

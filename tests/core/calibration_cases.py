@@ -21,7 +21,7 @@ from core.contract import Precision, Result
 from core.estimate import estimate
 from core.formulas.overhead import CUDA_CONTEXT_BYTES
 from core.precision import bytes_per_weight
-from core.specs import GpuSpec, ModelKind, ModelSpec
+from core.specs import GpuSpec, ModelSpec
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GiB = 2**30
@@ -107,11 +107,7 @@ def read_like_the_meter(case: Case, result: Result) -> int:
 def simple_rule(case: Case, catalog: Catalog) -> int:
     """The rules of thumb we must beat: weights × 1.2 to run, weights × 4 to train with Adam."""
     spec = catalog.models[case.request["model"]]
-    precision = Precision(case.request.get("precision", "bf16"))
-    if spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO):
-        weights = spec.params_b * 1e9 * bytes_per_weight(precision)
-    else:
-        weights = spec.params_b * 1e9 * bytes_per_weight(precision)
+    weights = spec.params_b * 1e9 * bytes_per_weight(Precision(case.request.get("precision", "bf16")))
     full_training = case.request["task"] == "training" and case.request.get("method", "full") == "full"
     return round(weights * (4 if full_training else 1.2))
 

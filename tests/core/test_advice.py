@@ -55,6 +55,11 @@ def test_nothing_offered_fits_falls_back_to_catalogue_configurations() -> None:
     assert rec.gpu == "card24"
 
 
+def test_requested_gpus_restrict_the_recommendation() -> None:
+    rec = run(task="inference", model="llama-8b", gpus=["card80"]).recommendation
+    assert rec is not None and rec.offer_id == "c80x1"
+
+
 def test_alternatives_differ_from_the_recommendation() -> None:
     result = run(task="inference", model="llama-8b")
     assert result.recommendation is not None
@@ -81,6 +86,8 @@ def test_mitigation_fit_is_checked_against_the_requested_gpus() -> None:
     assert not int4.fits  # ~40 GB at 4 bits is still more than one 24 GiB card
     more = next(m for m in result.mitigations if m.action == "more_gpus")
     assert more.fits and more.fits_on is not None and more.fits_on.endswith("card24")
+    offload = result.mitigations[-1]
+    assert (offload.action, offload.params["cpu_offload"], offload.fits) == ("cpu_offload", "model", True)
 
 
 def test_training_mitigations() -> None:

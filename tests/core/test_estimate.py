@@ -4,6 +4,8 @@ setting moves the total."""
 from typing import Any, get_args
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from tiny_catalog import tiny_catalog
 
 from core.catalog import default_catalog
@@ -223,3 +225,78 @@ def test_shipped_catalogue_sizes_names_and_bare_sizes() -> None:
     by_size = estimate({"task": "inference", "model": "13B"}, catalog)
     assert by_size.model.source == "size"
     assert by_size.range.high_bytes - by_size.total_bytes > 0.2 * by_size.total_bytes
+
+
+def test_cpu_offload_applies_to_language_models_too() -> None:
+    base = dict(task="inference", model="llama-70b")
+    assert total(**base, cpu_offload="sequential") < total(**base) / 4
+    train = dict(task="training", model="llama-8b", gradient_checkpointing=True)
+    model, seq = (run(**train, cpu_offload=m).breakdown for m in ("model", "sequential"))
+    assert "optimizer_states" not in model
+    assert seq["weights"] < model["weights"]
+    assert any(a.code == "cpu_offload_slow" for a in run(**base, cpu_offload="model").assumptions)
+
+
+def test_fp16_full_training_defaults_to_fp16_autocast() -> None:
+    assert run(task="training", model="llama-8b", precision="fp16").request.mixed_precision == "fp16"
+
+
+def test_every_catalogue_model_sizes_for_its_tasks() -> None:
+    catalog = default_catalog()
+    for model in catalog.models.values():
+        diffusion = model.kind in ("image", "video")
+        tasks = [
+            ("image_generation" if model.kind == "image" else "video_generation")
+            if diffusion
+            else "inference"
+        ]
+        for task, extra in [(tasks[0], {}), ("training", {"method": "qlora"})]:
+            result = estimate({"task": task, "model": model.id, **extra}, catalog)
+            assert sum(result.breakdown.values()) == result.total_bytes > 0, (model.id, task)
+            assert result.breakdown.get("weights", 0) > 0 or diffusion
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.fixed_dictionaries(
+        {
+            "task": st.sampled_from(["inference", "training"]),
+            "model": st.sampled_from(["llama-8b", "llama-70b", "mixtral-8x7b", "bert"]),
+        },
+        optional={
+            "precision": st.sampled_from(["fp32", "bf16", "fp16", "fp8", "int8", "int4", "nf4", "awq-int4"]),
+            "engine": st.sampled_from(["transformers", "vllm", "unsloth"]),
+            "context_length": st.integers(1, 200_000),
+            "concurrency": st.integers(1, 64),
+            "kv_cache_precision": st.sampled_from(["fp16", "fp8", "int4"]),
+            "method": st.sampled_from(["full", "lora", "qlora"]),
+            "mixed_precision": st.sampled_from(["none", "bf16"]),
+            "optimizer": st.sampled_from(["adamw", "adamw_8bit", "adafactor", "sgd", "lion"]),
+            "batch_size": st.integers(1, 16),
+            "seq_len": st.integers(1, 65_536),
+            "gradient_checkpointing": st.booleans(),
+            "attention": st.sampled_from(["sdpa", "eager"]),
+            "num_gpus": st.integers(1, 16),
+            "sharding": st.sampled_from(["none", "zero2", "zero3", "fsdp"]),
+            "cpu_offload": st.sampled_from(["none", "model", "sequential"]),
+        },
+    )
+)
+def test_any_valid_request_sizes_or_names_the_field(fields: dict[str, Any]) -> None:
+    try:
+        result = estimate(fields, CATALOG)
+    except CoreError as e:
+        assert e.field in {"precision", "task", "model"}
+        return
+    assert sum(result.breakdown.values()) == result.total_bytes > 0
+    assert all(v >= 0 for v in result.breakdown.values())
+    assert [m.action for m in result.mitigations].count("cpu_offload") <= 2
+    assert Result.model_validate_json(result.model_dump_json()) == result
+
+
+def test_architecture_errors_name_the_architecture_field() -> None:
+    with pytest.raises(CoreError) as err:
+        estimate({"task": "inference", "model": {"params_b": -7}}, CATALOG)
+    assert err.value.field == "model.params_b"
+    custom = {"task": "inference", "model": {"params_b": 7, "layers": 32, "hidden_size": 4096}}
+    assert estimate(custom, default_catalog()).total_bytes > 14e9

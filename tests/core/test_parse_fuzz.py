@@ -5,10 +5,11 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.catalog import Catalog
-from core.contract import Request
+from core.catalog import Catalog, default_catalog
+from core.contract import Precision, Request
 from core.errors import ParseError
 from core.parse import parse, parse_context, parse_count, parse_partial, parse_resolution, parse_size_b
+from core.specs import ModelKind
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 EMPTY = Catalog([], [], [])
@@ -153,3 +154,49 @@ def test_size_round_trips(size: object, unit: str) -> None:
 @given(st.integers(min_value=1, max_value=100_000), st.sampled_from(["users", "пользователей", "юзеров"]))
 def test_users_round_trip(n: int, word: str) -> None:
     assert parse(f"7b {n} {word}", EMPTY).concurrency == n
+
+
+# --- whole phrases built from the shipped catalogue: every part comes back, in any order ---------
+
+PRECISION_WORDS = {
+    "int4": Precision.INT4,
+    "4-bit": Precision.INT4,
+    "4 бита": Precision.INT4,
+    "int8": Precision.INT8,
+    "8bit": Precision.INT8,
+    "fp16": Precision.FP16,
+    "bf16": Precision.BF16,
+    "fp8": Precision.FP8,
+    "nf4": Precision.NF4,
+    "awq": Precision.AWQ_INT4,
+    "gptq": Precision.GPTQ_INT4,
+    "Q4_K_M": Precision.Q4_K_M,
+    "q5_k_m": Precision.Q5_K_M,
+    "q8_0": Precision.Q8_0,
+}
+LANGUAGE_MODELS = [
+    m
+    for m in default_catalog().models.values()
+    if m.kind is not ModelKind.IMAGE and m.kind is not ModelKind.VIDEO
+]
+MODEL_NAMES = [(name, m.id) for m in LANGUAGE_MODELS for name in [m.id, m.name, *m.aliases]]
+
+
+@FUZZ
+@given(
+    st.sampled_from(MODEL_NAMES),
+    st.sampled_from(sorted(PRECISION_WORDS)),
+    st.integers(min_value=1, max_value=1024),
+    st.sampled_from(["{}k", "контекст {}k", "context {}K", "ctx {}к"]),
+    st.integers(min_value=1, max_value=10_000),
+    st.sampled_from(["{} users", "{} пользователей", "concurrency {}", "{} одновременных запросов"]),
+    st.permutations(range(4)),
+)
+def test_catalogue_phrases_round_trip(
+    model: tuple[str, str], precision: str, k: int, context: str, users: int, user_form: str, order: list[int]
+) -> None:
+    name, model_id = model
+    parts = [name, precision, context.format(k), user_form.format(users)]
+    request = parse(" ".join(parts[i] for i in order))
+    assert (request.model, request.precision) == (model_id, PRECISION_WORDS[precision])
+    assert (request.context_length, request.concurrency) == (k * 1024, users)

@@ -1,0 +1,97 @@
+"""Speed of the estimator: in-process estimate + full recommendation over the whole catalogue
+(target ≤ 1 ms median per call on one core) and the CLI cold start (target ≤ 0.5 s).
+
+    python bench/bench_estimate.py [--calls 200] [--starts 10]
+
+Prints figures; it is not a test (timings depend on the machine and its load).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+REQUESTS: list[dict[str, Any]] = [
+    {"task": "inference", "model": "llama-3.1-8b"},
+    {
+        "task": "inference",
+        "model": "llama-3.1-70b",
+        "precision": "int4",
+        "context_length": 32768,
+        "concurrency": 4,
+    },
+    {"task": "inference", "model": "mixtral-8x7b", "engine": "vllm", "num_gpus": 2},
+    {"task": "inference", "model": "deepseek-v3", "precision": "q4_k_m"},
+    {"task": "training", "model": "llama-3.1-8b", "method": "qlora", "gradient_checkpointing": True},
+    {"task": "training", "model": "qwen2.5-7b", "batch_size": 4},
+    {"task": "image_generation", "model": "flux.1-dev", "images": 4},
+    {"task": "video_generation", "model": "wan2.1-t2v-14b"},
+]
+
+
+def bench_in_process(calls: int) -> dict[str, float]:
+    from core.catalog import default_catalog
+    from core.estimate import estimate
+
+    catalog = default_catalog()
+    for request in REQUESTS:  # warm up: imports, resolver caches
+        estimate(request, catalog)
+    per_request = {}
+    for request in REQUESTS:
+        times = []
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            estimate(request, catalog)
+            times.append(time.perf_counter() - t0)
+        per_request[json.dumps(request)] = statistics.median(times) * 1000
+    return per_request
+
+
+def bench_cold_start(starts: int) -> dict[str, tuple[float, float]]:
+    commands = {
+        "python -c pass (interpreter alone)": ([sys.executable, "-c", "pass"], ""),
+        "python -m core gpus": ([sys.executable, "-m", "core", "gpus"], ""),
+        "python -m core estimate --json": (
+            [sys.executable, "-m", "core", "estimate", "--json"],
+            json.dumps(REQUESTS[0]),
+        ),
+    }
+    out = {}
+    for name, (argv, stdin) in commands.items():
+        times = []
+        for _ in range(starts):
+            t0 = time.perf_counter()
+            subprocess.run(argv, input=stdin, capture_output=True, text=True, cwd=ROOT, check=True)
+            times.append(time.perf_counter() - t0)
+        out[name] = (statistics.median(times), min(times))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--starts", type=int, default=10)
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    print(
+        f"estimate + recommendation over the whole catalogue, median of {args.calls} calls (target ≤ 1 ms):"
+    )
+    per_request = bench_in_process(args.calls)
+    for request, ms in per_request.items():
+        print(f"  {ms:7.3f} ms  {request}")
+    print(f"  median over requests: {statistics.median(per_request.values()):.3f} ms")
+    print(f"CLI cold start over {args.starts} starts, median / best (target ≤ 0.5 s):")
+    for name, (median, best) in bench_cold_start(args.starts).items():
+        print(f"  {median:6.3f} s / {best:6.3f} s  {name}")
+
+
+if __name__ == "__main__":
+    main()
