@@ -1,0 +1,225 @@
+"""A scripted Telegram user for tests: sends messages, presses buttons, waits for the bot's replies."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiogram.types import CallbackQuery, InaccessibleMessage, InlineQuery, MessageEntity, Update, User
+
+from .errors import SandboxTimeout
+from .state import ChatLog, ChatMessage
+from .telegram import FakeTelegram
+
+COMMAND_PATTERN = re.compile(r"^/[A-Za-z0-9_]{1,32}(@[A-Za-z0-9_]+)?")
+
+
+@dataclass
+class CallbackAnswer:
+    """What the bot answered to a button press (answerCallbackQuery), and what it changed in the chat."""
+
+    text: str | None
+    show_alert: bool
+    url: str | None
+    messages: list[ChatMessage] = field(default_factory=list)
+
+
+@dataclass
+class InlineAnswer:
+    results: list[dict[str, Any]]
+    is_personal: bool
+    next_offset: str | None
+    cache_time: int | None
+
+
+class SandboxUser:
+    """A user in a private chat with the bot. All waits are bounded by ``timeout`` seconds."""
+
+    def __init__(self, telegram: FakeTelegram, user: User, *, quiet_period: float, timeout: float) -> None:
+        self.telegram = telegram
+        self.user = user
+        self.chat: ChatLog = telegram.add_user(user)
+        self.quiet_period = quiet_period
+        self.timeout = timeout
+        self._seen_changes = len(self.chat.changes)  # what happened before this user object is not "new"
+
+    @property
+    def id(self) -> int:
+        return self.user.id
+
+    # --- what the user sees ---
+
+    def messages(self) -> list[ChatMessage]:
+        """The chat history, oldest first, including the user's own and deleted (flagged) messages."""
+        return self.chat.history()
+
+    def bot_messages(self) -> list[ChatMessage]:
+        return [m for m in self.chat.history() if m.from_bot and not m.deleted]
+
+    def last_message(self) -> ChatMessage:
+        """The bot's latest message still in the chat (as currently shown, edits applied)."""
+        messages = self.bot_messages()
+        if not messages:
+            raise AssertionError(f"the bot has sent nothing to user {self.id}")
+        return messages[-1]
+
+    # --- actions ---
+
+    async def send(
+        self, text: str, *, reply_to: ChatMessage | int | None = None, update_id: int | None = None,
+        expect_reply: bool = True, timeout: float | None = None,
+    ) -> list[ChatMessage]:
+        """Send a text message (optionally a reply to ``reply_to``); return the bot messages it caused
+        (new or edited) once the bot is quiet."""
+        message = self._new_user_message(text)
+        if reply_to is not None:
+            message.reply_to_message_id = reply_to if isinstance(reply_to, int) else reply_to.message_id
+        update = Update(update_id=update_id or 0, message=self.chat.api_message(message))
+        delivered_before = self.telegram.updates.delivered
+        await self._push(update, update_id)
+        if expect_reply:
+            return await self._settle(self._bot_changed_chat, f"a reply to {text!r}", timeout)
+        return await self._settle(
+            lambda: self.telegram.updates.delivered > delivered_before, f"delivery of {text!r}", timeout
+        )
+
+    async def click(
+        self, text: str | None = None, *, callback_data: str | None = None,
+        message: ChatMessage | int | None = None, inaccessible: bool = False, timeout: float | None = None,
+    ) -> CallbackAnswer:
+        """Press an inline button (by text or callback data) on ``message`` or the latest keyboard;
+        wait until the bot answers the callback query and has gone quiet.
+
+        ``inaccessible=True`` sends the message as Telegram does for messages older than 48 hours:
+        an ``InaccessibleMessage`` (date 0, no text, no ``edit_text``)."""
+        target = self._message_with_button(text, callback_data, message)
+        button = target.find_button(text, callback_data)
+        assert button is not None
+        if not button.inline:
+            replies = await self.send(button.text, timeout=timeout)
+            return CallbackAnswer(None, False, None, replies)
+        if button.callback_data is None:
+            raise AssertionError(f"button {button.text!r} is not a callback button (url={button.url!r})")
+        query = self.telegram.new_query("callback_query", self.id, self.chat.chat.id)
+        callback = CallbackQuery(
+            id=query.query_id, from_user=self.user, chat_instance=f"ci{self.id}",
+            message=InaccessibleMessage(chat=self.chat.chat, message_id=target.message_id)
+            if inaccessible else self.chat.api_message(target),
+            data=button.callback_data,
+        )
+        await self._push(Update(update_id=0, callback_query=callback), None)
+        what = f"an answer to the callback query of button {button.text!r} ({button.callback_data!r})"
+        replies = await self._settle(lambda: query.answered, what, timeout)
+        answer = query.answer or {}
+        return CallbackAnswer(answer.get("text"), bool(answer.get("show_alert")), answer.get("url"), replies)
+
+    async def inline(
+        self, query_text: str, *, offset: str = "", timeout: float | None = None
+    ) -> InlineAnswer:
+        """Type ``@bot query_text`` and wait for the bot's answerInlineQuery."""
+        query = self.telegram.new_query("inline_query", self.id, self.chat.chat.id)
+        inline_query = InlineQuery(
+            id=query.query_id, from_user=self.user, query=query_text, offset=offset, chat_type="private"
+        )
+        await self._push(Update(update_id=0, inline_query=inline_query), None)
+        await self._settle(lambda: query.answered, f"an answer to the inline query {query_text!r}", timeout)
+        answer = query.answer or {}
+        return InlineAnswer(
+            answer.get("results", []), bool(answer.get("is_personal")), answer.get("next_offset"),
+            answer.get("cache_time"),
+        )
+
+    async def wait_reply(self, timeout: float | None = None) -> list[ChatMessage]:
+        """Wait for bot messages not yet returned by an earlier call (e.g. sent by a background task)."""
+        return await self._settle(self._bot_changed_chat, "a message from the bot", timeout)
+
+    def unread(self) -> list[ChatMessage]:
+        """Bot messages new or edited since the last call that returned messages, without waiting."""
+        return self._take_changes()
+
+    # --- internals ---
+
+    def _new_user_message(self, text: str) -> ChatMessage:
+        entities = []
+        if command := COMMAND_PATTERN.match(text):
+            entities.append(MessageEntity(type="bot_command", offset=0, length=len(command.group())))
+        message = ChatMessage(
+            message_id=self.chat.allocate_id(), chat_id=self.chat.chat.id, from_bot=False,
+            sender=self.user, text=text, source_text=text, entities=entities,
+        )
+        self.chat.add(message)
+        self._seen_changes = len(self.chat.changes)
+        return message
+
+    async def _push(self, update: Update, update_id: int | None) -> None:
+        data = update.model_dump(mode="json", exclude_none=True, by_alias=True)
+        if update_id is None:
+            data.pop("update_id")
+        else:
+            data["update_id"] = update_id
+        self._seen_changes = len(self.chat.changes)
+        await self.telegram.updates.push(data)
+
+    def _bot_changed_chat(self) -> bool:
+        return len(self.chat.changes) > self._seen_changes
+
+    def _message_with_button(
+        self, text: str | None, callback_data: str | None, message: ChatMessage | int | None
+    ) -> ChatMessage:
+        if text is None and callback_data is None:
+            raise ValueError("click() needs a button text or callback_data")
+        if isinstance(message, int):
+            message = self.chat.messages.get(message)
+        if message is not None and message.deleted:
+            raise AssertionError(f"message {message.message_id} was deleted: its buttons are gone")
+        if message is not None and not message.buttons:
+            raise AssertionError(f"message {message.message_id} has no buttons (any more)")
+        candidates = [message] if message is not None else list(reversed(self.bot_messages()))
+        wanted = text if text is not None else f"callback_data={callback_data!r}"
+        for candidate in candidates:
+            if candidate.buttons:
+                if candidate.find_button(text, callback_data) is None:
+                    shown = [b.text for row in candidate.buttons for b in row]
+                    raise AssertionError(f"no button {wanted!r} on message {candidate.message_id}: {shown}")
+                return candidate
+        raise AssertionError(f"no message with buttons to press {wanted!r}")
+
+    async def _settle(self, done: Callable[[], bool], what: str, timeout: float | None) -> list[ChatMessage]:
+        """Wait until ``done()`` and the bot has made no call for ``quiet_period``; return the changes."""
+        timeout = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + timeout
+        while True:
+            now = time.monotonic()
+            quiet = self.telegram.in_flight == 0 and now - self.telegram.last_activity >= self.quiet_period
+            if done() and (quiet or now >= deadline):
+                return self._take_changes()
+            if now >= deadline:
+                raise SandboxTimeout(f"timed out after {timeout:.1f} s waiting for {what}{self._failures()}")
+            await asyncio.sleep(0.01)
+
+    def _take_changes(self) -> list[ChatMessage]:
+        changed_ids: list[int] = []
+        for change in self.chat.changes[self._seen_changes :]:
+            if change.message_id not in changed_ids:
+                changed_ids.append(change.message_id)
+        self._seen_changes = len(self.chat.changes)
+        changed = [self.chat.messages[i] for i in changed_ids]
+        return [copy.copy(m) for m in changed if m.from_bot and not m.deleted]
+
+    def _failures(self) -> str:
+        """Hints for a timeout message: the bot's failed calls, updates it never asked for."""
+        hints = []
+        failed = [r for r in self.telegram.requests[-20:] if r.error and r.chat_id in (None, self.id)]
+        if failed:
+            calls = "; ".join(f"{r.method} → {r.error}" for r in failed[-3:])
+            hints.append(f"the bot's failed calls: {calls}")
+        if dropped := self.telegram.updates.dropped_types:
+            hints.append(f"update types dropped by the bot's allowed_updates: {sorted(dropped)}")
+        if self.telegram.updates.pending_count:
+            hints.append(f"{self.telegram.updates.pending_count} update(s) not yet taken by the bot")
+        return "".join(f"; {hint}" for hint in hints)

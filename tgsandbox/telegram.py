@@ -1,0 +1,132 @@
+"""The fake Telegram's memory of one bot and its users: chats, queries, commands, recorded calls."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from aiogram.types import Chat, User
+
+from .errors import ApiError, bad_request
+from .params import Params, Upload
+from .state import ChatLog, ChatMessage, PendingQuery, QueryKind, RecordedRequest
+from .updates import UpdateQueue
+
+
+@dataclass
+class FloodRule:
+    """Answer the next ``times`` matching calls with 429, as Telegram does when a bot sends too fast."""
+
+    retry_after: int
+    methods: frozenset[str] | None
+    chat_id: int | None
+    times: int
+
+    def matches(self, method: str, chat_id: int | None) -> bool:
+        return (
+            self.times > 0
+            and (self.methods is None or method.lower() in self.methods)
+            and (self.chat_id is None or self.chat_id == chat_id)
+        )
+
+
+class FakeTelegram:
+    """Everything the server knows; the method handlers and the driver read and change it."""
+
+    def __init__(self, bot_id: int, bot_username: str, query_ttl: float) -> None:
+        self.token = f"{bot_id}:TEST{secrets.token_urlsafe(24)}"
+        self.bot_user = User(
+            id=bot_id, is_bot=True, first_name="Sandbox Bot", username=bot_username,
+            can_join_groups=True, can_read_all_group_messages=False, supports_inline_queries=True,
+        )
+        self.query_ttl = query_ttl
+        self.updates = UpdateQueue()
+        self.users: dict[int, User] = {}
+        self.chats: dict[int, ChatLog] = {}
+        self.requests: list[RecordedRequest] = []
+        self.queries: dict[str, PendingQuery] = {}
+        self.commands: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self.files: dict[str, Upload | str] = {}
+        self.flood_rules: list[FloodRule] = []
+        # The driver's "the bot has gone quiet": no call in flight and none for a quiet period.
+        self.in_flight = 0
+        self.last_activity = time.monotonic()
+        self._ids = itertools.count(1)
+
+    def next_id(self, prefix: str) -> str:
+        return f"{prefix}{next(self._ids)}"
+
+    # --- chats and messages ---
+
+    def add_user(self, user: User) -> ChatLog:
+        self.users[user.id] = user
+        if user.id not in self.chats:
+            chat = Chat(id=user.id, type="private", first_name=user.first_name,
+                        last_name=user.last_name, username=user.username)
+            self.chats[user.id] = ChatLog(chat)
+        return self.chats[user.id]
+
+    def chat_of(self, params: Params) -> ChatLog:
+        raw = params.values.get("chat_id")
+        if raw in (None, ""):
+            raise bad_request("chat_id is empty")
+        if isinstance(raw, str) and raw.startswith("@"):
+            found = next((c for c in self.chats.values() if c.chat.username == raw[1:]), None)
+        else:
+            chat_id = params.integer("chat_id")
+            found = self.chats.get(chat_id) if chat_id is not None else None
+        if found is None:
+            raise bad_request("chat not found")
+        return found
+
+    def message_of(self, params: Params, missing: str) -> ChatMessage:
+        chat = self.chat_of(params)
+        message_id = params.integer("message_id")
+        if message_id is None:
+            raise bad_request("message identifier is not specified")
+        message = chat.messages.get(message_id)
+        if message is None or message.deleted:
+            raise bad_request(missing)
+        return message
+
+    # --- queries ---
+
+    def new_query(self, kind: QueryKind, user_id: int, chat_id: int | None) -> PendingQuery:
+        query = PendingQuery(
+            query_id=str(secrets.randbits(63)), kind=kind, user_id=user_id, created_at=time.monotonic(),
+            chat_id=chat_id,
+        )
+        self.queries[query.query_id] = query
+        return query
+
+    # --- bookkeeping of calls ---
+
+    def chat_id_of_call(self, params: Params) -> int | None:
+        raw = params.values.get("chat_id")
+        if isinstance(raw, int) or (isinstance(raw, str) and raw.lstrip("-").isdigit()):
+            return int(raw)
+        for key in ("callback_query_id", "inline_query_id"):
+            query = self.queries.get(str(params.values.get(key)))
+            if query is not None:
+                return query.chat_id
+        return None
+
+    def check_flood(self, method: str, chat_id: int | None) -> None:
+        for rule in self.flood_rules:
+            if rule.matches(method, chat_id):
+                rule.times -= 1
+                raise ApiError(429, f"Too Many Requests: retry after {rule.retry_after}", rule.retry_after)
+
+    def record(self, method: str, params: Params, chat_id: int | None, error: str | None) -> None:
+        self.requests.append(RecordedRequest(method, params.typed_values(), chat_id, time.monotonic(), error))
+
+    def touch(self) -> None:
+        self.last_activity = time.monotonic()
+
+    def commands_key(self, params: Params) -> tuple[str, str]:
+        scope = params.json("scope") or {"type": "default"}
+        return json.dumps(scope, sort_keys=True), params.text("language_code") or ""
