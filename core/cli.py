@@ -71,7 +71,7 @@ def _estimate(text: str, out: TextIO, as_json: bool) -> int:
 
 def _ask(text: str, lang: str, out: TextIO) -> int:
     try:
-        from core.parse import parse
+        from core.parse import understand
         from core.render import render_answer
     except ImportError as e:  # built by another module; fail cleanly until then
         sys.stderr.write(f"`ask` is not available: {e}\n")
@@ -80,7 +80,8 @@ def _ask(text: str, lang: str, out: TextIO) -> int:
     from core.estimate import estimate
 
     try:
-        result = estimate(parse(text))
+        understood = understand(text)
+        result = estimate(understood.request)
     except ParseError as e:
         from core.render import render_parse_error
 
@@ -89,7 +90,7 @@ def _ask(text: str, lang: str, out: TextIO) -> int:
     except CoreError as e:
         sys.stderr.write(f"{e.message}\n")
         return EXIT_INVALID
-    out.write(render_answer(result, lang) + "\n")
+    out.write(render_answer(result, lang, notes=understood.notes) + "\n")
     return 0
 
 

@@ -134,8 +134,9 @@ class Request(BaseModel):
         default=None, description="weights; default bf16 (fp16 for diffusion models that ship fp16)"
     )
     engine: Engine | None = Field(
-        default=None, description="default: transformers for LLMs, diffusers for image/video, "
-        "llama.cpp when the precision is a GGUF type"
+        default=None,
+        description="default: transformers for LLMs, diffusers for image/video, "
+        "llama.cpp when the precision is a GGUF type",
     )
     context_length: int | None = Field(
         default=None, gt=0, le=10_000_000, description="tokens per sequence (inference); default 4096"
@@ -154,6 +155,13 @@ class Request(BaseModel):
     batch_size: int = Field(default=1, gt=0, le=100_000, description="micro-batch per GPU")
     seq_len: int | None = Field(default=None, gt=0, le=10_000_000, description="training; default 2048")
     gradient_checkpointing: bool = False
+    gradient_accumulation_steps: int = Field(
+        default=1,
+        ge=1,
+        le=100_000,
+        description="extension: micro-batches per optimizer step; above 1 the gradients stay allocated "
+        "through every forward and backward (they accumulate), default 1",
+    )
     attention: Attention = Attention.SDPA
     lora_rank: int = Field(default=16, gt=0, le=4096)
     lora_targets: LoraTargets = LoraTargets.ALL_LINEAR

@@ -65,7 +65,7 @@ def estimate(request: Request | dict[str, Any], catalog: Catalog | None = None) 
     breakdown = {k: round(v) for k, v in parts.items() if v > 0 or k == "overhead"}
     total = sum(breakdown.values())
     advice = advise(filled, spec, arch, catalog, total)
-    notes = [*assumptions, *default_notes, *_method_notes(filled, spec, arch), *advice.assumptions]
+    notes = [*assumptions, *default_notes, *_method_notes(filled, spec, arch, parts), *advice.assumptions]
     return Result(
         request=filled,
         model=resolved,
@@ -219,7 +219,9 @@ def _note(code: str, text: str, **params: str | int | float) -> Assumption:
     return Assumption(code=code, text=text, params=params)
 
 
-def _method_notes(req: Request, spec: ModelSpec, arch: Arch | None) -> list[Assumption]:
+def _method_notes(
+    req: Request, spec: ModelSpec, arch: Arch | None, parts: dict[str, float]
+) -> list[Assumption]:
     """How the workload was sized, in plain words (stable codes, listed in docs/estimator.md)."""
     assert req.precision
     notes = [
@@ -259,8 +261,11 @@ def _method_notes(req: Request, spec: ModelSpec, arch: Arch | None) -> list[Assu
                 precision=str(req.precision),
             )
         )
+    if req.task is Task.TRAINING:
+        notes.extend(_training_notes(req, step_is_peak=parts.get("activations", 0.0) <= 0))
     if spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO):
-        notes.extend(_diffusion_notes(req, spec))
+        if req.task is not Task.TRAINING:
+            notes.extend(_diffusion_notes(req, spec))
     elif req.task is Task.INFERENCE:
         notes.append(
             _note(
@@ -271,8 +276,6 @@ def _method_notes(req: Request, spec: ModelSpec, arch: Arch | None) -> list[Assu
                 context_length=req.context_length or 0,
             )
         )
-    else:
-        notes.extend(_training_notes(req))
     if req.engine is Engine.VLLM and req.task is Task.INFERENCE:
         notes.append(
             _note(
@@ -282,20 +285,23 @@ def _method_notes(req: Request, spec: ModelSpec, arch: Arch | None) -> list[Assu
             )
         )
     if req.cpu_offload is not CpuOffload.NONE and spec.kind not in (ModelKind.IMAGE, ModelKind.VIDEO):
-        notes.append(
-            _note(
-                "cpu_offload_slow",
-                "CPU offload: "
-                + (
-                    "weights stream from CPU RAM one layer at a time"
-                    if req.task is Task.INFERENCE
-                    else "optimizer states (and with `sequential` the parameters) live in CPU RAM, "
-                    "as DeepSpeed ZeRO-Offload does"
+        if req.task is Task.INFERENCE:
+            notes.append(
+                _note(
+                    "cpu_offload_layers",
+                    "CPU offload: weights stream from CPU RAM one layer at a time; several times slower",
+                    cpu_offload=str(req.cpu_offload),
                 )
-                + "; several times slower",
-                cpu_offload=str(req.cpu_offload),
             )
-        )
+        else:
+            notes.append(
+                _note(
+                    "cpu_offload_zero",
+                    "CPU offload as DeepSpeed ZeRO-Offload does it: optimizer states (and with "
+                    "`sequential` the parameters) live in CPU RAM; several times slower",
+                    cpu_offload=str(req.cpu_offload),
+                )
+            )
     if req.num_gpus > 1:
         how = (
             "tensor parallel: weights and KV heads split across GPUs"
@@ -312,7 +318,7 @@ def _method_notes(req: Request, spec: ModelSpec, arch: Arch | None) -> list[Assu
     return notes
 
 
-def _training_notes(req: Request) -> list[Assumption]:
+def _training_notes(req: Request, step_is_peak: bool) -> list[Assumption]:
     notes: list[Assumption] = []
     if req.method is Method.FULL and req.mixed_precision is not MixedPrecision.NONE:
         if req.sharding.value == "none":
@@ -320,8 +326,9 @@ def _training_notes(req: Request) -> list[Assumption]:
                 _note(
                     "mixed_precision_amp",
                     "mixed precision as PyTorch AMP does it: fp32 weights "
-                    "(the master copy), fp32 gradients, fp32 optimizer states and a 16-bit copy of "
-                    "the weights while autocast runs: 18 bytes per parameter with AdamW",
+                    "(the master copy), fp32 gradients and optimizer states (16 bytes per parameter "
+                    "with AdamW) and a 16-bit copy of the weights from the forward pass until each "
+                    "layer's backward",
                 )
             )
         else:
@@ -366,16 +373,35 @@ def _training_notes(req: Request) -> list[Assumption]:
                 "layer (fp32 softmax + 16-bit copy); sdpa/flash would not",
             )
         )
-    notes.append(
-        _note(
-            "training_peak_sum",
-            "peak = weights + gradients + optimizer states + activations "
-            "of one micro-batch (all alive at the start of the backward pass)",
-            batch_size=req.batch_size,
-            seq_len=req.seq_len or 0,
-        )
-    )
+    notes.append(_training_peak_note(req, step_is_peak))
     return notes
+
+
+def _training_peak_note(req: Request, step_is_peak: bool) -> Assumption:
+    """Which phase of the training step is the peak (core.formulas.peak.training_peak)."""
+    shape = {"batch_size": req.batch_size, "seq_len": req.seq_len or 0}
+    if step_is_peak:
+        return _note(
+            "training_peak_optimizer_step",
+            "peak at the optimizer step: weights + all gradients + optimizer states; the "
+            "activations of the micro-batch are freed by then",
+            **shape,
+        )
+    if req.gradient_accumulation_steps > 1:
+        return _note(
+            "training_peak_accumulation",
+            f"peak at the start of the backward pass: with {req.gradient_accumulation_steps} accumulation "
+            "steps the gradients stay allocated next to the weights, optimizer states and activations",
+            steps=req.gradient_accumulation_steps,
+            **shape,
+        )
+    return _note(
+        "training_peak_backward",
+        "peak at the start of the backward pass: weights + optimizer states + activations of one "
+        "micro-batch + the loss buffers; gradients come as activations are freed "
+        "(zero_grad(set_to_none=True), PyTorch 2)",
+        **shape,
+    )
 
 
 def _diffusion_notes(req: Request, spec: ModelSpec) -> list[Assumption]:
@@ -390,11 +416,11 @@ def _diffusion_notes(req: Request, spec: ModelSpec) -> list[Assumption]:
             height=h,
         ),
         _note(
-            "cfg_batch",
-            "one denoiser pass at a time (guidance-distilled, or guidance passes run one after another)"
-            if spec.family in SINGLE_PASS_FAMILIES
-            else "classifier-free guidance: the denoiser runs a batch of 2 per image",
-        ),
+            "cfg_single_pass",
+            "one denoiser pass at a time (guidance-distilled, or guidance passes run one after another)",
+        )
+        if spec.family in SINGLE_PASS_FAMILIES
+        else _note("cfg_double_batch", "classifier-free guidance: the denoiser runs a batch of 2 per image"),
     ]
     if req.cpu_offload is not CpuOffload.NONE:
         notes.append(

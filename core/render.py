@@ -46,6 +46,7 @@ _SETTINGS_BY_TASK: dict[Task, tuple[str, ...]] = {
         "lora_rank",
         "batch_size",
         "seq_len",
+        "gradient_accumulation_steps",
         "gradient_checkpointing",
         "num_gpus",
         "sharding",
@@ -163,6 +164,9 @@ _SETTING: dict[str, Callable[[Any, str], str | None]] = {
     "lora_rank": lambda v, lang: t("setting-lora-rank", lang, rank=int(v)),
     "batch_size": lambda v, lang: t("setting-batch", lang, count=int(v)),
     "seq_len": lambda v, lang: t("setting-seq-len", lang, tokens=int(v)),
+    "gradient_accumulation_steps": lambda v, lang: (
+        t("setting-accumulation", lang, steps=int(v)) if int(v) > 1 else None
+    ),
     "gradient_checkpointing": _switch("setting-checkpointing"),
     "vae_tiling": _switch("setting-tiling"),
     "num_gpus": lambda v, lang: t("setting-gpus", lang, count=int(v)) if int(v) > 1 else None,

@@ -79,10 +79,27 @@ def training_activation_bytes(
     return boundaries + layer
 
 
-def training_logits_bytes(s: int, b: int, V: int, e: int) -> float:
-    """Logits in the compute dtype, their fp32 upcast and the fp32 log-softmax kept by
-    cross-entropy (transformers' ForCausalLMLoss upcasts logits before F.cross_entropy)."""
-    return s * b * V * (e + 2 * FP32) if e < FP32 else s * b * V * 2 * FP32
+def training_loss_bytes(s: int, b: int, V: int, e: int) -> float:
+    """Logits and cross-entropy buffers at their largest, while every layer's activations are alive.
+
+    transformers' ForCausalLMLoss (transformers/loss/loss_utils.py) upcasts the logits
+    (`logits = logits.float()`) and calls F.cross_entropy = log_softmax + nll_loss, which saves
+    the fp32 log-probabilities. Per logit:
+    - end of forward: the logits (e) + their fp32 upcast (4; none when e = 4) + the saved
+      log-probabilities (4);
+    - start of backward: the saved log-probabilities (4) + nll_loss's fp32 gradient (4) +
+      log_softmax's fp32 gradient (4). The upcast is gone (nothing saved it) and so are the 16-bit
+      logits under HF Trainer, whose `compute_loss` keeps only the loss.
+    The larger is 12 bytes per logit whatever the compute dtype.
+    """
+    forward = e + (FP32 if e < FP32 else 0) + FP32
+    backward_start = 3 * FP32
+    return s * b * V * max(forward, backward_start)
+
+
+def logits_gradient_bytes(s: int, b: int, V: int, e: int) -> float:
+    """The gradient of the logits in the compute dtype, alive while the LM head's backward runs."""
+    return s * b * V * e
 
 
 def prefill_activation_bytes(s: int, b: int, arch: Arch, e: int, eager: bool = False) -> float:

@@ -106,24 +106,30 @@ def _llm_training(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
     e = compute_bytes(req.precision, req.mixed_precision)
     P = arch.params
     h = arch.h
+    autocast_copy = 0.0
     if req.method is Method.FULL:
         if bits_per_weight(req.precision) < 16:
             raise EstimateError("full training needs 16- or 32-bit weights; use method qlora", "precision")
         if mixed and sharding is Sharding.NONE:
             # PyTorch AMP: fp32 parameters (they are the master), fp32 grads, autocast 16-bit copies.
-            weights = weight_bytes(P, 32) + tr.autocast_weight_copy_bytes(P, e)
-            grads = tr.gradient_bytes(P, FP32)
+            weights = weight_bytes(P, 32)
+            autocast_copy = tr.autocast_weight_copy_bytes(P, e)
+            grad_bytes: float = FP32
             states = tr.optimizer_state_bytes(P, req.optimizer, FP32, h)
         elif mixed:
             # ZeRO/FSDP mixed precision: 16-bit params and grads, fp32 master + states sharded.
             weights = weight_bytes(P, 16)
-            grads = tr.gradient_bytes(P, 2)
+            grad_bytes = 2
             states = tr.master_weight_bytes(P) + tr.optimizer_state_bytes(P, req.optimizer, FP32, h)
         else:
-            pb = bytes_per_weight(req.precision)
+            grad_bytes = bytes_per_weight(req.precision)
             weights = weight_bytes(P, bits_per_weight(req.precision))
-            grads = tr.gradient_bytes(P, pb)
-            states = tr.optimizer_state_bytes(P, req.optimizer, pb, h)
+            states = tr.optimizer_state_bytes(P, req.optimizer, grad_bytes, h)
+        grads = tr.gradient_bytes(P, grad_bytes)
+        state_bytes = FP32 if mixed else grad_bytes
+        largest = tr.largest_tensor_params(arch)
+        temporaries = tr.optimizer_step_temporary_bytes(req.optimizer, largest, state_bytes)
+        trains_head = True
     else:
         base_precision = req.precision
         weights = model_weight_bytes(P, base_precision, arch)
@@ -136,16 +142,20 @@ def _llm_training(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
         weights += weight_bytes(adapters, 32)
         grads = tr.gradient_bytes(adapters, FP32)
         states = tr.optimizer_state_bytes(adapters, req.optimizer, FP32, h)
+        largest_adapter = req.lora_rank * max(arch.h, arch.i)
+        temporaries = tr.optimizer_step_temporary_bytes(req.optimizer, largest_adapter, FP32)
+        grad_bytes = FP32
+        trains_head = False
 
     if req.cpu_offload is not CpuOffload.NONE:
         # DeepSpeed ZeRO-Offload: optimizer states and their update in CPU RAM; `sequential` also
         # offloads the parameters (ZeRO-Infinity), leaving the layers being computed.
-        states = 0.0
+        states = temporaries = 0.0
         if req.cpu_offload is CpuOffload.SEQUENTIAL:
             weights = tr.gathered_layer_bytes(arch, P, e)
+            autocast_copy = 0.0
     shard_states, shard_grads, shard_params = tr.shards(sharding)
-    if n > 1 and sharding is Sharding.NONE:
-        grads += tr.ddp_bucket_bytes(grads)
+    buckets = tr.ddp_bucket_bytes(grads) if n > 1 and sharding is Sharding.NONE else 0.0
     if n > 1:
         states = tr.zero_shard(states, n) if shard_states else states
         grads = tr.zero_shard(grads, n) if shard_grads else grads
@@ -163,13 +173,73 @@ def _llm_training(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
         checkpointing,
         offload_checkpoints=unsloth,
     )
+    loss = logits_grad = head_grad = 0.0
     if spec.kind is not ModelKind.ENCODER and not unsloth:  # Unsloth's loss never materialises logits
-        activations += act.training_logits_bytes(req.seq_len, req.batch_size, arch.V, e)
-    parts = {"weights": weights, "gradients": grads, "optimizer_states": states, "activations": activations}
+        loss = act.training_loss_bytes(req.seq_len, req.batch_size, arch.V, e)
+        logits_grad = act.logits_gradient_bytes(req.seq_len, req.batch_size, arch.V, e)
+        if trains_head:
+            head_grad = tr.lm_head_gradient_bytes(arch, grad_bytes)
+    parts = training_peak(
+        weights=weights,
+        autocast_copy=autocast_copy,
+        states=states,
+        grads=grads,
+        buckets=buckets,
+        activations=activations,
+        loss=loss,
+        first_grads=(logits_grad, head_grad),
+        temporaries=temporaries,
+        accumulation=req.gradient_accumulation_steps,
+    )
     # Unsloth loads checkpoints saved already in 4 bit (its `-bnb-4bit` uploads): nothing to quantize.
     quantizes = req.method is Method.QLORA and not unsloth
     on_load = _quantized_on_load(req.precision, arch, n if shard_params else 1) if quantizes else 0.0
-    return _with_overhead(parts, activations + grads, req, on_load)
+    return _with_overhead(parts, parts["activations"] + parts["gradients"], req, on_load)
+
+
+def training_peak(
+    *,
+    weights: float,
+    autocast_copy: float,
+    states: float,
+    grads: float,
+    buckets: float,
+    activations: float,
+    loss: float,
+    first_grads: tuple[float, float],
+    temporaries: float,
+    accumulation: int,
+) -> Breakdown:
+    """The training step's peak, phase by phase, as PyTorch allocates it with
+    `zero_grad(set_to_none=True)` (the default since PyTorch 2.0, and HF Trainer's):
+
+    - start of backward: weights (+ AMP's autocast copies, saved by each layer until its backward)
+      + optimizer states + every layer's activations + the loss buffers (`loss`), then, once those
+      are freed, the logits' gradient and the first parameter gradient (the LM head's), given as
+      `first_grads` = (logits gradient, LM head gradient);
+    - optimizer step, after the backward has freed the activations: weights + states + all
+      gradients + the step's scratch (`temporaries`).
+
+    With gradient accumulation (> 1) gradients persist across micro-batches, so the whole of
+    `grads` is also alive at the start of every backward. DDP's `buckets` are allocated once and
+    always alive. Returns the breakdown of the larger phase (`activations` 0 when it is the step).
+    """
+    held = buckets + (grads if accumulation > 1 else 0.0)
+    logits_grad, head_grad = first_grads
+    backward_extra, backward_grads = max((loss, held), (logits_grad, held + head_grad), key=sum)
+    backward = {
+        "weights": weights + autocast_copy,
+        "gradients": backward_grads,
+        "optimizer_states": states,
+        "activations": activations + backward_extra,
+    }
+    step = {
+        "weights": weights,
+        "gradients": grads + buckets,
+        "optimizer_states": states + temporaries,
+        "activations": 0.0,
+    }
+    return max(backward, step, key=lambda p: sum(p.values()))
 
 
 def _component_precision(req: Request, spec: ModelSpec, c: PipelineComponent) -> Precision:
@@ -285,26 +355,36 @@ def _diffusion_training(req: Request, spec: ModelSpec) -> Breakdown:
     e = compute_bytes(_component_precision(req, spec, den), req.mixed_precision)
     if req.method is Method.FULL:
         pb = FP32 if mixed else bytes_per_weight(req.precision)
-        weights = P * pb + (tr.autocast_weight_copy_bytes(P, e) if mixed else 0.0)
+        weights = P * pb
+        autocast_copy = tr.autocast_weight_copy_bytes(P, e) if mixed else 0.0
         grads = tr.gradient_bytes(P, pb)
         states = tr.optimizer_state_bytes(P, req.optimizer, pb, h)
+        temporaries = tr.optimizer_step_temporary_bytes(req.optimizer, h * arch.i, pb)
     else:
         base = Precision.NF4 if req.method is Method.QLORA else _component_precision(req, spec, den)
         adapters = tr.lora_params(arch, req.lora_rank, req.lora_targets)
         weights = weight_bytes(P, bits_per_weight(base)) + weight_bytes(adapters, 32)
+        autocast_copy = 0.0
         grads = tr.gradient_bytes(adapters, FP32)
         states = tr.optimizer_state_bytes(adapters, req.optimizer, FP32, h)
+        temporaries = tr.optimizer_step_temporary_bytes(req.optimizer, req.lora_rank * arch.i, FP32)
     weights += sum(_component_bytes(req, spec, "vae"))  # frozen, resident
     tokens = _latent_tokens(req, spec)
     activations = act.training_activation_bytes(
         tokens, req.batch_size, e, arch, req.attention is Attention.EAGER, req.gradient_checkpointing
     )
-    text_encoders = sum(_component_bytes(req, spec, "text_encoder"))
-    parts = {
-        "weights": weights,
-        "text_encoders": text_encoders,
-        "gradients": grads,
-        "optimizer_states": states,
-        "activations": activations,
-    }
-    return _with_overhead(parts, activations + grads, req)
+    # The denoising loss is an MSE on latents: no logits, no LM head.
+    parts = training_peak(
+        weights=weights,
+        autocast_copy=autocast_copy,
+        states=states,
+        grads=grads,
+        buckets=0.0,
+        activations=activations,
+        loss=0.0,
+        first_grads=(0.0, 0.0),
+        temporaries=temporaries,
+        accumulation=req.gradient_accumulation_steps,
+    )
+    parts["text_encoders"] = sum(_component_bytes(req, spec, "text_encoder"))
+    return _with_overhead(parts, parts["activations"] + parts["gradients"], req)

@@ -44,6 +44,40 @@ def adafactor_state_bytes(params: float, param_bytes: float, h: int | None) -> f
     return params * param_bytes * 2 / width
 
 
+def optimizer_step_temporary_bytes(
+    optimizer: Optimizer, largest_tensor_params: float, param_bytes: float
+) -> float:
+    """Scratch memory `optimizer.step()` allocates on top of the states, for the largest tensor.
+
+    AdamW (fused: HF Trainer's default `adamw_torch_fused` since PyTorch 2.8, DeepSpeed FusedAdam),
+    bitsandbytes' 8-bit and paged kernels and SGD update in place: nothing. (The `foreach`
+    implementation of torch.optim.AdamW, its default when neither flag is given, would add one
+    state-sized copy for `_foreach_sqrt`; not counted.) transformers' Adafactor loops over tensors
+    and holds `grad**2 + eps` and the factored estimate (`_approx_sq_grad`) in fp32, plus fp32
+    copies of a 16-bit gradient and parameter. lion-pytorch's update clones the momentum and adds
+    the gradient: two tensors in the parameter dtype.
+    """
+    match optimizer:
+        case Optimizer.ADAFACTOR:
+            copies = 2 + (2 if param_bytes < FP32 else 0)
+            return copies * largest_tensor_params * FP32
+        case Optimizer.LION:
+            return 2 * largest_tensor_params * param_bytes
+        case _:
+            return 0.0
+
+
+def largest_tensor_params(arch: Arch) -> int:
+    """Elements of the largest weight tensor: the embedding (V × h) or one MLP matrix (h × i)."""
+    return max(arch.V * arch.h, arch.h * arch.i)
+
+
+def lm_head_gradient_bytes(arch: Arch, grad_bytes: float) -> float:
+    """The first parameter gradient backward produces in a causal LM: the LM head's (V × h), tied
+    to the token embeddings or not."""
+    return arch.V * arch.h * grad_bytes
+
+
 def gradient_bytes(params: float, grad_bytes: float) -> float:
     """One gradient per trainable parameter, in the parameter's dtype (PyTorch autograd)."""
     return params * grad_bytes

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -117,6 +118,35 @@ def test_architecture_spot_checks(catalog: Catalog) -> None:
     assert (deepseek.kv_lora_rank, deepseek.qk_rope_head_dim, deepseek.experts) == (512, 64, 256)
     moe = catalog.models["qwen3-30b-a3b"]
     assert moe.is_moe and moe.active_params_b is not None and moe.active_params_b < moe.params_b
+
+
+@pytest.mark.parametrize(
+    ("model", "dropout", "attention_dropout"),
+    [
+        ("bert-large", 0.1, 0.1),  # hidden_dropout_prob, attention_probs_dropout_prob
+        ("opt-350m", 0.1, 0.0),  # dropout, attention_dropout
+        ("opt-1.3b", 0.1, 0.0),
+        ("t5-large", 0.1, 0.1),  # dropout_rate, applied to the attention weights as well
+        ("mt0-large", 0.1, 0.1),
+        ("mt0-xxl", 0.1, 0.1),
+        ("t0-3b", 0.1, 0.1),
+        ("llama-3.1-8b", 0.0, 0.0),  # modern decoders train without dropout
+    ],
+)
+def test_dropout_as_in_the_configs(
+    catalog: Catalog, model: str, dropout: float, attention_dropout: float
+) -> None:
+    spec = catalog.models[model]
+    assert (spec.dropout, spec.attention_dropout) == (dropout, attention_dropout)
+
+
+def test_calibration_models_share_the_catalogue_dropout(catalog: Catalog) -> None:
+    fixture = json.loads((Path(__file__).parent / "fixtures" / "calibration_models.json").read_text())
+    for model_id, row in fixture.items():
+        if model_id in catalog.models:
+            spec = catalog.models[model_id]
+            assert row.get("dropout", 0.0) == spec.dropout, model_id
+            assert row.get("attention_dropout", 0.0) == spec.attention_dropout, model_id
 
 
 def test_diffusion_pipelines_sum_their_components(catalog: Catalog) -> None:

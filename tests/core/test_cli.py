@@ -72,3 +72,19 @@ def test_ask_answers_in_plain_text() -> None:
 def test_ask_unparseable_exits_2() -> None:
     done = cli("ask", "", "--lang", "en")
     assert done.returncode == 2
+
+
+def test_ask_shows_what_the_parser_assumed() -> None:
+    """`ask` answers through `understand`, so the parser's own notes reach the answer."""
+    done = cli("ask", "fine-tune llama 3.1 8b", "--lang", "en")
+    assert done.returncode == 0, done.stderr
+    assert "Fine-tuning without a method: assumed LoRA" in done.stdout
+    russian = cli("ask", "llama 3 8b gguf", "--lang", "ru")
+    assert russian.returncode == 0, russian.stderr
+    assert "GGUF без указания типа" in russian.stdout
+
+
+def test_ask_parse_error_is_rendered_in_the_asked_language() -> None:
+    done = cli("ask", "сколько памяти", "--lang", "en")
+    assert done.returncode == 2
+    assert "Which model?" in done.stdout and "Traceback" not in done.stderr

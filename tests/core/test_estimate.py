@@ -144,17 +144,48 @@ def test_tensor_parallel_splits_weights_and_kv() -> None:
 
 
 def test_full_training_bytes_per_parameter() -> None:
+    # Checkpointed, so the optimizer step is the peak: gradients freed by zero_grad(set_to_none)
+    # are back, activations and AMP's autocast copies are gone: 4 + 4 + 8 = 16 bytes / param.
     amp = run(task="training", model="llama-8b", gradient_checkpointing=True).breakdown
-    # PyTorch AMP: 4 (fp32 weights) + 2 (autocast copy) + 4 (grads) + 8 (AdamW) = 18 bytes / param
-    assert amp["weights"] + amp["gradients"] + amp["optimizer_states"] == pytest.approx(18 * 8.03e9)
+    assert "activations" not in amp
+    assert amp["weights"] + amp["gradients"] + amp["optimizer_states"] == pytest.approx(16 * 8.03e9)
     pure = run(
         task="training", model="llama-8b", mixed_precision="none", gradient_checkpointing=True
     ).breakdown
     assert pure["weights"] + pure["gradients"] + pure["optimizer_states"] == pytest.approx(8 * 8.03e9)
+    # Accumulated gradients stay through the next backward, which then holds all 18 bytes / param
+    # (4 fp32 weights + 2 autocast copy + 4 grads + 8 AdamW) next to the activations.
+    accumulating = run(
+        task="training", model="llama-8b", gradient_checkpointing=True, gradient_accumulation_steps=4
+    ).breakdown
+    assert accumulating["activations"] > 0
+    states = accumulating["weights"] + accumulating["gradients"] + accumulating["optimizer_states"]
+    assert states == pytest.approx(18 * 8.03e9, rel=0.02)  # + the LM head gradient in flight
+
+
+def test_training_peak_is_the_larger_phase() -> None:
+    base = dict(task="training", model="llama-8b", seq_len=8192)
+    long = run(**base).breakdown  # activations dwarf the gradients: the backward start is the peak
+    assert long["activations"] > 0
+    assert long.get("gradients", 0) < 0.1 * 4 * 8.03e9  # at most the LM head's gradient so far
+    accumulating = run(**base, gradient_accumulation_steps=8)
+    assert accumulating.total_bytes > run(**base).total_bytes
+    assert accumulating.breakdown["gradients"] >= 4 * 8.03e9
+    codes = {a.code for a in accumulating.assumptions}
+    assert "training_peak_accumulation" in codes
+    assert "training_peak_backward" in {a.code for a in run(**base).assumptions}
+    short = run(task="training", model="llama-8b", seq_len=256, gradient_checkpointing=True)
+    assert "training_peak_optimizer_step" in {a.code for a in short.assumptions}
+
+
+def test_gradient_accumulation_is_validated() -> None:
+    with pytest.raises(CoreError) as err:
+        run(task="training", model="llama-8b", gradient_accumulation_steps=0)
+    assert err.value.field == "gradient_accumulation_steps"
 
 
 def test_training_settings_move_the_total_the_right_way() -> None:
-    base = dict(task="training", model="llama-8b", seq_len=2048)
+    base = dict(task="training", model="llama-8b", seq_len=8192)
     full = total(**base)
     assert total(**base, gradient_checkpointing=True) < full
     assert total(**base, attention="eager") > full
@@ -163,6 +194,12 @@ def test_training_settings_move_the_total_the_right_way() -> None:
     assert total(**base, optimizer="sgd") < total(**base, optimizer="adamw_8bit")
     assert total(**base, method="qlora") < total(**base, method="lora") < full
     assert total(**base, method="lora", lora_rank=64) > total(**base, method="lora", lora_rank=8)
+
+
+def test_once_the_optimizer_step_is_the_peak_activations_no_longer_matter() -> None:
+    step = dict(task="training", model="llama-8b", gradient_checkpointing=True)
+    assert total(**step, seq_len=256) == total(**step, seq_len=2048)
+    assert total(**step, seq_len=2048, gradient_accumulation_steps=4) > total(**step, seq_len=2048)
 
 
 def test_sharding_reduces_memory_per_gpu() -> None:
@@ -234,7 +271,8 @@ def test_cpu_offload_applies_to_language_models_too() -> None:
     model, seq = (run(**train, cpu_offload=m).breakdown for m in ("model", "sequential"))
     assert "optimizer_states" not in model
     assert seq["weights"] < model["weights"]
-    assert any(a.code == "cpu_offload_slow" for a in run(**base, cpu_offload="model").assumptions)
+    assert any(a.code == "cpu_offload_layers" for a in run(**base, cpu_offload="model").assumptions)
+    assert any(a.code == "cpu_offload_zero" for a in run(**train, cpu_offload="model").assumptions)
 
 
 def test_fp16_full_training_defaults_to_fp16_autocast() -> None:

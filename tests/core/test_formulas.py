@@ -21,6 +21,7 @@ from core.formulas.overhead import (
     quantize_on_load_residue_bytes,
 )
 from core.formulas.params import Arch, arch_of, embedding_params, linear_params
+from core.formulas.peak import training_peak
 from core.formulas.weights import model_weight_bytes, weight_bytes
 from core.specs import ModelSpec
 
@@ -197,8 +198,12 @@ def test_gqa_and_gated_mlp_change_stored_elements() -> None:
     assert act.stored_elements_per_layer(1, 1, arch) == 6 * 4096 + 2 * 1024 + 4 * 14336
 
 
-def test_logits_with_fp32_upcast() -> None:
-    assert act.training_logits_bytes(2048, 1, 128256, 2) == 2048 * 128256 * 10
+def test_loss_buffers_peak_at_the_start_of_backward() -> None:
+    # forward: bf16 logits 2 + fp32 upcast 4 + saved log-softmax 4 = 10 bytes per logit;
+    # start of backward: log-softmax 4 + nll_loss grad 4 + log_softmax grad 4 = 12: the larger
+    assert act.training_loss_bytes(2048, 1, 128256, 2) == 2048 * 128256 * 12
+    assert act.training_loss_bytes(2048, 1, 128256, 4) == 2048 * 128256 * 12
+    assert act.logits_gradient_bytes(2048, 2, 1000, 2) == 2048 * 2 * 1000 * 2
 
 
 def test_prefill_is_one_layer_working_set() -> None:
@@ -249,6 +254,34 @@ def test_zero_stages_shard_what_they_promise() -> None:
 
 def test_gathered_layer_is_two_layers_of_weights() -> None:
     assert tr.gathered_layer_bytes(gpt(L=32), 32e9, 2) == 2 * 1e9 * 2
+
+
+def test_optimizer_step_scratch() -> None:
+    big = 128256 * 4096
+    assert tr.optimizer_step_temporary_bytes(Optimizer.ADAMW, big, 4) == 0  # fused, in place
+    assert tr.optimizer_step_temporary_bytes(Optimizer.SGD, big, 4) == 0
+    assert tr.optimizer_step_temporary_bytes(Optimizer.ADAFACTOR, big, 4) == 2 * big * 4
+    assert tr.optimizer_step_temporary_bytes(Optimizer.ADAFACTOR, big, 2) == 4 * big * 4
+    assert tr.optimizer_step_temporary_bytes(Optimizer.LION, big, 2) == 2 * big * 2
+    arch = arch_of(llama_8b())
+    assert arch is not None
+    assert tr.largest_tensor_params(arch) == big
+    assert tr.lm_head_gradient_bytes(arch, 4) == big * 4
+
+
+def test_training_peak_takes_the_larger_phase() -> None:
+    pieces = dict(weights=10.0, autocast_copy=5.0, states=20.0, grads=10.0, buckets=0.0, temporaries=1.0)
+    # big activations: start of backward, with the loss buffers or the first gradients, whichever is larger
+    backward = training_peak(**pieces, activations=50.0, loss=8.0, first_grads=(2.0, 3.0), accumulation=1)
+    assert backward == {"weights": 15.0, "gradients": 0.0, "optimizer_states": 20.0, "activations": 58.0}
+    head = training_peak(**pieces, activations=50.0, loss=4.0, first_grads=(2.0, 3.0), accumulation=1)
+    assert head["gradients"] == 3.0 and head["activations"] == 52.0
+    # accumulated gradients are alive at the start of every backward
+    accumulated = training_peak(**pieces, activations=50.0, loss=8.0, first_grads=(2.0, 3.0), accumulation=4)
+    assert accumulated["gradients"] == 10.0
+    # small activations: the optimizer step, without them or the autocast copies
+    step = training_peak(**pieces, activations=1.0, loss=0.0, first_grads=(0.0, 0.0), accumulation=1)
+    assert step == {"weights": 10.0, "gradients": 10.0, "optimizer_states": 21.0, "activations": 0.0}
 
 
 def test_mixed_precision_pieces() -> None:

@@ -252,6 +252,10 @@ def test_settings_of_training_name_method_and_batch() -> None:
     assert describe_settings(fields, "en") == (
         "training, LoRA, rank 64, batch 4, sequences of 2,048 tokens, gradient checkpointing"
     )
+    accumulating = fields | {"gradient_accumulation_steps": 8}
+    assert "gradients accumulated over 8 micro-batches" in describe_settings(accumulating, "en")
+    assert "накопление градиентов за 8 микробатчей" in describe_settings(accumulating, "ru")
+    assert "accumulated" not in describe_settings(fields | {"gradient_accumulation_steps": 1}, "en")
 
 
 @pytest.mark.parametrize("lang", ["ru", "en"])

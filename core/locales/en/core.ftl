@@ -162,15 +162,22 @@ assumption-kv_full_context = KV cache for { $concurrency } { $concurrency ->
 } of { $context_length } tokens, all filled.
 assumption-multi_gpu_split = { $num_gpus } GPUs share the work; each keeps its own CUDA context and NCCL buffers.
 assumption-multi_gpu_fsdp = Configurations with several GPUs are sized with FSDP full sharding (plain data parallel would not reduce memory per GPU).
-assumption-mixed_precision_amp = Mixed precision as PyTorch AMP does it: fp32 weights, gradients and optimizer states plus a 16-bit copy of the weights: 18 bytes per parameter with AdamW.
+assumption-mixed_precision_amp = Mixed precision as PyTorch AMP does it: fp32 weights, gradients and optimizer states (16 bytes per parameter with AdamW) plus a 16-bit copy of the weights from the forward pass until each layer's backward.
 assumption-mixed_precision_zero = Mixed precision as ZeRO/FSDP do it: 16-bit weights and gradients, fp32 master weights and AdamW states (16 bytes per parameter), sharded over the GPUs.
 assumption-lora_adapters_fp32 = LoRA rank { $rank }; the adapters, their gradients and optimizer states in fp32 (peft).
 assumption-qlora_fp32_upcast = QLoRA base in NF4 with double quantization; embeddings, norms and the LM head cast to fp32 for training.
 assumption-unsloth_features = Unsloth: checkpointed layer inputs offloaded to CPU RAM, loss computed without the full logits.
 assumption-eager_attention_scores = Eager attention stores the seq×seq scores of every layer; SDPA/FlashAttention would not.
-assumption-training_peak_sum = Peak = weights + gradients + optimizer states + activations of one micro-batch (all alive at the start of the backward pass).
+assumption-training_peak_backward = Peak at the start of the backward pass: weights, optimizer states and the activations of one micro-batch of { $batch_size } × { $seq_len } tokens, plus the loss buffers; gradients arrive as activations are freed (PyTorch 2 frees them between steps).
+assumption-training_peak_optimizer_step = Peak at the optimizer step: weights, all gradients and optimizer states; the activations of the micro-batch are freed by then.
+assumption-training_peak_accumulation = Peak at the start of the backward pass: with { $steps } accumulation steps the gradients stay allocated next to the weights, optimizer states and activations.
 assumption-vae_decode_fp32 = The VAE decode at { NUMBER($width, useGrouping: 0) }×{ NUMBER($height, useGrouping: 0) } is counted in fp32.
 assumption-cpu_offload_slow = CPU offload ({ $cpu_offload }) keeps only part of the pipeline on the GPU; generation is several times slower.
+assumption-cfg_single_pass = One denoiser pass at a time (guidance-distilled, or guidance passes run one after another).
+assumption-cfg_double_batch = Classifier-free guidance: the denoiser runs a batch of 2 per image.
+assumption-vllm_preallocates = vLLM reserves 90% of each GPU by default (gpu_memory_utilization) and fills the rest with KV cache; the estimate is what this workload needs.
+assumption-cpu_offload_layers = CPU offload ({ $cpu_offload }): the weights stream from CPU RAM one layer at a time; several times slower.
+assumption-cpu_offload_zero = CPU offload ({ $cpu_offload }) as DeepSpeed ZeRO-Offload does it: optimizer states (with sequential also the parameters) live in CPU RAM; several times slower.
 assumption-decode_bandwidth_bound = Decode speed = memory bandwidth × { NUMBER($efficiency, style: "percent") } / bytes read per token (weights + KV cache).
 
 ## Request fields, for error messages
@@ -211,6 +218,7 @@ setting-kv = KV cache { $precision }
 setting-batch = batch { $count }
 setting-seq-len = sequences of { $tokens } tokens
 setting-lora-rank = rank { $rank }
+setting-accumulation = gradients accumulated over { $steps } micro-batches
 setting-checkpointing = gradient checkpointing
 setting-gpus = { $count } cards
 setting-resolution = { $width }×{ $height }

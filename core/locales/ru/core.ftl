@@ -152,15 +152,26 @@ assumption-kv_full_context = KV-кэш на { $concurrency } { $concurrency ->
 } по { $context_length } токенов, заполненных целиком.
 assumption-multi_gpu_split = Работа делится между { $num_gpus } картами; у каждой свой контекст CUDA и буферы NCCL.
 assumption-multi_gpu_fsdp = Конфигурации из нескольких карт посчитаны с полным шардированием FSDP (простой data parallel не уменьшил бы память на карту).
-assumption-mixed_precision_amp = Смешанная точность как в PyTorch AMP: веса, градиенты и состояния оптимизатора в fp32 плюс 16-битная копия весов: 18 байт на параметр с AdamW.
+assumption-mixed_precision_amp = Смешанная точность как в PyTorch AMP: веса, градиенты и состояния оптимизатора в fp32 (16 байт на параметр с AdamW) плюс 16-битная копия весов от прямого прохода до обратного прохода каждого слоя.
 assumption-mixed_precision_zero = Смешанная точность как в ZeRO/FSDP: 16-битные веса и градиенты, fp32 мастер-веса и состояния AdamW (16 байт на параметр), шардированные по картам.
 assumption-lora_adapters_fp32 = LoRA ранга { $rank }; адаптеры, их градиенты и состояния оптимизатора в fp32 (peft).
 assumption-qlora_fp32_upcast = База QLoRA в NF4 с двойной квантизацией; эмбеддинги, нормализации и LM head приводятся к fp32 для обучения.
 assumption-unsloth_features = Unsloth: входы слоёв для чекпоинтинга выгружаются в ОЗУ, loss считается без полных логитов.
 assumption-eager_attention_scores = Eager-внимание хранит матрицу seq×seq каждого слоя; SDPA/FlashAttention — нет.
-assumption-training_peak_sum = Пик = веса + градиенты + состояния оптимизатора + активации одного микробатча (все живы в начале обратного прохода).
+assumption-training_peak_backward = Пик в начале обратного прохода: веса, состояния оптимизатора и активации одного микробатча { $batch_size } × { $seq_len } токенов плюс буферы loss; градиенты появляются по мере освобождения активаций (PyTorch 2 освобождает их между шагами).
+assumption-training_peak_optimizer_step = Пик на шаге оптимизатора: веса, все градиенты и состояния оптимизатора; активации микробатча к этому моменту освобождены.
+assumption-training_peak_accumulation = Пик в начале обратного прохода: при накоплении градиентов за { $steps } { $steps ->
+    [one] шаг
+    [few] шага
+   *[many] шагов
+} они остаются в памяти рядом с весами, состояниями оптимизатора и активациями.
 assumption-vae_decode_fp32 = Декодирование VAE при { NUMBER($width, useGrouping: 0) }×{ NUMBER($height, useGrouping: 0) } посчитано в fp32.
 assumption-cpu_offload_slow = Выгрузка на CPU ({ $cpu_offload }) держит на карте только часть пайплайна; генерация в разы медленнее.
+assumption-cfg_single_pass = Денойзер работает по одному проходу (модель с дистиллированным guidance или проходы guidance идут друг за другом).
+assumption-cfg_double_batch = Classifier-free guidance: денойзер считает батч из 2 на каждое изображение.
+assumption-vllm_preallocates = vLLM по умолчанию занимает 90 % каждой карты (gpu_memory_utilization) и заполняет остаток KV-кэшем; оценка — то, что нужно этой нагрузке.
+assumption-cpu_offload_layers = Выгрузка на CPU ({ $cpu_offload }): веса подгружаются из ОЗУ по одному слою; в разы медленнее.
+assumption-cpu_offload_zero = Выгрузка на CPU ({ $cpu_offload }) как в DeepSpeed ZeRO-Offload: состояния оптимизатора (при sequential и параметры) живут в ОЗУ; в разы медленнее.
 assumption-decode_bandwidth_bound = Скорость декодирования = пропускная способность памяти × { NUMBER($efficiency, style: "percent") } / байты, читаемые на токен (веса + KV-кэш).
 
 ## Поля запроса, для сообщений об ошибках
@@ -206,6 +217,11 @@ setting-kv = KV-кэш { $precision }
 setting-batch = батч { $count }
 setting-seq-len = последовательности по { $tokens } токенов
 setting-lora-rank = ранг { $rank }
+setting-accumulation = накопление градиентов за { $steps } { $steps ->
+    [one] микробатч
+    [few] микробатча
+   *[many] микробатчей
+}
 setting-checkpointing = gradient checkpointing
 setting-gpus = карт: { $count }
 setting-resolution = { $width }×{ $height }
