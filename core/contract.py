@@ -154,7 +154,10 @@ class Request(BaseModel):
     optimizer: Optimizer = Optimizer.ADAMW
     batch_size: int = Field(default=1, gt=0, le=100_000, description="micro-batch per GPU")
     seq_len: int | None = Field(default=None, gt=0, le=10_000_000, description="training; default 2048")
-    gradient_checkpointing: bool = False
+    gradient_checkpointing: bool | None = Field(
+        default=None,
+        description="default: on for QLoRA (peft's prepare_model_for_kbit_training enables it), off otherwise",
+    )
     gradient_accumulation_steps: int = Field(
         default=1,
         ge=1,

@@ -182,6 +182,14 @@ def fill_defaults(req: Request, spec: ModelSpec) -> tuple[Request, list[Assumpti
         elif full and precision is Precision.FP16:  # fp16 weights ask for fp16 AMP (pre-Ampere cards)
             mixed = MixedPrecision.FP16
         update["mixed_precision"] = mixed
+    if req.gradient_checkpointing is None:
+        # peft's prepare_model_for_kbit_training(use_gradient_checkpointing=True) is the QLoRA recipe
+        qlora = req.task is Task.TRAINING and req.method is Method.QLORA
+        update["gradient_checkpointing"] = qlora
+        if qlora:
+            notes.append(
+                _note("default_checkpointing_qlora", "gradient checkpointing on, as the QLoRA recipe does")
+            )
     if diffusion:
         if req.resolution is None:
             update["resolution"] = spec.default_resolution or DEFAULT_RESOLUTION

@@ -163,7 +163,7 @@ def _llm_training(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
             weights = tr.zero_shard(weights, n) + tr.gathered_layer_bytes(arch, P, e)
 
     unsloth = req.engine is Engine.UNSLOTH
-    checkpointing = req.gradient_checkpointing or unsloth  # Unsloth always checkpoints
+    checkpointing = bool(req.gradient_checkpointing) or unsloth  # Unsloth always checkpoints
     activations = act.training_activation_bytes(
         req.seq_len,
         req.batch_size,
@@ -371,7 +371,7 @@ def _diffusion_training(req: Request, spec: ModelSpec) -> Breakdown:
     weights += sum(_component_bytes(req, spec, "vae"))  # frozen, resident
     tokens = _latent_tokens(req, spec)
     activations = act.training_activation_bytes(
-        tokens, req.batch_size, e, arch, req.attention is Attention.EAGER, req.gradient_checkpointing
+        tokens, req.batch_size, e, arch, req.attention is Attention.EAGER, bool(req.gradient_checkpointing)
     )
     # The denoising loss is an MSE on latents: no logits, no LM head.
     parts = training_peak(

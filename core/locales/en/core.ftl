@@ -152,6 +152,7 @@ assumption-qlora_base_nf4 = QLoRA keeps the base in 4-bit NF4; { $compute } is t
 assumption-default_context = A context of { $context_length } tokens per sequence (not given).
 assumption-context_beyond_model = The context is longer than the model's { $max_context } tokens; sized as asked.
 assumption-default_seq_len = Training sequences of { $seq_len } tokens (not given).
+assumption-default_checkpointing_qlora = Gradient checkpointing on, as the usual QLoRA recipe (peft) does (not given).
 assumption-overhead = Overhead: the CUDA context of each GPU plus the PyTorch allocator reserve.
 assumption-moe_total_params = Mixture of experts: memory holds all { $total_b }B parameters; speed follows the { $active_b }B active per token.
 assumption-embeddings_wide = { $precision } quantizes the linear layers only; token embeddings and the LM head stay 16-bit.

@@ -141,6 +141,7 @@ assumption-qlora_base_nf4 = QLoRA хранит базу в 4-битном NF4; {
 assumption-default_context = Контекст { $context_length } токенов на последовательность (не указан).
 assumption-context_beyond_model = Контекст длиннее максимума модели ({ $max_context } токенов); посчитано как просили.
 assumption-default_seq_len = Обучающие последовательности по { $seq_len } токенов (не указано).
+assumption-default_checkpointing_qlora = Gradient checkpointing включён, как в обычном рецепте QLoRA (peft) (не указано).
 assumption-overhead = Накладные расходы: контекст CUDA на каждой карте плюс резерв аллокатора PyTorch.
 assumption-moe_total_params = Смесь экспертов: в памяти все { $total_b } млрд параметров; скорость определяют { $active_b } млрд активных на токен.
 assumption-embeddings_wide = { $precision } квантует только линейные слои; эмбеддинги и LM head остаются 16-битными.
