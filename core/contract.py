@@ -156,7 +156,8 @@ class Request(BaseModel):
     seq_len: int | None = Field(default=None, gt=0, le=10_000_000, description="training; default 2048")
     gradient_checkpointing: bool | None = Field(
         default=None,
-        description="default: on for QLoRA (peft's prepare_model_for_kbit_training enables it), off otherwise",
+        description="default: on for QLoRA (peft's prepare_model_for_kbit_training turns it on), "
+        "off otherwise",
     )
     gradient_accumulation_steps: int = Field(
         default=1,

@@ -1,0 +1,50 @@
+"""`ctx`: what a dialog handler needs (FSM, texts, database, catalogue), injected by a middleware."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from aiogram import BaseMiddleware
+from aiogram.fsm.context import FSMContext
+from aiogram.types import TelegramObject
+from aiogram.types import User as TelegramUser
+from aiogram_i18n import I18nContext
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.config import Settings
+from core.catalog import Catalog
+
+
+@dataclass
+class Ctx:
+    state: FSMContext
+    i18n: I18nContext
+    db: AsyncSession
+    catalog: Catalog
+    settings: Settings
+    telegram_id: int
+
+    def tr(self, key: str, **args: Any) -> str:
+        return self.i18n.get(key, **args)
+
+    @property
+    def lang(self) -> str:
+        return self.i18n.locale
+
+
+class DialogContextMiddleware(BaseMiddleware):
+    """Inner middleware for messages and callback queries: puts `ctx` into the handler data."""
+
+    async def __call__(
+        self,
+        handler: Callable[[TelegramObject, dict[str, Any]], Awaitable[Any]],
+        event: TelegramObject,
+        data: dict[str, Any],
+    ) -> Any:
+        user: TelegramUser | None = data.get("event_from_user")
+        state: FSMContext | None = data.get("state")
+        if user is not None and state is not None and "db" in data and "i18n" in data:
+            data["ctx"] = Ctx(state, data["i18n"], data["db"], data["catalog"], data["settings"], user.id)
+        return await handler(event, data)

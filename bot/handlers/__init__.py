@@ -1,0 +1,17 @@
+"""Routers by feature, in the order they are tried."""
+
+from aiogram import Router
+
+from bot.handlers import commands, errors, fallback, quick, wizard
+
+
+def routers() -> list[Router]:
+    """Fresh routers for one Dispatcher: commands first (/cancel works in any state), then the
+    wizard's steps, then free text (quick answers), then whatever is left; errors of all of them."""
+    return [
+        errors.make_router(),
+        commands.make_router(),
+        wizard.make_router(),
+        quick.make_router(),
+        fallback.make_router(),
+    ]

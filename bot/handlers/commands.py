@@ -1,0 +1,95 @@
+"""Commands: /start (with a deep-link source), /new, /help, /lang, /about, /cancel."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+
+from aiogram import Bot, Router
+from aiogram.exceptions import TelegramBadRequest
+from aiogram.filters import Command, CommandStart
+from aiogram.types import BotCommand, BotCommandScopeDefault, CallbackQuery, Message
+from aiogram.utils.callback_answer import CallbackAnswer
+from aiogram_i18n import I18nContext
+
+from bot import keyboards
+from bot.callbacks import LangCB
+from bot.context import Ctx
+from bot.db import repository
+from bot.handlers.wizard import start_wizard
+from bot.i18n import LANGUAGES
+
+COMMANDS = ("start", "new", "help", "lang", "about", "cancel")
+
+
+async def cmd_start(message: Message, ctx: Ctx, deep_link_source: str | None = None) -> None:
+    """Greets and asks the task. `t.me/<bot>?start=<source>`: the source is kept for this dialog
+    (the users table keeps the first one, see DbSessionMiddleware)."""
+    data = await ctx.state.get_data()
+    await ctx.state.update_data(source=deep_link_source or data.get("source"))
+    await start_wizard(ctx, message=message, greet=True)
+
+
+async def cmd_new(message: Message, ctx: Ctx) -> None:
+    await start_wizard(ctx, message=message)
+
+
+async def cmd_cancel(message: Message, ctx: Ctx) -> None:
+    """Stops the dialog (recorded as abandoned); its message loses its buttons."""
+    await repository.abandon_dialogs(ctx.db, ctx.telegram_id)
+    data = await ctx.state.get_data()
+    await ctx.state.clear()
+    await ctx.state.update_data(source=data.get("source"))
+    if data.get("msg_id") and message.bot is not None:
+        with contextlib.suppress(TelegramBadRequest):  # gone, or already without buttons
+            await message.bot.edit_message_reply_markup(
+                chat_id=message.chat.id, message_id=data["msg_id"], reply_markup=None
+            )
+    await message.answer(ctx.tr("cancelled"))
+
+
+async def cmd_help(message: Message, i18n: I18nContext) -> None:
+    await message.answer(i18n.get("help"))
+
+
+async def cmd_about(message: Message, i18n: I18nContext) -> None:
+    await message.answer(i18n.get("about"))
+
+
+async def cmd_lang(message: Message, i18n: I18nContext) -> None:
+    await message.answer(i18n.get("lang-choose"), reply_markup=keyboards.language_keyboard(i18n.get))
+
+
+async def on_lang(
+    query: CallbackQuery, callback_data: LangCB, i18n: I18nContext, callback_answer: CallbackAnswer
+) -> None:
+    if callback_data.lang not in LANGUAGES:
+        callback_answer.text = i18n.get("stale-button")
+        return
+    await i18n.set_locale(callback_data.lang)
+    callback_answer.text = i18n.get("lang-set")
+    if isinstance(query.message, Message):
+        await query.message.edit_text(i18n.get("lang-set"))
+
+
+async def set_commands(bot: Bot, translate: Callable[[str, str], str], default_language: str) -> None:
+    """Register the command menu in every language; users of other languages get the default one."""
+    for lang in (*LANGUAGES, None):
+        commands = [
+            BotCommand(command=c, description=translate(f"cmd-{c}", lang or default_language))
+            for c in COMMANDS
+        ]
+        await bot.set_my_commands(commands, scope=BotCommandScopeDefault(), language_code=lang)
+
+
+def make_router() -> Router:
+    """A fresh router per Dispatcher (a router attaches to one parent only)."""
+    router = Router(name="commands")
+    router.message.register(cmd_start, CommandStart())
+    router.message.register(cmd_new, Command("new"))
+    router.message.register(cmd_cancel, Command("cancel"))
+    router.message.register(cmd_help, Command("help"))
+    router.message.register(cmd_about, Command("about"))
+    router.message.register(cmd_lang, Command("lang"))
+    router.callback_query.register(on_lang, LangCB.filter())
+    return router

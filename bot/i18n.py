@@ -1,0 +1,63 @@
+"""Languages: aiogram-i18n with Fluent files in `bot/locales/<lang>/`, the choice kept in the users table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from aiogram.types import User as TelegramUser
+from aiogram_i18n import I18nMiddleware
+from aiogram_i18n.cores import FluentRuntimeCore
+from aiogram_i18n.managers import BaseManager
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.db import repository
+from bot.db.models import User
+
+LOCALES_DIR = Path(__file__).parent / "locales"
+LANGUAGES = ("ru", "en")
+# Telegram language codes answered in Russian; any other known code gets English.
+RUSSIAN_SPEAKING = ("ru", "uk", "be", "kk", "uz", "ky", "tg", "hy", "az")
+
+
+def language_for(telegram_code: str | None, default: str) -> str:
+    if not telegram_code:
+        return default
+    return "ru" if telegram_code.split("-")[0].lower() in RUSSIAN_SPEAKING else "en"
+
+
+class UserLocaleManager(BaseManager):
+    """The user's `/lang` choice from the users table; else their Telegram language; else the default."""
+
+    def __init__(self, default_locale: str) -> None:
+        super().__init__(default_locale=default_locale)
+
+    async def get_locale(
+        self, event_from_user: TelegramUser | None = None, db_user: User | None = None
+    ) -> str:
+        default = self.default_locale or LANGUAGES[0]
+        if db_user is not None and db_user.language in LANGUAGES:
+            return db_user.language
+        return language_for(event_from_user.language_code if event_from_user else None, default)
+
+    async def set_locale(
+        self,
+        locale: str,
+        db: AsyncSession | None = None,
+        event_from_user: TelegramUser | None = None,
+        db_user: User | None = None,
+        **_: Any,
+    ) -> None:
+        if db is None or event_from_user is None:
+            return
+        await repository.set_language(db, event_from_user.id, locale)
+        if db_user is not None:
+            db_user.language = locale
+
+
+def build_i18n(default_language: str) -> I18nMiddleware:
+    return I18nMiddleware(
+        core=FluentRuntimeCore(path=LOCALES_DIR / "{locale}"),
+        manager=UserLocaleManager(default_language),
+        default_locale=default_language,
+    )

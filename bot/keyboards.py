@@ -1,0 +1,157 @@
+"""Inline keyboards, all built from the CallbackData factories in `bot.callbacks`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
+from aiogram.utils.keyboard import InlineKeyboardBuilder
+
+from bot import flow
+from bot.callbacks import TYPICAL, LangCB, Nav, NavCB, StepCB, fits_callback
+from core import texts as core_texts
+from core.catalog import Catalog
+from core.contract import Result
+
+Tr = Callable[..., str]
+"""A translator: `tr(key, **args)` (aiogram-i18n's `I18nContext.get`)."""
+
+LANGUAGES = ("ru", "en")
+
+
+def _label(option: flow.Option, tr: Tr, lang: str) -> str:
+    if option.label is not None:
+        return option.label
+    if option.core_group is not None:
+        return core_texts.label(option.core_group, option.value, lang)
+    return tr(option.label_key or option.value)
+
+
+def _nav_row(tr: Tr, *, back: bool = True) -> list[InlineKeyboardButton]:
+    row = []
+    if back:
+        row.append(InlineKeyboardButton(text=tr("btn-back"), callback_data=NavCB(action=Nav.BACK).pack()))
+    row.append(InlineKeyboardButton(text=tr("btn-restart"), callback_data=NavCB(action=Nav.RESTART).pack()))
+    return row
+
+
+def step_keyboard(
+    step: flow.Step,
+    answers: flow.Answers,
+    catalog: Catalog,
+    tr: Tr,
+    lang: str,
+    *,
+    page: int = 0,
+    options: Sequence[flow.Option] | None = None,
+) -> InlineKeyboardMarkup:
+    """The buttons of a step: its options (paged for models), "typical", then Back / Start over."""
+    builder = InlineKeyboardBuilder()
+    choices = list(options if options is not None else step.options(answers, catalog))
+    paged = options is None and len(choices) > flow.MODELS_PER_PAGE
+    pages = max(1, -(-len(choices) // flow.MODELS_PER_PAGE))
+    if paged:
+        page = min(max(page, 0), pages - 1)
+        choices = choices[page * flow.MODELS_PER_PAGE : (page + 1) * flow.MODELS_PER_PAGE]
+    buttons = [
+        InlineKeyboardButton(text=_label(o, tr, lang), callback_data=data.pack())
+        for o in choices
+        if fits_callback(data := StepCB(step=step.name, value=o.value))
+    ]
+    for i in range(0, len(buttons), step.row_width):
+        builder.row(*buttons[i : i + step.row_width])
+    if paged:
+        nav = []
+        if page > 0:
+            nav.append(
+                InlineKeyboardButton(
+                    text=tr("btn-prev-page"), callback_data=NavCB(action=Nav.PAGE, arg=str(page - 1)).pack()
+                )
+            )
+        if page < pages - 1:
+            nav.append(
+                InlineKeyboardButton(
+                    text=tr("btn-next-page"), callback_data=NavCB(action=Nav.PAGE, arg=str(page + 1)).pack()
+                )
+            )
+        builder.row(*nav)
+    if step.typical:
+        builder.row(
+            InlineKeyboardButton(
+                text=tr("btn-typical"), callback_data=StepCB(step=step.name, value=TYPICAL).pack()
+            )
+        )
+    if step.name != "task":
+        builder.row(*_nav_row(tr))
+    return builder.as_markup()
+
+
+def other_task_keyboard(contact_url: str, tr: Tr) -> InlineKeyboardMarkup:
+    builder = InlineKeyboardBuilder()
+    builder.row(InlineKeyboardButton(text=tr("btn-contact"), url=contact_url))
+    builder.row(*_nav_row(tr))
+    return builder.as_markup()
+
+
+def error_keyboard(tr: Tr) -> InlineKeyboardMarkup:
+    return InlineKeyboardMarkup(inline_keyboard=[_nav_row(tr)])
+
+
+# Which step the "change context" button opens for each task.
+WORKLOAD_STEP = {
+    "inference": "context_length",
+    "finetune": "seq_len",
+    "pretrain": "seq_len",
+    "image": "resolution",
+    "video": "resolution",
+}
+
+
+def result_keyboard(result: Result, answers: flow.Answers, tr: Tr, contact_url: str) -> InlineKeyboardMarkup:
+    """The rental offer (or a contact button when none fits), then change precision / workload /
+    method, then Start over."""
+    builder = InlineKeyboardBuilder()
+    rec = result.recommendation
+    if rec is not None and rec.offer_id is not None and rec.url:
+        builder.row(InlineKeyboardButton(text=tr("btn-rent", gpu=rec.gpu_name, count=rec.count), url=rec.url))
+    else:
+        builder.row(InlineKeyboardButton(text=tr("btn-contact"), url=contact_url))
+    task = answers.get("task", "")
+    steps = flow.path(answers)
+    changes: list[InlineKeyboardButton] = []
+    if "precision" in steps:
+        changes.append(
+            InlineKeyboardButton(
+                text=tr("btn-change-precision"), callback_data=NavCB(action=Nav.GOTO, arg="precision").pack()
+            )
+        )
+    workload = WORKLOAD_STEP.get(task)
+    if workload in steps:
+        changes.append(
+            InlineKeyboardButton(
+                text=tr(f"btn-change-{workload}"), callback_data=NavCB(action=Nav.GOTO, arg=workload).pack()
+            )
+        )
+    if "method" in steps:
+        changes.append(
+            InlineKeyboardButton(
+                text=tr("btn-change-method"), callback_data=NavCB(action=Nav.GOTO, arg="method").pack()
+            )
+        )
+    if changes:
+        builder.row(*changes[:2])
+        if len(changes) > 2:
+            builder.row(*changes[2:])
+    builder.row(InlineKeyboardButton(text=tr("btn-restart"), callback_data=NavCB(action=Nav.RESTART).pack()))
+    return builder.as_markup()
+
+
+def language_keyboard(tr: Tr) -> InlineKeyboardMarkup:
+    builder = InlineKeyboardBuilder()
+    builder.row(
+        *[
+            InlineKeyboardButton(text=tr(f"lang-{lang}"), callback_data=LangCB(lang=lang).pack())
+            for lang in LANGUAGES
+        ]
+    )
+    return builder.as_markup()

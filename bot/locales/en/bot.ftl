@@ -1,0 +1,118 @@
+## Greeting and the task question
+
+greeting = 👋 I size GPU memory for AI models: will it fit, on which card, and where to rent it.
+ask-task = <b>What do you want to do?</b>
+task-inference = 💬 Run an LLM
+task-finetune = 🎯 Fine-tune an LLM
+task-pretrain = 🏗 Train from scratch
+task-image = 🖼 Generate images
+task-video = 🎬 Generate video
+task-other = 🧩 Something else
+task-other-note =
+    3D rendering, simulation and other workloads are sized separately, with our engineers.
+    Leave a request and we will pick a server for you.
+
+## Steps
+
+ask-model = <b>Which model?</b>
+    Pick one below, or type a name, a Hugging Face id or a size (<code>13B</code>).
+ask-method = <b>How do you want to train?</b>
+ask-precision = <b>Which precision for the weights?</b>
+ask-context_length = <b>Context length</b> per request (tokens)? Or type one: <code>32k</code>, <code>8192</code>.
+ask-concurrency = <b>How many users at the same time?</b> Or type a number.
+ask-batch_size = <b>Micro-batch size</b> per GPU? Or type a number.
+ask-seq_len = <b>Sequence length</b> of your training samples (tokens)? Or type one: <code>4k</code>.
+ask-resolution = <b>Resolution</b>? Or type one: <code>1024x768</code>.
+ask-images = <b>How many images at once</b> (batch)?
+ask-frames = <b>How many frames</b> per clip?
+choose-one = Several models match, which one?
+
+
+field-precision = { $value }
+field-method = { $value }
+field-context_length = context { $value }
+field-concurrency = { $value } users
+field-batch_size = batch { $value }
+field-seq_len = seq { $value }
+field-resolution = { $value }
+field-images = { $value } img
+field-frames = { $value } frames
+
+## Buttons
+
+btn-back = ‹ Back
+btn-restart = ↺ Start over
+btn-prev-page = ‹ Previous
+btn-next-page = More ›
+btn-typical = Typical
+btn-contact = ✉️ Contact us
+btn-rent = 🚀 Rent { $count }× { $gpu }
+btn-change-precision = Change precision
+btn-change-context_length = Change context
+btn-change-seq_len = Change sequence
+btn-change-resolution = Change resolution
+btn-change-method = Change method
+
+## Hints for unexpected input
+
+hint-model = I did not recognise that model. Type a name (<code>llama 3.1 8b</code>), a Hugging Face id (<code>org/model</code>) or a size (<code>13B</code>), or pick a button.
+hint-method = Pick a method with the buttons: LoRA, QLoRA or full.
+hint-precision = Pick a precision with the buttons, or type one: <code>bf16</code>, <code>int8</code>, <code>int4</code>.
+hint-context_length = Type a context length like <code>32k</code> or <code>8192</code>, or pick a button.
+hint-concurrency = Type a number of users, like <code>8</code>, or pick a button.
+hint-batch_size = Type a batch size, like <code>4</code>, or pick a button.
+hint-seq_len = Type a sequence length like <code>4k</code> or <code>2048</code>, or pick a button.
+hint-resolution = Type a resolution like <code>1024x1024</code>, or pick a button.
+hint-images = Type a number of images, like <code>4</code>, or pick a button.
+hint-frames = Type a number of frames, like <code>81</code>, or pick a button.
+hint-idle = Send me a question in words, like <code>llama 3 70b int4 32k</code>, or /start for a guided dialog.
+stale-button = This button is from an old message. Use /new to start again.
+
+## The result
+
+result-total = <b>Needs { $total } per GPU</b> (range { $low } – { $high })
+result-component = • { $name }: { $size }
+result-verdicts = <b>Will it fit?</b>
+result-verdict-line = { $icon } { $count }× { $gpu }: { $verdict }, { $need } of { $usable }{ $mark }
+result-alternative = , <i>{ $reason }</i>
+result-recommended = , <b>recommended</b>
+result-offer = 🚀 Our offer: <b>{ $count }× { $gpu }</b>, { $price }
+result-not-offered = Fits on { $count }× { $gpu }, which we do not rent out: write to us, we will find a configuration.
+result-no-offer = No rental configuration we offer fits this as is; see what to do below.
+result-speed = ⚡ Decode speed on { $count }× { $gpu }: ~{ $per_user } tokens/s per user, ~{ $total } tokens/s in total
+result-mitigations = <b>To use less memory</b>
+result-mitigation = { $icon } { $action }: −{ $saves } → { $total }, { $outcome }
+result-host = 🖥 Server: RAM at least { $ram } (better { $ram_better }), { $disk_kind } disk of { $disk } for the weights
+result-assumptions = <b>Assumptions</b>
+
+error-estimate = I could not size this: { $reason }
+    Go back and change an answer, or start over.
+error-generic = Something went wrong on my side. Please try again, or /new to start over.
+quick-not-understood = { $reason }
+    Try something like <code>llama 3 70b int4 32k</code>, or /start for a guided dialog.
+
+## Commands
+
+cancelled = Cancelled. Send a question or /start whenever you like.
+help =
+    <b>How to use me</b>
+    /start — a guided dialog: task, model, precision, workload → memory, verdict and a server to rent
+    Or just write a question: <code>llama 3 70b int4 32k</code>, <code>qlora mistral 7b</code>, <code>sdxl 1024 batch 4</code>
+    /new — start over · /lang — language · /about — how it is computed · /cancel — stop the dialog
+about =
+    <b>How the estimate is computed</b>
+    Peak memory per GPU is the sum of its parts: weights at the chosen precision (true bits per weight for GGUF/AWQ/NF4), the KV cache from the model's architecture (GQA, sliding windows, MLA), activations, gradients and optimizer states for training, the text encoders and VAE decode for diffusion, plus the CUDA context and allocator reserve.
+    Usable GPU memory is what the driver reports, not the number on the box; sizes are in GB (10⁹ bytes).
+    <b>Accuracy</b>: checked against 27 published measurements of real runs (inference, LoRA/QLoRA and full training, SDXL and FLUX): median error about 2%, the worst cases within ±25% where the settings were stated. Simple rules of thumb (weights × 1.2, × 4 for Adam) are off by 23% on the same cases. The table is in docs/estimator.md.
+    An estimate is not a guarantee: frameworks and versions differ, so keep some headroom.
+lang-choose = Choose the language:
+lang-set = Language: English 🇬🇧
+lang-ru = Русский
+lang-en = English
+
+cmd-start = Size a model: guided dialog
+cmd-new = Start over
+cmd-help = How to use the bot
+cmd-lang = Language
+cmd-about = How the estimate is computed
+cmd-cancel = Stop the dialog

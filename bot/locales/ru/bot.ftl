@@ -1,0 +1,118 @@
+## Приветствие и выбор задачи
+
+greeting = 👋 Я считаю, сколько видеопамяти нужно ИИ-модели: влезет ли, на какую карту и где её арендовать.
+ask-task = <b>Что вы хотите сделать?</b>
+task-inference = 💬 Запустить LLM
+task-finetune = 🎯 Дообучить LLM
+task-pretrain = 🏗 Обучить с нуля
+task-image = 🖼 Генерировать картинки
+task-video = 🎬 Генерировать видео
+task-other = 🧩 Другое
+task-other-note =
+    3D-рендеринг, симуляции и другие задачи считаем отдельно, вместе с нашими инженерами.
+    Оставьте заявку — подберём сервер.
+
+## Шаги
+
+ask-model = <b>Какая модель?</b>
+    Выберите ниже или напишите название, id с Hugging Face или размер (<code>13B</code>).
+ask-method = <b>Как будете обучать?</b>
+ask-precision = <b>Какая точность весов?</b>
+ask-context_length = <b>Длина контекста</b> на запрос (токенов)? Или напишите: <code>32k</code>, <code>8192</code>.
+ask-concurrency = <b>Сколько пользователей одновременно?</b> Или напишите число.
+ask-batch_size = <b>Размер микробатча</b> на GPU? Или напишите число.
+ask-seq_len = <b>Длина последовательности</b> в обучающих примерах (токенов)? Или напишите: <code>4k</code>.
+ask-resolution = <b>Разрешение</b>? Или напишите: <code>1024x768</code>.
+ask-images = <b>Сколько картинок за раз</b> (батч)?
+ask-frames = <b>Сколько кадров</b> в ролике?
+choose-one = Подходят несколько моделей — какая из них?
+
+
+field-precision = { $value }
+field-method = { $value }
+field-context_length = контекст { $value }
+field-concurrency = польз.: { $value }
+field-batch_size = батч { $value }
+field-seq_len = длина { $value }
+field-resolution = { $value }
+field-images = { $value } шт.
+field-frames = кадров: { $value }
+
+## Кнопки
+
+btn-back = ‹ Назад
+btn-restart = ↺ Заново
+btn-prev-page = ‹ Назад к списку
+btn-next-page = Ещё ›
+btn-typical = Типично
+btn-contact = ✉️ Связаться с нами
+btn-rent = 🚀 Арендовать { $count }× { $gpu }
+btn-change-precision = Другая точность
+btn-change-context_length = Другой контекст
+btn-change-seq_len = Другая длина
+btn-change-resolution = Другое разрешение
+btn-change-method = Другой метод
+
+## Подсказки на неожиданный ввод
+
+hint-model = Не узнал модель. Напишите название (<code>llama 3.1 8b</code>), id с Hugging Face (<code>org/model</code>) или размер (<code>13B</code>) — или выберите кнопку.
+hint-method = Выберите метод кнопкой: LoRA, QLoRA или полное.
+hint-precision = Выберите точность кнопкой или напишите: <code>bf16</code>, <code>int8</code>, <code>int4</code>.
+hint-context_length = Напишите длину контекста, например <code>32k</code> или <code>8192</code>, или выберите кнопку.
+hint-concurrency = Напишите число пользователей, например <code>8</code>, или выберите кнопку.
+hint-batch_size = Напишите размер батча, например <code>4</code>, или выберите кнопку.
+hint-seq_len = Напишите длину последовательности, например <code>4k</code> или <code>2048</code>, или выберите кнопку.
+hint-resolution = Напишите разрешение, например <code>1024x1024</code>, или выберите кнопку.
+hint-images = Напишите число картинок, например <code>4</code>, или выберите кнопку.
+hint-frames = Напишите число кадров, например <code>81</code>, или выберите кнопку.
+hint-idle = Напишите вопрос словами, например <code>llama 3 70b int4 32k</code>, или /start для пошагового диалога.
+stale-button = Эта кнопка из старого сообщения. Начните заново: /new
+
+## Результат
+
+result-total = <b>Нужно { $total } на GPU</b> (диапазон { $low } – { $high })
+result-component = • { $name }: { $size }
+result-verdicts = <b>Влезет ли?</b>
+result-verdict-line = { $icon } { $count }× { $gpu }: { $verdict }, { $need } из { $usable }{ $mark }
+result-alternative = , <i>{ $reason }</i>
+result-recommended = , <b>рекомендуем</b>
+result-offer = 🚀 Наше предложение: <b>{ $count }× { $gpu }</b>, { $price }
+result-not-offered = Влезет на { $count }× { $gpu } — такой конфигурации у нас в аренде нет: напишите нам, подберём.
+result-no-offer = В таком виде ни одна из наших конфигураций не подходит — что можно сделать, ниже.
+result-speed = ⚡ Скорость генерации на { $count }× { $gpu }: ~{ $per_user } токенов/с на пользователя, ~{ $total } токенов/с всего
+result-mitigations = <b>Как уменьшить память</b>
+result-mitigation = { $icon } { $action }: −{ $saves } → { $total }, { $outcome }
+result-host = 🖥 Сервер: ОЗУ не меньше { $ram } (лучше { $ram_better }), диск { $disk_kind } на { $disk } под веса
+result-assumptions = <b>Допущения</b>
+
+error-estimate = Не получилось посчитать: { $reason }
+    Вернитесь и поменяйте ответ или начните заново.
+error-generic = У меня что-то сломалось. Попробуйте ещё раз или начните заново: /new
+quick-not-understood = { $reason }
+    Попробуйте так: <code>llama 3 70b int4 32k</code> — или /start для пошагового диалога.
+
+## Команды
+
+cancelled = Отменено. Пишите вопрос или /start, когда захотите.
+help =
+    <b>Как мной пользоваться</b>
+    /start — пошаговый диалог: задача, модель, точность, нагрузка → память, вердикт и сервер в аренду
+    Или просто напишите вопрос: <code>llama 3 70b int4 32k</code>, <code>qlora mistral 7b</code>, <code>сколько памяти для sdxl 1024 batch 4</code>
+    /new — заново · /lang — язык · /about — как считается · /cancel — прервать диалог
+about =
+    <b>Как считается оценка</b>
+    Пиковая память на GPU — сумма частей: веса в выбранной точности (для GGUF/AWQ/NF4 — реальные биты на вес), KV-кэш по архитектуре модели (GQA, скользящее окно, MLA), активации, градиенты и состояния оптимизатора при обучении, текстовые энкодеры и декодирование VAE для диффузии, плюс контекст CUDA и резерв аллокатора.
+    Доступная память GPU — та, что показывает драйвер, а не число на коробке; размеры в ГБ (10⁹ байт).
+    <b>Точность</b>: сверено с 27 опубликованными замерами реальных запусков (инференс, LoRA/QLoRA и полное обучение, SDXL и FLUX): медианная ошибка около 2%, худшие случаи — в пределах ±25%, где настройки известны. Простые правила (веса × 1,2, × 4 для Adam) на тех же случаях ошибаются на 23%. Таблица — в docs/estimator.md.
+    Оценка — не гарантия: фреймворки и версии различаются, оставляйте запас.
+lang-choose = Выберите язык:
+lang-set = Язык: русский 🇷🇺
+lang-ru = Русский
+lang-en = English
+
+cmd-start = Посчитать модель: пошаговый диалог
+cmd-new = Начать заново
+cmd-help = Как пользоваться ботом
+cmd-lang = Язык
+cmd-about = Как считается оценка
+cmd-cancel = Прервать диалог

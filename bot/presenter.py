@@ -1,0 +1,294 @@
+"""Core results and wizard screens → Telegram HTML. Every dynamic value is HTML-escaped here.
+
+Frame texts come from the bot's locale files (`tr`); labels of core concepts (breakdown components,
+verdicts, mitigation actions, assumptions, precision notes) from `core.texts.t`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from html import escape
+from typing import Any
+
+from bot import flow
+from bot.flow import Answers
+from core import texts as core_texts
+from core import units
+from core.catalog import Catalog
+from core.contract import Assumption, Mitigation, Result, Verdict
+from core.errors import CoreError, UnknownModelError
+
+Tr = Callable[..., str]
+
+MAX_MESSAGE = 4096
+BUDGET = 3800  # keep well under Telegram's limit, whatever the translations add
+MAX_VERDICTS = 5
+MAX_MITIGATIONS = 4
+MAX_ASSUMPTIONS = 6
+VERDICT_ICONS = {"fits": "✅", "tight": "⚠️", "does_not_fit": "❌"}
+
+
+def core_label(group: str, value: str, lang: str, **args: Any) -> str:
+    """A core concept's label (`component`, `kv_cache`), HTML-escaped (core texts are plain text)."""
+    return escape(core_texts.label(group, value, lang, **args))
+
+
+def size(n: int, lang: str) -> str:
+    """GB and GiB side by side, in the core's words for the language."""
+    if abs(n) < units.GB:
+        return escape(core_texts.t("bytes-small", lang, mb=n / units.MB, mib=n / units.MiB))
+    return escape(core_texts.t("bytes", lang, gb=n / units.GB, gib=n / units.GiB))
+
+
+def model_name(answers: Answers, catalog: Catalog) -> str:
+    model = answers.get("model")
+    if isinstance(model, dict):
+        return f"{model.get('params_b', '?')}B"
+    if not model:
+        return ""
+    spec = catalog.models.get(str(model))
+    return spec.name if spec else str(model)
+
+
+def _value_label(step: str, value: Any) -> str:
+    if step in ("context_length", "seq_len") and isinstance(value, int):
+        return flow.tokens_label(value)
+    if step == "resolution" and isinstance(value, list | tuple):
+        return f"{value[0]}×{value[1]}"
+    return str(value)
+
+
+def answers_line(answers: Answers, tr: Tr, lang: str, catalog: Catalog) -> str:
+    """What the user chose so far, one line: `Run an LLM · Llama 3.1 8B · int4 · 32K`."""
+    parts: list[str] = []
+    task = answers.get("task")
+    if task:
+        parts.append(escape(tr(f"task-{task}")))
+    if answers.get("model"):
+        parts.append(f"<b>{escape(model_name(answers, catalog))}</b>")
+    for step in flow.path(answers)[2:]:
+        value = answers.get(step)
+        if value is None:
+            continue
+        if step in ("method", "precision"):
+            label = core_texts.label(step, str(value), lang)
+        else:
+            label = _value_label(step, value)
+        parts.append(escape(tr(f"field-{step}", value=label)))
+    return " · ".join(parts)
+
+
+def render_step(
+    step: str, answers: Answers, tr: Tr, lang: str, catalog: Catalog, *, note: str | None = None
+) -> str:
+    """The text of a wizard screen: what was chosen so far, the question, and the step's notes."""
+    lines: list[str] = []
+    chosen = answers_line(answers, tr, lang, catalog)
+    if step != "task" and chosen:
+        lines += [chosen, ""]
+    if note:
+        lines += [note, ""]
+    lines.append(tr(f"ask-{step}", model=escape(model_name(answers, catalog))))
+    notes = {"precision": flow.precision_choices(answers), "method": flow.METHODS}.get(step, ())
+    if notes:
+        lines.append("")
+    for value in notes:
+        name, note = core_label(step, value, lang), core_label(f"{step}-note", value, lang)
+        lines.append(f"<b>{name}</b> — {note}")
+    return "\n".join(lines)
+
+
+def render_other_task(tr: Tr) -> str:
+    return tr("task-other-note")
+
+
+# ---------------------------------------------------------------- the result
+
+
+def _verdict_line(v: Verdict, tr: Tr, lang: str, *, mark: str = "") -> str:
+    return tr(
+        "result-verdict-line",
+        icon=VERDICT_ICONS.get(v.verdict, ""),
+        count=v.count,
+        gpu=escape(v.gpu_name),
+        verdict=core_label("verdict", v.verdict, lang),
+        need=size(v.bytes_per_gpu, lang),
+        usable=size(v.usable_bytes, lang),
+        headroom=round(v.headroom * 100),
+        mark=mark,
+    )
+
+
+def pick_verdicts(result: Result) -> list[Verdict]:
+    """The recommended configuration first, then a few single cards around the requirement."""
+    chosen: list[Verdict] = []
+    rec = result.recommendation
+
+    def add(v: Verdict) -> None:
+        if all((v.gpu, v.count) != (c.gpu, c.count) for c in chosen):
+            chosen.append(v)
+
+    if rec is not None:
+        for v in result.verdicts:
+            if (v.gpu, v.count) == (rec.gpu, rec.count):
+                add(v)
+        for alt in result.alternatives:
+            for v in result.verdicts:
+                if (v.gpu, v.count) == (alt.gpu, alt.count):
+                    add(v)
+    singles = sorted((v for v in result.verdicts if v.count == 1), key=lambda v: v.usable_bytes)
+    fitting = [v for v in singles if v.verdict != "does_not_fit"]
+    too_small = [v for v in singles if v.verdict == "does_not_fit"]
+    for v in [*too_small[-1:], *fitting[:2]]:
+        add(v)
+    if not any(v.verdict != "does_not_fit" for v in chosen):
+        # nothing on one card: show the largest multi-card configurations, the closest to fitting
+        for v in sorted(result.verdicts, key=lambda v: v.headroom, reverse=True)[:2]:
+            add(v)
+    return chosen[:MAX_VERDICTS]
+
+
+def _price(result: Result, lang: str) -> str:
+    rec = result.recommendation
+    if rec is None:
+        return ""
+    if rec.price_per_hour is None or rec.currency is None:
+        return escape(core_texts.t("price-on-request", lang))
+    return escape(core_texts.t("price-per-hour", lang, price=rec.price_per_hour, currency=rec.currency))
+
+
+def _outcome(m: Mitigation, lang: str) -> str:
+    if m.fits:
+        return escape(core_texts.t("mitigation-fits", lang))
+    if m.fits_on:
+        return escape(core_texts.t("mitigation-fits-on", lang, config=m.fits_on))
+    return escape(core_texts.t("mitigation-still-short", lang))
+
+
+def render_result(
+    result: Result,
+    answers: Answers,
+    tr: Tr,
+    lang: str,
+    catalog: Catalog,
+    *,
+    notes: Sequence[Assumption] = (),
+) -> str:
+    """The whole answer, HTML, under `BUDGET` characters (optional sections dropped if needed)."""
+    head = [answers_line(answers, tr, lang, catalog), ""]
+    total = result.total_bytes
+    head.append(
+        tr(
+            "result-total",
+            total=size(total, lang),
+            low=size(result.range.low_bytes, lang),
+            high=size(result.range.high_bytes, lang),
+        )
+    )
+    for component, n in sorted(result.breakdown.items(), key=lambda kv: -kv[1]):
+        if n <= 0 and component != "overhead":
+            continue
+        head.append(tr("result-component", name=core_label("component", component, lang), size=size(n, lang)))
+
+    verdicts = ["", tr("result-verdicts")]
+    rec = result.recommendation
+    marks = {
+        (a.gpu, a.count): tr("result-alternative", reason=core_label("reason", a.reason, lang))
+        for a in result.alternatives
+    }
+    if rec is not None:
+        marks[(rec.gpu, rec.count)] = tr("result-recommended")
+    for v in pick_verdicts(result):
+        verdicts.append(_verdict_line(v, tr, lang, mark=marks.get((v.gpu, v.count), "")))
+    if rec is not None and rec.offer_id is not None:
+        verdicts.append(
+            tr("result-offer", count=rec.count, gpu=escape(rec.gpu_name), price=_price(result, lang))
+        )
+    elif rec is not None:  # the core found a configuration, but not among the rental offers
+        verdicts.append(tr("result-not-offered", count=rec.count, gpu=escape(rec.gpu_name)))
+    else:
+        verdicts.append(tr("result-no-offer"))
+
+    speed: list[str] = []
+    if result.throughput:
+        tp = result.throughput[0]
+        gpu = catalog.gpus.get(tp.gpu)
+        speed = [
+            "",
+            tr(
+                "result-speed",
+                per_user=f"{tp.tokens_per_s:.0f}",
+                total=f"{tp.aggregate_tokens_per_s:.0f}",
+                count=tp.count,
+                gpu=escape(gpu.name if gpu else tp.gpu),
+            ),
+        ]
+
+    mitigations: list[str] = []
+    if result.mitigations:
+        mitigations = ["", tr("result-mitigations")]
+        for m in result.mitigations[:MAX_MITIGATIONS]:
+            mitigations.append(
+                tr(
+                    "result-mitigation",
+                    action=core_label("action", m.action, lang, **m.params),
+                    saves=size(m.saves_bytes, lang),
+                    total=size(m.total_bytes, lang),
+                    icon="✅" if m.fits or m.fits_on else "❌",
+                    outcome=_outcome(m, lang),
+                )
+            )
+
+    host = [
+        "",
+        tr(
+            "result-host",
+            ram=size(result.host.ram_min_bytes, lang),
+            ram_better=size(result.host.ram_recommended_bytes, lang),
+            disk=size(result.host.disk_bytes, lang),
+            disk_kind=escape(core_texts.t(f"disk-{result.host.disk_kind}", lang)),
+        ),
+    ]
+
+    assumptions: list[str] = []
+    shown_assumptions = [*notes, *result.assumptions]
+    if shown_assumptions:
+        assumptions = ["", tr("result-assumptions")]
+        for a in shown_assumptions[:MAX_ASSUMPTIONS]:
+            assumptions.append(f"• {assumption_text(a.code, a.text, lang, a.params)}")
+
+    sections = [head, verdicts, speed, mitigations, host, assumptions]
+    text = "\n".join(line for section in sections for line in section)
+    while len(text) > BUDGET and len(assumptions) > 2:
+        assumptions.pop()
+        text = "\n".join(line for section in sections for line in section)
+    if len(text) > BUDGET:
+        text = "\n".join(line for section in (head, verdicts, speed, host) for line in section)
+    return text[:MAX_MESSAGE]
+
+
+def assumption_text(code: str, english: str, lang: str, params: dict[str, Any]) -> str:
+    """The core's translation of an assumption; its own English text if it has none."""
+    translated = core_texts.translate(core_texts.concept_key("assumption", code), lang, **params)
+    return escape(translated or english)
+
+
+def summary(result: Result) -> dict[str, Any]:
+    """What the dialog row keeps of a result (for sales and for support)."""
+    rec = result.recommendation
+    return {
+        "model": result.model.name,
+        "total_bytes": result.total_bytes,
+        "breakdown": dict(result.breakdown),
+        "recommendation": f"{rec.count}x {rec.gpu}" if rec else None,
+        "price_per_hour": rec.price_per_hour if rec else None,
+        "currency": rec.currency if rec else None,
+    }
+
+
+def render_core_error(error: CoreError, tr: Tr, lang: str) -> str:
+    if isinstance(error, UnknownModelError):
+        reason = core_texts.t("parse-error-unknown_model", lang, name=error.name)
+    else:
+        reason = error.message
+    return tr("error-estimate", reason=escape(reason))

@@ -1,0 +1,161 @@
+"""End-to-end harness: the real bot (bot.app.create_app) polling the tgsandbox fake Telegram over HTTP,
+on a real SQLite file per test (a migrated template copied, so each test starts from an empty schema)."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import re
+import shutil
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fluent.runtime import FluentBundle, FluentResource
+from pydantic import SecretStr
+from sqlalchemy import select
+
+from bot.app import App, create_app
+from bot.config import Settings
+from bot.db.engine import create_engine, create_sessionmaker, migrate
+from bot.db.models import DialogSession, User
+from bot.i18n import LOCALES_DIR
+from core import texts as core_texts
+from tgsandbox import ChatMessage, Sandbox, SandboxUser
+
+QUIET_S = 0.08  # the sandbox waits this long after the bot's last call before a step returns
+REPLY_TIMEOUT_S = 10.0
+
+
+def url_of(path: Path) -> str:
+    return f"sqlite+aiosqlite:///{path}"
+
+
+@pytest.fixture(scope="session")
+def template_db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    path = tmp_path_factory.mktemp("template") / "bot.sqlite3"
+    asyncio.run(migrate(url_of(path)))
+    yield path
+
+
+@dataclass
+class Harness:
+    """A sandbox and our bot polling it; `restart()` swaps in a new Bot+Dispatcher on the same file."""
+
+    sandbox: Sandbox
+    settings: Settings
+    app: App | None = None
+    polling: asyncio.Task[Any] | None = None
+    _next_user: list[int] = field(default_factory=lambda: [5000])
+
+    @property
+    def db_url(self) -> str:
+        return self.settings.database_url
+
+    async def start(self) -> None:
+        self.app = await create_app(self.settings, bot=self.sandbox.make_bot())
+        self.polling = asyncio.create_task(
+            self.app.dp.start_polling(
+                self.app.bot,
+                allowed_updates=self.app.dp.resolve_used_update_types(),
+                handle_signals=False,
+                polling_timeout=1,
+            )
+        )
+
+    async def stop(self) -> None:
+        if self.app is None or self.polling is None:
+            return
+        await asyncio.wait_for(self.app.dp.stop_polling(), 10)
+        await asyncio.wait_for(self.polling, 10)
+        await self.app.close()
+        self.app = self.polling = None
+
+    async def restart(self) -> None:
+        await self.stop()
+        await self.start()
+
+    def user(self, language_code: str = "ru", **kwargs: Any) -> SandboxUser:
+        self._next_user[0] += 1
+        return self.sandbox.user(id=self._next_user[0], language_code=language_code, **kwargs)
+
+    async def dialogs(self, telegram_id: int) -> list[DialogSession]:
+        engine = create_engine(self.db_url)
+        try:
+            async with create_sessionmaker(engine)() as session:
+                rows = await session.scalars(
+                    select(DialogSession)
+                    .join(User)
+                    .where(User.telegram_id == telegram_id)
+                    .order_by(DialogSession.id)
+                )
+                return list(rows)
+        finally:
+            await engine.dispose()
+
+    async def db_user(self, telegram_id: int) -> User | None:
+        engine = create_engine(self.db_url)
+        try:
+            async with create_sessionmaker(engine)() as session:
+                return await session.scalar(select(User).where(User.telegram_id == telegram_id))
+        finally:
+            await engine.dispose()
+
+
+def make_settings(db_path: Path, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "database_url": url_of(db_path),
+        "bot_token": SecretStr("unused"),
+        "default_language": "ru",
+        "contact_url": "https://example.com/contact",
+    }
+    values.update(overrides)
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+@pytest.fixture
+async def harness(tmp_path: Path, template_db: Path) -> AsyncIterator[Harness]:
+    db_path = tmp_path / "bot.sqlite3"
+    shutil.copy(template_db, db_path)
+    async with Sandbox(quiet_period=QUIET_S, reply_timeout=REPLY_TIMEOUT_S) as sandbox:
+        h = Harness(sandbox, make_settings(db_path, telegram_api_url=sandbox.base_url))
+        await h.start()
+        try:
+            yield h
+        finally:
+            await h.stop()
+
+
+# ---------------------------------------------------------------- texts, read from the same locale files
+
+
+@functools.cache
+def _bundle(lang: str) -> FluentBundle:
+    bundle = FluentBundle([lang], use_isolating=False)
+    for path in sorted((LOCALES_DIR / lang).glob("*.ftl")):
+        bundle.add_resource(FluentResource(path.read_text(encoding="utf-8")))
+    return bundle
+
+
+def text(key: str, lang: str = "ru", **args: Any) -> str:
+    """A bot text as the user sees it (HTML tags stripped), from bot/locales."""
+    bundle = _bundle(lang)
+    value, errors = bundle.format_pattern(bundle.get_message(key).value, args)
+    assert not errors, errors
+    return re.sub(r"<[^>]+>", "", str(value))
+
+
+def core(group: str, value: str, lang: str = "ru") -> str:
+    """The core's label of a concept (a method, a precision), as shown on buttons."""
+    return core_texts.label(group, value, lang)
+
+
+def buttons(message: ChatMessage) -> list[str]:
+    return [b.text for row in message.buttons for b in row]
+
+
+def assert_no_failed_calls(sandbox: Sandbox) -> None:
+    failed = [(r.method, r.error) for r in sandbox.requests if r.error]
+    assert not failed, failed

@@ -1,0 +1,213 @@
+"""Back and Start over at every step, stale buttons, garbage input, /cancel, a restart mid-dialog."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from bot.db.models import DIALOG_ABANDONED, DIALOG_COMPLETED
+from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, buttons, core, text
+
+# (button to press, the question it leads to) for each step of fine-tuning, the longest path.
+FINETUNE = [
+    (text("task-finetune"), "ask-model"),
+    ("Llama 3.1 8B", "ask-method"),
+    (core("method", "lora"), "ask-precision"),
+    (core("precision", "bf16"), "ask-batch_size"),
+    ("2", "ask-seq_len"),
+]
+
+
+def shows(message_text: str | None, key: str) -> bool:
+    return text(key).split("\n")[0] in (message_text or "")
+
+
+async def test_back_at_every_step(harness: Harness) -> None:
+    user = harness.user()
+    await user.send("/start")
+    previous = "ask-task"
+    for button, question in FINETUNE:
+        await user.click(button)
+        assert shows(user.last_message().text, question)
+        assert text("btn-back") in buttons(user.last_message())
+        assert text("btn-restart") in buttons(user.last_message())
+        await user.click(text("btn-back"))
+        assert shows(user.last_message().text, previous), (button, user.last_message().text)
+        await user.click(button)  # forward again
+        previous = question
+    await user.click(text("btn-restart"))
+    assert shows(user.last_message().text, "ask-task")
+    assert_no_failed_calls(harness.sandbox)
+    # one message edited in place all along
+    assert len(user.bot_messages()) == 1
+
+
+async def test_garbage_at_every_step_gets_a_hint(harness: Harness) -> None:
+    user = harness.user()
+    await user.send("/start")
+    hints = ["hint-model", "hint-method", "hint-precision", "hint-batch_size", "hint-seq_len"]
+    for (button, _), hint in zip(FINETUNE, hints, strict=True):
+        await user.click(button)  # on the dialog message, the latest one with buttons
+        replies = await user.send("zzz ??? ёёё")
+        assert replies and shows(replies[-1].text, hint), (hint, [r.text for r in replies])
+        assert not replies[-1].buttons
+    # the dialog message kept its buttons all along; they still work
+    answer = await user.click("512")
+    assert text("result-verdicts").strip() in (answer.messages[-1].text or "")
+    assert_no_failed_calls(harness.sandbox)
+
+
+async def test_stale_buttons_answered_politely(harness: Harness) -> None:
+    user = harness.user()
+    await user.send("/start")
+    old = user.last_message()
+    await user.click(text("task-inference"))
+    await user.send("/new")
+    assert len(user.bot_messages()) == 2
+    # the old message keeps its buttons, now stale: a press gets a polite answer and changes nothing
+    answer = await user.click(callback_data="s:model:llama-3.1-8b", message=old.message_id)
+    assert answer.text == text("stale-button")
+    answer = await user.click(callback_data="n:back:", message=old.message_id)
+    assert answer.text == text("stale-button")
+    # the current dialog is untouched
+    assert shows(user.last_message().text, "ask-task")
+    await user.click(text("task-image"))
+    assert shows(user.last_message().text, "ask-model")
+
+
+async def test_cancel_abandons_the_dialog(harness: Harness) -> None:
+    user = harness.user()
+    await user.send("/start")
+    await user.click(text("task-inference"))
+    replies = await user.send("/cancel")
+    assert replies[-1].text == text("cancelled")
+    (dialog,) = await harness.dialogs(user.id)
+    assert dialog.status == DIALOG_ABANDONED
+
+
+@pytest.mark.timeout(60)
+async def test_restart_mid_dialog_continues(harness: Harness) -> None:
+    user = harness.user()
+    await user.send("/start")
+    await user.click(text("task-inference"))
+    await user.click("Qwen3 8B")
+    await harness.restart()  # a new Bot + Dispatcher on the same SQLite file
+    await user.click(core("precision", "bf16"))
+    await user.click("8K")
+    await user.click("1")
+    assert text("result-verdicts").strip() in (user.last_message().text or "")
+    (dialog,) = await harness.dialogs(user.id)
+    assert dialog.status == DIALOG_COMPLETED
+    assert dialog.answers["model"] == "qwen3-8b" and dialog.answers["context_length"] == 8192
+
+
+async def test_model_list_pages(harness: Harness) -> None:
+    user = harness.user()
+    await user.send("/start")
+    await user.click(text("task-inference"))
+    first = buttons(user.last_message())
+    await user.click(text("btn-next-page"))
+    second = buttons(user.last_message())
+    models = [b for b in second if b not in first]
+    assert models, "the second page shows other models"
+    await user.click(text("btn-prev-page"))
+    assert buttons(user.last_message()) == first
+    await user.click(text("btn-next-page"))
+    await user.click(models[0])
+    assert shows(user.last_message().text, "ask-precision")
+
+
+async def test_unknown_model_id_gets_an_error_with_a_way_back(harness: Harness) -> None:
+    user = harness.user()
+    await user.send("/start")
+    await user.click(text("task-inference"))
+    await user.send("someorg/no-such-model")
+    await user.click(text("btn-typical"))
+    await user.click("4K")
+    await user.click("1")
+    message = user.last_message()
+    assert "someorg/no-such-model" in (message.text or "")
+    assert buttons(message) == [text("btn-back"), text("btn-restart")]
+    await user.click(text("btn-back"))
+    assert shows(user.last_message().text, "ask-concurrency")
+    assert_no_failed_calls(harness.sandbox)
+
+
+# Other tasks: (button, question it leads to) down to the last step.
+PATHS = {
+    "inference": [
+        (text("task-inference"), "ask-model"),
+        ("Qwen3 8B", "ask-precision"),
+        (core("precision", "fp8"), "ask-context_length"),
+        ("16K", "ask-concurrency"),
+    ],
+    "pretrain": [
+        (text("task-pretrain"), "ask-model"),
+        ("7B", "ask-precision"),
+        (core("precision", "bf16"), "ask-batch_size"),
+        ("1", "ask-seq_len"),
+    ],
+    "image": [
+        (text("task-image"), "ask-model"),
+        ("FLUX.1 [dev]", "ask-precision"),
+        (core("precision", "fp8"), "ask-resolution"),
+        ("768×768", "ask-images"),
+    ],
+    "video": [
+        (text("task-video"), "ask-model"),
+        ("CogVideoX 5B", "ask-precision"),
+        (text("btn-typical"), "ask-resolution"),
+        (text("btn-typical"), "ask-frames"),
+    ],
+}
+
+
+@pytest.mark.parametrize("task", list(PATHS))
+async def test_back_all_the_way_and_garbage_on_the_way(harness: Harness, task: str) -> None:
+    user = harness.user()
+    await user.send("/start")
+    for button, question in PATHS[task]:
+        answer = await user.click(button)
+        assert shows(answer.messages[-1].text, question)
+        replies = await user.send("🙃 ???")
+        hint = question.replace("ask-", "hint-")
+        assert shows(replies[-1].text, hint), (hint, replies[-1].text)
+    for _, question in reversed(PATHS[task][:-1]):
+        answer = await user.click(text("btn-back"))
+        assert shows(answer.messages[-1].text, question)
+    answer = await user.click(text("btn-back"))
+    assert shows(answer.messages[-1].text, "ask-task")
+    assert_no_failed_calls(harness.sandbox)
+
+
+async def test_double_tap_runs_the_step_once(harness: Harness) -> None:
+    user = harness.user()
+    await user.send("/start")
+    first, second = await asyncio.gather(
+        user.click(text("task-inference")), user.click(text("task-inference"))
+    )
+    assert sorted([first.text or "", second.text or ""]) == ["", text("stale-button")]
+    (dialog,) = await harness.dialogs(user.id)
+    assert dialog.task == "inference"
+
+
+async def test_a_crash_is_answered_not_silent(harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unexpected error in a handler: the button is answered and the user gets an apology."""
+    import bot.handlers.wizard as wizard
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(wizard, "estimate", broken)
+    user = harness.user()
+    await user.send("/start")
+    await user.click(text("task-image"))
+    await user.click("Stable Diffusion 1.5")
+    await user.click(text("btn-typical"))
+    await user.click(text("btn-typical"))
+    answer = await user.click("1")  # the result step crashes; the click still gets its answer
+    assert user.last_message().text == text("error-generic")
+    assert answer is not None
+    (dialog,) = await harness.dialogs(user.id)
+    assert dialog.status != "completed"
