@@ -15,8 +15,9 @@ from bot.flow import Answers
 from core import texts as core_texts
 from core import units
 from core.catalog import Catalog
-from core.contract import Assumption, Mitigation, Result, Verdict
+from core.contract import Assumption, Result, Verdict
 from core.errors import CoreError, UnknownModelError
+from core.render import mitigation_outcome
 
 Tr = Callable[..., str]
 
@@ -157,12 +158,6 @@ def _price(result: Result, lang: str) -> str:
     return escape(core_texts.t("price-per-hour", lang, price=rec.price_per_hour, currency=rec.currency))
 
 
-def _outcome(m: Mitigation, lang: str) -> str:
-    if m.fits:
-        return escape(core_texts.t("mitigation-fits", lang))
-    if m.fits_on:
-        return escape(core_texts.t("mitigation-fits-on", lang, config=m.fits_on))
-    return escape(core_texts.t("mitigation-still-short", lang))
 
 
 def render_result(
@@ -234,8 +229,8 @@ def render_result(
                     action=core_label("action", m.action, lang, **m.params),
                     saves=size(m.saves_bytes, lang),
                     total=size(m.total_bytes, lang),
-                    icon="✅" if m.fits or m.fits_on else "❌",
-                    outcome=_outcome(m, lang),
+                    icon="✅" if m.fits else "❌",
+                    outcome=escape(mitigation_outcome(m, lang, result.request.num_gpus)),
                 )
             )
 

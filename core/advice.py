@@ -257,21 +257,28 @@ def _mitigations(
     count = req.num_gpus
     out: list[Mitigation] = []
 
-    def fits_on(needed: int, n: int) -> str | None:
+    def smallest_fitting(needed: int) -> GpuSpec | None:
         ok = [g for g in targets if needed <= g.usable_bytes]
-        return f"{n}x {min(ok, key=lambda g: g.usable_bytes).id}" if ok else None
+        return min(ok, key=lambda g: g.usable_bytes) if ok else None
+
+    def fits_on(needed: int, n: int) -> str | None:
+        gpu = smallest_fitting(needed)
+        return f"{n}x {gpu.id}" if gpu else None
 
     def add(action: str, variant_total: int, n: int = count, **params: str | int | float) -> None:
         if variant_total >= total and action != "more_gpus":
             return
-        where = fits_on(variant_total, n)
+        gpu = smallest_fitting(variant_total)
         out.append(
             Mitigation(
                 action=action,
                 saves_bytes=total - variant_total,
                 total_bytes=variant_total,
-                fits=where is not None,
-                fits_on=where,
+                fits=gpu is not None,
+                fits_on=f"{n}x {gpu.id}" if gpu else None,
+                fits_gpu=gpu.id if gpu else None,
+                fits_gpu_name=gpu.name if gpu else None,
+                fits_count=n if gpu else None,
                 params=params,
             )
         )

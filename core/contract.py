@@ -245,6 +245,9 @@ class Mitigation(BaseModel):
     total_bytes: int
     fits: bool = Field(description="whether the result then fits the target configuration")
     fits_on: str | None = Field(default=None, description="e.g. '1x rtx4090-48gb', when it fits somewhere")
+    fits_gpu: str | None = Field(default=None, description="the smallest target GPU it then fits (id)")
+    fits_gpu_name: str | None = None
+    fits_count: int | None = Field(default=None, description="cards of `fits_gpu`")
     params: dict[str, str | int | float] = Field(default_factory=dict)
 
 

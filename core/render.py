@@ -311,18 +311,23 @@ def _mitigations(result: Result, lang: str) -> str:
     if not result.mitigations:
         return ""
     lines = [t("answer-mitigations", lang)]
-    lines.extend(f"  - {_mitigation_line(m, lang)}" for m in result.mitigations[:MITIGATIONS])
+    cards = result.request.num_gpus
+    lines.extend(f"  - {_mitigation_line(m, lang, cards)}" for m in result.mitigations[:MITIGATIONS])
     return "\n".join(lines)
 
 
-def _mitigation_line(m: Mitigation, lang: str) -> str:
-    action = translate(concept_key("action", m.action), lang, **m.params) or _humanize(m.action, m.params)
+def mitigation_outcome(m: Mitigation, lang: str, cards: int) -> str:
+    """Whether a mitigation then fits, and where (`cards`: the requested number of GPUs)."""
+    if m.fits_gpu_name and m.fits_count:
+        return t("mitigation-fits-on", lang, count=m.fits_count, gpu=m.fits_gpu_name)
     if m.fits:
-        outcome = t("mitigation-fits", lang)
-    elif m.fits_on:
-        outcome = t("mitigation-fits-on", lang, config=m.fits_on)
-    else:
-        outcome = t("mitigation-still-short", lang)
+        return t("mitigation-fits", lang)
+    return t("mitigation-still-short", lang, count=cards)
+
+
+def _mitigation_line(m: Mitigation, lang: str, cards: int) -> str:
+    action = translate(concept_key("action", m.action), lang, **m.params) or _humanize(m.action, m.params)
+    outcome = mitigation_outcome(m, lang, cards)
     return t(
         "answer-mitigation",
         lang,

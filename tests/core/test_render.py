@@ -123,6 +123,10 @@ def make_result(**changes: object) -> Result:
                 saves_bytes=3 * GB,
                 total_bytes=41 * GB,
                 fits=True,
+                fits_on="1x h100-sxm",
+                fits_gpu="h100-sxm",
+                fits_gpu_name="H100 SXM",
+                fits_count=1,
                 params={"context_length": 16384},
             ),
             Mitigation(
@@ -130,7 +134,6 @@ def make_result(**changes: object) -> Result:
                 saves_bytes=500 * 10**6,
                 total_bytes=43_500 * 10**6,
                 fits=False,
-                fits_on="1x h100-sxm",
                 params={"how": "magic"},
             ),
         ],
@@ -187,9 +190,9 @@ def test_answer_in_english_reads_as_expected() -> None:
     assert "about 22 tokens/s per user, 86 tokens/s in total" in text
     assert (
         "shorten the context to 16,384 tokens: saves 3.0 GB (2.8 GiB), "
-        "41.0 GB (38.2 GiB) in all, then it fits" in text
+        "41.0 GB (38.2 GiB) in all, then it fits on 1 × H100 SXM" in text
     )
-    assert "then it fits on 1x h100-sxm" in text
+    assert "still does not fit on one card" in text
     assert "RAM at least 44.0 GB (41.0 GiB), better 88.0 GB (82.0 GiB); NVMe disk" in text
     assert "sized with the architecture of Llama 3.1 70B (80 layers)" in text
 

@@ -248,8 +248,11 @@ answer-speed = Speed on { $config }: about { NUMBER($per_user, maximumFractionDi
 answer-mitigations = If it does not fit:
 answer-mitigation = { $action }: saves { $saves }, { $total } in all, { $outcome }
 mitigation-fits = then it fits
-mitigation-fits-on = then it fits on { $config }
-mitigation-still-short = still does not fit
+mitigation-fits-on = then it fits on { $count } × { $gpu }
+mitigation-still-short = still does not fit on { $count ->
+    [1] one card
+   *[other] { $count } cards
+}
 answer-host = Server: RAM at least { $ram_min }, better { $ram_recommended }; { $disk_kind } disk of { $disk } for the weights.
 disk-nvme = NVMe
 disk-ssd = SSD
