@@ -7,6 +7,7 @@ Every configuration is sized by re-running the component formulas on a variant o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -89,11 +90,23 @@ class Sizer:
             self._by_count[count] = self.total(**self.count_changes(count))
         return self._by_count[count]
 
+    def splits(self, count: int) -> bool:
+        """Whether `count` GPUs can run the request: vLLM's tensor parallelism needs the attention
+        heads to divide evenly (vLLM `verify_with_parallel_config`)."""
+        return tensor_parallel_divides(self.req, self.arch, count)
+
     def count_changes(self, count: int) -> dict[str, Any]:
         changes: dict[str, Any] = {"num_gpus": count}
         if self.req.task is Task.TRAINING and count > 1 and self.req.sharding is Sharding.NONE:
             changes["sharding"] = Sharding.FSDP  # replicas (DDP) would not help the fit
         return changes
+
+
+def tensor_parallel_divides(req: Request, arch: Arch | None, count: int) -> bool:
+    """vLLM splits attention heads across tensor-parallel ranks: their number must divide evenly."""
+    if req.engine is not Engine.VLLM or req.task is not Task.INFERENCE or arch is None:
+        return True
+    return arch.a % count == 0
 
 
 def verdict_kind(needed: int, usable: int) -> VerdictKind:
@@ -120,10 +133,20 @@ def advise(req: Request, spec: ModelSpec, arch: Arch | None, catalog: Catalog, t
     gpus = [catalog.gpu(g) for g in req.gpus] if req.gpus else list(catalog.gpus.values())
     verdicts = _verdicts(gpus, sizer)
     wanted = {g.id for g in gpus}
-    candidates = _offer_candidates(catalog, sizer, wanted) or _catalogue_candidates(verdicts, catalog)
+    offered = _offer_candidates(catalog, sizer, wanted)
+    candidates = offered or _catalogue_candidates(verdicts, catalog)
     recommendation = _cheapest(candidates)
     alternatives = _alternatives(candidates, recommendation, req)
     notes: list[Assumption] = []
+    if recommendation is not None and not offered:
+        notes.append(
+            Assumption(
+                code="not_in_offers",
+                text=f"no rental offer fits; {recommendation.count} × {recommendation.gpu_name} is a "
+                "configuration outside our offers: contact us for it",
+                params={"gpu": recommendation.gpu, "count": recommendation.count},
+            )
+        )
     if req.task is Task.TRAINING and req.sharding is Sharding.NONE:
         notes.append(
             Assumption(
@@ -159,6 +182,8 @@ def _verdicts(gpus: list[GpuSpec], sizer: Sizer) -> list[Verdict]:
     rows = []
     for gpu in gpus:
         for count in CARD_COUNTS:
+            if not sizer.splits(count):
+                continue
             row = verdict_fields(gpu, count, sizer.at_count(count))
             rows.append(row)
             if row["verdict"] == "fits":
@@ -178,7 +203,7 @@ class _Candidate:
 def _offer_candidates(catalog: Catalog, sizer: Sizer, wanted: set[str]) -> list[_Candidate]:
     out = []
     for offer in catalog.offers:
-        if offer.gpu not in wanted:
+        if offer.gpu not in wanted or not sizer.splits(offer.count):
             continue
         gpu = catalog.gpus[offer.gpu]
         needed = sizer.at_count(offer.count)
@@ -215,6 +240,7 @@ def _recommend(c: _Candidate, reason: Any) -> Recommendation:
         bytes_per_gpu=c.needed,
         verdict=c.verdict,
         reason=reason,
+        in_offers=c.offer is not None,
     )
 
 
@@ -256,6 +282,8 @@ def _mitigations(
     """Cheapest first as in practice; each sized in full and checked against the target GPUs."""
     count = req.num_gpus
     out: list[Mitigation] = []
+    diffusion = spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO)
+    splits_model = not diffusion  # diffusion pipelines run on one GPU: more cards do not help
 
     def smallest_fitting(needed: int) -> GpuSpec | None:
         ok = [g for g in targets if needed <= g.usable_bytes]
@@ -265,20 +293,30 @@ def _mitigations(
         gpu = smallest_fitting(needed)
         return f"{n}x {gpu.id}" if gpu else None
 
-    def add(action: str, variant_total: int, n: int = count, **params: str | int | float) -> None:
+    def add(action: str, changes: dict[str, Any], n: int = count, **params: str | int | float) -> None:
+        """Size the variant; if it does not fit on `n` cards, find the fewest cards (up to 8) on
+        which it would: `fits` stays about the requested count, `fits_on`/`fits_count` say where."""
+        variant_total = sizer.total(**changes)
         if variant_total >= total and action != "more_gpus":
             return
-        gpu = smallest_fitting(variant_total)
+        gpu, fit_n = smallest_fitting(variant_total), n
+        if gpu is None and splits_model and action != "more_gpus":
+            for m in CARD_COUNTS:
+                if m > n and sizer.splits(m):
+                    gpu = smallest_fitting(sizer.total(**{**sizer.count_changes(m), **changes}))
+                    if gpu is not None:
+                        fit_n = m
+                        break
         out.append(
             Mitigation(
                 action=action,
                 saves_bytes=total - variant_total,
                 total_bytes=variant_total,
-                fits=gpu is not None,
-                fits_on=f"{n}x {gpu.id}" if gpu else None,
+                fits=gpu is not None and fit_n == n,
+                fits_on=f"{fit_n}x {gpu.id}" if gpu else None,
                 fits_gpu=gpu.id if gpu else None,
                 fits_gpu_name=gpu.name if gpu else None,
-                fits_count=n if gpu else None,
+                fits_count=fit_n if gpu else None,
                 params=params,
             )
         )
@@ -290,49 +328,59 @@ def _mitigations(
                 return v
         return values[-1] if values else None
 
-    diffusion = spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO)
     assert req.precision
     bits = bits_per_weight(req.precision)
     if req.task is not Task.TRAINING:
         for action, precision in (("quantize_int8", _int8_for(req)), ("quantize_int4", _int4_for(req))):
             if bits - bits_per_weight(precision) >= MIN_QUANTIZE_STEP_BITS:
-                add(action, sizer.total(precision=precision), precision=str(precision))
+                add(action, dict(precision=precision), precision=str(precision))
     if req.task is Task.INFERENCE and not diffusion:
         assert req.kv_cache_precision and req.context_length
         if kv_bytes_per_element(req.kv_cache_precision) > 1:
-            add("kv_cache_fp8", sizer.total(kv_cache_precision=KvPrecision.FP8), kv_cache_precision="fp8")
+            add("kv_cache_fp8", dict(kv_cache_precision=KvPrecision.FP8), kv_cache_precision="fp8")
+        if req.engine is Engine.TRANSFORMERS and req.cpu_offload is CpuOffload.NONE:
+            # transformers' generate prefills every prompt at once; vLLM chunks the prefill
+            add("use_vllm", dict(engine=Engine.VLLM), engine="vllm")
         contexts = _halvings(req.context_length, MIN_CONTEXT)
         best = largest_fitting(contexts, lambda v: {"context_length": v})
         if best:
-            add("shorten_context", sizer.total(context_length=best), context_length=best)
+            add("shorten_context", dict(context_length=best), context_length=best)
         if req.concurrency > 1:
             best = largest_fitting(_halvings(req.concurrency, 1), lambda v: {"concurrency": v})
             if best:
-                add("reduce_concurrency", sizer.total(concurrency=best), concurrency=best)
+                add("reduce_concurrency", dict(concurrency=best), concurrency=best)
     if req.task is Task.TRAINING:
         _training_mitigations(req, spec, sizer, add, largest_fitting)
     if diffusion and req.task is not Task.TRAINING:
         if not req.vae_tiling:
-            add("vae_tiling", sizer.total(vae_tiling=True), vae_tiling=1)
+            add("vae_tiling", dict(vae_tiling=True), vae_tiling=1)
+        if req.images > 1 and not req.vae_slicing:
+            add("vae_slicing", dict(vae_slicing=True), vae_slicing=1)
         if req.images > 1:
-            add("fewer_images", sizer.total(images=1), images=1)
+            add("fewer_images", dict(images=1), images=1)
         if req.frames and req.frames > 1:
             frames = max(1, req.frames // 2)
-            add("fewer_frames", sizer.total(frames=frames), frames=frames)
+            add("fewer_frames", dict(frames=frames), frames=frames)
         if req.resolution and min(req.resolution) >= 512:
             w, h = req.resolution
-            add("lower_resolution", sizer.total(resolution=(w // 2, h // 2)), width=w // 2, height=h // 2)
+            add("lower_resolution", {"resolution": (w // 2, h // 2)}, width=w // 2, height=h // 2)
     smaller = _smaller_model(spec, catalog)
     if smaller is not None:
         add(
             "smaller_model",
-            sizer.total(spec=smaller, arch=arch_of(smaller), model=smaller.id),
+            dict(spec=smaller, arch=arch_of(smaller), model=smaller.id),
             model=smaller.id,
         )
     if not diffusion:
         for n in CARD_COUNTS:
-            if n > count and fits_on(sizer.at_count(n), n):
-                add("more_gpus", sizer.at_count(n), n=n, num_gpus=n, **_str_values(sizer.count_changes(n)))
+            if n > count and sizer.splits(n) and fits_on(sizer.at_count(n), n):
+                add(
+                    "more_gpus",
+                    sizer.count_changes(n),
+                    n=n,
+                    num_gpus=n,
+                    **_str_values(sizer.count_changes(n)),
+                )
                 break
     _offload_mitigations(req, sizer, add)
     return out
@@ -346,30 +394,30 @@ def _training_mitigations(
     largest_fitting: Callable[..., int | None],
 ) -> None:
     if req.optimizer in (Optimizer.ADAMW, Optimizer.PAGED_ADAMW):
-        add("optimizer_8bit", sizer.total(optimizer=Optimizer.ADAMW_8BIT), optimizer="adamw_8bit")
+        add("optimizer_8bit", dict(optimizer=Optimizer.ADAMW_8BIT), optimizer="adamw_8bit")
     if req.batch_size > 1:
-        add("smaller_batch", sizer.total(batch_size=1), batch_size=1)
+        add("smaller_batch", dict(batch_size=1), batch_size=1)
     if spec.kind not in (ModelKind.IMAGE, ModelKind.VIDEO) and req.seq_len:
         best = largest_fitting(_halvings(req.seq_len, MIN_SEQ_LEN), lambda v: {"seq_len": v})
         if best:
-            add("shorter_sequence", sizer.total(seq_len=best), seq_len=best)
+            add("shorter_sequence", dict(seq_len=best), seq_len=best)
     lora: dict[str, Any] = {
         "method": Method.LORA,
         "mixed_precision": MixedPrecision.NONE,
         "precision": Precision.BF16 if req.precision is Precision.FP32 else req.precision,
     }
     if req.method is Method.FULL:
-        add("use_lora", sizer.total(**lora), method="lora")
+        add("use_lora", lora, method="lora")
     if req.method is not Method.QLORA:
         add(
             "use_qlora",
-            sizer.total(method=Method.QLORA, precision=Precision.NF4, mixed_precision=MixedPrecision.NONE),
+            dict(method=Method.QLORA, precision=Precision.NF4, mixed_precision=MixedPrecision.NONE),
             method="qlora",
         )
     if not req.gradient_checkpointing:
-        add("gradient_checkpointing", sizer.total(gradient_checkpointing=True), gradient_checkpointing=1)
+        add("gradient_checkpointing", dict(gradient_checkpointing=True), gradient_checkpointing=1)
     if req.num_gpus > 1 and req.sharding is not Sharding.ZERO3 and req.sharding is not Sharding.FSDP:
-        add("shard", sizer.total(sharding=Sharding.ZERO3), sharding="zero3")
+        add("shard", dict(sharding=Sharding.ZERO3), sharding="zero3")
 
 
 def _offload_mitigations(req: Request, sizer: Sizer, add: Callable[..., None]) -> None:
@@ -384,7 +432,7 @@ def _offload_mitigations(req: Request, sizer: Sizer, add: Callable[..., None]) -
         if req.cpu_offload is CpuOffload.NONE or (
             mode is CpuOffload.SEQUENTIAL and req.cpu_offload is CpuOffload.MODEL
         ):
-            add("cpu_offload", sizer.total(cpu_offload=mode), cpu_offload=str(mode), experiments_only=1)
+            add("cpu_offload", dict(cpu_offload=mode), cpu_offload=str(mode), experiments_only=1)
 
 
 def _halvings(value: int, floor: int) -> list[int]:
@@ -414,7 +462,26 @@ def _smaller_model(spec: ModelSpec, catalog: Catalog) -> ModelSpec | None:
         for m in catalog.models.values()
         if m.family == spec.family and m.kind is spec.kind and m.params_b < spec.params_b * 0.8
     ]
-    return max(same, key=lambda m: m.params_b) if same else None
+    # the same generation first ("llama-3.1-70b" → "llama-3.1-8b", not "llama-2-13b"), then the largest
+    line = _model_line(spec.id)
+    return max(same, key=lambda m: (_common_prefix(_model_line(m.id), line), m.params_b)) if same else None
+
+
+_SIZE_SUFFIX = re.compile(r"-\d+(?:\.\d+)?(?:x\d+(?:\.\d+)?)?[bm](?:-.*)?$")
+
+
+def _model_line(model_id: str) -> str:
+    """A catalogue id without its size: "llama-3.1-70b" → "llama-3.1", "qwen3-30b-a3b" → "qwen3"."""
+    return _SIZE_SUFFIX.sub("", model_id)
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def _str_values(changes: dict[str, Any]) -> dict[str, str | int | float]:

@@ -98,16 +98,30 @@ def _gpus(out: TextIO, as_json: bool) -> int:
     from core.catalog import default_catalog
     from core.units import format_bytes
 
-    gpus = list(default_catalog().gpus.values())
+    catalog = default_catalog()
+    gpus = list(catalog.gpus.values())
     if as_json:
         rows: list[dict[str, Any]] = [g.model_dump(mode="json") for g in gpus]
         out.write(json.dumps(rows, ensure_ascii=False) + "\n")
         return 0
+    offered: dict[str, list[str]] = {}
+    for o in catalog.offers:
+        offered.setdefault(o.gpu, []).append(str(o.count))
+    out.write(
+        f"{'id':16} {'name':40} {'usable memory':>22}  {'bandwidth':>11}  {'bf16':4} {'fp8':4} offered\n"
+    )
     for g in gpus:
+        cards = f"{'/'.join(offered[g.id])}× " if g.id in offered else "-"
         out.write(
-            f"{g.id:16} {g.name:40} {format_bytes(g.usable_bytes):>22}  {g.bandwidth_gb_s:>6.0f} GB/s\n"
+            f"{g.id:16} {g.name:40} {format_bytes(g.usable_bytes):>22}  {g.bandwidth_gb_s:>6.0f} GB/s  "
+            f"{_yes(g.bf16):4} {_yes(g.fp8):4} {cards}\n"
         )
+    out.write("usable memory: as the driver reports it; GB = 10^9 bytes, GiB = 2^30 bytes\n")
     return 0
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
 
 
 def _models(out: TextIO, as_json: bool) -> int:
@@ -123,11 +137,21 @@ def _models(out: TextIO, as_json: bool) -> int:
                 "params_b": m.params_b,
                 "hf_id": m.hf_id,
                 "aliases": m.aliases,
+                "active_params_b": m.active_params_b,
+                "native_precision": m.native_precision,
+                "max_context": m.max_context,
             }
             for m in models
         ]
         out.write(json.dumps(rows, ensure_ascii=False) + "\n")
         return 0
+    out.write(f"{'id':32} {'name':40} {'kind':7} {'params':>10} {'active':>8}  {'ships':6} {'context':>8}\n")
     for m in models:
-        out.write(f"{m.id:32} {m.name:40} {m.kind:16} {m.params_b:>9.3f}B\n")
+        active = f"{m.active_params_b:.1f}B" if m.active_params_b else ""
+        denoiser = [c.precision for c in m.components if c.role == "denoiser"]
+        ships = str(m.native_precision or (denoiser[0] if denoiser else "bf16"))
+        context = f"{m.max_context // 1024}k" if m.max_context else ""
+        out.write(
+            f"{m.id:32} {m.name:40} {m.kind:7} {m.params_b:>9.3f}B {active:>8}  {ships:6} {context:>8}\n"
+        )
     return 0

@@ -7,7 +7,7 @@ Fixed by the core issue: fields may be added, never renamed. Every request field
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,6 +31,7 @@ class Precision(StrEnum):
     NF4 = "nf4"
     GPTQ_INT4 = "gptq-int4"
     AWQ_INT4 = "awq-int4"
+    MXFP4 = "mxfp4"  # extension: OCP microscaling FP4, as GPT-OSS ships its experts
     Q8_0 = "q8_0"
     Q6_K = "q6_k"
     Q5_K_M = "q5_k_m"
@@ -103,6 +104,10 @@ class LoraTargets(StrEnum):
     ATTENTION = "attention"  # q_proj + v_proj, the original LoRA paper's choice
 
 
+# One side of an image or video frame: latents need at least 8 × 8 of them; 16K is past any model.
+Pixels = Annotated[int, Field(ge=64, le=16_384)]
+
+
 class CustomModel(BaseModel):
     """A model described by its architecture instead of a catalogue id."""
 
@@ -131,7 +136,10 @@ class Request(BaseModel):
         description="catalogue id, alias, Hugging Face id, a size such as '7B', or an architecture"
     )
     precision: Precision | None = Field(
-        default=None, description="weights; default bf16 (fp16 for diffusion models that ship fp16)"
+        default=None,
+        description="weights; default: as the checkpoint ships for inference (bf16 for most models, "
+        "fp8 for DeepSeek V3/R1, mxfp4 for GPT-OSS; diffusion: the denoiser's), bf16 for training "
+        "(nf4 for QLoRA)",
     )
     engine: Engine | None = Field(
         default=None,
@@ -171,8 +179,8 @@ class Request(BaseModel):
     lora_targets: LoraTargets = LoraTargets.ALL_LINEAR
     num_gpus: int = Field(default=1, gt=0, le=1024, description="GPUs of the requested configuration")
     sharding: Sharding = Field(default=Sharding.NONE, description="training across GPUs")
-    resolution: tuple[int, int] | None = Field(
-        default=None, description="[w, h]; default: the model's native resolution"
+    resolution: tuple[Pixels, Pixels] | None = Field(
+        default=None, description="[w, h], 64 to 16384 px each; default: the model's native resolution"
     )
     images: int = Field(default=1, gt=0, le=1024, description="images per batch")
     frames: int | None = Field(
@@ -180,6 +188,11 @@ class Request(BaseModel):
     )
     cpu_offload: CpuOffload = CpuOffload.NONE
     vae_tiling: bool = False
+    vae_slicing: bool = Field(
+        default=False,
+        description="extension: decode the outputs one at a time (diffusers enable_vae_slicing); "
+        "with several images or video clips the VAE peak is that of one",
+    )
     gpus: list[str] | None = Field(
         default=None, description="extension: GPU ids to give verdicts for; default every catalogue GPU"
     )
@@ -237,6 +250,11 @@ class Recommendation(BaseModel):
     bytes_per_gpu: int
     verdict: VerdictKind
     reason: Literal["cheapest", "fastest", "most_headroom", "fewest_cards"] = "cheapest"
+    in_offers: bool = Field(
+        default=True,
+        description="extension: false when no rental offer fits and this is a catalogue configuration "
+        "outside the offers (show it as 'not in our offers, contact us'); offer_id and url are then null",
+    )
 
 
 class Mitigation(BaseModel):
@@ -244,7 +262,11 @@ class Mitigation(BaseModel):
     saves_bytes: int
     total_bytes: int
     fits: bool = Field(description="whether the result then fits the target configuration")
-    fits_on: str | None = Field(default=None, description="e.g. '1x rtx4090-48gb', when it fits somewhere")
+    fits_on: str | None = Field(
+        default=None,
+        description="e.g. '1x rtx4090-48gb', when it fits somewhere; with `fits` false, on more cards "
+        "than requested (the fewest of 2, 4, 8)",
+    )
     fits_gpu: str | None = Field(default=None, description="the smallest target GPU it then fits (id)")
     fits_gpu_name: str | None = None
     fits_count: int | None = Field(default=None, description="cards of `fits_gpu`")

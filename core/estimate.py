@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.advice import advise
+from core.advice import advise, tensor_parallel_divides
 from core.catalog import Catalog, default_catalog
 from core.contract import (
     Assumption,
@@ -31,7 +31,7 @@ from core.formulas.diffusion import SINGLE_PASS_FAMILIES
 from core.formulas.overhead import ALLOCATOR_RESERVE_FRACTION, CUDA_CONTEXT_BYTES
 from core.formulas.params import Arch, arch_of
 from core.formulas.peak import peak_breakdown
-from core.precision import KEEPS_EMBEDDINGS_WIDE, is_gguf
+from core.precision import EXPERTS_ONLY_ON_MOE, KEEPS_EMBEDDINGS_WIDE, is_gguf
 from core.resolve import resolve_model
 from core.specs import ModelKind, ModelSpec
 from core.units import format_bytes
@@ -112,13 +112,26 @@ def fill_defaults(req: Request, spec: ModelSpec) -> tuple[Request, list[Assumpti
             precision = next(c.precision for c in spec.components if c.role == "denoiser")
         elif req.task is Task.TRAINING and req.method is Method.QLORA:
             precision = Precision.NF4
+        elif req.task is Task.INFERENCE and spec.native_precision is not None:
+            precision = spec.native_precision
         else:
-            precision = Precision.BF16
-        notes.append(
-            _note(
-                "default_precision", f"weights in {precision} (precision not given)", precision=str(precision)
+            precision = Precision.BF16  # training dequantizes a quantized checkpoint to bf16
+        if precision is spec.native_precision and req.task is Task.INFERENCE:
+            notes.append(
+                _note(
+                    "native_precision",
+                    f"weights in {precision}, as the published checkpoint ships (precision not given)",
+                    precision=str(precision),
+                )
             )
-        )
+        else:
+            notes.append(
+                _note(
+                    "default_precision",
+                    f"weights in {precision} (precision not given)",
+                    precision=str(precision),
+                )
+            )
     elif (
         req.task is Task.TRAINING
         and req.method is Method.QLORA
@@ -251,7 +264,16 @@ def _method_notes(
                 active_b=spec.active_params_b,
             )
         )
-    if req.precision in KEEPS_EMBEDDINGS_WIDE and arch is not None:
+    if req.precision in EXPERTS_ONLY_ON_MOE and arch is not None and arch.experts > 1:
+        notes.append(
+            _note(
+                "experts_only_quantized",
+                f"{req.precision} quantizes the expert MLPs only; attention, router, token embeddings "
+                "and the LM head stay 16-bit (as GPT-OSS ships)",
+                precision=str(req.precision),
+            )
+        )
+    elif req.precision in KEEPS_EMBEDDINGS_WIDE and arch is not None:
         notes.append(
             _note(
                 "embeddings_wide",
@@ -310,9 +332,22 @@ def _method_notes(
                     cpu_offload=str(req.cpu_offload),
                 )
             )
+    if req.num_gpus > 1 and arch is not None and not tensor_parallel_divides(req, arch, req.num_gpus):
+        notes.append(
+            _note(
+                "tensor_parallel_heads",
+                f"vLLM tensor parallelism needs the {arch.a} attention heads to divide evenly over the "
+                f"GPUs; {req.num_gpus} does not divide them: use a GPU count that does (or pipeline "
+                "parallelism); sized as an even split",
+                heads=arch.a,
+                num_gpus=req.num_gpus,
+            )
+        )
     if req.num_gpus > 1:
         how = (
             "tensor parallel: weights and KV heads split across GPUs"
+            if req.task is Task.INFERENCE and req.engine is Engine.VLLM
+            else "layers spread across GPUs (device_map / llama.cpp split), each caching its own layers"
             if req.task is Task.INFERENCE
             else f"sharding {req.sharding}"
         )
@@ -419,7 +454,9 @@ def _diffusion_notes(req: Request, spec: ModelSpec) -> list[Assumption]:
         _note(
             "vae_decode_fp32",
             f"VAE decode of {req.images} output(s) at {w}×{h} counted in fp32"
-            + (" with tiling" if req.vae_tiling else ", all at once (no tiling or slicing)"),
+            + (" with tiling" if req.vae_tiling else "")
+            + (", one output at a time (slicing)" if req.vae_slicing else "")
+            + ("" if req.vae_tiling or req.vae_slicing else ", all at once (no tiling or slicing)"),
             width=w,
             height=h,
         ),

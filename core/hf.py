@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from core.contract import Assumption
+from core.contract import Assumption, Precision
 from core.errors import CoreError, UnknownModelError
 from core.specs import ModelKind, ModelSpec
 
@@ -190,6 +190,9 @@ def spec_from_config(
         "sliding_window_layers": window_layers,
         "kv_lora_rank": cfg.get("kv_lora_rank"),
         "qk_rope_head_dim": cfg.get("qk_rope_head_dim") if cfg.get("kv_lora_rank") else None,
+        "native_precision": shipped_precision(
+            top.get("quantization_config") or cfg.get("quantization_config")
+        ),
     }
     if experts and active:
         arch |= {"experts": int(experts), "active_experts": int(active)}
@@ -245,6 +248,26 @@ def spec_from_config(
         first = e.errors()[0]
         raise CoreError(f"{hf_id}: config.json is inconsistent: {first['msg']}", field="model") from e
     return spec, assumptions
+
+
+def shipped_precision(quantization: Any) -> Precision | None:
+    """The format a pre-quantized checkpoint ships in, from config.json's `quantization_config`
+    (transformers' `quant_method` names); None when unknown or not quantized."""
+    if not isinstance(quantization, Mapping):
+        return None
+    method = str(quantization.get("quant_method", "")).lower()
+    bits = quantization.get("bits")
+    if method == "bitsandbytes":
+        if quantization.get("load_in_4bit"):
+            return Precision.NF4
+        return Precision.INT8 if quantization.get("load_in_8bit") else None
+    by_method = {
+        "fp8": Precision.FP8,
+        "mxfp4": Precision.MXFP4,
+        "awq": Precision.AWQ_INT4 if bits in (4, None) else None,
+        "gptq": Precision.GPTQ_INT4 if bits in (4, None) else None,
+    }
+    return by_method.get(method)
 
 
 def fetch_model_spec(hf_id: str, hub: Hub) -> tuple[ModelSpec, list[Assumption]]:

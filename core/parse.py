@@ -47,6 +47,7 @@ from core.contract import (
     Task,
 )
 from core.errors import CatalogError, ParseError
+from core.precision import is_gguf
 from core.specs import ModelKind, ModelSpec
 
 Fields = dict[str, Any]
@@ -144,15 +145,34 @@ def _normalize(text: str) -> str:
     text = re.sub(r"(\d)\s*(?:млрд|миллиард\w*|billions?|bn)(?!\w)", r"\1b", text)
     text = re.sub(r"(\d)\s*(?:млн|миллион\w*|millions?)(?!\w)", r"\1m", text)
     text = re.sub(r"(\d)\s*(?:тыс\w*|thousands?)(?!\w)", r"\1k", text)
+    text = re.sub(r"(\d)\s?б(?![а-я])", r"\1b", text)  # "7б" is 7B; "8 бит" stays bits
+    for pattern, name in _CYRILLIC_NAMES:
+        text = pattern.sub(name, text)
     return _NUMBER_WORDS.sub(lambda m: _NUMBER_WORD_VALUES[m.group(0)], text)
+
+
+# Model families as Russian speakers write them: "лама 3 8б", "мистраль", "квен", "дипсик р1"
+_CYRILLIC_NAMES = [
+    (re.compile(r"(?<!\w)" + stem + r"(?!\w)"), name)
+    for stem, name in (
+        (r"л?лам[аыуеоя]?", "llama"),
+        (r"мистрал[ьяюеи]?", "mistral"),
+        (r"микстрал[ьяюеи]?", "mixtral"),
+        (r"квен[ауе]?", "qwen"),
+        (r"(?:джем|гем)м[аыуе]?", "gemma"),
+        (r"дип[сc][иеі]к[ауе]?", "deepseek"),
+        (r"фл[юа]кс[ауе]?", "flux"),
+        (r"р1", "r1"),
+    )
+]
 
 
 # "на двух картах", "two gpus": small counts people spell out ("one" is too often not a number)
 _NUMBER_WORD_VALUES = {
     **dict.fromkeys(("одна", "одну", "одной", "один", "одном"), "1"),
-    **dict.fromkeys(("два", "две", "двух", "двумя", "two"), "2"),
+    **dict.fromkeys(("два", "две", "двух", "двумя", "two", "dual"), "2"),
     **dict.fromkeys(("три", "трех", "тремя", "three"), "3"),
-    **dict.fromkeys(("четыре", "четырех", "четырьмя", "four"), "4"),
+    **dict.fromkeys(("четыре", "четырех", "четырьмя", "four", "quad"), "4"),
     **dict.fromkeys(("шесть", "шести", "six"), "6"),
     **dict.fromkeys(("восемь", "восьми", "восьмью", "eight"), "8"),
     **dict.fromkeys(("шестнадцать", "шестнадцати", "sixteen"), "16"),
@@ -280,6 +300,7 @@ _OFFLOAD = [
     ),
 ]
 _TILING = _flag_words(r"(?:vae[\s_-]*)?til(?:ing|ed)", r"тайлинг\w*")
+_SLICING = _flag_words(r"(?:vae[\s_-]*)?slic(?:ing|ed)", r"слайсинг\w*")
 _CHECKPOINTING = _flag_words(
     r"(?:(?:gradient|grad|activation)[\s_-]*)?checkpoint(?:ing|s)?", r"grad[\s_-]*ckpt", r"чекпо[иий]нтинг\w*"
 )
@@ -528,6 +549,7 @@ def _read(raw: str, catalog: Catalog) -> _Reading:
     model, kind = _read_model(text, catalog, hf_id, names, reading)
     _settle_task(f, kind, reading)
     _settle_numbers(text, f, reading)
+    _settle_serving(f, reading)
     if model is not None:
         f["model"] = model
     if reading.error is None and "model" not in f:
@@ -567,7 +589,11 @@ def _read_settings(text: _Text, f: Fields, reading: _Reading) -> None:
         enabled = _flag(text, pattern)
         if enabled is not None:
             f.setdefault("cpu_offload", offload if enabled else CpuOffload.NONE)
-    for name, pattern in (("vae_tiling", _TILING), ("gradient_checkpointing", _CHECKPOINTING)):
+    for name, pattern in (
+        ("vae_tiling", _TILING),
+        ("vae_slicing", _SLICING),
+        ("gradient_checkpointing", _CHECKPOINTING),
+    ):
         enabled = _flag(text, pattern)
         if enabled is not None:
             f[name] = enabled
@@ -664,6 +690,32 @@ def _settle_task(f: Fields, kind: ModelKind | None, reading: _Reading) -> None:
     else:
         f["task"] = Task.INFERENCE
         reading.task_defaulted = True
+
+
+def _settle_serving(f: Fields, reading: _Reading) -> None:
+    """Several users of a language model mean a server: sized as vLLM (continuous batching, chunked
+    prefill), not as one transformers `generate` that prefills every user's context at once.
+    An inference "batch N" is N sequences generated together (offline, the engine as named)."""
+    precision = f.get("precision")
+    if f.get("task") == Task.INFERENCE and "batch_size" in f:
+        batch = f.pop("batch_size")
+        if "concurrency" not in f:
+            f["concurrency"] = batch
+            return
+    if (
+        f.get("task") == Task.INFERENCE
+        and f.get("concurrency", 1) > 1
+        and "engine" not in f
+        and not (isinstance(precision, Precision) and is_gguf(precision))
+    ):
+        f["engine"] = Engine.VLLM
+        reading.notes.append(
+            _note(
+                "parse_serving_vllm",
+                "Several users: sized as a vLLM server.",
+                concurrency=f["concurrency"],
+            )
+        )
 
 
 def _settle_numbers(text: _Text, f: Fields, reading: _Reading) -> None:

@@ -25,6 +25,8 @@ BITS_PER_WEIGHT: dict[Precision, float] = {
     # GPTQ / AWQ 4-bit, group size 128: fp16 scale + 4-bit packed zero point per group.
     Precision.GPTQ_INT4: 4.0 + (16 + 4) / 128,
     Precision.AWQ_INT4: 4.0 + (16 + 4) / 128,
+    # OCP Microscaling MXFP4 (OCP MX spec v1.0): 32 E2M1 elements share one E8M0 (8-bit) scale.
+    Precision.MXFP4: 4.0 + 8 / 32,
     # GGUF block formats (ggml-common.h): Q8_0 = 34 bytes / 32 weights, Q4_0 = 18 / 32, Q4_1 = 20 / 32.
     Precision.Q8_0: 34 * 8 / 32,
     Precision.Q4_0: 18 * 8 / 32,
@@ -55,8 +57,20 @@ GGUF_FORMATS = frozenset(
 # bitsandbytes (`llm_int8_skip_modules` defaults to the head; nn.Embedding is not replaced),
 # GPTQ/AWQ (quantize nn.Linear inside the decoder blocks only), FP8 checkpoints (lm_head left bf16).
 KEEPS_EMBEDDINGS_WIDE = frozenset(
-    {Precision.FP8, Precision.INT8, Precision.INT4, Precision.NF4, Precision.GPTQ_INT4, Precision.AWQ_INT4}
+    {
+        Precision.FP8,
+        Precision.INT8,
+        Precision.INT4,
+        Precision.NF4,
+        Precision.GPTQ_INT4,
+        Precision.AWQ_INT4,
+        Precision.MXFP4,
+    }
 )
+# Formats that, on a mixture of experts, quantize the expert MLPs only and keep attention, router,
+# embeddings and LM head in 16 bits: GPT-OSS ships so (model card: "MXFP4 for the MoE weights",
+# config.json `modules_to_not_convert`: self_attn, router, embed_tokens, lm_head).
+EXPERTS_ONLY_ON_MOE = frozenset({Precision.MXFP4})
 WIDE_BITS = 16.0
 
 # Formats produced on the fly while a 16-bit checkpoint is loaded (bitsandbytes, torchao, vLLM fp8),

@@ -51,7 +51,15 @@ _SETTINGS_BY_TASK: dict[Task, tuple[str, ...]] = {
         "num_gpus",
         "sharding",
     ),
-    Task.IMAGE_GENERATION: ("precision", "resolution", "images", "cpu_offload", "vae_tiling", "num_gpus"),
+    Task.IMAGE_GENERATION: (
+        "precision",
+        "resolution",
+        "images",
+        "cpu_offload",
+        "vae_tiling",
+        "vae_slicing",
+        "num_gpus",
+    ),
     Task.VIDEO_GENERATION: ("precision", "resolution", "frames", "cpu_offload", "vae_tiling", "num_gpus"),
 }
 _ALL_SETTINGS = tuple(dict.fromkeys(name for names in _SETTINGS_BY_TASK.values() for name in names))
@@ -169,6 +177,7 @@ _SETTING: dict[str, Callable[[Any, str], str | None]] = {
     ),
     "gradient_checkpointing": _switch("setting-checkpointing"),
     "vae_tiling": _switch("setting-tiling"),
+    "vae_slicing": _switch("setting-slicing"),
     "num_gpus": lambda v, lang: t("setting-gpus", lang, count=int(v)) if int(v) > 1 else None,
     "sharding": _unless("sharding", "none"),
     "cpu_offload": _unless("offload", "none"),
@@ -278,6 +287,8 @@ def _offer_line(rec: Recommendation, result: Result, lang: str) -> str:
 
 
 def _price(rec: Recommendation, lang: str) -> str:
+    if not rec.in_offers:
+        return t("price-not-offered", lang)
     if rec.price_per_hour is None or rec.currency is None:
         return t("price-on-request", lang)
     return t("price-per-hour", lang, price=rec.price_per_hour, currency=rec.currency)
@@ -318,6 +329,8 @@ def _mitigations(result: Result, lang: str) -> str:
 
 def mitigation_outcome(m: Mitigation, lang: str, cards: int) -> str:
     """Whether a mitigation then fits, and where (`cards`: the requested number of GPUs)."""
+    if m.fits_gpu_name and m.fits_count and not m.fits and m.fits_count > cards:
+        return t("mitigation-fits-with-more", lang, cards=cards, count=m.fits_count, gpu=m.fits_gpu_name)
     if m.fits_gpu_name and m.fits_count:
         return t("mitigation-fits-on", lang, count=m.fits_count, gpu=m.fits_gpu_name)
     if m.fits:

@@ -63,6 +63,11 @@ class ModelSpec(BaseModel):
     experts: int | None = Field(default=None, gt=0)
     active_experts: int | None = Field(default=None, gt=0)
     moe_intermediate_size: int | None = Field(default=None, gt=0)
+    native_precision: Precision | None = Field(
+        default=None,
+        description="the precision the published checkpoint ships in when not 16-bit (DeepSeek V3/R1 "
+        "fp8, GPT-OSS mxfp4): the default for inference",
+    )
     # Training-time dropout adds masks to the stored activations (Korthikanti et al. 2022, sec. 4.1)
     dropout: float = Field(default=0.0, ge=0, lt=1, description="hidden dropout (BERT, OPT, T5: 0.1)")
     attention_dropout: float = Field(default=0.0, ge=0, lt=1, description="dropout on attention probs")
@@ -100,6 +105,8 @@ class ModelSpec(BaseModel):
                 raise ValueError("a diffusion model needs `components`")
             if not any(c.role == "denoiser" for c in self.components):
                 raise ValueError("a diffusion pipeline needs a denoiser component")
+            if self.native_precision is not None:
+                raise ValueError("a diffusion pipeline gives its precisions per component")
         else:
             for name in ("layers", "hidden_size", "attention_heads", "vocab_size"):
                 if getattr(self, name) is None:

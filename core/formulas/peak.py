@@ -22,7 +22,7 @@ from core.formulas import activations as act
 from core.formulas import diffusion as dif
 from core.formulas import training as tr
 from core.formulas.kv_cache import model_kv_cache_bytes
-from core.formulas.overhead import overhead_bytes
+from core.formulas.overhead import ALLOCATOR_RESERVE_FRACTION, overhead_bytes
 from core.formulas.params import Arch, linear_params
 from core.formulas.weights import model_weight_bytes, weight_bytes
 from core.precision import (
@@ -69,9 +69,12 @@ def _with_overhead(
     return parts
 
 
-def _quantized_on_load(precision: Precision, arch: Arch, n: int) -> float:
-    """Parameters per GPU that a 16-bit checkpoint quantizes while loading (the linear layers)."""
-    return linear_params(arch) / n if precision in QUANTIZED_ON_LOAD else 0.0
+def _quantized_on_load(precision: Precision, spec: ModelSpec, arch: Arch, n: int) -> float:
+    """Parameters per GPU that a 16-bit checkpoint quantizes while loading (the linear layers);
+    none when the checkpoint already ships in that format (DeepSeek V3/R1 in fp8)."""
+    if precision not in QUANTIZED_ON_LOAD or precision is spec.native_precision:
+        return 0.0
+    return linear_params(arch) / n
 
 
 def _llm_inference(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
@@ -82,8 +85,13 @@ def _llm_inference(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
     if req.cpu_offload is not CpuOffload.NONE:  # accelerate offload: one layer's weights at a time
         weights /= arch.L
     kv_e = kv_bytes_per_element(req.kv_cache_precision)
-    # KV heads are split across tensor-parallel ranks; fewer heads than GPUs are replicated.
-    kv_share = max(1 / n, 1 / arch.k) if n > 1 else 1.0
+    # vLLM: KV heads are split across tensor-parallel ranks; fewer heads than GPUs are replicated.
+    # MLA's compressed latent is one vector per token shared by every head: each rank keeps all of
+    # it (vLLM/SGLang MLA backends; why SGLang added data-parallel attention for DeepSeek).
+    # transformers (device_map) and llama.cpp spread whole layers: each GPU caches its layers only.
+    kv_heads = 1 if spec.kv_lora_rank else arch.k
+    tensor_parallel = req.engine is Engine.VLLM
+    kv_share = (max(1 / n, 1 / kv_heads) if tensor_parallel else 1 / n) if n > 1 else 1.0
     kv = model_kv_cache_bytes(spec, req.context_length, req.concurrency, kv_e) * kv_share
     if req.engine is Engine.VLLM:
         s, b = act.VLLM_MAX_BATCHED_TOKENS, 1
@@ -96,7 +104,7 @@ def _llm_inference(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
         req.concurrency, arch.V
     )
     parts = {"weights": weights, "kv_cache": kv, "activations": activations}
-    return _with_overhead(parts, kv + activations, req, _quantized_on_load(req.precision, arch, n))
+    return _with_overhead(parts, kv + activations, req, _quantized_on_load(req.precision, spec, arch, n))
 
 
 def _llm_training(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
@@ -193,7 +201,7 @@ def _llm_training(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
     )
     # Unsloth loads checkpoints saved already in 4 bit (its `-bnb-4bit` uploads): nothing to quantize.
     quantizes = req.method is Method.QLORA and not unsloth
-    on_load = _quantized_on_load(req.precision, arch, n if shard_params else 1) if quantizes else 0.0
+    on_load = _quantized_on_load(req.precision, spec, arch, n if shard_params else 1) if quantizes else 0.0
     return _with_overhead(parts, parts["activations"] + parts["gradients"], req, on_load)
 
 
@@ -220,6 +228,9 @@ def training_peak(
     - optimizer step, after the backward has freed the activations: weights + states + all
       gradients + the step's scratch (`temporaries`).
 
+    Phases are compared with the allocator reserve their churning memory (activations and
+    gradients) adds in `overhead`, so the total never drops when a phase grows past the other.
+
     With gradient accumulation (> 1) gradients persist across micro-batches, so the whole of
     `grads` is also alive at the start of every backward. DDP's `buckets` are allocated once and
     always alive. Returns the breakdown of the larger phase (`activations` 0 when it is the step).
@@ -239,7 +250,11 @@ def training_peak(
         "optimizer_states": states + temporaries,
         "activations": 0.0,
     }
-    return max(backward, step, key=lambda p: sum(p.values()))
+    return max(backward, step, key=_with_reserve)
+
+
+def _with_reserve(phase: Breakdown) -> float:
+    return sum(phase.values()) + ALLOCATOR_RESERVE_FRACTION * (phase["activations"] + phase["gradients"])
 
 
 def _component_precision(req: Request, spec: ModelSpec, c: PipelineComponent) -> Precision:
@@ -283,10 +298,11 @@ def _latent_tokens(req: Request, spec: ModelSpec) -> int:
 def _vae_decode(req: Request, spec: ModelSpec) -> float:
     assert req.resolution
     w, hgt = req.resolution
+    outputs = 1 if req.vae_slicing else req.images  # slicing decodes the batch one output at a time
     if spec.kind is ModelKind.VIDEO:  # causal video VAEs decode one latent frame (t frames) at a time
-        at_once = req.images * (spec.vae_temporal_factor or 4)
+        at_once = outputs * (spec.vae_temporal_factor or 4)
         return dif.vae_decode_bytes(w, hgt, at_once, req.vae_tiling, dif.VIDEO_VAE_TILE)
-    return dif.vae_decode_bytes(w, hgt, req.images, req.vae_tiling, dif.IMAGE_VAE_TILE)
+    return dif.vae_decode_bytes(w, hgt, outputs, req.vae_tiling, dif.IMAGE_VAE_TILE)
 
 
 def _cfg_batch(spec: ModelSpec) -> int:

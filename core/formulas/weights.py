@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from core.contract import Precision
-from core.formulas.params import Arch, embedding_params
-from core.precision import bits_per_weight, embedding_bits
+from core.formulas.params import Arch, embedding_params, mlp_params_per_layer
+from core.precision import EXPERTS_ONLY_ON_MOE, bits_per_weight, embedding_bits
 
 
 def weight_bytes(params: float, bits: float) -> float:
@@ -22,4 +22,7 @@ def model_weight_bytes(params: float, precision: Precision, arch: Arch | None) -
     if arch is None or wide == bits:
         return weight_bytes(params, bits)
     emb = min(embedding_params(arch.V, arch.h, arch.tied), params)
-    return weight_bytes(params - emb, bits) + weight_bytes(emb, wide)
+    quantized = params - emb
+    if precision in EXPERTS_ONLY_ON_MOE and arch.experts > 1:
+        quantized = min(arch.L * mlp_params_per_layer(arch.h, arch.i, arch.gated, arch.experts), quantized)
+    return weight_bytes(quantized, bits) + weight_bytes(params - quantized, wide)

@@ -47,6 +47,7 @@ ARCH_FIELDS = (
     "sliding_window_layers",
     "kv_lora_rank",
     "qk_rope_head_dim",
+    "native_precision",  # quantization_config: DeepSeek V3 fp8, GPT-OSS mxfp4, the rest none
 )
 
 
@@ -124,6 +125,25 @@ def test_parameters_computed_from_config_match_published_counts(catalog: Catalog
     spec, assumptions = hf.spec_from_config(load_config(hf_id), hf_id)
     assert spec.params_b == pytest.approx(catalog.models[CONFIG_MATCHES_CATALOGUE[hf_id]].params_b, rel=0.02)
     assert "huggingface_params_from_config" in [a.code for a in assumptions]
+
+
+@pytest.mark.parametrize(
+    ("quantization", "precision"),
+    [
+        ({"quant_method": "fp8", "weight_block_size": [128, 128]}, "fp8"),
+        ({"quant_method": "mxfp4"}, "mxfp4"),
+        ({"quant_method": "awq", "bits": 4}, "awq-int4"),
+        ({"quant_method": "gptq", "bits": 4}, "gptq-int4"),
+        ({"quant_method": "gptq", "bits": 8}, None),
+        ({"quant_method": "bitsandbytes", "load_in_4bit": True}, "nf4"),
+        ({"quant_method": "bitsandbytes", "load_in_8bit": True}, "int8"),
+        ({"quant_method": "something-new"}, None),
+        (None, None),
+        ("fp8", None),
+    ],
+)
+def test_shipped_precision_from_quantization_config(quantization: Any, precision: str | None) -> None:
+    assert hf.shipped_precision(quantization) == precision
 
 
 def test_moe_active_parameters_from_config() -> None:

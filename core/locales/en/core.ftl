@@ -45,6 +45,7 @@ precision-int4 = int4
 precision-nf4 = NF4 (4-bit)
 precision-gptq-int4 = GPTQ 4-bit
 precision-awq-int4 = AWQ 4-bit
+precision-mxfp4 = MXFP4 (4-bit)
 precision-q8_0 = GGUF Q8_0
 precision-q6_k = GGUF Q6_K
 precision-q5_k_m = GGUF Q5_K_M
@@ -62,6 +63,7 @@ precision-note-int4 = fits almost anywhere; noticeably weaker on hard reasoning 
 precision-note-nf4 = 4-bit of bitsandbytes, the base of QLoRA; quality close to other 4-bit formats, slower
 precision-note-gptq-int4 = calibrated 4-bit; good quality and fast kernels in vLLM
 precision-note-awq-int4 = activation-aware 4-bit; among the best 4-bit quality, fast in vLLM
+precision-note-mxfp4 = microscaling 4-bit, as GPT-OSS ships its experts; native on Hopper and Blackwell
 precision-note-q8_0 = practically lossless GGUF, about 8.5 bits per weight
 precision-note-q6_k = very close to the original, about 6.6 bits per weight
 precision-note-q5_k_m = small loss, about 5.7 bits per weight: a good balance
@@ -116,8 +118,12 @@ reason-fewest_cards = fewest cards
 action-quantize_int8 = quantize the weights to 8 bits ({ $precision })
 action-quantize_int4 = quantize the weights to 4 bits ({ $precision })
 action-kv_cache_fp8 = keep the KV cache in fp8
+action-use_vllm = serve with vLLM (chunked prefill instead of every prompt at once)
 action-shorten_context = shorten the context to { $context_length } tokens
-action-reduce_concurrency = serve { $concurrency } users at once
+action-reduce_concurrency = serve { $concurrency ->
+    [one] one user
+   *[other] { $concurrency } users
+} at once
 action-optimizer_8bit = 8-bit AdamW
 action-smaller_batch = a micro-batch of { $batch_size }
 action-shorter_sequence = shorten training sequences to { $seq_len } tokens
@@ -125,6 +131,7 @@ action-use_lora = LoRA instead of full fine-tuning
 action-use_qlora = QLoRA: LoRA on a 4-bit base
 action-gradient_checkpointing = turn on gradient checkpointing
 action-vae_tiling = turn on VAE tiling
+action-vae_slicing = decode the images one at a time (VAE slicing)
 action-fewer_images = { $images } image at a time
 action-fewer_frames = { $frames } frames
 action-shard = shard the training state across the cards ({ $sharding })
@@ -137,6 +144,7 @@ action-cpu_offload = CPU offload ({ $cpu_offload }): a last resort, for experime
 assumption-parse_gguf_default = GGUF without a type: assumed Q4_K_M, the most common choice.
 assumption-parse_finetune_lora = Fine-tuning without a method: assumed LoRA, what almost everyone uses unless training from scratch.
 assumption-parse_model_by_size = The catalogue has no “{ $name }” of size { $size }: sized as a typical { $size } model.
+assumption-parse_serving_vllm = { $concurrency } users at once: sized as a vLLM server (continuous batching, chunked prefill); say “transformers” to size a plain generate() instead.
 assumption-variant_same_architecture = “{ $variant }” does not change the architecture: sized as { $model } (set the precision separately).
 assumption-typical_architecture = Only the size ({ $size }) is known: sized with the architecture of { $reference } ({ $layers } layers).
 assumption-typical_moe = Read as a Mixtral-style mixture of experts: { $total_b }B parameters in total, { $active_b }B active per token.
@@ -148,6 +156,8 @@ assumption-huggingface_safetensors = Parameters counted from the checkpoint's sa
 assumption-huggingface_params_from_config = Parameters computed from config.json: { $params }.
 
 assumption-default_precision = Weights in { $precision } (precision not given).
+assumption-native_precision = Weights in { $precision }, as the published checkpoint ships (precision not given).
+assumption-experts_only_quantized = { $precision } quantizes the expert MLPs only; attention, router, token embeddings and the LM head stay 16-bit (as GPT-OSS ships).
 assumption-qlora_base_nf4 = QLoRA keeps the base in 4-bit NF4; { $compute } is the compute dtype.
 assumption-default_context = A context of { $context_length } tokens per sequence (not given).
 assumption-context_beyond_model = The context is longer than the model's { $max_context } tokens; sized as asked.
@@ -163,6 +173,8 @@ assumption-kv_full_context = KV cache for { $concurrency } { $concurrency ->
 } of { $context_length } tokens, all filled.
 assumption-multi_gpu_split = { $num_gpus } GPUs share the work; each keeps its own CUDA context and NCCL buffers.
 assumption-multi_gpu_fsdp = Configurations with several GPUs are sized with FSDP full sharding (plain data parallel would not reduce memory per GPU).
+assumption-tensor_parallel_heads = vLLM tensor parallelism needs the { $heads } attention heads to divide evenly over the GPUs; { $num_gpus } does not divide them: choose a GPU count that does (or pipeline parallelism). Sized as an even split.
+assumption-not_in_offers = No rental offer fits: the recommended configuration is not in our offers; contact us and we will try to find it.
 assumption-mixed_precision_amp = Mixed precision as PyTorch AMP does it: fp32 weights, gradients and optimizer states (16 bytes per parameter with AdamW) plus a 16-bit copy of the weights from the forward pass until each layer's backward.
 assumption-mixed_precision_zero = Mixed precision as ZeRO/FSDP do it: 16-bit weights and gradients, fp32 master weights and AdamW states (16 bytes per parameter), sharded over the GPUs.
 assumption-lora_adapters_fp32 = LoRA rank { $rank }; the adapters, their gradients and optimizer states in fp32 (peft).
@@ -229,12 +241,14 @@ setting-images = { $count ->
 }
 setting-frames = { $count } frames
 setting-tiling = VAE tiling
+setting-slicing = VAE slicing
 
 ## The human answer
 answer-headline = { $model }: { $settings }
 config = { $count } × { $gpu }
 price-per-hour = { NUMBER($price, maximumFractionDigits: 2) } { $currency }/hour
 price-on-request = price on request
+price-not-offered = not in our offers, contact us
 answer-total = Needs { $bytes } per card.
 answer-range = Likely between { $low } and { $high }.
 answer-breakdown = Where the memory goes:
@@ -253,6 +267,10 @@ mitigation-still-short = still does not fit on { $count ->
     [1] one card
    *[other] { $count } cards
 }
+mitigation-fits-with-more = not on { $cards ->
+    [1] one card
+   *[other] { $cards } cards
+}, but it fits on { $count } × { $gpu }
 answer-host = Server: RAM at least { $ram_min }, better { $ram_recommended }; { $disk_kind } disk of { $disk } for the weights.
 disk-nvme = NVMe
 disk-ssd = SSD

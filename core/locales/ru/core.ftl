@@ -34,6 +34,7 @@ precision-int4 = int4
 precision-nf4 = NF4 (4 бита)
 precision-gptq-int4 = GPTQ 4 бита
 precision-awq-int4 = AWQ 4 бита
+precision-mxfp4 = MXFP4 (4 бита)
 precision-q8_0 = GGUF Q8_0
 precision-q6_k = GGUF Q6_K
 precision-q5_k_m = GGUF Q5_K_M
@@ -51,6 +52,7 @@ precision-note-int4 = влезает почти везде; заметно сл�
 precision-note-nf4 = 4 бита bitsandbytes, основа QLoRA; качество близко к другим 4-битным форматам, медленнее
 precision-note-gptq-int4 = 4 бита с калибровкой; хорошее качество и быстрые ядра в vLLM
 precision-note-awq-int4 = 4 бита с учётом активаций; одно из лучших качеств среди 4-битных, быстро в vLLM
+precision-note-mxfp4 = 4 бита с микромасштабированием, так поставляются эксперты GPT-OSS; нативно на Hopper и Blackwell
 precision-note-q8_0 = GGUF практически без потерь, около 8,5 бита на вес
 precision-note-q6_k = очень близко к оригиналу, около 6,6 бита на вес
 precision-note-q5_k_m = небольшая потеря, около 5,7 бита на вес: хороший баланс
@@ -105,8 +107,12 @@ reason-fewest_cards = меньше всего карт
 action-quantize_int8 = квантовать веса в 8 бит ({ $precision })
 action-quantize_int4 = квантовать веса в 4 бита ({ $precision })
 action-kv_cache_fp8 = хранить KV-кэш в fp8
+action-use_vllm = запускать через vLLM (prefill частями, а не все запросы целиком)
 action-shorten_context = сократить контекст до { $context_length } токенов
-action-reduce_concurrency = обслуживать { $concurrency } пользователей одновременно
+action-reduce_concurrency = обслуживать { $concurrency ->
+    [one] { $concurrency } пользователя
+   *[other] { $concurrency } пользователей
+} одновременно
 action-optimizer_8bit = 8-битный AdamW
 action-smaller_batch = микробатч { $batch_size }
 action-shorter_sequence = сократить обучающие последовательности до { $seq_len } токенов
@@ -114,6 +120,7 @@ action-use_lora = LoRA вместо полного дообучения
 action-use_qlora = QLoRA: LoRA поверх 4-битной базы
 action-gradient_checkpointing = включить gradient checkpointing
 action-vae_tiling = включить тайлинг VAE
+action-vae_slicing = декодировать изображения по одному (слайсинг VAE)
 action-fewer_images = { $images } изображение за раз
 action-fewer_frames = кадров: { $frames }
 action-shard = шардировать состояние обучения по картам ({ $sharding })
@@ -126,6 +133,7 @@ action-cpu_offload = выгрузка на CPU ({ $cpu_offload }): крайни�
 assumption-parse_gguf_default = GGUF без указания типа: взят Q4_K_M, самый распространённый.
 assumption-parse_finetune_lora = Дообучение без указания метода: взята LoRA — её используют почти все, кроме обучения с нуля.
 assumption-parse_model_by_size = В каталоге нет «{ $name }» размера { $size }: посчитано как типичная модель на { $size }.
+assumption-parse_serving_vllm = { $concurrency } пользователей одновременно: посчитано как сервер vLLM (непрерывный батчинг, prefill частями); напишите «transformers», чтобы посчитать обычный generate().
 assumption-variant_same_architecture = «{ $variant }» не меняет архитектуру: посчитано как { $model } (точность задаётся отдельно).
 assumption-typical_architecture = Известен только размер ({ $size }): посчитано по архитектуре { $reference } ({ $layers } слоёв).
 assumption-typical_moe = Прочитано как смесь экспертов в духе Mixtral: всего { $total_b } млрд параметров, { $active_b } млрд активны на токен.
@@ -137,6 +145,8 @@ assumption-huggingface_safetensors = Параметры посчитаны по 
 assumption-huggingface_params_from_config = Параметры вычислены по config.json: { $params }.
 
 assumption-default_precision = Веса в { $precision } (точность не указана).
+assumption-native_precision = Веса в { $precision }, как опубликован чекпоинт (точность не указана).
+assumption-experts_only_quantized = { $precision } квантует только MLP экспертов; внимание, роутер, эмбеддинги и LM head остаются 16-битными (как поставляется GPT-OSS).
 assumption-qlora_base_nf4 = QLoRA хранит базу в 4-битном NF4; { $compute } — тип вычислений.
 assumption-default_context = Контекст { $context_length } токенов на последовательность (не указан).
 assumption-context_beyond_model = Контекст длиннее максимума модели ({ $max_context } токенов); посчитано как просили.
@@ -153,6 +163,8 @@ assumption-kv_full_context = KV-кэш на { $concurrency } { $concurrency ->
 } по { $context_length } токенов, заполненных целиком.
 assumption-multi_gpu_split = Работа делится между { $num_gpus } картами; у каждой свой контекст CUDA и буферы NCCL.
 assumption-multi_gpu_fsdp = Конфигурации из нескольких карт посчитаны с полным шардированием FSDP (простой data parallel не уменьшил бы память на карту).
+assumption-tensor_parallel_heads = Тензорный параллелизм vLLM требует, чтобы { $heads } голов внимания делились на число карт поровну; { $num_gpus } их не делит: выберите число карт, которое делит (или pipeline parallelism). Посчитано как равное деление.
+assumption-not_in_offers = Ни одно из наших предложений аренды не подходит: рекомендованной конфигурации нет в наших предложениях, свяжитесь с нами — попробуем найти.
 assumption-mixed_precision_amp = Смешанная точность как в PyTorch AMP: веса, градиенты и состояния оптимизатора в fp32 (16 байт на параметр с AdamW) плюс 16-битная копия весов от прямого прохода до обратного прохода каждого слоя.
 assumption-mixed_precision_zero = Смешанная точность как в ZeRO/FSDP: 16-битные веса и градиенты, fp32 мастер-веса и состояния AdamW (16 байт на параметр), шардированные по картам.
 assumption-lora_adapters_fp32 = LoRA ранга { $rank }; адаптеры, их градиенты и состояния оптимизатора в fp32 (peft).
@@ -233,12 +245,14 @@ setting-images = { $count ->
 }
 setting-frames = кадров: { $count }
 setting-tiling = тайлинг VAE
+setting-slicing = слайсинг VAE
 
 ## Человеческий ответ
 answer-headline = { $model }: { $settings }
 config = { $count } × { $gpu }
 price-per-hour = { NUMBER($price, maximumFractionDigits: 2) } { $currency }/час
 price-on-request = цена по запросу
+price-not-offered = нет в наших предложениях, свяжитесь с нами
 answer-total = Нужно { $bytes } на карту.
 answer-range = Вероятно, от { $low } до { $high }.
 answer-breakdown = Из чего складывается:
@@ -254,6 +268,11 @@ answer-mitigation = { $action }: экономит { $saves }, всего { $tota
 mitigation-fits = тогда влезает
 mitigation-fits-on = тогда влезает на { $count } × { $gpu }
 mitigation-still-short = всё равно не влезает (карт: { $count })
+mitigation-fits-with-more = на { $cards ->
+    [one] одну карту
+    [few] { $cards } карты
+   *[many] { $cards } карт
+} не влезает, влезает на { $count } × { $gpu }
 answer-host = Сервер: ОЗУ не меньше { $ram_min }, лучше { $ram_recommended }; диск { $disk_kind } на { $disk } под веса.
 disk-nvme = NVMe
 disk-ssd = SSD
