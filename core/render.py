@@ -318,8 +318,17 @@ def _speed(result: Result, lang: str) -> str:
     )
 
 
-def _mitigations(result: Result, lang: str) -> str:
+def needs_mitigations(result: Result) -> bool:
+    """Whether "what to do if it does not fit" is worth showing: the request does not fit the
+    cards asked for on a rentable GPU, or only tightly. When it fits comfortably the list is noise."""
+    rec = result.recommendation
     if not result.mitigations:
+        return False
+    return rec is None or not rec.in_offers or rec.verdict != "fits" or rec.count > result.request.num_gpus
+
+
+def _mitigations(result: Result, lang: str) -> str:
+    if not needs_mitigations(result):
         return ""
     lines = [t("answer-mitigations", lang)]
     cards = result.request.num_gpus

@@ -334,3 +334,19 @@ def test_real_estimates_render_cleanly(text: str, lang: str) -> None:
     assert answer.startswith(result.model.name)
     assert "{" not in answer and "}" not in answer and "\u2068" not in answer
     assert len(answer) < 4096
+
+
+def test_mitigations_are_shown_only_when_the_request_does_not_fit_comfortably() -> None:
+    from core.estimate import estimate
+    from core.render import needs_mitigations
+
+    small = estimate({"task": "inference", "model": "llama-3.1-8b", "context_length": 4096})
+    assert small.recommendation is not None and small.recommendation.verdict == "fits"
+    assert small.recommendation.count == 1 and small.mitigations
+    assert not needs_mitigations(small)
+    assert "If it does not fit" not in render_answer(small, "en")
+
+    large = estimate({"task": "inference", "model": "llama-3.1-70b", "precision": "bf16"})
+    assert large.recommendation is not None and large.recommendation.count > 1
+    assert needs_mitigations(large)
+    assert "If it does not fit" in render_answer(large, "en")
