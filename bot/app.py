@@ -30,7 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.config import Settings
 from bot.context import DialogContextMiddleware
 from bot.db.engine import create_engine, create_sessionmaker, migrate, sqlite_file
-from bot.db.middleware import DbSessionMiddleware
+from bot.db.middleware import DbSessionMiddleware, forget_old_updates
 from bot.handlers import routers
 from bot.handlers.commands import set_commands
 from bot.i18n import build_i18n
@@ -158,6 +158,7 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
 
     async def on_startup(bot: Bot) -> None:
         await set_commands(bot, i18n.core.get, settings.default_language)
+        await forget_old_updates(sessionmaker)
 
     dp.startup.register(on_startup)
     dp.shutdown.register(in_flight.wait)

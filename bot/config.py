@@ -7,6 +7,8 @@ from pydantic import SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./data/bot.sqlite3"
+# The languages the bot speaks (bot/locales/<lang>/), the default first; `DEFAULT_LANGUAGE` is one of them.
+LANGUAGES = ("ru", "en")
 LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
 
 
@@ -25,6 +27,8 @@ class Settings(BaseSettings):
     database_url: str = DEFAULT_DATABASE_URL
     telegram_api_url: str = "https://api.telegram.org"
     redis_url: str | None = None
+    # Keys of the dialog state (and the per-user update locks) in Redis start with this.
+    redis_key_prefix: str = "fsm"
     offers_file: Path | None = None
     default_language: Literal["ru", "en"] = "ru"
     log_level: str = "INFO"

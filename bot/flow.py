@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import to_jsonable_python
 
 from bot.callbacks import TYPICAL
 from core import parse as core_parse
@@ -248,6 +249,16 @@ def option_names(option: Option) -> list[str]:
     return []
 
 
+MAX_MODEL_CHOICES = 6
+
+
+def model_choice(candidates: list[str], catalog: Catalog) -> list[Option]:
+    """The catalogue models among a parser's candidates for an ambiguous name, as a short choice
+    (a button can only name a catalogue model: see `accepts`)."""
+    known = [c for c in candidates if c in catalog.models]
+    return [Option(c, label=catalog.models[c].name) for c in known[:MAX_MODEL_CHOICES]]
+
+
 def read_model(text: str, answers: Answers, catalog: Catalog) -> StepInput:
     """A catalogue name / alias / HF id, or a size such as `13B`; ambiguous → a short choice."""
     text = text.strip()
@@ -260,10 +271,8 @@ def read_model(text: str, answers: Answers, catalog: Catalog) -> StepInput:
     try:
         model = core_parse.parse(text, catalog).model
     except ParseError as e:
-        known = [c for c in e.candidates if c in catalog.models]
-        if known:
-            return Choose([Option(c, label=catalog.models[c].name) for c in known[:6]])
-        return Rejected(e.code)
+        options = model_choice(e.candidates, catalog)
+        return Choose(options) if options else Rejected(e.code)
     if isinstance(model, CustomModel):
         return Accepted(model.model_dump(exclude_defaults=True))
     return Accepted(model)
@@ -472,3 +481,32 @@ def answers_from_fields(fields: dict[str, Any], catalog: Catalog, *, quick: bool
     if extra:
         answers["extra"] = extra
     return answers
+
+
+def fields_of(answers: Answers) -> dict[str, Any]:
+    """The request fields the answers state, the model aside (the inverse of `answers_from_fields`)."""
+    fields: dict[str, Any] = {}
+    if answers.get("task") in CORE_TASK:
+        fields["task"] = CORE_TASK[answers["task"]].value
+    extra = answers.get("extra")
+    if isinstance(extra, dict):
+        fields.update(extra)
+    fields.update({name: answers[name] for name in REQUEST_FIELDS if answers.get(name) is not None})
+    return fields
+
+
+def with_typed_fields(step: str, text: str, answers: Answers, catalog: Catalog) -> Answers:
+    """The answers, with what a typed reply to a quick answer's model question states besides the model.
+
+    Asked "which model?" after `int4 32k 4 users`, someone may type `llama 3.1 70b int4` or
+    `qwen3 8b, 8 users`: what the core's parser reads in it is merged over what was understood before
+    (the step's own reader still decides the model, or offers a choice). Wizard steps answer one
+    question each, so their answers are returned as they are.
+    """
+    if step != "model" or not answers.get("quick"):
+        return answers
+    typed: dict[str, Any] = to_jsonable_python(core_parse.parse_partial(text, catalog))
+    typed.pop("model", None)
+    if not typed:
+        return answers
+    return answers_from_fields({**fields_of(answers), **typed}, catalog, quick=True)

@@ -11,11 +11,11 @@ from aiogram_i18n.cores import FluentRuntimeCore
 from aiogram_i18n.managers import BaseManager
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.config import LANGUAGES
 from bot.db import repository
 from bot.db.models import User
 
 LOCALES_DIR = Path(__file__).parent / "locales"
-LANGUAGES = ("ru", "en")
 # Telegram language codes answered in Russian; any other known code gets English.
 RUSSIAN_SPEAKING = ("ru", "uk", "be", "kk", "uz", "ky", "tg", "hy", "az")
 

@@ -9,14 +9,13 @@ from aiogram.utils.keyboard import InlineKeyboardBuilder
 
 from bot import flow
 from bot.callbacks import TYPICAL, LangCB, Nav, NavCB, StepCB, fits_callback
+from bot.config import LANGUAGES
 from core import texts as core_texts
 from core.catalog import Catalog
 from core.contract import Result
 
 Tr = Callable[..., str]
 """A translator: `tr(key, **args)` (aiogram-i18n's `I18nContext.get`)."""
-
-LANGUAGES = ("ru", "en")
 
 
 def _label(option: flow.Option, tr: Tr, lang: str) -> str:

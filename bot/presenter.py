@@ -17,7 +17,7 @@ from core import units
 from core.catalog import Catalog
 from core.contract import Assumption, Result, Verdict
 from core.errors import CoreError, UnknownModelError
-from core.render import mitigation_outcome
+from core.render import mitigation_outcome, needs_mitigations
 
 Tr = Callable[..., str]
 
@@ -158,8 +158,6 @@ def _price(result: Result, lang: str) -> str:
     return escape(core_texts.t("price-per-hour", lang, price=rec.price_per_hour, currency=rec.currency))
 
 
-
-
 def render_result(
     result: Result,
     answers: Answers,
@@ -220,7 +218,7 @@ def render_result(
         ]
 
     mitigations: list[str] = []
-    if result.mitigations:
+    if needs_mitigations(result):  # as the CLI: only when it does not fit comfortably
         mitigations = ["", tr("result-mitigations")]
         for m in result.mitigations[:MAX_MITIGATIONS]:
             mitigations.append(

@@ -105,7 +105,7 @@ async def _read_record(session: AsyncSession, record_key: str) -> tuple[str | No
 
 def build_storage(settings: Settings, sessionmaker: async_sessionmaker[AsyncSession]) -> BaseStorage:
     """RedisStorage when REDIS_URL is set (several replicas), else the database storage."""
-    key_builder = DefaultKeyBuilder(with_destiny=True)
     if settings.redis_url:
+        key_builder = DefaultKeyBuilder(prefix=settings.redis_key_prefix, with_destiny=True)
         return RedisStorage.from_url(settings.redis_url, key_builder=key_builder)
-    return SqlAlchemyStorage(sessionmaker, key_builder=key_builder)
+    return SqlAlchemyStorage(sessionmaker, key_builder=DefaultKeyBuilder(with_destiny=True))

@@ -12,7 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 import migrations
 
-MIGRATIONS_DIR = Path(migrations.__file__).parent
+# The package's directory, wherever it is installed (a wheel, an editable install, a checkout);
+# `__file__` of a package may be None or point elsewhere under some importers.
+MIGRATIONS_DIR = Path(next(iter(migrations.__path__)))
 # How long an SQLite writer waits for another before "database is locked". Each update holds the
 # write lock until its handler returns (Telegram calls included), so concurrent updates queue here.
 SQLITE_BUSY_TIMEOUT_MS = 15_000

@@ -3,6 +3,7 @@
 import logging
 import re
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from typing import Any
 
 from aiogram import BaseMiddleware
@@ -11,13 +12,16 @@ from aiogram.types import User as TelegramUser
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db import repository
-from bot.db.models import User
+from bot.db.models import User, utc_now
 from bot.storage import current_update_session
 
 logger = logging.getLogger(__name__)
 
 # Telegram's own limit for t.me/<bot>?start=<payload> links.
 DEEP_LINK_PAYLOAD = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+# Telegram gives up redelivering an update after a day; de-duplication records older than this go.
+PROCESSED_UPDATES_KEPT = timedelta(days=2)
 
 Handler = Callable[[TelegramObject, dict[str, Any]], Awaitable[Any]]
 
@@ -80,3 +84,15 @@ class DbSessionMiddleware(BaseMiddleware):
             telegram_language=telegram_user.language_code,
             source=source,
         )
+
+
+async def forget_old_updates(
+    sessionmaker: async_sessionmaker[AsyncSession], keep: timedelta = PROCESSED_UPDATES_KEPT
+) -> int:
+    """Drop the de-duplication records Telegram can no longer redeliver (run at startup, so the table
+    does not grow forever); returns how many."""
+    async with sessionmaker() as session, session.begin():
+        forgotten = await repository.forget_processed_updates(session, before=utc_now() - keep)
+    if forgotten:
+        logger.info("Forgot %d processed update(s) older than %s", forgotten, keep)
+    return forgotten

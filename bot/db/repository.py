@@ -9,6 +9,7 @@ from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.config import LANGUAGES
 from bot.db.models import (
     DIALOG_ABANDONED,
     DIALOG_COMPLETED,
@@ -19,8 +20,6 @@ from bot.db.models import (
     User,
     utc_now,
 )
-
-LANGUAGES = ("ru", "en")
 
 
 @dataclass(frozen=True)
@@ -132,6 +131,10 @@ async def abandon_dialogs(session: AsyncSession, telegram_id: int) -> int:
     return int(result.rowcount)  # type: ignore[attr-defined]
 
 
+async def get_dialog(session: AsyncSession, dialog_id: int) -> DialogSession | None:
+    return await session.get(DialogSession, dialog_id)
+
+
 async def list_dialogs(session: AsyncSession, telegram_id: int) -> list[DialogSession]:
     """The user's dialogs, oldest first."""
     rows = await session.scalars(
@@ -209,7 +212,7 @@ async def _require_user(session: AsyncSession, telegram_id: int) -> User:
 
 
 async def _require_dialog(session: AsyncSession, dialog_id: int) -> DialogSession:
-    dialog = await session.get(DialogSession, dialog_id)
+    dialog = await get_dialog(session, dialog_id)
     if dialog is None:
         raise LookupError(f"no dialog session with id={dialog_id}")
     return dialog

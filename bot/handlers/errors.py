@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
 from aiogram import Router
-from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
+from aiogram.exceptions import TelegramAPIError, TelegramBadRequest, TelegramForbiddenError
 from aiogram.filters import ExceptionTypeFilter
 from aiogram.types import ErrorEvent
-from aiogram_i18n import I18nContext
+from aiogram.types import User as TelegramUser
+from aiogram_i18n import I18nContext, I18nMiddleware
+
+from bot.config import LANGUAGES, Settings
+from bot.i18n import language_for
 
 log = logging.getLogger(__name__)
 
@@ -23,11 +28,40 @@ async def on_blocked(event: ErrorEvent) -> None:
     log.info("user unreachable for update %s: %s", event.update.update_id, event.exception)
 
 
-async def on_error(event: ErrorEvent, i18n: I18nContext | None = None) -> None:
+def apology(
+    i18n: I18nContext | None,
+    i18n_middleware: I18nMiddleware | None,
+    user: TelegramUser | None,
+    settings: Settings | None,
+) -> str | None:
+    """The error text in the user's language; before the language was read from the database (that is
+    what failed), in their Telegram language."""
+    if i18n is not None:
+        return i18n.get("error-generic")
+    if i18n_middleware is None:
+        return None
+    default = settings.default_language if settings else LANGUAGES[0]
+    lang = language_for(user.language_code if user else None, default)
+    return i18n_middleware.core.get("error-generic", lang)
+
+
+async def on_error(
+    event: ErrorEvent,
+    i18n: I18nContext | None = None,
+    i18n_middleware: I18nMiddleware | None = None,
+    event_from_user: TelegramUser | None = None,
+    settings: Settings | None = None,
+) -> None:
     log.exception("update %s failed", event.update.update_id, exc_info=event.exception)
-    if i18n is None:
+    query = event.update.callback_query
+    if query is not None:
+        # CallbackAnswerMiddleware has answered it if a handler ran; not if an outer middleware failed
+        # first (the database is down): then this stops the button spinning. A second answer is refused.
+        with contextlib.suppress(TelegramAPIError):
+            await query.answer()
+    text = apology(i18n, i18n_middleware, event_from_user, settings)
+    if text is None:
         return
-    text = i18n.get("error-generic")
     update = event.update
     try:
         if update.callback_query is not None:

@@ -14,8 +14,7 @@ from aiogram.types import Message
 
 from bot import flow
 from bot.context import Ctx
-from bot.db import repository
-from bot.handlers.wizard import Wizard, go_to_step, show_result
+from bot.handlers.wizard import Wizard, forget_answers, go_to_step, open_dialog, show_result
 from core.errors import ParseError
 from core.parse import understand
 from core.render import render_parse_error
@@ -25,10 +24,8 @@ ASK_MODEL = ("missing_model", "ambiguous_model", "unknown_model")
 
 async def on_free_text(message: Message, ctx: Ctx) -> None:
     assert message.text is not None
-    state, catalog = ctx.state, ctx.catalog
-    data = await state.get_data()
-    # A new question is a new dialog; the previous dialog message keeps its text.
-    await state.set_data({"msg_id": data.get("msg_id"), "source": data.get("source")})
+    catalog = ctx.catalog
+    await forget_answers(ctx)  # a new question is a new dialog; the previous message keeps its text
     try:
         understood = understand(message.text, catalog)
     except ParseError as err:
@@ -38,14 +35,8 @@ async def on_free_text(message: Message, ctx: Ctx) -> None:
             return
         answers = flow.answers_from_fields(dict(err.partial), catalog, quick=True)
         answers.pop("model", None)
-        options = [
-            flow.Option(c, label=catalog.models[c].name if c in catalog.models else c)
-            for c in err.candidates[:6]
-        ] or None
-        dialog_id = await repository.start_dialog(
-            ctx.db, telegram_id=ctx.telegram_id, task=answers["task"], source=data.get("source")
-        )
-        await state.update_data(dialog_id=dialog_id)
+        await open_dialog(ctx, answers["task"])
+        options = flow.model_choice(err.candidates, catalog) or None
         await go_to_step(ctx, "model", answers, message=message, note=explanation, options=options)
         return
     answers = flow.answers_from_request(understood.request, catalog)

@@ -126,13 +126,35 @@ async def go_to_step(
     )
 
 
+async def forget_answers(ctx: Ctx) -> None:
+    """Drop the dialog's data; keep what outlives a dialog (the deep-link source, the dialog message)."""
+    data = await ctx.state.get_data()
+    await ctx.state.set_data({"msg_id": data.get("msg_id"), "source": data.get("source")})
+
+
+async def open_dialog(ctx: Ctx, task: str) -> int:
+    """A new dialog row (the user's unfinished ones count as abandoned), remembered in the FSM data."""
+    source = (await ctx.state.get_data()).get("source")
+    dialog_id = await repository.start_dialog(ctx.db, telegram_id=ctx.telegram_id, task=task, source=source)
+    await ctx.state.update_data(dialog_id=dialog_id)
+    return dialog_id
+
+
+async def current_dialog(ctx: Ctx, task: str) -> int:
+    """The dialog row being answered; a new one if there is none, or if the FSM data names one that a
+    failed update rolled back (RedisStorage writes are not part of the database transaction)."""
+    dialog_id = (await ctx.state.get_data()).get("dialog_id")
+    if dialog_id is not None and await repository.get_dialog(ctx.db, dialog_id) is not None:
+        return int(dialog_id)
+    return await open_dialog(ctx, task)
+
+
 async def start_wizard(
     ctx: Ctx, *, message: Message | None = None, query: CallbackQuery | None = None, greet: bool = False
 ) -> None:
     """A fresh dialog at the task question; unfinished ones are abandoned."""
     await repository.abandon_dialogs(ctx.db, ctx.telegram_id)
-    data = await ctx.state.get_data()
-    await ctx.state.set_data({"msg_id": data.get("msg_id"), "source": data.get("source")})
+    await forget_answers(ctx)
     note = ctx.tr("greeting") if greet else None
     await go_to_step(ctx, "task", {}, message=message, query=query, note=note)
 
@@ -146,7 +168,6 @@ async def show_result(
     notes: Sequence[Assumption] = (),
 ) -> None:
     """Estimate, present, record the dialog as completed. `notes`: what a quick answer's parser assumed."""
-    data = await ctx.state.get_data()
     await ctx.state.set_state(Wizard.result)
     await ctx.state.update_data(answers=answers, editing=None)
     try:
@@ -167,16 +188,10 @@ async def show_result(
         query=query,
         message=message,
     )
-    dialog_id = data.get("dialog_id")
-    if dialog_id is None:
-        dialog_id = await repository.start_dialog(
-            ctx.db, telegram_id=ctx.telegram_id, task=answers["task"], source=data.get("source")
-        )
-        await ctx.state.update_data(dialog_id=dialog_id)
     rec = result.recommendation
     await repository.complete_dialog(
         ctx.db,
-        dialog_id,
+        await current_dialog(ctx, answers["task"]),
         answers=answers,
         summary=presenter.summary(result),
         verdict=rec.verdict if rec else "does_not_fit",
@@ -197,15 +212,11 @@ async def answer_step(
     answers: flow.Answers = dict(data.get("answers") or {})
     if step_name == "task":
         answers = {"task": value}
-        dialog_id = await repository.start_dialog(
-            ctx.db, telegram_id=ctx.telegram_id, task=value, source=data.get("source")
-        )
-        await ctx.state.update_data(dialog_id=dialog_id)
+        await open_dialog(ctx, value)
     else:
         answers[step_name] = value
         answers = flow.forget_after(answers, step_name)
-        if data.get("dialog_id") is not None:
-            await repository.save_answers(ctx.db, data["dialog_id"], answers)
+        await repository.save_answers(ctx.db, await current_dialog(ctx, answers["task"]), answers)
     editing = data.get("editing")
     if editing is not None:  # changing answers from the result: only the steps that depend on it
         remaining = [s for s in editing if s != step_name and s in flow.path(answers)]
@@ -316,9 +327,10 @@ async def on_typed_answer(message: Message, ctx: Ctx) -> None:
     assert step_name is not None and message.text is not None
     step = flow.STEPS[step_name]
     data = await ctx.state.get_data()
-    answers: flow.Answers = dict(data.get("answers") or {})
+    answers = flow.with_typed_fields(step_name, message.text, dict(data.get("answers") or {}), ctx.catalog)
     outcome: flow.StepInput = step.read(message.text, answers, ctx.catalog) if step.read else flow.Rejected()
     if isinstance(outcome, flow.Accepted):
+        await ctx.state.update_data(answers=answers)
         await answer_step(ctx, step_name, outcome.value, message=message)
     elif isinstance(outcome, flow.Choose):
         await go_to_step(

@@ -8,8 +8,9 @@ from pydantic import ValidationError
 from bot.config import ConfigError, Settings, load_settings
 
 VARIABLES = [
-    "BOT_TOKEN", "DATABASE_URL", "TELEGRAM_API_URL", "REDIS_URL", "OFFERS_FILE", "DEFAULT_LANGUAGE",
-    "LOG_LEVEL", "WEBHOOK_URL", "WEBHOOK_SECRET", "WEB_SERVER_HOST", "WEB_SERVER_PORT", "CONTACT_URL",
+    "BOT_TOKEN", "DATABASE_URL", "TELEGRAM_API_URL", "REDIS_URL", "REDIS_KEY_PREFIX", "OFFERS_FILE",
+    "DEFAULT_LANGUAGE", "LOG_LEVEL", "WEBHOOK_URL", "WEBHOOK_SECRET", "WEB_SERVER_HOST", "WEB_SERVER_PORT",
+    "CONTACT_URL",
 ]  # fmt: skip
 TOKEN = "123456:AAH-very-secret-token"
 
@@ -34,6 +35,7 @@ def test_defaults() -> None:
     assert settings.database_url == "sqlite+aiosqlite:///./data/bot.sqlite3"
     assert settings.telegram_api_url == "https://api.telegram.org"
     assert settings.redis_url is None and settings.offers_file is None
+    assert settings.redis_key_prefix == "fsm"  # aiogram's own default
     assert (settings.default_language, settings.log_level) == ("ru", "INFO")
     assert settings.webhook_url is None and settings.webhook_secret is None
     assert (settings.web_server_host, settings.web_server_port) == ("0.0.0.0", 8080)
@@ -46,6 +48,7 @@ def test_every_variable_is_read_from_the_environment(monkeypatch: pytest.MonkeyP
         "DATABASE_URL": "postgresql+asyncpg://bot@db/bot",
         "TELEGRAM_API_URL": "http://bot-api:8081",
         "REDIS_URL": "redis://cache:6379/1",
+        "REDIS_KEY_PREFIX": "gpufit",
         "OFFERS_FILE": "/etc/bot/offers.toml",
         "DEFAULT_LANGUAGE": "en",
         "LOG_LEVEL": "debug",
@@ -61,7 +64,7 @@ def test_every_variable_is_read_from_the_environment(monkeypatch: pytest.MonkeyP
     assert settings.bot_token is not None and settings.bot_token.get_secret_value() == TOKEN
     assert settings.database_url == "postgresql+asyncpg://bot@db/bot"
     assert settings.telegram_api_url == "http://bot-api:8081"
-    assert settings.redis_url == "redis://cache:6379/1"
+    assert settings.redis_url == "redis://cache:6379/1" and settings.redis_key_prefix == "gpufit"
     assert settings.offers_file == Path("/etc/bot/offers.toml")
     assert (settings.default_language, settings.log_level) == ("en", "DEBUG")
     assert settings.webhook_url == "https://bot.example.com/telegram"
@@ -113,3 +116,13 @@ def test_a_bad_value_does_not_echo_the_secrets(monkeypatch: pytest.MonkeyPatch) 
     with pytest.raises(ConfigError) as error:
         load_settings()
     assert TOKEN not in str(error.value)
+
+
+def test_default_language_is_one_the_bot_speaks() -> None:
+    from typing import get_args
+
+    from bot.config import LANGUAGES
+
+    assert set(get_args(Settings.model_fields["default_language"].annotation)) == set(LANGUAGES)
+    with pytest.raises(ConfigError, match="DEFAULT_LANGUAGE"):
+        load_settings(default_language="de")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 from pathlib import Path
 
@@ -9,7 +10,9 @@ import pytest
 
 from bot.__main__ import main, run_sandbox
 from bot.config import load_settings
-from tests.bot.e2e.conftest import text
+from bot.db.report import NO_SOURCE
+from tests.bot.e2e.conftest import Harness, text
+from tests.bot.e2e.test_dialogs import DIALOGS, play
 
 
 def test_migrate_then_stats(
@@ -52,3 +55,29 @@ async def test_sandbox_command_chats_in_the_terminal(tmp_path: Path, monkeypatch
     assert text("ask-model").split("\n")[0] in shown
     assert text("ask-precision").split("\n")[0] in shown
     assert (tmp_path / "data" / "bot.sqlite3").exists()
+
+
+async def test_stats_counts_each_sales_link(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Leads from two links and one without: `python -m bot stats` credits each link with its users,
+    their dialogs and the completed ones."""
+    webinar, partner, late, direct = (harness.user() for _ in range(4))
+    for user, link in ((webinar, "webinar-2025"), (partner, "partner_x"), (late, "webinar-2025")):
+        await user.send(f"/start {link}")
+    await play(webinar, DIALOGS["inference"][0])
+    await play(partner, DIALOGS["image"][0])
+    await late.click(text("task-video"))  # started, never finished
+    await direct.send("qwen3 8b int4")  # a quick answer, no link
+    await partner.send("/start webinar-2025")  # a later link does not move the user
+    await play(partner, DIALOGS["qlora"][0])
+
+    monkeypatch.setenv("DATABASE_URL", harness.db_url)
+    monkeypatch.chdir(tmp_path)  # no stray .env
+    capsys.readouterr()
+    assert await asyncio.to_thread(main, ["stats"]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.strip().splitlines()]
+    assert rows[0] == ["source", "users", "started", "completed"]
+    report = {" ".join(row[:-3]): [int(n) for n in row[-3:]] for row in rows[1:]}
+    assert report == {"webinar-2025": [2, 2, 1], "partner_x": [1, 2, 2], NO_SOURCE: [1, 1, 1]}
+    assert rows[1][0] == "webinar-2025"  # most users first

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from bot.db.models import DIALOG_COMPLETED
+from datetime import timedelta
+
+from sqlalchemy import select
+
+from bot.db.engine import create_engine, create_sessionmaker
+from bot.db.models import DIALOG_COMPLETED, ProcessedUpdate, utc_now
+from bot.handlers.commands import ACCURACY
 from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, buttons, text
 
 
@@ -31,6 +37,26 @@ async def test_same_update_twice_is_handled_once(harness: Harness) -> None:
     assert len(dialogs) == 1 and dialogs[0].status == DIALOG_COMPLETED
 
 
+async def test_old_processed_updates_are_forgotten_at_startup(harness: Harness) -> None:
+    """The de-duplication table keeps what Telegram may still redeliver (a day), not everything."""
+    user = harness.user()
+    await user.send("/start", update_id=9101)
+    engine = create_engine(harness.db_url)
+    try:
+        async with create_sessionmaker(engine)() as session, session.begin():
+            session.add(ProcessedUpdate(bot_id=1, update_id=1, created_at=utc_now() - timedelta(days=3)))
+        await harness.restart()
+        # a redelivery of the recent update is still recognised after the restart
+        await user.send("/start", update_id=9101, expect_reply=False)
+        await user.send("/help")  # answered: the new process has started up
+        async with create_sessionmaker(engine)() as session:
+            kept = set(await session.scalars(select(ProcessedUpdate.update_id)))
+    finally:
+        await engine.dispose()
+    assert 1 not in kept and 9101 in kept
+    assert len(user.bot_messages()) == 2
+
+
 async def test_lang_switch_is_remembered(harness: Harness) -> None:
     user = harness.user(language_code="ru")
     await user.send("/help")
@@ -44,7 +70,7 @@ async def test_lang_switch_is_remembered(harness: Harness) -> None:
     assert row is not None and row.language == "en"
     await harness.restart()
     await user.send("/about")
-    assert text("about", "en").split("\n")[0] in (user.last_message().text or "")
+    assert text("about", "en", **ACCURACY).split("\n")[0] in (user.last_message().text or "")
 
 
 async def test_language_from_telegram_and_commands_menu(harness: Harness) -> None:
@@ -83,6 +109,30 @@ async def test_quick_answer_asks_for_the_missing_model(harness: Harness) -> None
     assert dialog.answers["precision"] == "int4" and dialog.answers["context_length"] == 32768
 
 
+async def test_typed_reply_to_the_model_question_is_merged_with_the_question(harness: Harness) -> None:
+    """Asked for the model, people type more than a model: what they add joins what was understood."""
+    user = harness.user(language_code="ru")
+    await user.send("32k контекст 4 пользователя")
+    replies = await user.send("llama 3.1 70b int4")
+    assert text("result-verdicts", "ru") in (replies[-1].text or "")
+    (dialog,) = await harness.dialogs(user.id)
+    assert dialog.status == DIALOG_COMPLETED
+    assert (dialog.answers["model"], dialog.answers["precision"]) == ("llama-3.1-70b", "int4")
+    assert (dialog.answers["context_length"], dialog.answers["concurrency"]) == (32768, 4)
+
+    # an ambiguous name narrows to a choice; the precision typed with it is kept, and wins over the earlier
+    other = harness.user(language_code="en")
+    await other.send("int4 8k 2 users")
+    replies = await other.send("llama 70b int8")
+    choice = [b for b in buttons(replies[-1]) if "70B" in b]
+    assert choice, buttons(replies[-1])
+    await other.click(choice[0])
+    assert text("result-verdicts", "en") in (other.last_message().text or "")
+    (dialog,) = await harness.dialogs(other.id)
+    assert (dialog.answers["precision"], dialog.answers["context_length"]) == ("int8", 8192)
+    assert_no_failed_calls(harness.sandbox)
+
+
 async def test_quick_answer_ambiguous_model_offers_a_choice(harness: Harness) -> None:
     user = harness.user(language_code="en")
     replies = await user.send("llama 70b")
@@ -112,7 +162,7 @@ async def test_training_from_scratch_and_nothing_to_rent(harness: Harness) -> No
     user = harness.user(language_code="en")
     replies = await user.send("train 7b from scratch batch 8 seq 4096")
     assert text("task-pretrain", "en") in (replies[-1].text or "")
-    replies = await user.send("deepseek r1 fp8 128k 8 users")  # fits nothing we rent out
+    replies = await user.send("deepseek r1 bf16 128k 64 users")  # fits nothing we rent out
     urls = [b.url for row in replies[-1].buttons for b in row if b.url]
     assert urls == ["https://example.com/contact"]
     dialogs = await harness.dialogs(user.id)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bot.db.models import DIALOG_COMPLETED
-from bot.presenter import MAX_MESSAGE
+from bot.presenter import BUDGET, MAX_MESSAGE
 from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, buttons, core, text
 
 Action = tuple[str, str]  # ("click", button text) or ("send", typed text)
@@ -180,3 +181,61 @@ async def test_change_method_from_result(harness: Harness) -> None:
     (dialog,) = await harness.dialogs(user.id)
     assert dialog.answers["method"] == "full" and dialog.answers["precision"] == "fp32"
     assert dialog.answers["seq_len"] == 4096  # the other answers are kept
+
+
+ONE_OFFER = """
+[[offer]]
+id = "rtx4090-48gb-x1"
+gpu = "rtx4090-48gb"
+count = 1
+price_per_hour = 149
+currency = "RUB"
+url = "https://example.com/gpu-rent/rtx4090-48gb-x1"
+"""
+
+
+async def test_fit_outside_the_offers_links_to_the_contact(harness: Harness, tmp_path: Path) -> None:
+    """The recommended configuration is not one we rent out (OFFERS_FILE has none that fits): no rental
+    link to follow, so the button is CONTACT_URL and the text says to write to us."""
+    offers = tmp_path / "offers.toml"
+    offers.write_text(ONE_OFFER)
+    harness.settings = harness.settings.model_copy(update={"offers_file": offers})
+    await harness.restart()
+    user = harness.user(language_code="en")
+    replies = await user.send("llama 3.1 70b bf16 8k")
+    result = replies[-1]
+    assert [b.url for row in result.buttons for b in row if b.url] == ["https://example.com/contact"]
+    assert text("result-not-offered", "en", count=2, gpu="X").split("X")[1] in (result.text or "")
+    (dialog,) = await harness.dialogs(user.id)
+    assert dialog.status == DIALOG_COMPLETED and dialog.offer_id is None and dialog.verdict == "fits"
+    assert_no_failed_calls(harness.sandbox)
+
+
+# The longest answers people ask for: the biggest models at long context for many users, training a
+# 70B from scratch; every section of the result must still be there, in one message.
+LONGEST = (
+    "deepseek r1 fp8 128k 64 users",
+    "deepseek r1 bf16 128k 64 users",
+    "train 70b from scratch batch 32 seq 16k",
+)
+
+
+@pytest.mark.parametrize("lang", ["ru", "en"])
+async def test_longest_results_fit_one_message(harness: Harness, lang: str) -> None:
+    user = harness.user(language_code=lang)
+    for question in LONGEST:
+        replies = await user.send(question)
+        result = replies[-1]
+        assert result.source_text is not None and len(result.source_text) <= BUDGET < MAX_MESSAGE
+        for section in ("result-verdicts", "result-mitigations", "result-assumptions"):
+            assert text(section, lang) in (result.text or ""), (question, section)
+    assert_no_failed_calls(harness.sandbox)  # the sandbox validated the HTML of each
+
+
+async def test_what_to_do_only_when_it_does_not_fit_comfortably(harness: Harness) -> None:
+    """As the CLI (core.render.needs_mitigations): no savings list when one rentable card holds it."""
+    user = harness.user(language_code="en")
+    replies = await user.send("llama 3.1 8b int4 8k")
+    assert text("result-mitigations", "en") not in (replies[-1].text or "")
+    replies = await user.send("llama 3.1 70b bf16 32k 8 users")
+    assert text("result-mitigations", "en") in (replies[-1].text or "")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 
 import pytest
 
@@ -211,3 +212,53 @@ async def test_a_crash_is_answered_not_silent(harness: Harness, monkeypatch: pyt
     assert answer is not None
     (dialog,) = await harness.dialogs(user.id)
     assert dialog.status != "completed"
+
+
+async def test_buttons_of_an_inaccessible_message(harness: Harness) -> None:
+    """Telegram sends an InaccessibleMessage for buttons under messages older than 48 hours: there is
+    nothing to edit, so the press is answered politely and the dialog stays as it was."""
+    user = harness.user()
+    await user.send("/start")
+    await user.click(text("task-inference"))
+    answer = await user.click("Qwen3 8B", inaccessible=True)
+    assert answer.text == text("stale-button")
+    assert shows(user.last_message().text, "ask-model")
+    await user.send("/lang")
+    answer = await user.click(text("lang-en"), inaccessible=True)  # no message to edit: the answer says it
+    assert answer.text == text("lang-set", "en")
+    assert_no_failed_calls(harness.sandbox)
+
+
+@pytest.mark.parametrize("payload", ["x" * 65, "bad%20link", "two words"])
+async def test_invalid_deep_link_payload_is_not_recorded(harness: Harness, payload: str) -> None:
+    user = harness.user()
+    replies = await user.send(f"/start {payload}")
+    assert shows(replies[-1].text, "ask-task")
+    await user.click(text("task-inference"))
+    row = await harness.db_user(user.id)
+    assert row is not None and row.source is None
+    (dialog,) = await harness.dialogs(user.id)
+    assert dialog.source is None
+
+
+async def test_a_database_failure_still_answers_the_button(harness: Harness) -> None:
+    """The database fails before any handler runs (here: a table gone): the press is still answered,
+    so the button does not spin, and the user gets an apology in their language; once the database is
+    back, the dialog goes on."""
+    user = harness.user()
+    await user.send("/start")
+    db = sqlite3.connect(harness.db_url.split("///", 1)[1])
+    try:
+        db.execute("ALTER TABLE processed_updates RENAME TO processed_updates_away")
+        db.commit()
+        answer = await user.click(text("task-inference"))  # waits for answerCallbackQuery
+        assert answer.text is None
+        assert user.last_message().text == text("error-generic")
+        replies = await user.send("llama 3 8b")
+        assert [r.text for r in replies] == [text("error-generic")]
+        db.execute("ALTER TABLE processed_updates_away RENAME TO processed_updates")
+        db.commit()
+    finally:
+        db.close()
+    answer = await user.click(text("task-inference"))
+    assert answer.text is None and shows(answer.messages[-1].text, "ask-model")
