@@ -189,7 +189,7 @@ def spec_for_size(
         )
     spec = ModelSpec(
         id=_slug(f"size-{label}"),
-        name=f"{label} model (typical architecture)",
+        name=label,  # the assumption `typical_architecture` says which shape was used
         family="typical",
         kind=ModelKind.LLM,
         source=f"typical shape of {reference.name}: {reference.source}",

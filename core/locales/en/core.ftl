@@ -28,7 +28,7 @@ task-image_generation = image generation
 task-video_generation = video generation
 
 ## Training methods
-method-full = full fine-tuning
+method-full = full (all weights)
 method-lora = LoRA
 method-qlora = QLoRA
 method-note-full = all weights are trained: about 16 bytes per parameter with AdamW; for training from scratch or a large budget

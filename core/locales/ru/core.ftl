@@ -17,7 +17,7 @@ task-image_generation = генерация изображений
 task-video_generation = генерация видео
 
 ## Методы обучения
-method-full = полное дообучение
+method-full = полное обучение (все веса)
 method-lora = LoRA
 method-qlora = QLoRA
 method-note-full = обучаются все веса: около 16 байт на параметр с AdamW; для обучения с нуля или большого бюджета
@@ -133,7 +133,7 @@ action-cpu_offload = выгрузка на CPU ({ $cpu_offload }): крайни�
 assumption-parse_gguf_default = GGUF без указания типа: взят Q4_K_M, самый распространённый.
 assumption-parse_finetune_lora = Дообучение без указания метода: взята LoRA — её используют почти все, кроме обучения с нуля.
 assumption-parse_model_by_size = В каталоге нет «{ $name }» размера { $size }: посчитано как типичная модель на { $size }.
-assumption-parse_serving_vllm = { $concurrency } пользователей одновременно: посчитано как сервер vLLM (непрерывный батчинг, prefill частями); напишите «transformers», чтобы посчитать обычный generate().
+assumption-parse_serving_vllm = Пользователей одновременно: { $concurrency }, посчитано как сервер vLLM (непрерывный батчинг, prefill частями); напишите «transformers», чтобы посчитать обычный generate().
 assumption-variant_same_architecture = «{ $variant }» не меняет архитектуру: посчитано как { $model } (точность задаётся отдельно).
 assumption-typical_architecture = Известен только размер ({ $size }): посчитано по архитектуре { $reference } ({ $layers } слоёв).
 assumption-typical_moe = Прочитано как смесь экспертов в духе Mixtral: всего { $total_b } млрд параметров, { $active_b } млрд активны на токен.
