@@ -1,7 +1,8 @@
 """Core results and wizard screens → Telegram HTML. Every dynamic value is HTML-escaped here.
 
 Frame texts come from the bot's locale files (`tr`); labels of core concepts (breakdown components,
-verdicts, mitigation actions, assumptions, precision notes) from `core.texts.t`.
+verdicts, mitigation actions, assumptions, precision notes) from `core.texts.t`. What to show (which
+GPU configurations, which speed, whether savings, prices) is decided by `core.render`, as for the CLI.
 """
 
 from __future__ import annotations
@@ -13,18 +14,28 @@ from typing import Any
 from bot import flow
 from bot.flow import Answers
 from core import texts as core_texts
-from core import units
 from core.catalog import Catalog
 from core.contract import Assumption, Result, Verdict
 from core.errors import CoreError, UnknownModelError
-from core.render import mitigation_outcome, needs_mitigations
+from core.render import (
+    action_text,
+    assumption_texts,
+    format_bytes,
+    gpu_name,
+    mitigation_outcome,
+    needs_mitigations,
+    price_text,
+    speed_to_show,
+    verdicts_to_show,
+)
 
 Tr = Callable[..., str]
 
-MAX_MESSAGE = 4096
+MAX_MESSAGE = 4096  # Telegram's limit, after entity parsing (tags and &-escapes only shorten it)
 BUDGET = 3800  # keep well under Telegram's limit, whatever the translations add
-MAX_VERDICTS = 5
 MAX_MITIGATIONS = 4
+KEEP_MITIGATIONS = 2  # when the message runs long, the first (cheapest) savings stay
+SECTION_HEAD = 2  # a blank line and the heading
 MAX_ASSUMPTIONS = 6
 VERDICT_ICONS = {"fits": "✅", "tight": "⚠️", "does_not_fit": "❌"}
 
@@ -36,9 +47,7 @@ def core_label(group: str, value: str, lang: str, **args: Any) -> str:
 
 def size(n: int, lang: str) -> str:
     """GB and GiB side by side, in the core's words for the language."""
-    if abs(n) < units.GB:
-        return escape(core_texts.t("bytes-small", lang, mb=n / units.MB, mib=n / units.MiB))
-    return escape(core_texts.t("bytes", lang, gb=n / units.GB, gib=n / units.GiB))
+    return escape(format_bytes(n, lang))
 
 
 def model_name(answers: Answers, catalog: Catalog) -> str:
@@ -120,44 +129,6 @@ def _verdict_line(v: Verdict, tr: Tr, lang: str, *, mark: str = "") -> str:
     )
 
 
-def pick_verdicts(result: Result) -> list[Verdict]:
-    """The recommended configuration first, then a few single cards around the requirement."""
-    chosen: list[Verdict] = []
-    rec = result.recommendation
-
-    def add(v: Verdict) -> None:
-        if all((v.gpu, v.count) != (c.gpu, c.count) for c in chosen):
-            chosen.append(v)
-
-    if rec is not None:
-        for v in result.verdicts:
-            if (v.gpu, v.count) == (rec.gpu, rec.count):
-                add(v)
-        for alt in result.alternatives:
-            for v in result.verdicts:
-                if (v.gpu, v.count) == (alt.gpu, alt.count):
-                    add(v)
-    singles = sorted((v for v in result.verdicts if v.count == 1), key=lambda v: v.usable_bytes)
-    fitting = [v for v in singles if v.verdict != "does_not_fit"]
-    too_small = [v for v in singles if v.verdict == "does_not_fit"]
-    for v in [*too_small[-1:], *fitting[:2]]:
-        add(v)
-    if not any(v.verdict != "does_not_fit" for v in chosen):
-        # nothing on one card: show the largest multi-card configurations, the closest to fitting
-        for v in sorted(result.verdicts, key=lambda v: v.headroom, reverse=True)[:2]:
-            add(v)
-    return chosen[:MAX_VERDICTS]
-
-
-def _price(result: Result, lang: str) -> str:
-    rec = result.recommendation
-    if rec is None:
-        return ""
-    if rec.price_per_hour is None or rec.currency is None:
-        return escape(core_texts.t("price-on-request", lang))
-    return escape(core_texts.t("price-per-hour", lang, price=rec.price_per_hour, currency=rec.currency))
-
-
 def render_result(
     result: Result,
     answers: Answers,
@@ -167,7 +138,7 @@ def render_result(
     *,
     notes: Sequence[Assumption] = (),
 ) -> str:
-    """The whole answer, HTML, under `BUDGET` characters (optional sections dropped if needed)."""
+    """The whole answer, HTML, under `BUDGET` UTF-16 units (whole trailing lines dropped if needed)."""
     head = [answers_line(answers, tr, lang, catalog), ""]
     total = result.total_bytes
     head.append(
@@ -191,21 +162,19 @@ def render_result(
     }
     if rec is not None:
         marks[(rec.gpu, rec.count)] = tr("result-recommended")
-    for v in pick_verdicts(result):
+    for v in verdicts_to_show(result):
         verdicts.append(_verdict_line(v, tr, lang, mark=marks.get((v.gpu, v.count), "")))
-    if rec is not None and rec.offer_id is not None:
-        verdicts.append(
-            tr("result-offer", count=rec.count, gpu=escape(rec.gpu_name), price=_price(result, lang))
-        )
+    if rec is not None and rec.in_offers:
+        price = escape(price_text(rec, lang))
+        verdicts.append(tr("result-offer", count=rec.count, gpu=escape(rec.gpu_name), price=price))
     elif rec is not None:  # the core found a configuration, but not among the rental offers
         verdicts.append(tr("result-not-offered", count=rec.count, gpu=escape(rec.gpu_name)))
     else:
         verdicts.append(tr("result-no-offer"))
 
     speed: list[str] = []
-    if result.throughput:
-        tp = result.throughput[0]
-        gpu = catalog.gpus.get(tp.gpu)
+    tp = speed_to_show(result)
+    if tp is not None:
         speed = [
             "",
             tr(
@@ -213,7 +182,7 @@ def render_result(
                 per_user=f"{tp.tokens_per_s:.0f}",
                 total=f"{tp.aggregate_tokens_per_s:.0f}",
                 count=tp.count,
-                gpu=escape(gpu.name if gpu else tp.gpu),
+                gpu=escape(gpu_name(tp.gpu, result)),
             ),
         ]
 
@@ -224,7 +193,7 @@ def render_result(
             mitigations.append(
                 tr(
                     "result-mitigation",
-                    action=core_label("action", m.action, lang, **m.params),
+                    action=escape(action_text(m, lang)),
                     saves=size(m.saves_bytes, lang),
                     total=size(m.total_bytes, lang),
                     icon="✅" if m.fits else "❌",
@@ -244,26 +213,36 @@ def render_result(
     ]
 
     assumptions: list[str] = []
-    shown_assumptions = [*notes, *result.assumptions]
+    shown_assumptions = assumption_texts([*notes, *result.assumptions], lang)[:MAX_ASSUMPTIONS]
     if shown_assumptions:
-        assumptions = ["", tr("result-assumptions")]
-        for a in shown_assumptions[:MAX_ASSUMPTIONS]:
-            assumptions.append(f"• {assumption_text(a.code, a.text, lang, a.params)}")
+        assumptions = ["", tr("result-assumptions"), *(f"• {escape(a)}" for a in shown_assumptions)]
 
     sections = [head, verdicts, speed, mitigations, host, assumptions]
-    text = "\n".join(line for section in sections for line in section)
-    while len(text) > BUDGET and len(assumptions) > 2:
-        assumptions.pop()
-        text = "\n".join(line for section in sections for line in section)
-    if len(text) > BUDGET:
-        text = "\n".join(line for section in (head, verdicts, speed, host) for line in section)
-    return text[:MAX_MESSAGE]
+    return fit(sections, [(assumptions, 0), (mitigations, KEEP_MITIGATIONS), (mitigations, 0)])
 
 
-def assumption_text(code: str, english: str, lang: str, params: dict[str, Any]) -> str:
-    """The core's translation of an assumption; its own English text if it has none."""
-    translated = core_texts.translate(core_texts.concept_key("assumption", code), lang, **params)
-    return escape(translated or english)
+def fit(sections: Sequence[list[str]], cuts: Sequence[tuple[list[str], int]]) -> str:
+    """The sections' lines joined, under `BUDGET`: while too long, whole lines are dropped from the end
+    of each cut section in turn, down to its `keep` items (a section left with just its blank line and
+    heading goes entirely). Each line is whole HTML, so the message stays valid where a cut at a
+    character count could split a tag."""
+
+    def joined() -> str:
+        return "\n".join(line for section in sections for line in section)
+
+    text = joined()
+    for section, keep in cuts:
+        while utf16_length(text) > BUDGET and len(section) > SECTION_HEAD + keep:
+            section.pop()
+            if len(section) == SECTION_HEAD:
+                section.clear()
+            text = joined()
+    return text
+
+
+def utf16_length(text: str) -> int:
+    """Telegram counts a message's length in UTF-16 code units (an emoji such as 🚀 counts two)."""
+    return len(text.encode("utf-16-le")) // 2
 
 
 def summary(result: Result) -> dict[str, Any]:

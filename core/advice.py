@@ -115,16 +115,17 @@ def verdict_kind(needed: int, usable: int) -> VerdictKind:
     return "tight" if usable - needed < TIGHT_HEADROOM * usable else "fits"
 
 
-def verdict_fields(gpu: GpuSpec, count: int, needed: int) -> dict[str, Any]:
+def verdict_fields(gpu: str, gpu_name: str, usable: int, count: int, needed: int) -> dict[str, Any]:
+    """The fields of a `Verdict`: `count` cards of `usable` bytes each, `needed` bytes per card."""
     return {
-        "gpu": gpu.id,
-        "gpu_name": gpu.name,
+        "gpu": gpu,
+        "gpu_name": gpu_name,
         "count": count,
         "bytes_per_gpu": needed,
-        "usable_bytes": gpu.usable_bytes,
-        "headroom": round((gpu.usable_bytes - needed) / gpu.usable_bytes, 4),
-        "headroom_bytes": gpu.usable_bytes - needed,
-        "verdict": verdict_kind(needed, gpu.usable_bytes),
+        "usable_bytes": usable,
+        "headroom": round((usable - needed) / usable, 4),
+        "headroom_bytes": usable - needed,
+        "verdict": verdict_kind(needed, usable),
     }
 
 
@@ -184,7 +185,7 @@ def _verdicts(gpus: list[GpuSpec], sizer: Sizer) -> list[Verdict]:
         for count in CARD_COUNTS:
             if not sizer.splits(count):
                 continue
-            row = verdict_fields(gpu, count, sizer.at_count(count))
+            row = verdict_fields(gpu.id, gpu.name, gpu.usable_bytes, count, sizer.at_count(count))
             rows.append(row)
             if row["verdict"] == "fits":
                 break

@@ -269,10 +269,11 @@ def _word_weight(word: str) -> float:
     return _SIZE_TOKEN_WEIGHT if _SIZE_TOKEN.match(word) else 1.0
 
 
-def load_catalog(offers_file: Path | None = None, data_dir: Path = DATA_DIR) -> Catalog:
+def load_catalog(offers_file: str | Path | None = None, data_dir: str | Path = DATA_DIR) -> Catalog:
     """Load the catalogues; `offers_file` replaces the shipped rental offers (operator config)."""
+    data_dir = Path(data_dir)
     gpus_path, models_path = data_dir / "gpus.toml", data_dir / "models.toml"
-    offers_path = offers_file or data_dir / "offers.toml"
+    offers_path = Path(offers_file) if offers_file else data_dir / "offers.toml"
     return Catalog(
         gpus=_load_rows(gpus_path, "gpu", GpuSpec),
         models=_load_rows(models_path, "model", ModelSpec),

@@ -3,6 +3,9 @@
 Every word comes from the locale files through `core.texts`; this module only chooses what to
 show and in which order: the model and settings, the total, the breakdown, the recommended card
 and a few others, speed, what to do if it does not fit, server advice, the assumptions.
+
+The choices are public (`verdicts_to_show`, `speed_to_show`, `needs_mitigations`, `price_text`,
+`action_text`, `assumption_texts`...) so that the bot's HTML answer makes the same ones.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, get_args
 
+from core.advice import verdict_fields
 from core.catalog import Catalog, default_catalog
 from core.contract import (
     Assumption,
@@ -19,13 +23,14 @@ from core.contract import (
     Recommendation,
     Result,
     Task,
+    Throughput,
     Verdict,
 )
 from core.errors import CatalogError, ParseError
 from core.texts import concept_key, label, normalize_lang, t, translate
 from core.units import GB, MB, GiB, MiB
 
-OTHER_VERDICTS = 4  # besides the recommendation: enough to compare, short enough for a phone
+MAX_VERDICTS = 5  # with the recommendation: enough to compare, short enough for a phone
 MITIGATIONS = 6
 
 # The settings worth naming for each task, in the order a practitioner says them.
@@ -210,49 +215,62 @@ def _breakdown(result: Result, lang: str) -> str:
 
 
 def _configurations(result: Result, lang: str) -> str:
-    lines: list[str] = []
-    shown = set()
     rec = result.recommendation
+    offered = {(r.gpu, r.count) for r in [rec, *result.alternatives] if r is not None}
     if rec is None:
-        lines.append(t("answer-nothing-fits", lang))
+        lines = [t("answer-nothing-fits", lang)]
     else:
-        lines.append(
-            t("answer-recommended", lang, line=_offer_line(rec, result, lang), price=_price(rec, lang))
-        )
-        if rec.url:
-            lines.append(f"  {rec.url}")
-        shown.add((rec.gpu, rec.count))
+        lines = _offer_lines(rec, "answer-recommended", result, lang)
     for alt in result.alternatives:
-        if (alt.gpu, alt.count) in shown:
-            continue
-        lines.append(
-            t(
-                "answer-alternative",
-                lang,
-                reason=label("reason", alt.reason, lang),
-                line=_offer_line(alt, result, lang),
-                price=_price(alt, lang),
-            )
-        )
-        if alt.url:
-            lines.append(f"  {alt.url}")
-        shown.add((alt.gpu, alt.count))
-    others = [v for v in _other_verdicts(result.verdicts) if (v.gpu, v.count) not in shown]
+        if rec is None or (alt.gpu, alt.count) != (rec.gpu, rec.count):
+            lines += _offer_lines(alt, "answer-alternative", result, lang)
+    others = [v for v in verdicts_to_show(result) if (v.gpu, v.count) not in offered]
     if others:
         lines.append(t("answer-others", lang))
         lines.extend(f"  {_verdict_line(v, lang)}" for v in others)
     return "\n".join(lines)
 
 
-def _other_verdicts(verdicts: Sequence[Verdict]) -> list[Verdict]:
-    """The biggest single card that is too small, then the smallest that fit: where the line runs."""
+def _offer_lines(rec: Recommendation, key: str, result: Result, lang: str) -> list[str]:
+    reason = label("reason", rec.reason, lang)
+    line = t(key, lang, reason=reason, line=_offer_line(rec, result, lang), price=price_text(rec, lang))
+    return [line, f"  {rec.url}"] if rec.url else [line]
+
+
+def verdicts_to_show(result: Result) -> list[Verdict]:
+    """The GPU configurations an answer names, in order: the recommended one, its alternatives, then
+    where the line runs: the biggest single card that is too small and the smallest that fit (several
+    cards when nothing fits on one; the closest to fitting when nothing fits at all). The CLI and the
+    bot both show these, so they never disagree on which cards to name."""
+    chosen: dict[tuple[str, int], Verdict] = {}
+    offered = [r for r in [result.recommendation, *result.alternatives] if r is not None]
+    offered_rows = [verdict_of(r, result) for r in offered]
+    for v in [*(v for v in offered_rows if v is not None), *_where_the_line_runs(result.verdicts)]:
+        chosen.setdefault((v.gpu, v.count), v)
+    return list(chosen.values())[:MAX_VERDICTS]
+
+
+def _where_the_line_runs(verdicts: Sequence[Verdict]) -> list[Verdict]:
     singles = sorted((v for v in verdicts if v.count == 1), key=lambda v: v.usable_bytes)
     short = [v for v in singles if v.verdict == "does_not_fit"]
     fitting = [v for v in singles if v.verdict != "does_not_fit"]
     if not fitting:
         multi = (v for v in verdicts if v.count > 1 and v.verdict != "does_not_fit")
         fitting = sorted(multi, key=lambda v: (v.count, v.usable_bytes))
-    return [*short[-1:], *fitting][:OTHER_VERDICTS]
+    if not fitting:  # nothing fits at all: the configurations closest to fitting
+        fitting = sorted(verdicts, key=lambda v: v.headroom, reverse=True)[:2]
+    return [*short[-1:], *fitting]
+
+
+def verdict_of(rec: Recommendation, result: Result) -> Verdict | None:
+    """The verdict of a recommended configuration. The verdicts stop at the first card count that
+    fits, so an offer of more cards (8 where 4 fit) is sized here from the same card's memory."""
+    rows = [v for v in result.verdicts if v.gpu == rec.gpu]
+    exact = next((v for v in rows if v.count == rec.count), None)
+    if exact is not None or not rows:
+        return exact
+    usable = rows[0].usable_bytes
+    return Verdict(**verdict_fields(rec.gpu, rec.gpu_name, usable, rec.count, rec.bytes_per_gpu))
 
 
 def _config(count: int, gpu_name: str, lang: str) -> str:
@@ -280,13 +298,14 @@ def _verdict_line(v: Verdict, lang: str) -> str:
 
 
 def _offer_line(rec: Recommendation, result: Result, lang: str) -> str:
-    verdict = next((v for v in result.verdicts if (v.gpu, v.count) == (rec.gpu, rec.count)), None)
+    verdict = verdict_of(rec, result)
     if verdict is not None:
         return _verdict_line(verdict, lang)
     return f"{_config(rec.count, rec.gpu_name, lang)}: {label('verdict', rec.verdict, lang)}"
 
 
-def _price(rec: Recommendation, lang: str) -> str:
+def price_text(rec: Recommendation, lang: str) -> str:
+    """'149 RUB/hour', 'price on request', or 'not in our offers' (plain text)."""
     if not rec.in_offers:
         return t("price-not-offered", lang)
     if rec.price_per_hour is None or rec.currency is None:
@@ -294,7 +313,17 @@ def _price(rec: Recommendation, lang: str) -> str:
     return t("price-per-hour", lang, price=rec.price_per_hour, currency=rec.currency)
 
 
-def _gpu_name(gpu: str, result: Result) -> str:
+def speed_to_show(result: Result) -> Throughput | None:
+    """The decode speed worth naming: on the recommended configuration, else the first one sized."""
+    rec = result.recommendation
+    return next(
+        (s for s in result.throughput if rec and (s.gpu, s.count) == (rec.gpu, rec.count)),
+        next(iter(result.throughput), None),
+    )
+
+
+def gpu_name(gpu: str, result: Result) -> str:
+    """A GPU's name as the result gives it (verdicts, recommendations); its id if none names it."""
     named: list[Verdict | Recommendation] = [*result.verdicts, *result.alternatives]
     if result.recommendation:
         named.append(result.recommendation)
@@ -302,17 +331,13 @@ def _gpu_name(gpu: str, result: Result) -> str:
 
 
 def _speed(result: Result, lang: str) -> str:
-    if not result.throughput:
+    pick = speed_to_show(result)
+    if pick is None:
         return ""
-    rec = result.recommendation
-    pick = next(
-        (s for s in result.throughput if rec and (s.gpu, s.count) == (rec.gpu, rec.count)),
-        result.throughput[0],
-    )
     return t(
         "answer-speed",
         lang,
-        config=_config(pick.count, _gpu_name(pick.gpu, result), lang),
+        config=_config(pick.count, gpu_name(pick.gpu, result), lang),
         per_user=pick.tokens_per_s,
         total=pick.aggregate_tokens_per_s,
     )
@@ -347,13 +372,17 @@ def mitigation_outcome(m: Mitigation, lang: str, cards: int) -> str:
     return t("mitigation-still-short", lang, count=cards)
 
 
+def action_text(m: Mitigation, lang: str) -> str:
+    """What a mitigation does, in words: 'shorten the context to 16,384 tokens'."""
+    return translate(concept_key("action", m.action), lang, **m.params) or _humanize(m.action, m.params)
+
+
 def _mitigation_line(m: Mitigation, lang: str, cards: int) -> str:
-    action = translate(concept_key("action", m.action), lang, **m.params) or _humanize(m.action, m.params)
     outcome = mitigation_outcome(m, lang, cards)
     return t(
         "answer-mitigation",
         lang,
-        action=action,
+        action=action_text(m, lang),
         saves=format_bytes(m.saves_bytes, lang),
         total=format_bytes(m.total_bytes, lang),
         outcome=outcome,
@@ -378,9 +407,14 @@ def _host(result: Result, lang: str) -> str:
     )
 
 
-def _assumptions(assumptions: Sequence[Assumption], lang: str) -> str:
+def assumption_texts(assumptions: Sequence[Assumption], lang: str) -> list[str]:
+    """The assumptions in words, each once; the core's English text where no translation exists."""
     texts = [translate(concept_key("assumption", a.code), lang, **a.params) or a.text for a in assumptions]
-    unique = list(dict.fromkeys(texts))
+    return list(dict.fromkeys(texts))
+
+
+def _assumptions(assumptions: Sequence[Assumption], lang: str) -> str:
+    unique = assumption_texts(assumptions, lang)
     if not unique:
         return ""
     return "\n".join([t("answer-assumptions", lang), *(f"  - {text}" for text in unique)])

@@ -266,6 +266,20 @@ def test_copied_catalogue_loads(data_dir: Path) -> None:
     assert len(load_catalog(data_dir=data_dir).gpus) == len(default_catalog().gpus)
 
 
+def test_paths_may_be_given_as_strings(tmp_path: Path, data_dir: Path) -> None:
+    """As an operator's config gives them (OFFERS_FILE=/etc/offers.toml): plain strings."""
+    offers = tmp_path / "my_offers.toml"
+    offers.write_text(
+        '[[offer]]\nid = "only"\ngpu = "h100-sxm"\ncount = 2\nurl = "https://example.com/only"\n',
+        encoding="utf-8",
+    )
+    catalog = load_catalog(offers_file=str(offers), data_dir=str(data_dir))
+    assert [(o.id, o.gpu, o.count) for o in catalog.offers] == [("only", "h100-sxm", 2)]
+    assert len(catalog.gpus) == len(default_catalog().gpus)
+    with pytest.raises(CatalogError, match=r"missing\.toml: file not found"):
+        load_catalog(offers_file=str(tmp_path / "missing.toml"))
+
+
 def test_missing_file(data_dir: Path) -> None:
     (data_dir / "gpus.toml").unlink()
     with pytest.raises(CatalogError, match=r"gpus\.toml: file not found"):

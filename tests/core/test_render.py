@@ -350,3 +350,16 @@ def test_mitigations_are_shown_only_when_the_request_does_not_fit_comfortably() 
     assert large.recommendation is not None and large.recommendation.count > 1
     assert needs_mitigations(large)
     assert "If it does not fit" in render_answer(large, "en")
+
+
+def test_an_offer_of_more_cards_than_needed_is_shown_with_its_own_headroom() -> None:
+    """Verdicts stop at the first card count that fits; an offer of 8 cards is sized from the card."""
+    from core.render import verdicts_to_show
+
+    base = make_result()
+    eight = base.alternatives[0].model_copy(update={"count": 8, "bytes_per_gpu": 6 * GB})
+    result = base.model_copy(update={"alternatives": [eight]})
+    shown = verdicts_to_show(result)
+    assert [(v.gpu, v.count) for v in shown[:2]] == [("rtx4090-48gb", 1), ("h100-sxm", 8)]
+    assert shown[1].usable_bytes == 85 * GB and shown[1].headroom_bytes == 79 * GB
+    assert "Also (fastest): 8 × H100 SXM: fits, headroom 93%" in render_answer(result, "en")

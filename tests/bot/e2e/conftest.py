@@ -139,12 +139,17 @@ def _bundle(lang: str) -> FluentBundle:
     return bundle
 
 
-def text(key: str, lang: str = "ru", **args: Any) -> str:
-    """A bot text as the user sees it (HTML tags stripped), from bot/locales."""
+def html(key: str, lang: str = "ru", **args: Any) -> str:
+    """A bot text as the bot sends it (HTML), from bot/locales."""
     bundle = _bundle(lang)
     value, errors = bundle.format_pattern(bundle.get_message(key).value, args)
     assert not errors, errors
-    return re.sub(r"<[^>]+>", "", str(value))
+    return str(value)
+
+
+def text(key: str, lang: str = "ru", **args: Any) -> str:
+    """A bot text as the user sees it (HTML tags stripped), from bot/locales."""
+    return re.sub(r"<[^>]+>", "", html(key, lang, **args))
 
 
 def core(group: str, value: str, lang: str = "ru") -> str:
