@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import sys
+import time
 from collections.abc import Callable
 from typing import TextIO
 
@@ -35,7 +36,8 @@ async def run_sandbox(
     from tgsandbox import Sandbox
     from tgsandbox.terminal import run_terminal_chat
 
-    async with Sandbox() as sandbox:
+    # Update ids continue above those of earlier runs, which the database remembers for de-duplication.
+    async with Sandbox(first_update_id=int(time.time() * 1000)) as sandbox:
         settings = settings.model_copy(
             update={"telegram_api_url": sandbox.base_url, "bot_token": SecretStr(sandbox.token)}
         )

@@ -37,14 +37,14 @@ class FloodRule:
 class FakeTelegram:
     """Everything the server knows; the method handlers and the driver read and change it."""
 
-    def __init__(self, bot_id: int, bot_username: str, query_ttl: float) -> None:
+    def __init__(self, bot_id: int, bot_username: str, query_ttl: float, first_update_id: int = 1) -> None:
         self.token = f"{bot_id}:TEST{secrets.token_urlsafe(24)}"
         self.bot_user = User(
             id=bot_id, is_bot=True, first_name="Sandbox Bot", username=bot_username,
             can_join_groups=True, can_read_all_group_messages=False, supports_inline_queries=True,
         )
         self.query_ttl = query_ttl
-        self.updates = UpdateQueue()
+        self.updates = UpdateQueue(first_update_id=first_update_id)
         self.users: dict[int, User] = {}
         self.chats: dict[int, ChatLog] = {}
         self.requests: list[RecordedRequest] = []

@@ -46,10 +46,12 @@ class Webhook:
 class UpdateQueue:
     """Pending updates of the one bot, delivered by polling or by webhook."""
 
-    def __init__(self, *, webhook_timeout: float = 5.0, webhook_max_attempts: int = 20) -> None:
+    def __init__(
+        self, *, webhook_timeout: float = 5.0, webhook_max_attempts: int = 20, first_update_id: int = 1
+    ) -> None:
         self._pending: list[_Queued] = []
         self._changed = asyncio.Condition()
-        self._next_update_id = 1
+        self._next_update_id = first_update_id
         self._poll_generation = 0
         self._closed = False
         self.allowed_updates: list[str] | None = None

@@ -41,20 +41,27 @@ async def test_sandbox_command_chats_in_the_terminal(tmp_path: Path, monkeypatch
     monkeypatch.chdir(tmp_path)
     for name in ("BOT_TOKEN", "DATABASE_URL", "REDIS_URL"):
         monkeypatch.delenv(name, raising=False)
-    typed = iter(["/start", "1", "1", "/quit"])
 
-    def type_line(prompt: str) -> str:
-        try:
-            return next(typed)
-        except StopIteration:
-            raise EOFError from None
+    async def chat(*lines: str) -> str:
+        typed = iter(lines)
 
-    screen = io.StringIO()
-    await run_sandbox(load_settings(), input_fn=type_line, output=screen)
-    shown = screen.getvalue()
+        def type_line(prompt: str) -> str:
+            try:
+                return next(typed)
+            except StopIteration:
+                raise EOFError from None
+
+        screen = io.StringIO()
+        await run_sandbox(load_settings(), input_fn=type_line, output=screen)
+        return screen.getvalue()
+
+    shown = await chat("/start", "1", "1", "/quit")
     assert text("ask-model").split("\n")[0] in shown
     assert text("ask-precision").split("\n")[0] in shown
     assert (tmp_path / "data" / "bot.sqlite3").exists()
+    # A second session on the same database: its updates are not mistaken for already-processed ones.
+    again = await chat("/start", "/quit")
+    assert text("ask-task").split("\n")[0] in again
 
 
 async def test_stats_counts_each_sales_link(
