@@ -67,8 +67,9 @@ def transformer_params(
 def arch_of(spec: ModelSpec) -> Arch | None:
     """Resolve an LLM/encoder spec into `Arch`; None for specs without a transformer architecture.
 
-    Whether the MLP is gated is not in the catalogue: pick the variant whose analytic parameter
-    count is closer to the published one (BERT/OPT/GPT-2 ungated, Llama/Qwen/Mistral gated).
+    Whether the MLP is gated comes from the catalogue (`gated_ffn`); where it is unknown (custom
+    models), pick the variant whose analytic parameter count is closer to the published one
+    (BERT/OPT/GPT-2 ungated, Llama/Qwen/Mistral gated).
     """
     if not (spec.layers and spec.hidden_size and spec.attention_heads):
         return None
@@ -85,7 +86,11 @@ def arch_of(spec: ModelSpec) -> Arch | None:
     def count(gated: bool) -> int:
         return transformer_params(layers, h, a * d, k * d, i, gated, experts, V, spec.tied_embeddings)
 
-    gated = abs(count(True) - published) < abs(count(False) - published)
+    gated = (
+        spec.gated_ffn
+        if spec.gated_ffn is not None
+        else abs(count(True) - published) < abs(count(False) - published)
+    )
     return Arch(
         L=layers,
         h=h,
