@@ -62,6 +62,8 @@ class Option:
     label: str | None = None
     label_key: str | None = None
     core_group: str | None = None
+    group: str | None = None
+    """Options of one group (a model family) share their rows and, when they fit, one page."""
 
 
 @dataclass(frozen=True)
@@ -118,13 +120,41 @@ def _task_options(answers: Answers, catalog: Catalog) -> list[Option]:
 
 
 def popular_models(task: str, catalog: Catalog) -> list[Option]:
-    """The catalogue's popular models of the task's kind, grouped by family."""
+    """The catalogue's popular models of the task's kind, grouped by family: families in alphabetical
+    order (the order of their names on the buttons), each from its smallest model to its largest."""
     kind = MODEL_KIND.get(task, ModelKind.LLM)
-    models = sorted(
-        (m for m in catalog.models.values() if m.popular and m.kind == kind),
-        key=lambda m: (m.family, m.params_b),
-    )
-    return [Option(m.id, label=m.name) for m in models]
+    models = sorted(catalog.popular(kind), key=lambda m: (m.family, m.params_b, m.name))
+    return [Option(m.id, label=m.name, group=m.family) for m in models]
+
+
+def groups(options: list[Option]) -> list[list[Option]]:
+    """Runs of consecutive options of the same group (options without a group make one run)."""
+    runs: list[list[Option]] = []
+    for option in options:
+        if runs and runs[-1][0].group == option.group:
+            runs[-1].append(option)
+        else:
+            runs.append([option])
+    return runs
+
+
+def paginate(options: list[Option], per_page: int = MODELS_PER_PAGE) -> list[list[Option]]:
+    """Pages of at most `per_page` options, a group never split across pages unless it is itself
+    longer than a page (then it fills pages in order)."""
+    pages: list[list[Option]] = []
+    page: list[Option] = []
+    for run in groups(options):
+        if page and len(page) + len(run) > per_page:
+            pages.append(page)
+            page = []
+        for option in run:
+            if len(page) == per_page:
+                pages.append(page)
+                page = []
+            page.append(option)
+    if page or not pages:
+        pages.append(page)
+    return pages
 
 
 # Training from scratch defines a model by its size: the core sizes a typical architecture for it.

@@ -44,22 +44,21 @@ def step_keyboard(
     page: int = 0,
     options: Sequence[flow.Option] | None = None,
 ) -> InlineKeyboardMarkup:
-    """The buttons of a step: its options (paged for models), "typical", then Back / Start over."""
+    """The buttons of a step: its options (paged; a model family on rows of its own), "typical", then
+    Back / Start over."""
     builder = InlineKeyboardBuilder()
     choices = list(options if options is not None else step.options(answers, catalog))
-    paged = options is None and len(choices) > flow.MODELS_PER_PAGE
-    pages = max(1, -(-len(choices) // flow.MODELS_PER_PAGE))
-    if paged:
-        page = min(max(page, 0), pages - 1)
-        choices = choices[page * flow.MODELS_PER_PAGE : (page + 1) * flow.MODELS_PER_PAGE]
-    buttons = [
-        InlineKeyboardButton(text=_label(o, tr, lang), callback_data=data.pack())
-        for o in choices
-        if fits_callback(data := StepCB(step=step.name, value=o.value))
-    ]
-    for i in range(0, len(buttons), step.row_width):
-        builder.row(*buttons[i : i + step.row_width])
-    if paged:
+    pages = flow.paginate(choices) if options is None else [choices]
+    page = min(max(page, 0), len(pages) - 1)
+    for run in flow.groups(pages[page]):  # a model family starts its own row
+        buttons = [
+            InlineKeyboardButton(text=_label(o, tr, lang), callback_data=data.pack())
+            for o in run
+            if fits_callback(data := StepCB(step=step.name, value=o.value))
+        ]
+        for i in range(0, len(buttons), step.row_width):
+            builder.row(*buttons[i : i + step.row_width])
+    if len(pages) > 1:
         nav = []
         if page > 0:
             nav.append(
@@ -67,7 +66,7 @@ def step_keyboard(
                     text=tr("btn-prev-page"), callback_data=NavCB(action=Nav.PAGE, arg=str(page - 1)).pack()
                 )
             )
-        if page < pages - 1:
+        if page < len(pages) - 1:
             nav.append(
                 InlineKeyboardButton(
                     text=tr("btn-next-page"), callback_data=NavCB(action=Nav.PAGE, arg=str(page + 1)).pack()
@@ -106,15 +105,29 @@ WORKLOAD_STEP = {
 }
 
 
+def offer_button(result: Result, tr: Tr, contact_url: str) -> InlineKeyboardButton:
+    """The rental offer of the recommended configuration, or "contact us" when we do not rent it."""
+    rec = result.recommendation
+    if rec is not None and rec.offer_id is not None and rec.url:
+        return InlineKeyboardButton(text=tr("btn-rent", gpu=rec.gpu_name, count=rec.count), url=rec.url)
+    return InlineKeyboardButton(text=tr("btn-contact"), url=contact_url)
+
+
+def inline_keyboard(result: Result | None, tr: Tr, contact_url: str, bot_link: str) -> InlineKeyboardMarkup:
+    """Under an inline-mode answer (URL buttons only: there is no dialog behind an inline message):
+    the offer (none for the "how to use" article), then the full dialog in the bot."""
+    builder = InlineKeyboardBuilder()
+    if result is not None:
+        builder.row(offer_button(result, tr, contact_url))
+    builder.row(InlineKeyboardButton(text=tr("btn-open-bot"), url=bot_link))
+    return builder.as_markup()
+
+
 def result_keyboard(result: Result, answers: flow.Answers, tr: Tr, contact_url: str) -> InlineKeyboardMarkup:
     """The rental offer (or a contact button when none fits), then change precision / workload /
     method, then Start over."""
     builder = InlineKeyboardBuilder()
-    rec = result.recommendation
-    if rec is not None and rec.offer_id is not None and rec.url:
-        builder.row(InlineKeyboardButton(text=tr("btn-rent", gpu=rec.gpu_name, count=rec.count), url=rec.url))
-    else:
-        builder.row(InlineKeyboardButton(text=tr("btn-contact"), url=contact_url))
+    builder.row(offer_button(result, tr, contact_url))
     task = answers.get("task", "")
     steps = flow.path(answers)
     changes: list[InlineKeyboardButton] = []

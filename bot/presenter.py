@@ -8,6 +8,7 @@ GPU configurations, which speed, whether savings, prices) is decided by `core.re
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from html import escape
 from typing import Any
 
@@ -26,6 +27,7 @@ from core.render import (
     needs_mitigations,
     price_text,
     speed_to_show,
+    verdict_of,
     verdicts_to_show,
 )
 
@@ -139,20 +141,7 @@ def render_result(
     notes: Sequence[Assumption] = (),
 ) -> str:
     """The whole answer, HTML, under `BUDGET` UTF-16 units (whole trailing lines dropped if needed)."""
-    head = [answers_line(answers, tr, lang, catalog), ""]
-    total = result.total_bytes
-    head.append(
-        tr(
-            "result-total",
-            total=size(total, lang),
-            low=size(result.range.low_bytes, lang),
-            high=size(result.range.high_bytes, lang),
-        )
-    )
-    for component, n in sorted(result.breakdown.items(), key=lambda kv: -kv[1]):
-        if n <= 0 and component != "overhead":
-            continue
-        head.append(tr("result-component", name=core_label("component", component, lang), size=size(n, lang)))
+    head = [answers_line(answers, tr, lang, catalog), "", *_total_lines(result, tr, lang)]
 
     verdicts = ["", tr("result-verdicts")]
     rec = result.recommendation
@@ -164,13 +153,7 @@ def render_result(
         marks[(rec.gpu, rec.count)] = tr("result-recommended")
     for v in verdicts_to_show(result):
         verdicts.append(_verdict_line(v, tr, lang, mark=marks.get((v.gpu, v.count), "")))
-    if rec is not None and rec.in_offers:
-        price = escape(price_text(rec, lang))
-        verdicts.append(tr("result-offer", count=rec.count, gpu=escape(rec.gpu_name), price=price))
-    elif rec is not None:  # the core found a configuration, but not among the rental offers
-        verdicts.append(tr("result-not-offered", count=rec.count, gpu=escape(rec.gpu_name)))
-    else:
-        verdicts.append(tr("result-no-offer"))
+    verdicts.append(_offer_line(result, tr, lang))
 
     speed: list[str] = []
     tp = speed_to_show(result)
@@ -221,6 +204,83 @@ def render_result(
     return fit(sections, [(assumptions, 0), (mitigations, KEEP_MITIGATIONS), (mitigations, 0)])
 
 
+def _total_lines(result: Result, tr: Tr, lang: str) -> list[str]:
+    """The total per GPU with its range, then the breakdown, largest part first."""
+    lines = [
+        tr(
+            "result-total",
+            total=size(result.total_bytes, lang),
+            low=size(result.range.low_bytes, lang),
+            high=size(result.range.high_bytes, lang),
+        )
+    ]
+    for component, n in _components(result):
+        name = core_label("component", component, lang)
+        lines.append(tr("result-component", name=name, size=size(n, lang)))
+    return lines
+
+
+def _components(result: Result) -> list[tuple[str, int]]:
+    """The parts of the breakdown to show, largest first: those above zero, and the overhead always."""
+    parts = sorted(result.breakdown.items(), key=lambda kv: -kv[1])
+    return [(component, n) for component, n in parts if n > 0 or component == "overhead"]
+
+
+def _offer_line(result: Result, tr: Tr, lang: str, *, none_key: str = "result-no-offer") -> str:
+    """Our rental offer with its price, or why there is none (`none_key`: when nothing fits)."""
+    rec = result.recommendation
+    if rec is not None and rec.in_offers:
+        price = escape(price_text(rec, lang))
+        return tr("result-offer", count=rec.count, gpu=escape(rec.gpu_name), price=price)
+    if rec is not None:  # the core found a configuration, but not among the rental offers
+        return tr("result-not-offered", count=rec.count, gpu=escape(rec.gpu_name))
+    return tr(none_key)
+
+
+# ---------------------------------------------------------------- inline mode
+
+
+@dataclass(frozen=True)
+class InlineArticle:
+    """One inline-mode result: `title` and `description` are plain text (clients show them as is),
+    `text` is the HTML message sent when the user picks it."""
+
+    title: str
+    description: str
+    text: str
+
+
+def render_inline(result: Result, answers: Answers, tr: Tr, lang: str, catalog: Catalog) -> InlineArticle:
+    """The one-line answer of inline mode: the verdict line as the title, the breakdown as the
+    description, and a compact message (total, breakdown, the recommended configuration, the offer)."""
+    total = format_bytes(result.total_bytes, lang)
+    rec = result.recommendation
+    verdict = verdict_of(rec, result) if rec is not None else None
+    if rec is None:
+        title = tr("inline-title-none", total=total)
+    else:
+        icon = VERDICT_ICONS.get(verdict.verdict if verdict else rec.verdict, "")
+        title = tr("inline-title", icon=icon, total=total, count=rec.count, gpu=rec.gpu_name)
+    description = " · ".join(
+        tr("inline-component", name=core_texts.label("component", c, lang), size=format_bytes(n, lang))
+        for c, n in _components(result)
+    )
+    lines = [answers_line(answers, tr, lang, catalog), "", *_total_lines(result, tr, lang), ""]
+    if verdict is not None:
+        lines.append(_verdict_line(verdict, tr, lang, mark=tr("result-recommended")))
+    lines.append(_offer_line(result, tr, lang, none_key="inline-no-offer"))  # no savings shown here
+    return InlineArticle(title=title, description=description, text=fit([lines], []))
+
+
+def inline_help(tr: Tr, bot_username: str, *, reason: str | None = None) -> InlineArticle:
+    """The "how to use" article for an empty query, or one the core could not size (`reason`, plain)."""
+    return InlineArticle(
+        title=tr("inline-help-title"),
+        description=" ".join(reason.split()) if reason else tr("inline-help-description"),  # one line
+        text=tr("inline-help", bot=escape(bot_username)),
+    )
+
+
 def fit(sections: Sequence[list[str]], cuts: Sequence[tuple[list[str], int]]) -> str:
     """The sections' lines joined, under `BUDGET`: while too long, whole lines are dropped from the end
     of each cut section in turn, down to its `keep` items (a section left with just its blank line and
@@ -258,9 +318,12 @@ def summary(result: Result) -> dict[str, Any]:
     }
 
 
-def render_core_error(error: CoreError, tr: Tr, lang: str) -> str:
+def core_error_reason(error: CoreError, lang: str) -> str:
+    """Why the core could not size a request, plain text in the user's language where the core has it."""
     if isinstance(error, UnknownModelError):
-        reason = core_texts.t("parse-error-unknown_model", lang, name=error.name)
-    else:
-        reason = error.message
-    return tr("error-estimate", reason=escape(reason))
+        return core_texts.t("parse-error-unknown_model", lang, name=error.name)
+    return error.message
+
+
+def render_core_error(error: CoreError, tr: Tr, lang: str) -> str:
+    return tr("error-estimate", reason=escape(core_error_reason(error, lang)))

@@ -20,6 +20,9 @@ logger = logging.getLogger(__name__)
 # Telegram's own limit for t.me/<bot>?start=<payload> links.
 DEEP_LINK_PAYLOAD = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
+INLINE_SOURCE = "inline"
+"""The source of a user first seen through inline mode (`@bot question` in another chat); also the
+deep-link payload of the inline answers' "full answer in the bot" links."""
 # Telegram gives up redelivering an update after a day; de-duplication records older than this go.
 PROCESSED_UPDATES_KEPT = timedelta(days=2)
 
@@ -63,7 +66,8 @@ class DbSessionMiddleware(BaseMiddleware):
             source = deep_link_source(event)
             data["db"] = session
             data["deep_link_source"] = source
-            data["db_user"] = await self._upsert_user(session, data.get("event_from_user"), source)
+            first_seen = INLINE_SOURCE if event.inline_query is not None else source
+            data["db_user"] = await self._upsert_user(session, data.get("event_from_user"), first_seen)
             token = current_update_session.set(session)
             try:
                 return await handler(event, data)

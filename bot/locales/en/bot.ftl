@@ -52,6 +52,7 @@ btn-change-context_length = Change context
 btn-change-seq_len = Change sequence
 btn-change-resolution = Change resolution
 btn-change-method = Change method
+btn-open-bot = 🤖 Full answer in the bot
 
 ## Hints for unexpected input
 
@@ -90,6 +91,19 @@ error-estimate = I could not size this: { $reason }
 error-generic = Something went wrong on my side. Please try again, or /new to start over.
 quick-not-understood = { $reason }
     Try something like <code>llama 3 70b int4 32k</code>, or /start for a guided dialog.
+
+## Inline mode: @bot and a question in any chat. Titles and descriptions are plain text (no HTML).
+
+inline-title = { $icon } { $total } per GPU → { $count }× { $gpu }
+inline-title-none = ❌ { $total } per GPU: no configuration we rent fits
+inline-component = { $name } { $size }
+inline-no-offer = No configuration we rent fits this as is: the full answer in the bot shows how to use less memory.
+inline-help-title = ❓ How to ask: model, precision, context
+inline-help-description = For example: llama 3.1 70b int4 32k · qwen3 8b 8 users · sdxl 1024 batch 4
+inline-help =
+    <b>GPU memory in one line</b>
+    In any chat, type <code>@{ $bot }</code> and a question: <code>llama 3.1 70b int4 32k</code>, <code>qlora mistral 7b</code>, <code>sdxl 1024 batch 4</code>.
+    You get the total, the breakdown and the card to rent; the full answer is in the bot.
 
 ## Commands
 

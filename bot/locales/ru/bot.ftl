@@ -52,6 +52,7 @@ btn-change-context_length = Другой контекст
 btn-change-seq_len = Другая длина
 btn-change-resolution = Другое разрешение
 btn-change-method = Другой метод
+btn-open-bot = 🤖 Подробно в боте
 
 ## Подсказки на неожиданный ввод
 
@@ -90,6 +91,19 @@ error-estimate = Не получилось посчитать: { $reason }
 error-generic = У меня что-то сломалось. Попробуйте ещё раз или начните заново: /new
 quick-not-understood = { $reason }
     Попробуйте так: <code>llama 3 70b int4 32k</code> — или /start для пошагового диалога.
+
+## Инлайн-режим: @бот и вопрос в любом чате. Заголовок и описание — простой текст (без HTML).
+
+inline-title = { $icon } { $total } на GPU → { $count }× { $gpu }
+inline-title-none = ❌ { $total } на GPU: ни одна наша конфигурация не подходит
+inline-component = { $name } { $size }
+inline-no-offer = Ни одна наша конфигурация так не подходит: как уменьшить расход памяти — в подробном ответе в боте.
+inline-help-title = ❓ Как спросить: модель, точность, контекст
+inline-help-description = Например: llama 3.1 70b int4 32k · qwen3 8b 8 users · sdxl 1024 batch 4
+inline-help =
+    <b>Видеопамять в одну строку</b>
+    В любом чате напишите <code>@{ $bot }</code> и вопрос: <code>llama 3.1 70b int4 32k</code>, <code>qlora mistral 7b</code>, <code>sdxl 1024 batch 4</code>.
+    В ответе — сколько памяти нужно, из чего она складывается и какую карту арендовать; подробный ответ — в боте.
 
 ## Команды
 

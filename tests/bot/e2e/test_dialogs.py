@@ -51,6 +51,7 @@ DIALOGS: dict[str, tuple[list[Action], dict[str, Any]]] = {
     "qlora": (
         [
             ("click", text("task-finetune")),
+            ("click", text("btn-next-page")),  # the Qwen family is on the second page
             ("click", "Qwen2.5 7B"),
             ("click", core("method", "qlora")),  # no precision step: QLoRA means a 4-bit base
             ("click", "4"),
@@ -208,6 +209,9 @@ async def test_fit_outside_the_offers_links_to_the_contact(harness: Harness, tmp
     assert text("result-not-offered", "en", count=2, gpu="X").split("X")[1] in (result.text or "")
     (dialog,) = await harness.dialogs(user.id)
     assert dialog.status == DIALOG_COMPLETED and dialog.offer_id is None and dialog.verdict == "fits"
+    (article,) = (await user.inline("llama 3.1 70b bf16 8k")).results  # inline mode: the same button
+    urls = [b["url"] for row in article["reply_markup"]["inline_keyboard"] for b in row]
+    assert urls == ["https://example.com/contact", "https://t.me/sandbox_bot?start=inline"]
     assert_no_failed_calls(harness.sandbox)
 
 

@@ -7,8 +7,11 @@ import sqlite3
 
 import pytest
 
+from bot import flow
+from bot.callbacks import MAX_CALLBACK_BYTES, StepCB
 from bot.db.models import DIALOG_ABANDONED, DIALOG_COMPLETED
 from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, buttons, core, text
+from tgsandbox import ChatMessage
 
 # (button to press, the question it leads to) for each step of fine-tuning, the longest path.
 FINETUNE = [
@@ -92,6 +95,7 @@ async def test_restart_mid_dialog_continues(harness: Harness) -> None:
     user = harness.user()
     await user.send("/start")
     await user.click(text("task-inference"))
+    await user.click(text("btn-next-page"))  # the Qwen family is on the second page
     await user.click("Qwen3 8B")
     await harness.restart()  # a new Bot + Dispatcher on the same SQLite file
     await user.click(core("precision", "bf16"))
@@ -108,6 +112,7 @@ async def test_model_list_pages(harness: Harness) -> None:
     await user.send("/start")
     await user.click(text("task-inference"))
     first = buttons(user.last_message())
+    assert text("btn-prev-page") not in first
     await user.click(text("btn-next-page"))
     second = buttons(user.last_message())
     models = [b for b in second if b not in first]
@@ -117,6 +122,52 @@ async def test_model_list_pages(harness: Harness) -> None:
     await user.click(text("btn-next-page"))
     await user.click(models[0])
     assert shows(user.last_message().text, "ask-precision")
+
+
+MODEL_DATA = StepCB(step="model", value="").pack()
+
+
+def model_rows(message: ChatMessage) -> list[list[str]]:
+    """The rows of model buttons of a model-step message, as catalogue ids."""
+    rows = [[b.callback_data or "" for b in row] for row in message.buttons]
+    return [[d[len(MODEL_DATA) :] for d in row] for row in rows if row and row[0].startswith(MODEL_DATA)]
+
+
+@pytest.mark.parametrize("task", ["inference", "finetune", "image", "video"])
+async def test_model_buttons_grouped_by_family(harness: Harness, task: str) -> None:
+    """Every popular model of the task once, family after family (alphabetical, so the names on the
+    buttons follow each other), smallest first; a family on rows of its own and on one page; at most
+    8 models a page; every callback within Telegram's 64 bytes."""
+    assert harness.app is not None
+    spec = harness.app.dp["catalog"].models
+    user = harness.user()
+    await user.send("/start")
+    await user.click(text(f"task-{task}"))
+    pages: list[list[list[str]]] = []
+    while len(pages) < 10:
+        message = user.last_message()
+        data = [b.callback_data for row in message.buttons for b in row if b.callback_data]
+        assert all(len(d.encode()) <= MAX_CALLBACK_BYTES for d in data)
+        pages.append(model_rows(message))
+        assert 0 < sum(len(row) for row in pages[-1]) <= flow.MODELS_PER_PAGE
+        if text("btn-next-page") not in buttons(message):
+            break
+        await user.click(text("btn-next-page"))
+
+    shown = [model for page in pages for row in page for model in row]
+    popular = [m.id for m in spec.values() if m.popular and m.kind == flow.MODEL_KIND[task]]
+    assert sorted(shown) == sorted(popular), "each popular model once"
+    order = [(spec[m].family, spec[m].params_b) for m in shown]
+    assert order == sorted(order), "by family, then by size"
+    for page in pages:
+        for row in page:
+            assert len({spec[m].family for m in row}) == 1, f"one family a row: {row}"
+    families = [{spec[m].family for row in page for m in row} for page in pages]
+    for i, on_page in enumerate(families):
+        assert not any(on_page & later for later in families[i + 1 :]), "a family is on one page"
+    if task == "inference":
+        assert len(pages) > 1, "the LLM list is long enough to be paged"
+    assert_no_failed_calls(harness.sandbox)
 
 
 async def test_unknown_model_id_gets_an_error_with_a_way_back(harness: Harness) -> None:
@@ -139,7 +190,7 @@ async def test_unknown_model_id_gets_an_error_with_a_way_back(harness: Harness) 
 PATHS = {
     "inference": [
         (text("task-inference"), "ask-model"),
-        ("Qwen3 8B", "ask-precision"),
+        ("Gemma 3 12B", "ask-precision"),
         (core("precision", "fp8"), "ask-context_length"),
         ("16K", "ask-concurrency"),
     ],
@@ -220,7 +271,7 @@ async def test_buttons_of_an_inaccessible_message(harness: Harness) -> None:
     user = harness.user()
     await user.send("/start")
     await user.click(text("task-inference"))
-    answer = await user.click("Qwen3 8B", inaccessible=True)
+    answer = await user.click("Llama 3.1 8B", inaccessible=True)
     assert answer.text == text("stale-button")
     assert shows(user.last_message().text, "ask-model")
     await user.send("/lang")

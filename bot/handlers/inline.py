@@ -1,0 +1,77 @@
+"""Inline mode: `@bot llama 3.1 70b int4 32k` typed in any chat answers with one article, the verdict in
+its title and the breakdown in its description; picked, it posts a compact answer with the rental offer
+and a link to the full dialog in the bot. An empty query, or one the core cannot size, gets a single
+"how to use" article instead. No dialog is kept: an inline message has no conversation behind it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from aiogram import Bot, Router
+from aiogram.types import (
+    InlineQuery,
+    InlineQueryResultArticle,
+    InlineQueryResultsButton,
+    InputTextMessageContent,
+)
+from aiogram.utils.deep_linking import create_start_link
+from aiogram_i18n import I18nContext
+
+from bot import flow, keyboards, presenter
+from bot.config import Settings
+from bot.db.middleware import INLINE_SOURCE
+from core.catalog import Catalog
+from core.errors import CoreError, ParseError
+from core.estimate import estimate
+from core.parse import understand
+from core.render import render_parse_error
+
+log = logging.getLogger(__name__)
+
+CACHE_TIME_S = 30  # the catalogue and offers can change; a stale answer should not live long
+MAX_QUERY = 256  # Telegram's own limit for an inline query's text
+
+
+async def on_inline_query(
+    query: InlineQuery, bot: Bot, i18n: I18nContext, catalog: Catalog, settings: Settings
+) -> None:
+    tr, lang = i18n.get, i18n.locale
+    bot_link = await create_start_link(bot, INLINE_SOURCE)
+    username = (await bot.me()).username or ""
+    text = query.query.strip()[:MAX_QUERY]
+    result = None
+    if not text:
+        article = presenter.inline_help(tr, username)
+    else:
+        try:
+            understood = understand(text, catalog)
+            answers = flow.answers_from_request(understood.request, catalog)
+            result = estimate(flow.build_request(answers), catalog)
+            article = presenter.render_inline(result, answers, tr, lang, catalog)
+        except ParseError as err:
+            article = presenter.inline_help(tr, username, reason=render_parse_error(err, lang, catalog))
+        except CoreError as err:
+            log.info("inline estimate failed: %s (field %s)", err.message, err.field)
+            article = presenter.inline_help(tr, username, reason=presenter.core_error_reason(err, lang))
+    await query.answer(
+        [
+            InlineQueryResultArticle(
+                id="estimate" if result is not None else "help",
+                title=article.title,
+                description=article.description,
+                input_message_content=InputTextMessageContent(message_text=article.text),
+                reply_markup=keyboards.inline_keyboard(result, tr, settings.contact_url, bot_link),
+            )
+        ],
+        cache_time=CACHE_TIME_S,
+        is_personal=True,  # in the user's language
+        button=InlineQueryResultsButton(text=tr("btn-open-bot"), start_parameter=INLINE_SOURCE),
+    )
+
+
+def make_router() -> Router:
+    """A fresh router per Dispatcher (a router attaches to one parent only)."""
+    router = Router(name="inline")
+    router.inline_query.register(on_inline_query)
+    return router
