@@ -311,10 +311,6 @@ def read_model(text: str, answers: Answers, catalog: Catalog) -> StepInput:
 # ---------------------------------------------------------------- the steps
 
 
-def _is_training(answers: Answers) -> bool:
-    return answers.get("task") in ("finetune", "pretrain")
-
-
 STEPS: dict[str, Step] = {
     step.name: step
     for step in (
@@ -438,7 +434,7 @@ def forget_after(answers: Answers, step: str) -> Answers:
     """Answers valid for `step`'s screen: a changed task or method resets what depends on it."""
     kept = dict(answers)
     if step == "task":
-        return {k: v for k, v in kept.items() if k in ("quick",)} | {"quick": False}
+        return {"quick": False}
     if step == "method" and answers.get("method") == Method.QLORA:
         kept.pop("precision", None)
     return kept

@@ -95,7 +95,8 @@ def error_keyboard(tr: Tr) -> InlineKeyboardMarkup:
     return InlineKeyboardMarkup(inline_keyboard=[_nav_row(tr)])
 
 
-# Which step the "change context" button opens for each task.
+# Which step the result's workload button (change context / sequence / resolution) opens for each
+# task; its label is `btn-change-<step>`.
 WORKLOAD_STEP = {
     "inference": "context_length",
     "finetune": "seq_len",

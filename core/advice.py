@@ -351,7 +351,7 @@ def _mitigations(
             if best:
                 add("reduce_concurrency", dict(concurrency=best), concurrency=best)
     if req.task is Task.TRAINING:
-        _training_mitigations(req, spec, sizer, add, largest_fitting)
+        _training_mitigations(req, spec, add, largest_fitting)
     if diffusion and req.task is not Task.TRAINING:
         if not req.vae_tiling:
             add("vae_tiling", dict(vae_tiling=True), vae_tiling=1)
@@ -383,14 +383,13 @@ def _mitigations(
                     **_str_values(sizer.count_changes(n)),
                 )
                 break
-    _offload_mitigations(req, sizer, add)
+    _offload_mitigations(req, add)
     return out
 
 
 def _training_mitigations(
     req: Request,
     spec: ModelSpec,
-    sizer: Sizer,
     add: Callable[..., None],
     largest_fitting: Callable[..., int | None],
 ) -> None:
@@ -421,7 +420,7 @@ def _training_mitigations(
         add("shard", dict(sharding=Sharding.ZERO3), sharding="zero3")
 
 
-def _offload_mitigations(req: Request, sizer: Sizer, add: Callable[..., None]) -> None:
+def _offload_mitigations(req: Request, add: Callable[..., None]) -> None:
     """Last resort, for experiments: several times slower. `model` then `sequential`, as the request's
     `cpu_offload` field means them (for language models `model` already streams every layer)."""
     modes = [CpuOffload.MODEL, CpuOffload.SEQUENTIAL]

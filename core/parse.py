@@ -1,9 +1,10 @@
 """Free text → `Request`, in Russian and English.
 
 `parse("llama 3 70b int4 32k контекст 4 пользователя")` gives task inference, model Llama 3 70B,
-precision int4, context 32768, concurrency 4. Nothing but `ParseError` escapes: its `code` says what
-is missing or wrong (empty, missing_model, ambiguous_model, unknown_model, too_large, invalid), its
-`partial` holds the request fields understood so far and `candidates` the model ids to choose from.
+precision int4, context 32768, concurrency 4, engine vLLM. Nothing but `ParseError` escapes: its
+`code` says what is missing or wrong (empty, missing_model, ambiguous_model, unknown_model,
+too_large, invalid), its `partial` holds the request fields understood so far and `candidates` the
+model ids to choose from.
 
 How the text is read: Hugging Face ids first, then the longest runs of words naming a catalogue
 model or GPU (so "phi 3 mini 4k" stays a name and "4k" is not taken as a context), then keywords and
@@ -15,6 +16,8 @@ Decisions a practitioner would make, reported as notes (`understand`) so an answ
 - "gguf" without a type means Q4_K_M, the most common GGUF download.
 - a name with a size the catalogue lacks ("llama 13b" when only other Llamas are known) falls back
   to the size alone, which the estimator sizes with a typical architecture.
+- several users of a language model, with no engine or GGUF type named, mean a server: sized as
+  vLLM ("batch N" instead is N sequences generated together by the engine as named).
 Conventions: "32k" is 32 × 1024 tokens (model cards' "128k" is 131072); a bare number of 256 or
 more is the context (the sequence length when training) for LLMs and a square resolution for
 image/video models; "batch N" for image generation means N images per batch.
@@ -553,7 +556,7 @@ def _read(raw: str, catalog: Catalog) -> _Reading:
     if model is not None:
         f["model"] = model
     if reading.error is None and "model" not in f:
-        reading.error = _no_model_error(text, catalog, f)
+        reading.error = _no_model_error(text, catalog)
     if reading.error is not None:
         reading.error.partial = {**f, **reading.error.partial}
     return reading
@@ -929,7 +932,7 @@ def _common_kind(catalog: Catalog, ids: list[str]) -> ModelKind | None:
     return kinds.pop() if len(kinds) == 1 else None
 
 
-def _no_model_error(text: _Text, catalog: Catalog, f: Fields) -> ParseError:
+def _no_model_error(text: _Text, catalog: Catalog) -> ParseError:
     words = _name_words(text)
     if not words:
         return ParseError("missing_model", "no model named", field="model")

@@ -60,7 +60,7 @@ def label(group: str, value: str, lang: str, **args: Arg) -> str:
 
 @lru_cache(maxsize=len(LANGUAGES) + 1)
 def message_ids(lang: str) -> frozenset[str]:
-    """Every key of one language (for tests and for the bot's own checks)."""
+    """Every key of one language (for the tests)."""
     path = LOCALES_DIR / normalize_lang(lang) / "core.ftl"
     resource = FluentParser().parse(path.read_text(encoding="utf-8")) if path.exists() else None
     return (

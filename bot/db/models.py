@@ -56,10 +56,12 @@ class User(Base):
     telegram_id: Mapped[int] = mapped_column(BigInteger, unique=True)
     username: Mapped[str | None] = mapped_column(String(64))
     first_name: Mapped[str | None] = mapped_column(String(256))
-    # None until the user picks a language (or we adopt their Telegram one).
+    # None until the user picks a language with /lang; until then `language_from_telegram` decides
+    # (bot.i18n.UserLocaleManager).
     language: Mapped[str | None] = mapped_column(String(2))
     language_from_telegram: Mapped[str | None] = mapped_column(String(16))
-    # The deep-link payload of the first contact; never overwritten afterwards.
+    # The deep-link payload of the first contact (`inline` when first seen in inline mode); never
+    # overwritten afterwards.
     source: Mapped[str | None] = mapped_column(String(64), index=True)
     created_at: Mapped[datetime] = mapped_column(default=utc_now)
     last_seen_at: Mapped[datetime] = mapped_column(default=utc_now)

@@ -1,7 +1,8 @@
-"""Runtime memory outside the model's own tensors: CUDA context and the caching allocator.
+"""Runtime memory outside the model's own tensors: CUDA context, the caching allocator's reserve
+(and the blocks left by quantizing on load), engine runtime (vLLM) and NCCL buffers.
 
 Kept as one breakdown component, `overhead`, so a caller comparing with
-`torch.cuda.max_memory_allocated` (which sees neither) subtracts it.
+`torch.cuda.max_memory_allocated` (which sees none of them) subtracts it.
 """
 
 from __future__ import annotations

@@ -116,7 +116,7 @@ help =
 about =
     <b>How the estimate is computed</b>
     Peak memory per GPU is the sum of its parts: weights at the chosen precision (true bits per weight for GGUF/AWQ/NF4), the KV cache from the model's architecture (GQA, sliding windows, MLA), activations, gradients and optimizer states for training, the text encoders and VAE decode for diffusion, plus the CUDA context and allocator reserve.
-    Usable GPU memory is what the driver reports, not the number on the box; sizes are in GB (10⁹ bytes).
+    Usable GPU memory is what the driver reports, not the number on the box; sizes are in GB (10⁹ bytes) with GiB (2³⁰ bytes, what drivers show) in brackets.
     <b>Accuracy</b>: checked against { $cases } published measurements of real runs (inference, LoRA/QLoRA and full training, SDXL and FLUX): median error { NUMBER($median, minimumFractionDigits: 1, maximumFractionDigits: 1) }%, and { NUMBER($stated_median, minimumFractionDigits: 1, maximumFractionDigits: 1) }% on the { $stated_cases } whose settings were stated, every one of those within ±25%. Simple rules of thumb (weights × 1.2, × 4 for Adam) are off by { NUMBER($rules, minimumFractionDigits: 1, maximumFractionDigits: 1) }% on the same cases ({ NUMBER($stated_rules, minimumFractionDigits: 1, maximumFractionDigits: 1) }% on the stated ones). The table is in docs/estimator.md.
     An estimate is not a guarantee: frameworks and versions differ, so keep some headroom.
 lang-choose = Choose the language:
