@@ -7,8 +7,6 @@ from pydantic import SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./data/bot.sqlite3"
-# The languages the bot speaks (bot/locales/<lang>/), the default first; `DEFAULT_LANGUAGE` is one of them.
-LANGUAGES = ("ru", "en")
 LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
 
 

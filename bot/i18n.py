@@ -11,9 +11,9 @@ from aiogram_i18n.cores import FluentRuntimeCore
 from aiogram_i18n.managers import BaseManager
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.config import LANGUAGES
 from bot.db import repository
 from bot.db.models import User
+from core.texts import LANGUAGES
 
 LOCALES_DIR = Path(__file__).parent / "locales"
 # Telegram language codes answered in Russian; any other known code gets English.

@@ -9,10 +9,10 @@ from aiogram.utils.keyboard import InlineKeyboardBuilder
 
 from bot import flow
 from bot.callbacks import TYPICAL, LangCB, Nav, NavCB, StepCB, fits_callback
-from bot.config import LANGUAGES
 from core import texts as core_texts
 from core.catalog import Catalog
 from core.contract import Result
+from core.texts import LANGUAGES
 
 Tr = Callable[..., str]
 """A translator: `tr(key, **args)` (aiogram-i18n's `I18nContext.get`)."""

@@ -9,7 +9,6 @@ from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.config import LANGUAGES
 from bot.db.models import (
     DIALOG_ABANDONED,
     DIALOG_COMPLETED,
@@ -20,6 +19,7 @@ from bot.db.models import (
     User,
     utc_now,
 )
+from core.texts import LANGUAGES
 
 
 @dataclass(frozen=True)

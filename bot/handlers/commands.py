@@ -14,10 +14,10 @@ from aiogram_i18n import I18nContext
 
 from bot import keyboards
 from bot.callbacks import LangCB
-from bot.config import LANGUAGES
 from bot.context import Ctx
 from bot.db import repository
 from bot.handlers.wizard import start_wizard
+from core.texts import LANGUAGES
 
 COMMANDS = ("start", "new", "help", "lang", "about", "cancel")
 

@@ -12,8 +12,9 @@ from aiogram.types import ErrorEvent
 from aiogram.types import User as TelegramUser
 from aiogram_i18n import I18nContext, I18nMiddleware
 
-from bot.config import LANGUAGES, Settings
+from bot.config import Settings
 from bot.i18n import language_for
+from core.texts import LANGUAGES
 
 log = logging.getLogger(__name__)
 
