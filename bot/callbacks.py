@@ -15,6 +15,7 @@ class Nav(StrEnum):
     RESTART = "restart"
     PAGE = "page"
     GOTO = "goto"
+    DETAILS = "details"  # the rest of a result: every verdict, mitigation and assumption
 
 
 class StepCB(CallbackData, prefix="s"):

@@ -10,6 +10,7 @@ from aiogram.utils.keyboard import InlineKeyboardBuilder
 from bot import flow
 from bot.callbacks import TYPICAL, LangCB, Nav, NavCB, StepCB, fits_callback
 from core import texts as core_texts
+from core.answer import short_gpu_name
 from core.catalog import Catalog
 from core.contract import Result
 from core.texts import LANGUAGES
@@ -110,7 +111,8 @@ def offer_button(result: Result, tr: Tr, contact_url: str) -> InlineKeyboardButt
     """The rental offer of the recommended configuration, or "contact us" when we do not rent it."""
     rec = result.recommendation
     if rec is not None and rec.offer_id is not None and rec.url:
-        return InlineKeyboardButton(text=tr("btn-rent", gpu=rec.gpu_name, count=rec.count), url=rec.url)
+        gpu = short_gpu_name(rec.gpu_name)
+        return InlineKeyboardButton(text=tr("btn-rent", gpu=gpu, count=rec.count), url=rec.url)
     return InlineKeyboardButton(text=tr("btn-contact"), url=contact_url)
 
 
@@ -155,7 +157,10 @@ def result_keyboard(result: Result, answers: flow.Answers, tr: Tr, contact_url: 
         builder.row(*changes[:2])
         if len(changes) > 2:
             builder.row(*changes[2:])
-    builder.row(InlineKeyboardButton(text=tr("btn-restart"), callback_data=NavCB(action=Nav.RESTART).pack()))
+    builder.row(
+        InlineKeyboardButton(text=tr("btn-details"), callback_data=NavCB(action=Nav.DETAILS).pack()),
+        InlineKeyboardButton(text=tr("btn-restart"), callback_data=NavCB(action=Nav.RESTART).pack()),
+    )
     return builder.as_markup()
 
 

@@ -15,21 +15,13 @@ from typing import Any
 from bot import flow
 from bot.flow import Answers
 from core import texts as core_texts
+from core.answer import Answer, build_answer
 from core.catalog import Catalog
-from core.contract import Assumption, Result, Verdict
+from core.comparison import Compared, comparison_answer
+from core.contract import Assumption, Result
 from core.errors import CoreError, UnknownModelError
-from core.render import (
-    action_text,
-    assumption_texts,
-    format_bytes,
-    gpu_name,
-    mitigation_outcome,
-    needs_mitigations,
-    price_text,
-    speed_to_show,
-    verdict_of,
-    verdicts_to_show,
-)
+from core.render import format_bytes
+from core.text import offer_lines
 
 Tr = Callable[..., str]
 
@@ -62,7 +54,12 @@ def model_name(answers: Answers, catalog: Catalog) -> str:
     return spec.name if spec else str(model)
 
 
-def _value_label(step: str, value: Any) -> str:
+COUNTED_STEPS = ("concurrency", "images", "frames", "batch_size")  # their labels take plural forms
+
+
+def _value_label(step: str, value: Any) -> str | int:
+    if step in COUNTED_STEPS and isinstance(value, int):
+        return value
     if step in ("context_length", "seq_len") and isinstance(value, int):
         return flow.tokens_label(value)
     if step == "resolution" and isinstance(value, list | tuple):
@@ -83,7 +80,7 @@ def answers_line(answers: Answers, tr: Tr, lang: str, catalog: Catalog) -> str:
         if value is None:
             continue
         if step in ("method", "precision"):
-            label = core_texts.label(step, str(value), lang)
+            label: str | int = core_texts.label(step, str(value), lang)
         else:
             label = _value_label(step, value)
         parts.append(escape(tr(f"field-{step}", value=label)))
@@ -117,124 +114,65 @@ def render_other_task(tr: Tr) -> str:
 # ---------------------------------------------------------------- the result
 
 
-def _verdict_line(v: Verdict, tr: Tr, lang: str, *, mark: str = "") -> str:
-    return tr(
-        "result-verdict-line",
-        icon=VERDICT_ICONS.get(v.verdict, ""),
-        count=v.count,
-        gpu=escape(v.gpu_name),
-        verdict=core_label("verdict", v.verdict, lang),
-        need=size(v.bytes_per_gpu, lang),
-        usable=size(v.usable_bytes, lang),
-        headroom=round(v.headroom * 100),
-        mark=mark,
-    )
-
-
 def render_result(
     result: Result,
-    answers: Answers,
     tr: Tr,
     lang: str,
-    catalog: Catalog,
     *,
     notes: Sequence[Assumption] = (),
+    previous: Result | None = None,
 ) -> str:
-    """The whole answer, HTML, under `BUDGET` UTF-16 units (whole trailing lines dropped if needed)."""
-    head = [answers_line(answers, tr, lang, catalog), "", *_total_lines(result, tr, lang)]
+    """The answer as a phone shows it: the decision in the first two lines (verdict, card, price,
+    speed), then what holds the memory, the offers, how to make it fit, the server. The rest — every
+    verdict, all mitigations, the assumptions — is `render_details`, behind the "More" button."""
+    return layout_result(build_answer(result, lang, notes, previous), tr)
 
-    verdicts = ["", tr("result-verdicts")]
-    rec = result.recommendation
-    marks = {
-        (a.gpu, a.count): tr("result-alternative", reason=core_label("reason", a.reason, lang))
-        for a in result.alternatives
-    }
-    if rec is not None:
-        marks[(rec.gpu, rec.count)] = tr("result-recommended")
-    for v in verdicts_to_show(result):
-        verdicts.append(_verdict_line(v, tr, lang, mark=marks.get((v.gpu, v.count), "")))
-    verdicts.append(_offer_line(result, tr, lang))
 
-    speed: list[str] = []
-    tp = speed_to_show(result)
-    if tp is not None:
-        speed = [
-            "",
-            tr(
-                "result-speed",
-                per_user=f"{tp.tokens_per_s:.0f}",
-                total=f"{tp.aggregate_tokens_per_s:.0f}",
-                count=tp.count,
-                gpu=escape(gpu_name(tp.gpu, result)),
-            ),
-        ]
-
+def layout_result(answer: Answer, tr: Tr) -> str:
+    head = [f"<b>{escape(answer.lead)}</b>", escape(answer.need)]
+    if answer.change:
+        head.append(f"↔ {escape(answer.change)}")
+    head += [f"<i>{escape(answer.settings)}</i>", ""]
+    head += [tr("result-part", name=escape(name), size=escape(size)) for name, size in answer.parts]
+    offers = [escape(line) for line in offer_lines(answer) if not line.startswith("  ")]
     mitigations: list[str] = []
-    if needs_mitigations(result):  # as the CLI: only when it does not fit comfortably
-        mitigations = ["", tr("result-mitigations")]
-        for m in result.mitigations[:MAX_MITIGATIONS]:
-            mitigations.append(
-                tr(
-                    "result-mitigation",
-                    action=escape(action_text(m, lang)),
-                    saves=size(m.saves_bytes, lang),
-                    total=size(m.total_bytes, lang),
-                    icon="✅" if m.fits else "❌",
-                    outcome=escape(mitigation_outcome(m, lang, result.request.num_gpus)),
-                )
-            )
+    if answer.mitigations:
+        mitigations = ["", f"<b>{escape(answer.mitigations_title)}</b>", *map(escape, answer.mitigations)]
+    sections = [head, ["", *offers] if offers else [], mitigations, ["", f"🖥 {escape(answer.host)}"]]
+    return fit(sections, [(mitigations, 1)])
 
-    host = [
-        "",
-        tr(
-            "result-host",
-            ram=size(result.host.ram_min_bytes, lang),
-            ram_better=size(result.host.ram_recommended_bytes, lang),
-            disk=size(result.host.disk_bytes, lang),
-            disk_kind=escape(core_texts.t(f"disk-{result.host.disk_kind}", lang)),
-        ),
-    ]
 
+def render_details(result: Result, tr: Tr, lang: str, *, notes: Sequence[Assumption] = ()) -> str:
+    """The details of an answer: the verdicts where the line runs, speed, every way to cut the memory
+    and the assumptions — what the short answer leaves out."""
+    answer = build_answer(result, lang, notes)
+    lines = [f"<b>{escape(answer.lead)}</b>", f"<i>{escape(answer.settings)}</i>"]
+    verdicts: list[str] = []
+    if answer.verdicts:
+        title = core_texts.t("answer-verdicts", lang)
+        verdicts = ["", f"<b>{escape(title)}</b>", *map(escape, answer.verdicts)]
+    speed = ["", f"⚡ {escape(answer.speed)}"] if answer.speed else []
+    mitigations: list[str] = []
+    rest = [*answer.mitigations, *answer.extra_mitigations]
+    if rest:
+        mitigations = ["", f"<b>{escape(answer.mitigations_title)}</b>", *map(escape, rest)]
     assumptions: list[str] = []
-    shown_assumptions = assumption_texts([*notes, *result.assumptions], lang)[:MAX_ASSUMPTIONS]
-    if shown_assumptions:
-        assumptions = ["", tr("result-assumptions"), *(f"• {escape(a)}" for a in shown_assumptions)]
-
-    sections = [head, verdicts, speed, mitigations, host, assumptions]
-    return fit(sections, [(assumptions, 0), (mitigations, KEEP_MITIGATIONS), (mitigations, 0)])
-
-
-def _total_lines(result: Result, tr: Tr, lang: str) -> list[str]:
-    """The total per GPU with its range, then the breakdown, largest part first."""
-    lines = [
-        tr(
-            "result-total",
-            total=size(result.total_bytes, lang),
-            low=size(result.range.low_bytes, lang),
-            high=size(result.range.high_bytes, lang),
-        )
-    ]
-    for component, n in _components(result):
-        name = core_label("component", component, lang)
-        lines.append(tr("result-component", name=name, size=size(n, lang)))
-    return lines
+    if answer.assumptions:
+        title = core_texts.t("answer-assumptions", lang)
+        assumptions = ["", f"<b>{escape(title)}</b>", *(f"• {escape(a)}" for a in answer.assumptions)]
+    sections = [lines, verdicts, speed, mitigations, assumptions]
+    # while too long: the assumptions go first, then all but the cheapest fixes, then the cards
+    cuts = [(assumptions, 0), (mitigations, KEEP_MITIGATIONS), (verdicts, 0), (mitigations, 0)]
+    return fit(sections, cuts)
 
 
-def _components(result: Result) -> list[tuple[str, int]]:
-    """The parts of the breakdown to show, largest first: those above zero, and the overhead always."""
-    parts = sorted(result.breakdown.items(), key=lambda kv: -kv[1])
-    return [(component, n) for component, n in parts if n > 0 or component == "overhead"]
-
-
-def _offer_line(result: Result, tr: Tr, lang: str, *, none_key: str = "result-no-offer") -> str:
-    """Our rental offer with its price, or why there is none (`none_key`: when nothing fits)."""
-    rec = result.recommendation
-    if rec is not None and rec.in_offers:
-        price = escape(price_text(rec, lang))
-        return tr("result-offer", count=rec.count, gpu=escape(rec.gpu_name), price=price)
-    if rec is not None:  # the core found a configuration, but not among the rental offers
-        return tr("result-not-offered", count=rec.count, gpu=escape(rec.gpu_name))
-    return tr(none_key)
+def render_comparison(rows: Sequence[Compared], lang: str) -> str:
+    """Cards side by side for one workload: a row each, then which is cheaper and which faster."""
+    answer = comparison_answer(rows, lang)
+    lines = [f"<i>{escape(answer.title)}</i>", "", *map(escape, answer.rows)]
+    if answer.verdict:
+        lines += ["", f"<b>{escape(answer.verdict)}</b>"]
+    return fit([lines], [])
 
 
 # ---------------------------------------------------------------- inline mode
@@ -250,26 +188,21 @@ class InlineArticle:
     text: str
 
 
-def render_inline(result: Result, answers: Answers, tr: Tr, lang: str, catalog: Catalog) -> InlineArticle:
-    """The one-line answer of inline mode: the verdict line as the title, the breakdown as the
-    description, and a compact message (total, breakdown, the recommended configuration, the offer)."""
-    total = format_bytes(result.total_bytes, lang)
-    rec = result.recommendation
-    verdict = verdict_of(rec, result) if rec is not None else None
-    if rec is None:
-        title = tr("inline-title-none", total=total)
-    else:
-        icon = VERDICT_ICONS.get(verdict.verdict if verdict else rec.verdict, "")
-        title = tr("inline-title", icon=icon, total=total, count=rec.count, gpu=rec.gpu_name)
-    description = " · ".join(
-        tr("inline-component", name=core_texts.label("component", c, lang), size=format_bytes(n, lang))
-        for c, n in _components(result)
+def render_inline(result: Result, tr: Tr, lang: str) -> InlineArticle:
+    """Inline mode: the lead as the title, the memory as the description; picked, the same short
+    answer as in the bot (lead, breakdown, offers) without the buttons that need a dialog."""
+    answer = build_answer(result, lang)
+    parts = " · ".join(f"{name} {size}" for name, size in answer.parts)
+    # with nothing to rent the short answer points at fixes below it; inline shows none: say where they are
+    need = answer.need if answer.cheapest is not None else tr("inline-no-offer")
+    head = [f"<b>{escape(answer.lead)}</b>", escape(need), f"<i>{escape(answer.settings)}</i>", ""]
+    head += [tr("result-part", name=escape(name), size=escape(size)) for name, size in answer.parts]
+    offers = [escape(line) for line in offer_lines(answer) if not line.startswith("  ")]
+    return InlineArticle(
+        title=answer.lead,
+        description=f"{need} · {parts}",
+        text=fit([head, ["", *offers] if offers else []], []),
     )
-    lines = [answers_line(answers, tr, lang, catalog), "", *_total_lines(result, tr, lang), ""]
-    if verdict is not None:
-        lines.append(_verdict_line(verdict, tr, lang, mark=tr("result-recommended")))
-    lines.append(_offer_line(result, tr, lang, none_key="inline-no-offer"))  # no savings shown here
-    return InlineArticle(title=title, description=description, text=fit([lines], []))
 
 
 def inline_help(tr: Tr, bot_username: str, *, reason: str | None = None) -> InlineArticle:

@@ -2,7 +2,8 @@
 
 Every row is validated by pydantic at load; a bad row raises `CatalogError` naming the file,
 the row index and its id, and the field. Cross-checks: unique ids, every offer names a known GPU,
-no model name/alias (after normalisation) points at two different models.
+no model name/alias (after normalisation) points at two different models. The offers file also
+holds the recommender's ranking policy, an optional `[ranking]` table (`core.specs.RankingPolicy`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from core.errors import CatalogError, UnknownModelError
-from core.specs import GpuSpec, ModelKind, ModelSpec, RentalOffer
+from core.specs import GpuSpec, ModelKind, ModelSpec, RankingPolicy, RentalOffer
 
 DATA_DIR = Path(__file__).parent / "data"
 
@@ -133,11 +134,13 @@ class Catalog:
         models: Sequence[ModelSpec],
         offers: Sequence[RentalOffer],
         files: dict[str, str] | None = None,
+        ranking: RankingPolicy | None = None,
     ) -> None:
         files = {"gpu": "gpus", "model": "models", "offer": "offers", **(files or {})}
         self.gpus: dict[str, GpuSpec] = {g.id: g for g in gpus}
         self.models: dict[str, ModelSpec] = {m.id: m for m in models}
         self.offers: list[RentalOffer] = list(offers)
+        self.ranking: RankingPolicy = ranking or RankingPolicy()
         for index, offer in enumerate(self.offers, start=1):
             if offer.gpu not in self.gpus:
                 raise CatalogError(
@@ -269,8 +272,36 @@ def _word_weight(word: str) -> float:
     return _SIZE_TOKEN_WEIGHT if _SIZE_TOKEN.match(word) else 1.0
 
 
+OFFERS_TABLES = ("offer", "ranking")
+
+
+def _load_ranking(path: Path) -> RankingPolicy:
+    """The `[ranking]` table of an offers file (read after its `[[offer]]` rows, so the file is
+    known to exist and parse); the documented defaults when the table is absent."""
+    with path.open("rb") as f:
+        raw = tomllib.load(f)
+    unknown = [k for k in raw if k not in OFFERS_TABLES]
+    if unknown:
+        raise CatalogError(
+            f"{path}: unknown key {unknown[0]!r}; an offers file holds [[offer]] rows and an optional "
+            "[ranking] table",
+            field=unknown[0],
+        )
+    table = raw.get("ranking", {})
+    if not isinstance(table, dict):
+        raise CatalogError(f"{path}: [ranking] must be a table, not an array of tables", field="ranking")
+    try:
+        return RankingPolicy.model_validate(table)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(table)"
+        got = f" (got {first['input']!r})" if first["loc"] else ""
+        raise CatalogError(f"{path}: [ranking]: {where}: {first['msg']}{got}", field=where) from e
+
+
 def load_catalog(offers_file: str | Path | None = None, data_dir: str | Path = DATA_DIR) -> Catalog:
-    """Load the catalogues; `offers_file` replaces the shipped rental offers (operator config)."""
+    """Load the catalogues; `offers_file` replaces the shipped rental offers and their ranking
+    policy (operator config)."""
     data_dir = Path(data_dir)
     gpus_path, models_path = data_dir / "gpus.toml", data_dir / "models.toml"
     offers_path = Path(offers_file) if offers_file else data_dir / "offers.toml"
@@ -279,6 +310,7 @@ def load_catalog(offers_file: str | Path | None = None, data_dir: str | Path = D
         models=_load_rows(models_path, "model", ModelSpec),
         offers=_load_rows(offers_path, "offer", RentalOffer),
         files={"gpu": str(gpus_path), "model": str(models_path), "offer": str(offers_path)},
+        ranking=_load_ranking(offers_path),
     )
 
 

@@ -72,7 +72,7 @@ def _estimate(text: str, out: TextIO, as_json: bool) -> int:
 def _ask(text: str, lang: str, out: TextIO) -> int:
     try:
         from core.parse import understand
-        from core.render import render_answer
+        from core.text import render_answer
     except ImportError as e:  # built by another module; fail cleanly until then
         sys.stderr.write(f"`ask` is not available: {e}\n")
         return EXIT_UNAVAILABLE

@@ -1,7 +1,8 @@
 """The JSON contract of the estimator: one request in, one result out.
 
 Fixed by the core issue: fields may be added, never renamed. Every request field but
-`task` and `model` has a default, documented on the field. Sizes are bytes everywhere.
+`task` and `model` has a default, documented on the field. Sizes are bytes everywhere; the human
+answers show them in GB as cards are named, 1 GB = 2^30 bytes (an "RTX 4090 48 GB" holds 48 GB).
 """
 
 from __future__ import annotations
@@ -301,7 +302,15 @@ class Result(BaseModel):
     range: Range
     verdicts: list[Verdict]
     recommendation: Recommendation | None
-    alternatives: list[Recommendation] = Field(default_factory=list)
+    alternatives: list[Recommendation] = Field(
+        default_factory=list,
+        description="the fastest offer that fits (reason 'fastest'), when it is not the recommendation",
+    )
+    target: Verdict | None = Field(
+        default=None,
+        description="extension: the verdict for the configuration the request names — gpus[0] × "
+        "num_gpus — when gpus is given (the user's own card); null otherwise",
+    )
     mitigations: list[Mitigation]
     throughput: list[Throughput]
     host: HostAdvice

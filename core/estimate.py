@@ -28,13 +28,13 @@ from core.contract import (
 )
 from core.errors import CoreError, EstimateError
 from core.formulas.diffusion import SINGLE_PASS_FAMILIES
-from core.formulas.overhead import ALLOCATOR_RESERVE_FRACTION, CUDA_CONTEXT_BYTES
+from core.formulas.overhead import CUDA_CONTEXT_BYTES
 from core.formulas.params import Arch, arch_of
 from core.formulas.peak import peak_breakdown
+from core.notes import note
 from core.precision import EXPERTS_ONLY_ON_MOE, KEEPS_EMBEDDINGS_WIDE, is_gguf
 from core.resolve import resolve_model
 from core.specs import ModelKind, ModelSpec
-from core.units import format_bytes
 
 DEFAULT_CONTEXT = 4096
 DEFAULT_SEQ_LEN = 2048
@@ -75,6 +75,7 @@ def estimate(request: Request | dict[str, Any], catalog: Catalog | None = None) 
         verdicts=advice.verdicts,
         recommendation=advice.recommendation,
         alternatives=advice.alternatives,
+        target=advice.target,
         mitigations=advice.mitigations,
         throughput=advice.throughput,
         host=advice.host,
@@ -118,17 +119,15 @@ def fill_defaults(req: Request, spec: ModelSpec) -> tuple[Request, list[Assumpti
             precision = Precision.BF16  # training dequantizes a quantized checkpoint to bf16
         if precision is spec.native_precision and req.task is Task.INFERENCE:
             notes.append(
-                _note(
+                note(
                     "native_precision",
-                    f"weights in {precision}, as the published checkpoint ships (precision not given)",
                     precision=str(precision),
                 )
             )
         else:
             notes.append(
-                _note(
+                note(
                     "default_precision",
-                    f"weights in {precision} (precision not given)",
                     precision=str(precision),
                 )
             )
@@ -138,9 +137,8 @@ def fill_defaults(req: Request, spec: ModelSpec) -> tuple[Request, list[Assumpti
         and precision not in (Precision.NF4, Precision.INT4, Precision.GPTQ_INT4, Precision.AWQ_INT4)
     ):
         notes.append(
-            _note(
+            note(
                 "qlora_base_nf4",
-                f"QLoRA keeps the base in 4-bit NF4; {precision} is the compute dtype",
                 compute=str(precision),
             )
         )
@@ -149,26 +147,21 @@ def fill_defaults(req: Request, spec: ModelSpec) -> tuple[Request, list[Assumpti
 
     engine = req.engine
     if engine is None:
-        engine = (
-            Engine.DIFFUSERS if diffusion else Engine.LLAMA_CPP if is_gguf(precision) else Engine.TRANSFORMERS
-        )
+        engine = _default_engine(req, diffusion, precision)
         update["engine"] = engine
+        if engine is Engine.VLLM:
+            notes.append(note("parse_serving_vllm", concurrency=req.concurrency))
 
     if not diffusion:
         context = req.context_length
         if context is None:
             context = min(DEFAULT_CONTEXT, spec.max_context or DEFAULT_CONTEXT)
             if req.task is Task.INFERENCE:
-                notes.append(
-                    _note(
-                        "default_context", f"context of {context} tokens per sequence", context_length=context
-                    )
-                )
+                notes.append(note("default_context", context_length=context))
         elif spec.max_context and context > spec.max_context:
             notes.append(
-                _note(
+                note(
                     "context_beyond_model",
-                    f"{context} tokens exceeds the model's {spec.max_context}; sized as asked",
                     max_context=spec.max_context,
                 )
             )
@@ -186,7 +179,7 @@ def fill_defaults(req: Request, spec: ModelSpec) -> tuple[Request, list[Assumpti
             seq = min(DEFAULT_SEQ_LEN, spec.max_context or DEFAULT_SEQ_LEN)
             update["seq_len"] = seq
             if req.task is Task.TRAINING:
-                notes.append(_note("default_seq_len", f"training sequences of {seq} tokens", seq_len=seq))
+                notes.append(note("default_seq_len", seq_len=seq))
     if req.mixed_precision is None:
         full = req.method is Method.FULL and req.task is Task.TRAINING
         mixed = MixedPrecision.NONE
@@ -201,7 +194,9 @@ def fill_defaults(req: Request, spec: ModelSpec) -> tuple[Request, list[Assumpti
         update["gradient_checkpointing"] = qlora
         if qlora:
             notes.append(
-                _note("default_checkpointing_qlora", "gradient checkpointing on, as the QLoRA recipe does")
+                note(
+                    "default_checkpointing_qlora",
+                )
             )
     if diffusion:
         if req.resolution is None:
@@ -209,6 +204,19 @@ def fill_defaults(req: Request, spec: ModelSpec) -> tuple[Request, list[Assumpti
         if spec.kind is ModelKind.VIDEO and req.frames is None:
             update["frames"] = spec.default_frames or DEFAULT_FRAMES
     return req.model_copy(update=update), notes
+
+
+def _default_engine(req: Request, diffusion: bool, precision: Precision) -> Engine:
+    """Several users of a language model mean a server: sized as vLLM (continuous batching, chunked
+    prefill), not as one transformers `generate` that prefills every user's context at once. The one
+    place this default lives, so the dialog, free text, the CLI and inline mode size it alike."""
+    if diffusion:
+        return Engine.DIFFUSERS
+    if is_gguf(precision):
+        return Engine.LLAMA_CPP
+    if req.task is Task.INFERENCE and req.concurrency > 1:
+        return Engine.VLLM
+    return Engine.TRANSFORMERS
 
 
 def _check_task(req: Request, spec: ModelSpec) -> None:
@@ -236,58 +244,43 @@ def _check_task(req: Request, spec: ModelSpec) -> None:
         raise EstimateError(f"llama.cpp runs GGUF formats, not {req.precision}", "precision")
 
 
-def _note(code: str, text: str, **params: str | int | float) -> Assumption:
-    return Assumption(code=code, text=text, params=params)
-
-
 def _method_notes(
     req: Request, spec: ModelSpec, arch: Arch | None, parts: dict[str, float]
 ) -> list[Assumption]:
     """How the workload was sized, in plain words (stable codes, listed in docs/estimator.md)."""
     assert req.precision
     notes = [
-        _note(
+        note(
             "overhead",
-            f"{format_bytes(CUDA_CONTEXT_BYTES)} CUDA context per GPU plus "
-            f"{ALLOCATOR_RESERVE_FRACTION:.0%} allocator reserve on activations, KV cache and "
-            "gradients, counted as `overhead`",
             context_bytes=CUDA_CONTEXT_BYTES,
         )
     ]
     if spec.is_moe and spec.active_params_b:
         notes.append(
-            _note(
+            note(
                 "moe_total_params",
-                f"mixture of experts: memory holds all {spec.params_b:g}B "
-                f"parameters; speed follows the {spec.active_params_b:g}B active per token",
                 total_b=spec.params_b,
                 active_b=spec.active_params_b,
             )
         )
     if req.precision in EXPERTS_ONLY_ON_MOE and arch is not None and arch.experts > 1:
         notes.append(
-            _note(
+            note(
                 "experts_only_quantized",
-                f"{req.precision} quantizes the expert MLPs only; attention, router, token embeddings "
-                "and the LM head stay 16-bit (as GPT-OSS ships)",
                 precision=str(req.precision),
             )
         )
     elif req.precision in KEEPS_EMBEDDINGS_WIDE and arch is not None:
         notes.append(
-            _note(
+            note(
                 "embeddings_wide",
-                f"{req.precision} quantizes the linear layers only; "
-                "token embeddings and the LM head stay 16-bit",
                 precision=str(req.precision),
             )
         )
     if is_gguf(req.precision):
         notes.append(
-            _note(
+            note(
                 "gguf_average_bits",
-                f"{req.precision} counted at llama.cpp's whole-file average "
-                "bits per weight (mixed tensor types included)",
                 precision=str(req.precision),
             )
         )
@@ -298,63 +291,45 @@ def _method_notes(
             notes.extend(_diffusion_notes(req, spec))
     elif req.task is Task.INFERENCE:
         notes.append(
-            _note(
+            note(
                 "kv_full_context",
-                f"KV cache for {req.concurrency} sequence(s) of "
-                f"{req.context_length} tokens each, at {req.kv_cache_precision}",
                 concurrency=req.concurrency,
                 context_length=req.context_length or 0,
             )
         )
     if req.engine is Engine.VLLM and req.task is Task.INFERENCE:
         notes.append(
-            _note(
+            note(
                 "vllm_preallocates",
-                "vLLM reserves 90% of each GPU by default (gpu_memory_utilization) and fills the rest with "
-                "KV cache; the estimate is what this workload needs",
             )
         )
     if req.cpu_offload is not CpuOffload.NONE and spec.kind not in (ModelKind.IMAGE, ModelKind.VIDEO):
         if req.task is Task.INFERENCE:
             notes.append(
-                _note(
+                note(
                     "cpu_offload_layers",
-                    "CPU offload: weights stream from CPU RAM one layer at a time; several times slower",
                     cpu_offload=str(req.cpu_offload),
                 )
             )
         else:
             notes.append(
-                _note(
+                note(
                     "cpu_offload_zero",
-                    "CPU offload as DeepSpeed ZeRO-Offload does it: optimizer states (and with "
-                    "`sequential` the parameters) live in CPU RAM; several times slower",
                     cpu_offload=str(req.cpu_offload),
                 )
             )
     if req.num_gpus > 1 and arch is not None and not tensor_parallel_divides(req, arch, req.num_gpus):
         notes.append(
-            _note(
+            note(
                 "tensor_parallel_heads",
-                f"vLLM tensor parallelism needs the {arch.a} attention heads to divide evenly over the "
-                f"GPUs; {req.num_gpus} does not divide them: use a GPU count that does (or pipeline "
-                "parallelism); sized as an even split",
                 heads=arch.a,
                 num_gpus=req.num_gpus,
             )
         )
     if req.num_gpus > 1:
-        how = (
-            "tensor parallel: weights and KV heads split across GPUs"
-            if req.task is Task.INFERENCE and req.engine is Engine.VLLM
-            else "layers spread across GPUs (device_map / llama.cpp split), each caching its own layers"
-            if req.task is Task.INFERENCE
-            else f"sharding {req.sharding}"
-        )
         notes.append(
-            _note(
+            note(
                 "multi_gpu_split",
-                f"{req.num_gpus} GPUs, {how}; each GPU keeps its own CUDA context and NCCL buffers",
                 num_gpus=req.num_gpus,
             )
         )
@@ -366,54 +341,39 @@ def _training_notes(req: Request, step_is_peak: bool) -> list[Assumption]:
     if req.method is Method.FULL and req.mixed_precision is not MixedPrecision.NONE:
         if req.sharding.value == "none":
             notes.append(
-                _note(
+                note(
                     "mixed_precision_amp",
-                    "mixed precision as PyTorch AMP does it: fp32 weights "
-                    "(the master copy), fp32 gradients and optimizer states (16 bytes per parameter "
-                    "with AdamW) and a 16-bit copy of the weights from the forward pass until each "
-                    "layer's backward",
                 )
             )
         else:
             notes.append(
-                _note(
+                note(
                     "mixed_precision_zero",
-                    "mixed precision as ZeRO/FSDP do it: 16-bit weights and "
-                    "gradients, fp32 master weights and AdamW states (16 bytes per parameter, "
-                    "Rajbhandari et al. 2020), sharded over the GPUs",
                 )
             )
     if req.method is not Method.FULL:
         notes.append(
-            _note(
+            note(
                 "lora_adapters_fp32",
-                f"LoRA rank {req.lora_rank} on {req.lora_targets} "
-                "layers; adapters, their gradients and optimizer states in fp32 (peft)",
                 rank=req.lora_rank,
             )
         )
     if req.method is Method.QLORA and req.engine is not Engine.UNSLOTH:
         notes.append(
-            _note(
+            note(
                 "qlora_fp32_upcast",
-                "QLoRA base in NF4 with double quantization; "
-                "prepare_model_for_kbit_training casts embeddings, norms and LM head to fp32",
             )
         )
     if req.engine is Engine.UNSLOTH:
         notes.append(
-            _note(
+            note(
                 "unsloth_features",
-                "Unsloth: checkpointed layer inputs offloaded to CPU RAM, "
-                "loss computed without materialising the full logits",
             )
         )
     if req.attention.value == "eager":
         notes.append(
-            _note(
+            note(
                 "eager_attention_scores",
-                "eager attention stores the seq×seq scores of every "
-                "layer (fp32 softmax + 16-bit copy); sdpa/flash would not",
             )
         )
     notes.append(_training_peak_note(req, step_is_peak))
@@ -424,25 +384,18 @@ def _training_peak_note(req: Request, step_is_peak: bool) -> Assumption:
     """Which phase of the training step is the peak (core.formulas.peak.training_peak)."""
     shape = {"batch_size": req.batch_size, "seq_len": req.seq_len or 0}
     if step_is_peak:
-        return _note(
+        return note(
             "training_peak_optimizer_step",
-            "peak at the optimizer step: weights + all gradients + optimizer states; the "
-            "activations of the micro-batch are freed by then",
             **shape,
         )
     if req.gradient_accumulation_steps > 1:
-        return _note(
+        return note(
             "training_peak_accumulation",
-            f"peak at the start of the backward pass: with {req.gradient_accumulation_steps} accumulation "
-            "steps the gradients stay allocated next to the weights, optimizer states and activations",
             steps=req.gradient_accumulation_steps,
             **shape,
         )
-    return _note(
+    return note(
         "training_peak_backward",
-        "peak at the start of the backward pass: weights + optimizer states + activations of one "
-        "micro-batch + the loss buffers; gradients come as activations are freed "
-        "(zero_grad(set_to_none=True), PyTorch 2)",
         **shape,
     )
 
@@ -451,28 +404,23 @@ def _diffusion_notes(req: Request, spec: ModelSpec) -> list[Assumption]:
     assert req.resolution
     w, h = req.resolution
     notes = [
-        _note(
+        note(
             "vae_decode_fp32",
-            f"VAE decode of {req.images} output(s) at {w}×{h} counted in fp32"
-            + (" with tiling" if req.vae_tiling else "")
-            + (", one output at a time (slicing)" if req.vae_slicing else "")
-            + ("" if req.vae_tiling or req.vae_slicing else ", all at once (no tiling or slicing)"),
             width=w,
             height=h,
         ),
-        _note(
+        note(
             "cfg_single_pass",
-            "one denoiser pass at a time (guidance-distilled, or guidance passes run one after another)",
         )
         if spec.family in SINGLE_PASS_FAMILIES
-        else _note("cfg_double_batch", "classifier-free guidance: the denoiser runs a batch of 2 per image"),
+        else note(
+            "cfg_double_batch",
+        ),
     ]
     if req.cpu_offload is not CpuOffload.NONE:
         notes.append(
-            _note(
+            note(
                 "cpu_offload_slow",
-                f"CPU offload ({req.cpu_offload}) keeps only part of the "
-                "pipeline on the GPU; generation is several times slower",
                 cpu_offload=str(req.cpu_offload),
             )
         )

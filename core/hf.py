@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from core.contract import Assumption, Precision
 from core.errors import CoreError, UnknownModelError
+from core.notes import note
 from core.specs import ModelKind, ModelSpec
 
 _ENCODER_TYPES = frozenset({"bert", "roberta", "xlm-roberta", "deberta-v2", "distilbert", "electra"})
@@ -198,36 +199,17 @@ def spec_from_config(
         arch |= {"experts": int(experts), "active_experts": int(active)}
         arch["moe_intermediate_size"] = int(moe_intermediate) if moe_intermediate else None
 
-    assumptions = [
-        Assumption(
-            code="huggingface_config",
-            text=f"{hf_id} is not in the catalogue: architecture read from its config.json ({model_type})",
-            params={"hf_id": hf_id, "model_type": model_type},
-        )
-    ]
+    assumptions = [note("huggingface_config", hf_id=hf_id, model_type=model_type)]
     estimated = _estimate_params(cfg, arch)
     packed = sorted(set(counts or {}) & PACKED_DTYPES)
     if counts and not packed:
         total = sum(counts.values())
         dtype = max(counts, key=lambda d: counts[d])
-        assumptions.append(
-            Assumption(
-                code="huggingface_safetensors",
-                text=f"{total / 1e9:.3f}B parameters counted from the safetensors headers "
-                f"(stored mostly as {dtype})",
-                params={"params": total, "dtype": dtype},
-            )
-        )
+        assumptions.append(note("huggingface_safetensors", params=total, dtype=dtype))
     else:
         total = estimated
-        why = f"the checkpoint packs weights ({', '.join(packed)})" if packed else "no safetensors metadata"
-        assumptions.append(
-            Assumption(
-                code="huggingface_params_from_config",
-                text=f"{why}: {total / 1e9:.3f}B parameters computed from config.json",
-                params={"params": total},
-            )
-        )
+        packs = ", ".join(packed) if packed else "none"  # packed dtypes hide the parameter count
+        assumptions.append(note("huggingface_params_from_config", params=total, packed=packs))
     active_params = None
     if arch.get("experts") and int(arch["experts"]) > 1:
         active_params = _active_params(cfg, arch, total)

@@ -1,11 +1,6 @@
-"""The human answer of `python -m core ask`: plain text from a `Result`, in Russian or English.
-
-Every word comes from the locale files through `core.texts`; this module only chooses what to
-show and in which order: the model and settings, the total, the breakdown, the recommended card
-and a few others, speed, what to do if it does not fit, server advice, the assumptions.
-
-The choices are public (`verdicts_to_show`, `speed_to_show`, `needs_mitigations`, `price_text`,
-`action_text`, `assumption_texts`...) so that the bot's HTML answer makes the same ones.
+"""Words for the pieces of an answer: settings, sizes, parse errors, which verdicts and mitigations
+are worth naming. `core.answer` builds the one answer from these; every word comes from the locale
+files through `core.texts`.
 """
 
 from __future__ import annotations
@@ -23,15 +18,13 @@ from core.contract import (
     Recommendation,
     Result,
     Task,
-    Throughput,
     Verdict,
 )
 from core.errors import CatalogError, ParseError
 from core.texts import concept_key, label, normalize_lang, t, translate
-from core.units import GB, MB, GiB, MiB
+from core.units import GiB, MiB
 
 MAX_VERDICTS = 5  # with the recommendation: enough to compare, short enough for a phone
-MITIGATIONS = 6
 
 # The settings worth naming for each task, in the order a practitioner says them.
 _SETTINGS_BY_TASK: dict[Task, tuple[str, ...]] = {
@@ -70,27 +63,6 @@ _SETTINGS_BY_TASK: dict[Task, tuple[str, ...]] = {
 _ALL_SETTINGS = tuple(dict.fromkeys(name for names in _SETTINGS_BY_TASK.values() for name in names))
 _KV_16_BIT = ("bf16", "fp16")  # the KV cache follows the compute dtype unless asked otherwise
 _COMPONENT_ORDER = get_args(Component)  # the contract's order: weights first, overhead last
-
-
-def render_answer(result: Result, lang: str = "ru", notes: Sequence[Assumption] = ()) -> str:
-    """The full answer; `notes` are the parser's assumptions (`core.parse.understand`)."""
-    lang = normalize_lang(lang)
-    blocks = [
-        t(
-            "answer-headline",
-            lang,
-            model=result.model.name,
-            settings=describe_settings(result.request.model_dump(exclude={"model"}), lang),
-        ),
-        _total(result, lang),
-        _breakdown(result, lang),
-        _configurations(result, lang),
-        _speed(result, lang),
-        _mitigations(result, lang),
-        _host(result, lang),
-        _assumptions([*notes, *result.assumptions], lang),
-    ]
-    return "\n\n".join(block for block in blocks if block)
 
 
 def render_parse_error(err: ParseError, lang: str = "ru", catalog: Catalog | None = None) -> str:
@@ -135,11 +107,17 @@ def describe_settings(fields: Mapping[str, Any], lang: str) -> str:
     return ", ".join(parts)
 
 
+SMALL_BELOW = 1000 * MiB  # from here on, GB: '0,98 ГБ' rather than '1 003 МБ'
+
+
 def format_bytes(n_bytes: float, lang: str) -> str:
-    """'45.3 GB (42.2 GiB)' / '45,3 ГБ (42,2 ГиБ)': decimal and binary units, never a bare 'GB'."""
-    if abs(n_bytes) < GB:
-        return t("bytes-small", lang, mb=n_bytes / MB, mib=n_bytes / MiB)
-    return t("bytes", lang, gb=n_bytes / GB, gib=n_bytes / GiB)
+    """'26.9 GB' / '26,9 ГБ': one unit, as cards are named — an "RTX 4090 48 GB" holds 48 × 2³⁰
+    bytes, which is what drivers report — so a size reads straight against the card's name.
+    Below 1000 MB in MB (2²⁰ bytes), so a size never reads as four digits of MB. The JSON contract
+    keeps bytes."""
+    if abs(n_bytes) < SMALL_BELOW:
+        return t("bytes-small", lang, mb=n_bytes / MiB)
+    return t("bytes", lang, gb=n_bytes / GiB)
 
 
 # --- settings ----------------------------------------------------------------------------------
@@ -195,48 +173,6 @@ _SETTING: dict[str, Callable[[Any, str], str | None]] = {
 # --- blocks of the answer --------------------------------------------------------------------
 
 
-def _total(result: Result, lang: str) -> str:
-    lines = [t("answer-total", lang, bytes=format_bytes(result.total_bytes, lang))]
-    low, high = result.range.low_bytes, result.range.high_bytes
-    if high > low:
-        lines.append(t("answer-range", lang, low=format_bytes(low, lang), high=format_bytes(high, lang)))
-    return " ".join(lines)
-
-
-def _breakdown(result: Result, lang: str) -> str:
-    order = [*_COMPONENT_ORDER, *sorted(set(result.breakdown) - set(_COMPONENT_ORDER))]
-    rows = [
-        (label("component", c, lang), format_bytes(result.breakdown[c], lang))
-        for c in order
-        if result.breakdown.get(c) or (c == "overhead" and c in result.breakdown)
-    ]
-    width = max((len(name) for name, _ in rows), default=0)
-    return "\n".join([t("answer-breakdown", lang), *(f"  {name:<{width}}  {size}" for name, size in rows)])
-
-
-def _configurations(result: Result, lang: str) -> str:
-    rec = result.recommendation
-    offered = {(r.gpu, r.count) for r in [rec, *result.alternatives] if r is not None}
-    if rec is None:
-        lines = [t("answer-nothing-fits", lang)]
-    else:
-        lines = _offer_lines(rec, "answer-recommended", result, lang)
-    for alt in result.alternatives:
-        if rec is None or (alt.gpu, alt.count) != (rec.gpu, rec.count):
-            lines += _offer_lines(alt, "answer-alternative", result, lang)
-    others = [v for v in verdicts_to_show(result) if (v.gpu, v.count) not in offered]
-    if others:
-        lines.append(t("answer-others", lang))
-        lines.extend(f"  {_verdict_line(v, lang)}" for v in others)
-    return "\n".join(lines)
-
-
-def _offer_lines(rec: Recommendation, key: str, result: Result, lang: str) -> list[str]:
-    reason = label("reason", rec.reason, lang)
-    line = t(key, lang, reason=reason, line=_offer_line(rec, result, lang), price=price_text(rec, lang))
-    return [line, f"  {rec.url}"] if rec.url else [line]
-
-
 def verdicts_to_show(result: Result) -> list[Verdict]:
     """The GPU configurations an answer names, in order: the recommended one, its alternatives, then
     where the line runs: the biggest single card that is too small and the smallest that fit (several
@@ -273,76 +209,6 @@ def verdict_of(rec: Recommendation, result: Result) -> Verdict | None:
     return Verdict(**verdict_fields(rec.gpu, rec.gpu_name, usable, rec.count, rec.bytes_per_gpu))
 
 
-def _config(count: int, gpu_name: str, lang: str) -> str:
-    return t("config", lang, count=count, gpu=gpu_name)
-
-
-def _verdict_line(v: Verdict, lang: str) -> str:
-    config, verdict = _config(v.count, v.gpu_name, lang), label("verdict", v.verdict, lang)
-    if v.verdict == "does_not_fit":
-        return t(
-            "answer-short",
-            lang,
-            config=config,
-            verdict=verdict,
-            missing=format_bytes(-v.headroom_bytes, lang),
-        )
-    return t(
-        "answer-free",
-        lang,
-        config=config,
-        verdict=verdict,
-        free=format_bytes(v.headroom_bytes, lang),
-        percent=round(v.headroom * 100),
-    )
-
-
-def _offer_line(rec: Recommendation, result: Result, lang: str) -> str:
-    verdict = verdict_of(rec, result)
-    if verdict is not None:
-        return _verdict_line(verdict, lang)
-    return f"{_config(rec.count, rec.gpu_name, lang)}: {label('verdict', rec.verdict, lang)}"
-
-
-def price_text(rec: Recommendation, lang: str) -> str:
-    """'149 RUB/hour', 'price on request', or 'not in our offers' (plain text)."""
-    if not rec.in_offers:
-        return t("price-not-offered", lang)
-    if rec.price_per_hour is None or rec.currency is None:
-        return t("price-on-request", lang)
-    return t("price-per-hour", lang, price=rec.price_per_hour, currency=rec.currency)
-
-
-def speed_to_show(result: Result) -> Throughput | None:
-    """The decode speed worth naming: on the recommended configuration, else the first one sized."""
-    rec = result.recommendation
-    return next(
-        (s for s in result.throughput if rec and (s.gpu, s.count) == (rec.gpu, rec.count)),
-        next(iter(result.throughput), None),
-    )
-
-
-def gpu_name(gpu: str, result: Result) -> str:
-    """A GPU's name as the result gives it (verdicts, recommendations); its id if none names it."""
-    named: list[Verdict | Recommendation] = [*result.verdicts, *result.alternatives]
-    if result.recommendation:
-        named.append(result.recommendation)
-    return next((v.gpu_name for v in named if v.gpu == gpu), gpu)
-
-
-def _speed(result: Result, lang: str) -> str:
-    pick = speed_to_show(result)
-    if pick is None:
-        return ""
-    return t(
-        "answer-speed",
-        lang,
-        config=_config(pick.count, gpu_name(pick.gpu, result), lang),
-        per_user=pick.tokens_per_s,
-        total=pick.aggregate_tokens_per_s,
-    )
-
-
 def needs_mitigations(result: Result) -> bool:
     """Whether "what to do if it does not fit" is worth showing: the request does not fit the
     cards asked for on a rentable GPU, or only tightly. When it fits comfortably the list is noise."""
@@ -352,41 +218,9 @@ def needs_mitigations(result: Result) -> bool:
     return rec is None or not rec.in_offers or rec.verdict != "fits" or rec.count > result.request.num_gpus
 
 
-def _mitigations(result: Result, lang: str) -> str:
-    if not needs_mitigations(result):
-        return ""
-    lines = [t("answer-mitigations", lang)]
-    cards = result.request.num_gpus
-    lines.extend(f"  - {_mitigation_line(m, lang, cards)}" for m in result.mitigations[:MITIGATIONS])
-    return "\n".join(lines)
-
-
-def mitigation_outcome(m: Mitigation, lang: str, cards: int) -> str:
-    """Whether a mitigation then fits, and where (`cards`: the requested number of GPUs)."""
-    if m.fits_gpu_name and m.fits_count and not m.fits and m.fits_count > cards:
-        return t("mitigation-fits-with-more", lang, cards=cards, count=m.fits_count, gpu=m.fits_gpu_name)
-    if m.fits_gpu_name and m.fits_count:
-        return t("mitigation-fits-on", lang, count=m.fits_count, gpu=m.fits_gpu_name)
-    if m.fits:
-        return t("mitigation-fits", lang)
-    return t("mitigation-still-short", lang, count=cards)
-
-
 def action_text(m: Mitigation, lang: str) -> str:
     """What a mitigation does, in words: 'shorten the context to 16,384 tokens'."""
     return translate(concept_key("action", m.action), lang, **m.params) or _humanize(m.action, m.params)
-
-
-def _mitigation_line(m: Mitigation, lang: str, cards: int) -> str:
-    outcome = mitigation_outcome(m, lang, cards)
-    return t(
-        "answer-mitigation",
-        lang,
-        action=action_text(m, lang),
-        saves=format_bytes(m.saves_bytes, lang),
-        total=format_bytes(m.total_bytes, lang),
-        outcome=outcome,
-    )
 
 
 def _humanize(code: str, params: Mapping[str, object]) -> str:
@@ -395,29 +229,10 @@ def _humanize(code: str, params: Mapping[str, object]) -> str:
     return code.replace("_", " ") + (f" ({details})" if details else "")
 
 
-def _host(result: Result, lang: str) -> str:
-    host = result.host
-    return t(
-        "answer-host",
-        lang,
-        ram_min=format_bytes(host.ram_min_bytes, lang),
-        ram_recommended=format_bytes(host.ram_recommended_bytes, lang),
-        disk=format_bytes(host.disk_bytes, lang),
-        disk_kind=label("disk", host.disk_kind, lang),
-    )
-
-
 def assumption_texts(assumptions: Sequence[Assumption], lang: str) -> list[str]:
     """The assumptions in words, each once; the core's English text where no translation exists."""
     texts = [translate(concept_key("assumption", a.code), lang, **a.params) or a.text for a in assumptions]
     return list(dict.fromkeys(texts))
-
-
-def _assumptions(assumptions: Sequence[Assumption], lang: str) -> str:
-    unique = assumption_texts(assumptions, lang)
-    if not unique:
-        return ""
-    return "\n".join([t("answer-assumptions", lang), *(f"  - {text}" for text in unique)])
 
 
 def _default_catalog() -> Catalog | None:

@@ -18,6 +18,7 @@ from core import hf
 from core.catalog import Catalog
 from core.contract import Assumption, CustomModel, ResolvedModel
 from core.errors import CoreError, UnknownModelError
+from core.notes import note
 from core.specs import ModelKind, ModelSpec
 
 HF_LOOKUP_ENV = "GPUFIT_HF_LOOKUP"
@@ -103,14 +104,7 @@ def resolve_model(
         spec, dropped = found
         assumptions = []
         if dropped:
-            assumptions.append(
-                Assumption(
-                    code="variant_same_architecture",
-                    text=f"{text} is sized with the architecture of {spec.name}; "
-                    f"'{'-'.join(dropped)}' does not change it (set the precision separately)",
-                    params={"model": spec.name, "variant": "-".join(dropped)},
-                )
-            )
+            assumptions.append(note("variant_same_architecture", model=spec.name, variant="-".join(dropped)))
         return spec, _resolved(spec, "catalogue", spec.id), assumptions
 
     size = parse_size(text)
@@ -165,28 +159,13 @@ def spec_for_size(
     reference = typical_reference(params_b, catalog)
     shape = _scaled_shape(reference, params_b)
     label = f"{experts}x{params_b:g}B" if experts else f"{params_b:g}B"
-    assumptions = [
-        Assumption(
-            code="typical_architecture",
-            text=f"only the size ({label}) is known: sized with the architecture of {reference.name} "
-            f"({shape['layers']} layers, hidden {shape['hidden_size']}, {shape['kv_heads']} KV heads)",
-            params={"size": label, "reference": reference.name, "layers": shape["layers"]},
-        )
-    ]
+    assumptions = [note("typical_architecture", size=label, reference=reference.name, layers=shape["layers"])]
     total_b, active_b = params_b, None
     moe: dict[str, int] = {}
     if experts and experts > 1:
         total_b, active_b = _moe_params(shape, params_b, experts, _TYPICAL_ACTIVE_EXPERTS)
         moe = {"experts": experts, "active_experts": _TYPICAL_ACTIVE_EXPERTS}
-        assumptions.append(
-            Assumption(
-                code="typical_moe",
-                text=f"{label} read as a Mixtral-style mixture of experts: {experts} expert FFNs of a "
-                f"{params_b:g}B model sharing attention and embeddings, {_TYPICAL_ACTIVE_EXPERTS} active "
-                f"per token: {total_b:.1f}B total, {active_b:.1f}B active",
-                params={"total_b": round(total_b, 2), "active_b": round(active_b, 2)},
-            )
-        )
+        assumptions.append(note("typical_moe", total_b=round(total_b, 2), active_b=round(active_b, 2)))
     spec = ModelSpec(
         id=_slug(f"size-{label}"),
         name=label,  # the assumption `typical_architecture` says which shape was used
@@ -236,13 +215,7 @@ def spec_from_custom(model: CustomModel, catalog: Catalog) -> tuple[ModelSpec, l
         shape["head_dim"] = shape["hidden_size"] // shape["attention_heads"]
     if "kv_heads" not in given and "attention_heads" in given:
         shape["kv_heads"] = given["attention_heads"]  # no GQA stated: full multi-head attention
-        assumptions.append(
-            Assumption(
-                code="custom_mha",
-                text="kv_heads not given: assumed equal to attention_heads (no grouped-query attention)",
-                params={"kv_heads": shape["kv_heads"]},
-            )
-        )
+        assumptions.append(note("custom_mha", kv_heads=shape["kv_heads"]))
         filled.remove("kv_heads")
     if shape["attention_heads"] % shape["kv_heads"]:
         raise CoreError(
@@ -251,27 +224,14 @@ def spec_from_custom(model: CustomModel, catalog: Catalog) -> tuple[ModelSpec, l
             field="model",
         )
     if filled:
-        assumptions.append(
-            Assumption(
-                code="custom_filled",
-                text=f"not given, taken from the typical {dense_b:.3g}B architecture "
-                f"({reference.name}): {', '.join(f'{f}={shape[f]}' for f in filled)}",
-                params={"fields": ", ".join(filled), "reference": reference.name},
-            )
-        )
+        assumptions.append(note("custom_filled", fields=", ".join(filled), reference=reference.name))
     moe: dict[str, int | float] = {}
     if model.experts or model.active_experts:
         if not model.experts:
             raise CoreError("active_experts given without experts", field="model")
         active = model.active_experts or min(_TYPICAL_ACTIVE_EXPERTS, model.experts)
         if not model.active_experts:
-            assumptions.append(
-                Assumption(
-                    code="custom_active_experts",
-                    text=f"active_experts not given: assumed {active} per token (Mixtral-style)",
-                    params={"active_experts": active},
-                )
-            )
+            assumptions.append(note("custom_active_experts", active_experts=active))
         moe = {"experts": model.experts, "active_experts": active}
         if model.experts > 1:
             moe["active_params_b"] = _active_share(shape, model.params_b, model.experts, active)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from core.contract import Precision
 
@@ -142,6 +142,55 @@ class GpuSpec(BaseModel):
     source: str
 
 
+DEFAULT_OFFER_PRIORITY = 100  # an offer without `priority`: after every offer that sets a smaller one
+
+RankKey = Literal["price", "priority", "cards", "memory"]
+DEFAULT_RANK_ORDER: tuple[RankKey, ...] = ("price", "priority", "cards", "memory")
+DEFAULT_COMFORTABLE_HEADROOM = 0.10
+
+
+class RankingPolicy(BaseModel):
+    """How the recommender orders the rental offers that fit: the `[ranking]` table of the offers
+    file, so an operator's policy travels with their offers (`OFFERS_FILE`). Without the table,
+    the defaults below apply.
+
+    Only configurations with at least `comfortable_headroom` of each card's memory free are
+    considered; tight ones only when none fits comfortably. Among those, `order` compares, key by key:
+
+    - `price`: offers with a price first, by that price per hour (the whole server's);
+      "on request" ones after them, equal among themselves;
+    - `priority`: the offer's `priority`, lower first (the operator's own preference);
+    - `cards`: fewer cards first (one larger card beats two smaller: no inter-card traffic);
+    - `memory`: the least memory rented (cards × memory per card) first.
+
+    Keys left out of `order` still break ties, after the listed ones and in the order above; the
+    last tie-break is the offer's position in the file.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    comfortable_headroom: float = Field(
+        default=DEFAULT_COMFORTABLE_HEADROOM,
+        ge=0,
+        lt=1,
+        description="share of each card's memory left free for a configuration to count as comfortable",
+    )
+    order: list[RankKey] = Field(default_factory=lambda: list(DEFAULT_RANK_ORDER), min_length=1)
+
+    @field_validator("order")
+    @classmethod
+    def _no_repeats(cls, order: list[RankKey]) -> list[RankKey]:
+        repeated = next((k for i, k in enumerate(order) if k in order[:i]), None)
+        if repeated is not None:
+            raise ValueError(f"{repeated!r} is listed twice")
+        return order
+
+    @property
+    def keys(self) -> list[RankKey]:
+        """`order` followed by the keys it leaves out, in the default order."""
+        return [*self.order, *(k for k in DEFAULT_RANK_ORDER if k not in self.order)]
+
+
 class RentalOffer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -152,6 +201,12 @@ class RentalOffer(BaseModel):
     currency: str | None = Field(default=None, pattern=r"^[A-Z]{3}$")
     url: str = Field(pattern=r"^https?://")
     note: str | None = None
+    priority: int = Field(
+        default=DEFAULT_OFFER_PRIORITY,
+        ge=0,
+        le=1_000_000,
+        description="the operator's preference, lower first (the `priority` key of `[ranking].order`)",
+    )
 
     @model_validator(mode="after")
     def _price_has_currency(self) -> RentalOffer:

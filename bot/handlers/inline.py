@@ -48,7 +48,7 @@ async def on_inline_query(
             understood = understand(text, catalog)
             answers = flow.answers_from_request(understood.request, catalog)
             result = estimate(flow.build_request(answers), catalog)
-            article = presenter.render_inline(result, answers, tr, lang, catalog)
+            article = presenter.render_inline(result, tr, lang)
         except ParseError as err:
             article = presenter.inline_help(tr, username, reason=render_parse_error(err, lang, catalog))
         except CoreError as err:

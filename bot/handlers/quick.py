@@ -1,22 +1,28 @@
 """Quick answers: free text outside the wizard, parsed by the core and answered directly.
 
-When the model is missing, unknown or ambiguous, the one clarifying question is the wizard's model
-step (with the candidates as buttons); once answered, the result follows at once.
+After an answer, text without a model changes that answer (`а в int4?`, `а на двух?`, `on 8 h100?`)
+and says what changed; `сравни 4090 48 и h100 для …` (or `сравни с h100` after an answer) puts the
+cards side by side. When the model is missing, unknown or ambiguous, the one clarifying question is
+the wizard's model step (with the candidates as buttons); once answered, the result follows at once.
 """
 
 from __future__ import annotations
 
 from html import escape
+from typing import Any
 
 from aiogram import F, Router
 from aiogram.filters import StateFilter
 from aiogram.types import Message
+from pydantic import ValidationError
 
-from bot import flow
+from bot import flow, presenter
 from bot.context import Ctx
-from bot.handlers.wizard import Wizard, forget_answers, go_to_step, open_dialog, show_result
-from core.errors import ParseError
-from core.parse import understand
+from bot.handlers.wizard import LAST_REQUEST, Wizard, forget_answers, go_to_step, open_dialog, show_result
+from core.comparison import compare
+from core.contract import Request
+from core.errors import CoreError, ParseError
+from core.parse import comparison, comparison_follow_up, follow_up, understand
 from core.render import render_parse_error
 
 ASK_MODEL = ("missing_model", "ambiguous_model", "unknown_model")
@@ -24,10 +30,23 @@ ASK_MODEL = ("missing_model", "ambiguous_model", "unknown_model")
 
 async def on_free_text(message: Message, ctx: Ctx) -> None:
     assert message.text is not None
-    catalog = ctx.catalog
+    text, catalog = message.text, ctx.catalog
+    previous = _last_request(await ctx.state.get_data())
     await forget_answers(ctx)  # a new question is a new dialog; the previous message keeps its text
     try:
-        understood = understand(message.text, catalog)
+        wanted = comparison(text, catalog)
+        if wanted is None and previous is not None:
+            wanted = comparison_follow_up(text, previous, catalog)
+        if wanted is not None:
+            await _compare(message, ctx, wanted.request, wanted.configs)
+            return
+        changed = follow_up(text, previous, catalog) if previous is not None else None
+        if changed is not None:
+            answers = flow.answers_from_request(changed.request, catalog)
+            await open_dialog(ctx, answers["task"])
+            await show_result(ctx, answers, message=message, notes=changed.notes, compare=True)
+            return
+        understood = understand(text, catalog)
     except ParseError as err:
         explanation = escape(render_parse_error(err, ctx.lang, catalog))
         if err.code not in ASK_MODEL:
@@ -41,6 +60,29 @@ async def on_free_text(message: Message, ctx: Ctx) -> None:
         return
     answers = flow.answers_from_request(understood.request, catalog)
     await show_result(ctx, answers, message=message, notes=understood.notes)
+
+
+def _last_request(data: dict[str, Any]) -> Request | None:
+    raw = data.get(LAST_REQUEST)
+    if not isinstance(raw, dict):
+        return None
+    try:
+        return Request.model_validate(raw)
+    except ValidationError:  # kept from an older version of the contract: start afresh
+        return None
+
+
+async def _compare(message: Message, ctx: Ctx, request: Request, configs: Any) -> None:
+    try:
+        rows = compare(request, configs, ctx.catalog)
+    except CoreError as e:
+        await message.answer(presenter.render_core_error(e, ctx.tr, ctx.lang))
+        return
+    await message.answer(presenter.render_comparison(rows, ctx.lang))
+    # "сравни с b200" next compares against the first card of this comparison
+    gpu, count = configs[0]
+    first = request.model_copy(update={"gpus": [gpu], "num_gpus": count})
+    await ctx.state.update_data({LAST_REQUEST: first.model_dump(mode="json")})
 
 
 def make_router() -> Router:

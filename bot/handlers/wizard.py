@@ -18,7 +18,7 @@ from bot import flow, keyboards, presenter
 from bot.callbacks import Nav, NavCB, StepCB
 from bot.context import Ctx
 from bot.db import repository
-from core.contract import Assumption
+from core.contract import Assumption, Result
 from core.errors import CoreError
 from core.estimate import estimate
 
@@ -53,6 +53,9 @@ def step_of(state: str | None) -> str | None:
         return None
     return state.split(":", 1)[1]
 
+
+LAST_REQUEST = "last_request"  # FSM data: the request of the last answer (follow-ups, details, changes)
+LAST_NOTES = "last_notes"  # … and what the parser assumed for it
 
 INPUT_STATES = [state_of(name) for name in flow.STEPS if name != "task"]
 
@@ -129,7 +132,8 @@ async def go_to_step(
 async def forget_answers(ctx: Ctx) -> None:
     """Drop the dialog's data; keep what outlives a dialog (the deep-link source, the dialog message)."""
     data = await ctx.state.get_data()
-    await ctx.state.set_data({"msg_id": data.get("msg_id"), "source": data.get("source")})
+    kept = ("msg_id", "source", LAST_REQUEST, LAST_NOTES)
+    await ctx.state.set_data({key: data[key] for key in kept if key in data})
 
 
 async def open_dialog(ctx: Ctx, task: str) -> int:
@@ -166,12 +170,16 @@ async def show_result(
     query: CallbackQuery | None = None,
     message: Message | None = None,
     notes: Sequence[Assumption] = (),
+    compare: bool = False,
 ) -> None:
-    """Estimate, present, record the dialog as completed. `notes`: what a quick answer's parser assumed."""
+    """Estimate, present, record the dialog as completed. `notes`: what a quick answer's parser assumed;
+    `compare`: the answer changes the previous one (another precision, a follow-up), so it says how."""
+    data = await ctx.state.get_data()
     await ctx.state.set_state(Wizard.result)
     await ctx.state.update_data(answers=answers, editing=None)
+    request = flow.build_request(answers)
     try:
-        result = estimate(flow.build_request(answers), ctx.catalog)
+        result = estimate(request, ctx.catalog)
     except CoreError as e:
         log.info("estimate failed: %s (field %s)", e.message, e.field)
         await show(
@@ -181,7 +189,11 @@ async def show_result(
             message=message,
         )
         return
-    text = presenter.render_result(result, answers, ctx.tr, ctx.lang, ctx.catalog, notes=notes)
+    previous = _previous_result(ctx, data.get(LAST_REQUEST), request) if compare else None
+    await ctx.state.update_data(
+        {LAST_REQUEST: request, LAST_NOTES: [n.model_dump(mode="json") for n in notes]}
+    )
+    text = presenter.render_result(result, ctx.tr, ctx.lang, notes=notes, previous=previous)
     await show(
         ctx,
         Screen(text, keyboards.result_keyboard(result, answers, ctx.tr, ctx.settings.contact_url)),
@@ -197,6 +209,16 @@ async def show_result(
         verdict=rec.verdict if rec else "does_not_fit",
         offer_id=rec.offer_id if rec else None,
     )
+
+
+def _previous_result(ctx: Ctx, previous: Any, request: dict[str, Any]) -> Result | None:
+    """The answer being changed, sized again (the catalogue may have changed since: same rules)."""
+    if not isinstance(previous, dict) or previous == request:
+        return None
+    try:
+        return estimate(previous, ctx.catalog)
+    except CoreError:
+        return None
 
 
 async def answer_step(
@@ -225,7 +247,7 @@ async def answer_step(
     else:
         following = flow.next_step(answers, step_name)
     if following == flow.RESULT:
-        await show_result(ctx, answers, query=query, message=message)
+        await show_result(ctx, answers, query=query, message=message, compare=editing is not None)
     else:
         await go_to_step(ctx, following, answers, query=query, message=message)
 
@@ -321,6 +343,24 @@ async def on_change(
     await go_to_step(ctx, callback_data.arg, answers, query=query)
 
 
+async def on_details(query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAnswer) -> None:
+    """The rest of the result as a new message, so the short answer with its buttons stays above."""
+    data = await ctx.state.get_data()
+    request = data.get(LAST_REQUEST)
+    if await current_step(query, ctx) != flow.RESULT or not isinstance(request, dict):
+        stale(callback_answer, ctx)
+        return
+    try:
+        result = estimate(request, ctx.catalog)
+    except CoreError:
+        stale(callback_answer, ctx)
+        return
+    notes = [Assumption.model_validate(n) for n in data.get(LAST_NOTES) or []]
+    text = presenter.render_details(result, ctx.tr, ctx.lang, notes=notes)
+    assert query.message is not None and query.bot is not None
+    await query.bot.send_message(query.message.chat.id, text)
+
+
 async def on_typed_answer(message: Message, ctx: Ctx) -> None:
     """A typed answer to the current step: accepted, narrowed to a choice, or answered with a hint."""
     step_name = step_of(await ctx.state.get_state())
@@ -354,6 +394,7 @@ def make_router() -> Router:
     router.callback_query.register(on_back, NavCB.filter(F.action == Nav.BACK))
     router.callback_query.register(on_page, NavCB.filter(F.action == Nav.PAGE))
     router.callback_query.register(on_change, NavCB.filter(F.action == Nav.GOTO))
+    router.callback_query.register(on_details, NavCB.filter(F.action == Nav.DETAILS))
     router.message.register(on_typed_answer, StateFilter(*INPUT_STATES), F.text)
     router.message.register(on_wrong_input, StateFilter(*INPUT_STATES))
     return router

@@ -76,10 +76,12 @@ def test_phrase_reads_as_meant_and_sizes(text: str, expected: dict[str, Any]) ->
     assert result.total_bytes > 0 and result.verdicts
 
 
-def test_several_users_are_sized_as_a_vllm_server_and_say_so() -> None:
+def test_several_users_are_left_to_the_estimator_which_sizes_a_vllm_server_and_says_so_once() -> None:
     understood = understand("deepseek r1 fp8 128k 16 users", CATALOG)
-    assert understood.request.engine == "vllm"
-    assert [n.code for n in understood.notes] == ["parse_serving_vllm"]
+    assert understood.request.engine is None and understood.notes == []  # the defaults decide
+    result = estimate(understood.request, CATALOG)
+    assert result.request.engine == "vllm"
+    assert [a.code for a in [*understood.notes, *result.assumptions]].count("parse_serving_vllm") == 1
     # a named engine or a GGUF file keeps its own engine
     assert understand("llama 3 8b 4 users transformers", CATALOG).request.engine == "transformers"
     assert understand("llama 3 8b q4_k_m 4 users", CATALOG).request.engine is None

@@ -365,6 +365,54 @@ def test_price_without_currency(data_dir: Path) -> None:
         load_catalog(data_dir=data_dir)
 
 
+_ONE_OFFER = '[[offer]]\nid = "one"\ngpu = "h100-sxm"\ncount = 1\nurl = "https://example.com/x"\n'
+
+
+@pytest.mark.parametrize(
+    ("ranking", "message", "field"),
+    [
+        ('order = ["price", "speed"]', r"\[ranking\]: order\.1: .*'price'.*\(got 'speed'\)", "order.1"),
+        ('order = ["cards", "price", "cards"]', r"\[ranking\]: order: .*'cards' is listed twice", "order"),
+        ("order = []", r"\[ranking\]: order: .*at least 1", "order"),
+        ("comfortable_headroom = -0.1", r"\[ranking\]: comfortable_headroom: .*0.*\(got -0\.1\)", None),
+        ("comfortable_headroom = 1.5", r"\[ranking\]: comfortable_headroom: .*less than 1", None),
+        ("headroom = 0.2", r"\[ranking\]: headroom: Extra inputs are not permitted", "headroom"),
+    ],
+)
+def test_bad_ranking_policy_names_the_file_and_the_field(
+    tmp_path: Path, ranking: str, message: str, field: str | None
+) -> None:
+    offers = tmp_path / "policy_offers.toml"
+    offers.write_text(f"[ranking]\n{ranking}\n\n{_ONE_OFFER}", encoding="utf-8")
+    with pytest.raises(CatalogError, match=r"policy_offers\.toml: " + message) as error:
+        load_catalog(offers_file=offers)
+    assert error.value.field == (field or "comfortable_headroom")
+
+
+def test_ranking_must_be_one_table_and_the_only_other_key(tmp_path: Path) -> None:
+    offers = tmp_path / "odd_offers.toml"
+    offers.write_text(f"[[ranking]]\norder = ['price']\n\n{_ONE_OFFER}", encoding="utf-8")
+    with pytest.raises(CatalogError, match=r"odd_offers\.toml: \[ranking\] must be a table"):
+        load_catalog(offers_file=offers)
+    offers.write_text(f"[rankng]\norder = ['price']\n\n{_ONE_OFFER}", encoding="utf-8")
+    with pytest.raises(CatalogError, match=r"odd_offers\.toml: unknown key 'rankng'") as error:
+        load_catalog(offers_file=offers)
+    assert error.value.field == "rankng"
+
+
+@pytest.mark.parametrize("priority", ["-1", '"high"', "1.5"])
+def test_bad_offer_priority_names_the_row(data_dir: Path, priority: str) -> None:
+    _append(
+        data_dir / "offers.toml",
+        f'[[offer]]\nid = "odd"\ngpu = "t4"\ncount = 1\npriority = {priority}\nurl = "https://example.com/x"\n',
+    )
+    rows = len(load_catalog().offers)
+    with pytest.raises(
+        CatalogError, match=rf"offers\.toml: \[\[offer\]\] row {rows + 1} \(id='odd'\): priority"
+    ):
+        load_catalog(data_dir=data_dir)
+
+
 def test_alias_clash_between_models(data_dir: Path) -> None:
     _append(
         data_dir / "models.toml",

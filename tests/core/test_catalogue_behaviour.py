@@ -167,10 +167,12 @@ def test_video_frames_and_offload() -> None:
 
 def test_many_long_prompts_under_transformers_suggest_vllm() -> None:
     fields = {"task": "inference", "model": "llama-3.1-8b", "context_length": 32768, "concurrency": 8}
+    assert run(**fields).request.engine == "vllm"  # several users default to a server
+    fields["engine"] = "transformers"  # asked for plain generate(): vLLM is the way out
     result = run(**fields)
     use_vllm = next(m for m in result.mitigations if m.action == "use_vllm")
     assert use_vllm.params == {"engine": "vllm"}
-    assert use_vllm.total_bytes == run(**fields, engine="vllm").total_bytes < result.total_bytes
+    assert use_vllm.total_bytes == run(**fields | {"engine": "vllm"}).total_bytes < result.total_bytes
     # one short prompt: vLLM's own runtime costs more than it saves, so it is not offered
     assert "use_vllm" not in {m.action for m in run(task="inference", model="llama-3.1-8b").mitigations}
 

@@ -66,7 +66,10 @@ def test_catalogue_listings() -> None:
 def test_ask_answers_in_plain_text() -> None:
     done = cli("ask", "llama 3 8b int4 8k context", "--lang", "en")
     assert done.returncode == 0, done.stderr
-    assert "GiB" in done.stdout
+    lead, need = done.stdout.splitlines()[:2]
+    assert lead.startswith("✅ Fits on 1× RTX 4090 48 GB") and "₽/h" in lead and "tok/s" in lead
+    assert need.startswith("Needs ") and " GB of 48.0 GB" in need
+    assert "GiB" not in done.stdout  # one unit, as cards are named
 
 
 def test_ask_unparseable_exits_2() -> None:

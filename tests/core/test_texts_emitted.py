@@ -109,13 +109,11 @@ def test_every_emitted_code_has_a_text_that_formats(lang: str) -> None:
 
 
 def _source_codes() -> set[str]:
-    """Codes written literally in the estimator's sources (`_note("x"`, `code="x"`, `add("x"`)."""
+    """Codes written literally in the estimator's sources (`note("x"`, `code="x"`, `add("x"`)."""
     keys: set[str] = set()
-    for path in [*CORE.glob("*.py"), *CORE.glob("formulas/*.py")]:
-        if path.name == "parse.py":  # the parser's notes are `parse_*` and tested with the parser
-            continue
+    for path in CORE.rglob("*.py"):
         text = path.read_text(encoding="utf-8")
-        keys |= {f"assumption-{c}" for c in re.findall(r'_note\(\s*"([a-z0-9_]+)"', text)}
+        keys |= {f"assumption-{c}" for c in re.findall(r'\b_?note\(\s*"([a-z0-9_]+)"', text)}
         keys |= {f"assumption-{c}" for c in re.findall(r'\bcode="([a-z0-9_]+)"', text)}
         keys |= {f"action-{c}" for c in re.findall(r'\badd\(\s*"([a-z0-9_]+)"', text)}
         keys |= {f"action-{c}" for c in re.findall(r'\(\s*"(quantize_[a-z0-9_]+)"', text)}

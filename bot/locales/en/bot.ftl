@@ -31,12 +31,21 @@ choose-one = Several models match, which one?
 field-precision = { $value }
 field-method = { $value }
 field-context_length = context { $value }
-field-concurrency = { $value } users
+field-concurrency = { $value ->
+    [one] { $value } user
+   *[other] { $value } users
+}
 field-batch_size = batch { $value }
 field-seq_len = seq { $value }
 field-resolution = { $value }
-field-images = { $value } img
-field-frames = { $value } frames
+field-images = { $value ->
+    [one] { $value } image
+   *[other] { $value } images
+}
+field-frames = { $value ->
+    [one] { $value } frame
+   *[other] { $value } frames
+}
 
 ## Buttons
 
@@ -52,6 +61,7 @@ btn-change-context_length = Change context
 btn-change-seq_len = Change sequence
 btn-change-resolution = Change resolution
 btn-change-method = Change method
+btn-details = 📋 More
 btn-open-bot = 🤖 Full answer in the bot
 
 ## Hints for unexpected input
@@ -71,20 +81,7 @@ stale-button = This button is from an old message. Use /new to start again.
 
 ## The result
 
-result-total = <b>Needs { $total } per GPU</b> (range { $low } – { $high })
-result-component = • { $name }: { $size }
-result-verdicts = <b>Will it fit?</b>
-result-verdict-line = { $icon } { $count }× { $gpu }: { $verdict }, { $need } of { $usable }{ $mark }
-result-alternative = , <i>{ $reason }</i>
-result-recommended = , <b>recommended</b>
-result-offer = 🚀 Our offer: <b>{ $count }× { $gpu }</b>, { $price }
-result-not-offered = Fits on { $count }× { $gpu }, which we do not rent out: write to us, we will find a configuration.
-result-no-offer = No rental configuration we offer fits this as is; see what to do below.
-result-speed = ⚡ Decode speed on { $count }× { $gpu }: ~{ $per_user } tokens/s per user, ~{ $total } tokens/s in total
-result-mitigations = <b>To use less memory</b>
-result-mitigation = { $icon } { $action }: −{ $saves } → { $total }, { $outcome }
-result-host = 🖥 Server: RAM at least { $ram } (better { $ram_better }), { $disk_kind } disk of { $disk } for the weights
-result-assumptions = <b>Assumptions</b>
+result-part = • { $name }: { $size }
 
 error-estimate = I could not size this: { $reason }
     Go back and change an answer, or start over.
@@ -94,10 +91,7 @@ quick-not-understood = { $reason }
 
 ## Inline mode: @bot and a question in any chat. Titles and descriptions are plain text (no HTML).
 
-inline-title = { $icon } { $total } per GPU → { $count }× { $gpu }
-inline-title-none = ❌ { $total } per GPU: no configuration we rent fits
-inline-component = { $name } { $size }
-inline-no-offer = No configuration we rent fits this as is: the full answer in the bot shows how to use less memory.
+inline-no-offer = How to cut the memory: in the full answer in the bot.
 inline-help-title = ❓ How to ask: model, precision, context
 inline-help-description = For example: llama 3.1 70b int4 32k · qwen3 8b 8 users · sdxl 1024 batch 4
 inline-help =
@@ -116,7 +110,7 @@ help =
 about =
     <b>How the estimate is computed</b>
     Peak memory per GPU is the sum of its parts: weights at the chosen precision (true bits per weight for GGUF/AWQ/NF4), the KV cache from the model's architecture (GQA, sliding windows, MLA), activations, gradients and optimizer states for training, the text encoders and VAE decode for diffusion, plus the CUDA context and allocator reserve.
-    Usable GPU memory is what the driver reports, not the number on the box; sizes are in GB (10⁹ bytes) with GiB (2³⁰ bytes, what drivers show) in brackets.
+    Usable GPU memory is what the driver reports, not the number on the box. Sizes are in GB as cards are named: 1 GB = 2³⁰ bytes (an “RTX 4090 48 GB” holds exactly 48 GB; nvidia-smi and PyTorch count the same way).
     <b>Accuracy</b>: checked against { $cases } published measurements of real runs (inference, LoRA/QLoRA and full training, SDXL and FLUX): median error { NUMBER($median, minimumFractionDigits: 1, maximumFractionDigits: 1) }%, and { NUMBER($stated_median, minimumFractionDigits: 1, maximumFractionDigits: 1) }% on the { $stated_cases } whose settings were stated, every one of those within ±25%. Simple rules of thumb (weights × 1.2, × 4 for Adam) are off by { NUMBER($rules, minimumFractionDigits: 1, maximumFractionDigits: 1) }% on the same cases ({ NUMBER($stated_rules, minimumFractionDigits: 1, maximumFractionDigits: 1) }% on the stated ones). The table is in docs/estimator.md.
     An estimate is not a guarantee: frameworks and versions differ, so keep some headroom.
 lang-choose = Choose the language:

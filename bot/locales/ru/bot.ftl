@@ -31,12 +31,24 @@ choose-one = Подходят несколько моделей — какая �
 field-precision = { $value }
 field-method = { $value }
 field-context_length = контекст { $value }
-field-concurrency = польз.: { $value }
+field-concurrency = { $value ->
+    [one] { $value } пользователь
+    [few] { $value } пользователя
+   *[many] { $value } пользователей
+}
 field-batch_size = батч { $value }
 field-seq_len = длина { $value }
 field-resolution = { $value }
-field-images = { $value } шт.
-field-frames = кадров: { $value }
+field-images = { $value ->
+    [one] { $value } картинка
+    [few] { $value } картинки
+   *[many] { $value } картинок
+}
+field-frames = { $value ->
+    [one] { $value } кадр
+    [few] { $value } кадра
+   *[many] { $value } кадров
+}
 
 ## Кнопки
 
@@ -52,6 +64,7 @@ btn-change-context_length = Другой контекст
 btn-change-seq_len = Другая длина
 btn-change-resolution = Другое разрешение
 btn-change-method = Другой метод
+btn-details = 📋 Подробнее
 btn-open-bot = 🤖 Подробно в боте
 
 ## Подсказки на неожиданный ввод
@@ -71,20 +84,7 @@ stale-button = Эта кнопка из старого сообщения. На�
 
 ## Результат
 
-result-total = <b>Нужно { $total } на GPU</b> (диапазон { $low } – { $high })
-result-component = • { $name }: { $size }
-result-verdicts = <b>Влезет ли?</b>
-result-verdict-line = { $icon } { $count }× { $gpu }: { $verdict }, { $need } из { $usable }{ $mark }
-result-alternative = , <i>{ $reason }</i>
-result-recommended = , <b>рекомендуем</b>
-result-offer = 🚀 Наше предложение: <b>{ $count }× { $gpu }</b>, { $price }
-result-not-offered = Влезет на { $count }× { $gpu } — такой конфигурации у нас в аренде нет: напишите нам, подберём.
-result-no-offer = В таком виде ни одна из наших конфигураций не подходит — что можно сделать, ниже.
-result-speed = ⚡ Скорость генерации на { $count }× { $gpu }: ~{ $per_user } токенов/с на пользователя, ~{ $total } токенов/с всего
-result-mitigations = <b>Как уменьшить память</b>
-result-mitigation = { $icon } { $action }: −{ $saves } → { $total }, { $outcome }
-result-host = 🖥 Сервер: ОЗУ не меньше { $ram } (лучше { $ram_better }), диск { $disk_kind } на { $disk } под веса
-result-assumptions = <b>Допущения</b>
+result-part = • { $name }: { $size }
 
 error-estimate = Не получилось посчитать: { $reason }
     Вернитесь и поменяйте ответ или начните заново.
@@ -94,10 +94,7 @@ quick-not-understood = { $reason }
 
 ## Инлайн-режим: @бот и вопрос в любом чате. Заголовок и описание — простой текст (без HTML).
 
-inline-title = { $icon } { $total } на GPU → { $count }× { $gpu }
-inline-title-none = ❌ { $total } на GPU: ни одна наша конфигурация не подходит
-inline-component = { $name } { $size }
-inline-no-offer = Ни одна наша конфигурация так не подходит: как уменьшить расход памяти — в подробном ответе в боте.
+inline-no-offer = Как уменьшить расход памяти — в подробном ответе в боте.
 inline-help-title = ❓ Как спросить: модель, точность, контекст
 inline-help-description = Например: llama 3.1 70b int4 32k · qwen3 8b 8 users · sdxl 1024 batch 4
 inline-help =
@@ -116,7 +113,7 @@ help =
 about =
     <b>Как считается оценка</b>
     Пиковая память на GPU — сумма частей: веса в выбранной точности (для GGUF/AWQ/NF4 — реальные биты на вес), KV-кэш по архитектуре модели (GQA, скользящее окно, MLA), активации, градиенты и состояния оптимизатора при обучении, текстовые энкодеры и декодирование VAE для диффузии, плюс контекст CUDA и резерв аллокатора.
-    Доступная память GPU — та, что показывает драйвер, а не число на коробке; размеры в ГБ (10⁹ байт), в скобках ГиБ (2³⁰ байт, как показывают драйверы).
+    Доступная память GPU — та, что показывает драйвер, а не число на коробке. Размеры — в ГБ, как в названиях карт: 1 ГБ = 2³⁰ байт (у «RTX 4090 48 GB» ровно 48 ГБ; так же считают nvidia-smi и PyTorch).
     <b>Точность</b>: сверено с { $cases } опубликованными замерами реальных запусков (инференс, LoRA/QLoRA и полное обучение, SDXL и FLUX): медианная ошибка { NUMBER($median, minimumFractionDigits: 1, maximumFractionDigits: 1) }%, а на { $stated_cases } замерах с известными настройками — { NUMBER($stated_median, minimumFractionDigits: 1, maximumFractionDigits: 1) }%, каждый из них в пределах ±25%. Простые правила (веса × 1,2, × 4 для Adam) на тех же случаях ошибаются на { NUMBER($rules, minimumFractionDigits: 1, maximumFractionDigits: 1) }% (на замерах с известными настройками — на { NUMBER($stated_rules, minimumFractionDigits: 1, maximumFractionDigits: 1) }%). Таблица — в docs/estimator.md.
     Оценка — не гарантия: фреймворки и версии различаются, оставляйте запас.
 lang-choose = Выберите язык:

@@ -17,9 +17,9 @@
 ##   parse-error-<ParseError.code>, parse-*   answers to text that could not be read
 ##   setting-*, answer-*, bytes*, config, price-*   pieces of the human answer (core/render.py)
 
-## Units: GB = 10^9 bytes, GiB = 2^30 bytes; both are always shown.
-bytes = { NUMBER($gb, minimumFractionDigits: 1, maximumFractionDigits: 1) } GB ({ NUMBER($gib, minimumFractionDigits: 1, maximumFractionDigits: 1) } GiB)
-bytes-small = { NUMBER($mb, maximumFractionDigits: 0) } MB ({ NUMBER($mib, maximumFractionDigits: 0) } MiB)
+## Units: one unit, as cards are named: GB = 2^30 bytes (an “RTX 4090 48 GB” holds 48 GB), MB = 2^20 bytes.
+bytes = { NUMBER($gb, minimumFractionDigits: 1, maximumFractionDigits: 1) } GB
+bytes-small = { NUMBER($mb, maximumFractionDigits: 0) } MB
 
 ## Tasks
 task-inference = inference
@@ -132,12 +132,15 @@ action-use_qlora = QLoRA: LoRA on a 4-bit base
 action-gradient_checkpointing = turn on gradient checkpointing
 action-vae_tiling = turn on VAE tiling
 action-vae_slicing = decode the images one at a time (VAE slicing)
-action-fewer_images = { $images } image at a time
+action-fewer_images = { $images ->
+    [one] { $images } image
+   *[other] { $images } images
+} at a time
 action-fewer_frames = { $frames } frames
 action-shard = shard the training state across the cards ({ $sharding })
 action-lower_resolution = a lower resolution: { NUMBER($width, useGrouping: 0) }×{ NUMBER($height, useGrouping: 0) }
 action-smaller_model = a smaller model: { $model }
-action-more_gpus = { $num_gpus } cards
+action-more_gpus = use { $num_gpus } cards
 action-cpu_offload = CPU offload ({ $cpu_offload }): a last resort, for experiments only, much slower
 
 ## Assumptions (args are the Assumption's params)
@@ -153,7 +156,10 @@ assumption-custom_filled = Not given, taken from the typical architecture of { $
 assumption-custom_active_experts = Active experts not given: assumed { $active_experts } per token.
 assumption-huggingface_config = { $hf_id } is not in the catalogue: architecture read from its config.json ({ $model_type }).
 assumption-huggingface_safetensors = Parameters counted from the checkpoint's safetensors headers ({ $params }, stored as { $dtype }).
-assumption-huggingface_params_from_config = Parameters computed from config.json: { $params }.
+assumption-huggingface_params_from_config = Parameters computed from config.json: { $params }{ $packed ->
+    [none] {""}
+   *[other] {" "}(the checkpoint packs its weights as { $packed })
+}.
 
 assumption-default_precision = Weights in { $precision } (precision not given).
 assumption-native_precision = Weights in { $precision }, as the published checkpoint ships (precision not given).
@@ -243,35 +249,62 @@ setting-frames = { $count } frames
 setting-tiling = VAE tiling
 setting-slicing = VAE slicing
 
-## The human answer
+## The human answer (core/answer.py builds it, core/text.py and the bot lay it out)
 answer-headline = { $model }: { $settings }
-config = { $count } × { $gpu }
-price-per-hour = { NUMBER($price, maximumFractionDigits: 2) } { $currency }/hour
+config = { $count }× { $gpu }
+currency-RUB = ₽
+currency-USD = $
+currency-EUR = €
+price-per-hour = { NUMBER($price, maximumFractionDigits: 2) } { $currency }/h
 price-on-request = price on request
 price-not-offered = not in our offers, contact us
-answer-total = Needs { $bytes } per card.
-answer-range = Likely between { $low } and { $high }.
-answer-breakdown = Where the memory goes:
-answer-free = { $config }: { $verdict }, headroom { $percent }%: { $free }
-answer-short = { $config }: { $verdict }, { $missing } short
-answer-recommended = Recommended: { $line }; { $price }
-answer-alternative = Also ({ $reason }): { $line }; { $price }
-answer-others = Other cards:
-answer-nothing-fits = No offered configuration fits as requested.
-answer-speed = Speed on { $config }: about { NUMBER($per_user, maximumFractionDigits: 0) } tokens/s per user, { NUMBER($total, maximumFractionDigits: 0) } tokens/s in total.
+lead-verdict-fits = Fits
+lead-verdict-tight = Fits tightly
+lead-verdict-does_not_fit = Does not fit
+lead-fits = { $icon } { $verdict } on { $config }
+lead-fits-not-offered = { $icon } { $verdict } on { $config }, which we do not rent: write to us
+lead-need = Needs { $need }{ $cards ->
+    [one] {""}
+   *[other] {" "}per card
+} of { $usable } (likely { $low }–{ $high })
+lead-own-fits = { $icon } Fits on your { $config }: { $need } of { $usable }
+lead-own-tight = { $icon } Fits tightly on your { $config }: { $need } of { $usable }
+lead-own-does_not_fit = { $icon } Does not fit on { $config }: needs { $need } of { $usable }
+lead-rent = 🚀 To rent: { $config }
+lead-nothing-fits = None of our configurations holds { $need } as asked: how to cut it is below.
+lead-none = ❌ Needs { $need }: none of our configurations holds it as asked
+lead-none-hint = How to cut the memory is below.
+speed-short = ~{ $tokens } tok/s
+answer-parts = Where the memory goes:
+answer-offers-cheapest = Cheapest: { $config }, { $price }
+answer-offers-recommended = Recommended: { $config }, { $price }
+answer-offers-fastest = fastest: { $config }, { $price }
+answer-verdict = { $icon } { $config }: { $verdict }, { $need } of { $usable }
+answer-verdicts = Does it fit:
+answer-speed = Speed on { $config }: ~{ $per_user } tokens/s per user
+answer-speed-many = Speed on { $config }: ~{ $per_user } tokens/s per user, ~{ $total } tokens/s in total
 answer-mitigations = If it does not fit:
-answer-mitigation = { $action }: saves { $saves }, { $total } in all, { $outcome }
+answer-mitigations-own = To fit on { $config }:
+answer-mitigation = { $icon } { $action }: −{ $saves } → { $total }, { $outcome }
+answer-more-mitigations = More ways:
+change-side = { $total } · { $config } · { $price }
+change-side-none = { $total } · fits none of our configurations
+change-line = Before: { $before } → now: { $after }
+compare-title = { $model }: { $settings }
+compare-row = { $icon } { $config }: { $verdict }, { $need } of { $usable } · { $price }{ $speed }
+compare-cheapest = Cheaper: { $config }
+compare-fastest = Faster: { $config }
 mitigation-fits = then it fits
-mitigation-fits-on = then it fits on { $count } × { $gpu }
+mitigation-fits-on = then it fits on { $count }× { $gpu }
 mitigation-still-short = still does not fit on { $count ->
-    [1] one card
+    [one] one card
    *[other] { $count } cards
 }
 mitigation-fits-with-more = not on { $cards ->
-    [1] one card
+    [one] one card
    *[other] { $cards } cards
-}, but it fits on { $count } × { $gpu }
-answer-host = Server: RAM at least { $ram_min }, better { $ram_recommended }; { $disk_kind } disk of { $disk } for the weights.
+}, fits on { $count }× { $gpu }
+answer-host = Server: RAM at least { $ram_min } (better { $ram_recommended }), { $disk_kind } disk of { $disk } for the weights.
 disk-nvme = NVMe
 disk-ssd = SSD
 disk-hdd = HDD

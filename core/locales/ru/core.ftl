@@ -6,9 +6,9 @@
 ##   offload-, attention-, component-, verdict-, reason-, action-, assumption-, field-,
 ##   parse-error-, parse-*, setting-*, answer-*, bytes*, config, price-*
 
-## Единицы: ГБ = 10^9 байт, ГиБ = 2^30 байт; показываем оба.
-bytes = { NUMBER($gb, minimumFractionDigits: 1, maximumFractionDigits: 1) } ГБ ({ NUMBER($gib, minimumFractionDigits: 1, maximumFractionDigits: 1) } ГиБ)
-bytes-small = { NUMBER($mb, maximumFractionDigits: 0) } МБ ({ NUMBER($mib, maximumFractionDigits: 0) } МиБ)
+## Единицы: одна, как в названиях карт: ГБ = 2^30 байт (у «RTX 4090 48 GB» ровно 48 ГБ), МБ = 2^20 байт.
+bytes = { NUMBER($gb, minimumFractionDigits: 1, maximumFractionDigits: 1) } ГБ
+bytes-small = { NUMBER($mb, maximumFractionDigits: 0) } МБ
 
 ## Задачи
 task-inference = инференс
@@ -121,12 +121,20 @@ action-use_qlora = QLoRA: LoRA поверх 4-битной базы
 action-gradient_checkpointing = включить gradient checkpointing
 action-vae_tiling = включить тайлинг VAE
 action-vae_slicing = декодировать изображения по одному (слайсинг VAE)
-action-fewer_images = { $images } изображение за раз
+action-fewer_images = { $images ->
+    [one] { $images } изображение
+    [few] { $images } изображения
+   *[many] { $images } изображений
+} за раз
 action-fewer_frames = кадров: { $frames }
 action-shard = шардировать состояние обучения по картам ({ $sharding })
 action-lower_resolution = меньшее разрешение: { NUMBER($width, useGrouping: 0) }×{ NUMBER($height, useGrouping: 0) }
 action-smaller_model = модель поменьше: { $model }
-action-more_gpus = карт: { $num_gpus }
+action-more_gpus = взять { $num_gpus ->
+    [one] { $num_gpus } карту
+    [few] { $num_gpus } карты
+   *[many] { $num_gpus } карт
+}
 action-cpu_offload = выгрузка на CPU ({ $cpu_offload }): крайний случай, только для экспериментов, намного медленнее
 
 ## Допущения (аргументы — params допущения)
@@ -142,7 +150,10 @@ assumption-custom_filled = Не заданы и взяты из типичной
 assumption-custom_active_experts = Число активных экспертов не задано: принято { $active_experts } на токен.
 assumption-huggingface_config = { $hf_id } нет в каталоге: архитектура прочитана из его config.json ({ $model_type }).
 assumption-huggingface_safetensors = Параметры посчитаны по заголовкам safetensors ({ $params }, хранятся как { $dtype }).
-assumption-huggingface_params_from_config = Параметры вычислены по config.json: { $params }.
+assumption-huggingface_params_from_config = Параметры вычислены по config.json: { $params }{ $packed ->
+    [none] {""}
+   *[other] {" "}(веса упакованы в { $packed })
+}.
 
 assumption-default_precision = Веса в { $precision } (точность не указана).
 assumption-native_precision = Веса в { $precision }, как опубликован чекпоинт (точность не указана).
@@ -227,8 +238,11 @@ setting-users = { $count ->
    *[many] { $count } пользователей
 }
 setting-kv = KV-кэш { $precision }
-setting-batch = батч { $count }
-setting-seq-len = последовательности по { $tokens } токенов
+setting-batch = микробатч { $count }
+setting-seq-len = последовательности по { $tokens } { $tokens ->
+    [one] токену
+   *[other] токенов
+}
 setting-lora-rank = ранг { $rank }
 setting-accumulation = накопление градиентов за { $steps } { $steps ->
     [one] микробатч
@@ -236,44 +250,91 @@ setting-accumulation = накопление градиентов за { $steps }
    *[many] микробатчей
 }
 setting-checkpointing = gradient checkpointing
-setting-gpus = карт: { $count }
+setting-gpus = { $count ->
+    [one] { $count } карта
+    [few] { $count } карты
+   *[many] { $count } карт
+}
 setting-resolution = { $width }×{ $height }
 setting-images = { $count ->
     [one] { $count } изображение
     [few] { $count } изображения
    *[many] { $count } изображений
 }
-setting-frames = кадров: { $count }
+setting-frames = { $count ->
+    [one] { $count } кадр
+    [few] { $count } кадра
+   *[many] { $count } кадров
+}
 setting-tiling = тайлинг VAE
 setting-slicing = слайсинг VAE
 
-## Человеческий ответ
+## Человеческий ответ (собирает core/answer.py, раскладывают core/text.py и бот)
 answer-headline = { $model }: { $settings }
-config = { $count } × { $gpu }
-price-per-hour = { NUMBER($price, maximumFractionDigits: 2) } { $currency }/час
+config = { $count }× { $gpu }
+currency-RUB = ₽
+currency-USD = $
+currency-EUR = €
+price-per-hour = { NUMBER($price, maximumFractionDigits: 2) } { $currency }/ч
 price-on-request = цена по запросу
 price-not-offered = нет в наших предложениях, свяжитесь с нами
-answer-total = Нужно { $bytes } на карту.
-answer-range = Вероятно, от { $low } до { $high }.
-answer-breakdown = Из чего складывается:
-answer-free = { $config }: { $verdict }, запас { $percent }%: { $free }
-answer-short = { $config }: { $verdict }, не хватает { $missing }
-answer-recommended = Рекомендуем: { $line }; { $price }
-answer-alternative = Ещё ({ $reason }): { $line }; { $price }
-answer-others = Другие карты:
-answer-nothing-fits = Ни одна из предложенных конфигураций не вмещает запрос как есть.
-answer-speed = Скорость на { $config }: около { NUMBER($per_user, maximumFractionDigits: 0) } токенов/с на пользователя, { NUMBER($total, maximumFractionDigits: 0) } токенов/с всего.
+lead-verdict-fits = Влезет
+lead-verdict-tight = Влезет впритык
+lead-verdict-does_not_fit = Не влезет
+lead-fits = { $icon } { $verdict } на { $config }
+lead-fits-not-offered = { $icon } { $verdict } на { $config } — такой конфигурации у нас нет, напишите нам
+lead-need = Нужно { $need }{ $cards ->
+    [one] {""}
+   *[other] {" "}на карту
+} из { $usable } (вероятно, { $low }–{ $high })
+lead-own-fits = { $icon } На вашей { $config } влезет: { $need } из { $usable }
+lead-own-tight = { $icon } На вашей { $config } влезет впритык: { $need } из { $usable }
+lead-own-does_not_fit = { $icon } На { $config } не влезет: нужно { $need } из { $usable }
+lead-rent = 🚀 В аренду: { $config }
+lead-nothing-fits = Ни одна наша конфигурация не вмещает { $need } как есть — как уменьшить, ниже.
+lead-none = ❌ Нужно { $need }: ни одна наша конфигурация не вмещает это как есть
+lead-none-hint = Как уменьшить память — ниже.
+speed-short = ~{ $tokens } ток/с
+answer-parts = Из чего складывается:
+answer-offers-cheapest = Дешевле всего: { $config }, { $price }
+answer-offers-recommended = Рекомендуем: { $config }, { $price }
+answer-offers-fastest = быстрее всего: { $config }, { $price }
+answer-verdict = { $icon } { $config }: { $verdict }, { $need } из { $usable }
+answer-verdicts = Влезет ли:
+answer-speed = Скорость на { $config }: ~{ $per_user } { $per_user ->
+    [one] токен
+    [few] токена
+   *[many] токенов
+}/с на пользователя
+answer-speed-many = Скорость на { $config }: ~{ $per_user } { $per_user ->
+    [one] токен
+    [few] токена
+   *[many] токенов
+}/с на пользователя, ~{ $total } всего
 answer-mitigations = Если не влезает:
-answer-mitigation = { $action }: экономит { $saves }, всего { $total }, { $outcome }
+answer-mitigations-own = Как уместить на { $config }:
+answer-mitigation = { $icon } { $action }: −{ $saves } → { $total }, { $outcome }
+answer-more-mitigations = Ещё способы:
+change-side = { $total } · { $config } · { $price }
+change-side-none = { $total } · не влезает в наши конфигурации
+change-line = Было: { $before } → стало: { $after }
+compare-title = { $model }: { $settings }
+compare-row = { $icon } { $config }: { $verdict }, { $need } из { $usable } · { $price }{ $speed }
+compare-cheapest = Дешевле: { $config }
+compare-fastest = Быстрее: { $config }
 mitigation-fits = тогда влезает
-mitigation-fits-on = тогда влезает на { $count } × { $gpu }
-mitigation-still-short = всё равно не влезает (карт: { $count })
+mitigation-fits-on = тогда влезает на { $count }× { $gpu }
+mitigation-still-short = всё равно не влезает ({ $count ->
+    [one] { $count } карта
+    [few] { $count } карты
+   *[many] { $count } карт
+})
 mitigation-fits-with-more = на { $cards ->
     [one] одну карту
     [few] { $cards } карты
    *[many] { $cards } карт
-} не влезает, влезает на { $count } × { $gpu }
-answer-host = Сервер: ОЗУ не меньше { $ram_min }, лучше { $ram_recommended }; диск { $disk_kind } на { $disk } под веса.
+} не влезает, влезает на { $count }× { $gpu }
+answer-host = Сервер: ОЗУ не меньше { $ram_min } (лучше { $ram_recommended }), диск { $disk_kind } на { $disk } под веса.
 disk-nvme = NVMe
 disk-ssd = SSD
 disk-hdd = HDD

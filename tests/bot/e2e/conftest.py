@@ -152,6 +152,12 @@ def text(key: str, lang: str = "ru", **args: Any) -> str:
     return re.sub(r"<[^>]+>", "", html(key, lang, **args))
 
 
+def result_mark(lang: str = "ru") -> str:
+    """A piece every result message shows (its server line), to tell a result from other screens."""
+    args = dict.fromkeys(("ram_min", "ram_recommended", "disk", "disk_kind"), "X")
+    return core_texts.t("answer-host", lang, **args).split("X")[0]
+
+
 def core(group: str, value: str, lang: str = "ru") -> str:
     """The core's label of a concept (a method, a precision), as shown on buttons."""
     return core_texts.label(group, value, lang)

@@ -9,7 +9,7 @@ from sqlalchemy import select
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.models import DIALOG_COMPLETED, ProcessedUpdate, utc_now
 from bot.handlers.commands import ACCURACY
-from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, buttons, text
+from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, buttons, core, result_mark, text
 
 
 async def test_deep_link_source_recorded(harness: Harness) -> None:
@@ -87,12 +87,12 @@ async def test_language_from_telegram_and_commands_menu(harness: Harness) -> Non
 async def test_quick_answers_in_both_languages(harness: Harness) -> None:
     en = harness.user(language_code="en")
     replies = await en.send("llama 3 70b int4 32k")
-    assert text("result-verdicts", "en") in (replies[-1].text or "")
+    assert result_mark("en") in (replies[-1].text or "")
     assert text("btn-change-precision", "en") in buttons(replies[-1])
 
     ru = harness.user(language_code="ru")
     replies = await ru.send("сколько памяти для sdxl 1024 batch 4")
-    assert text("result-verdicts", "ru") in (replies[-1].text or "")
+    assert result_mark("ru") in (replies[-1].text or "")
     (dialog,) = await harness.dialogs(ru.id)
     assert dialog.status == DIALOG_COMPLETED and dialog.answers["task"] == "image"
     assert_no_failed_calls(harness.sandbox)
@@ -104,7 +104,7 @@ async def test_quick_answer_asks_for_the_missing_model(harness: Harness) -> None
     question = replies[-1]
     assert "Llama 3.1 8B" in buttons(question)
     await user.click("Llama 3.1 8B")
-    assert text("result-verdicts", "ru") in (user.last_message().text or "")
+    assert result_mark("ru") in (user.last_message().text or "")
     (dialog,) = await harness.dialogs(user.id)
     assert dialog.answers["precision"] == "int4" and dialog.answers["context_length"] == 32768
 
@@ -114,7 +114,7 @@ async def test_typed_reply_to_the_model_question_is_merged_with_the_question(har
     user = harness.user(language_code="ru")
     await user.send("32k контекст 4 пользователя")
     replies = await user.send("llama 3.1 70b int4")
-    assert text("result-verdicts", "ru") in (replies[-1].text or "")
+    assert result_mark("ru") in (replies[-1].text or "")
     (dialog,) = await harness.dialogs(user.id)
     assert dialog.status == DIALOG_COMPLETED
     assert (dialog.answers["model"], dialog.answers["precision"]) == ("llama-3.1-70b", "int4")
@@ -127,7 +127,7 @@ async def test_typed_reply_to_the_model_question_is_merged_with_the_question(har
     choice = [b for b in buttons(replies[-1]) if "70B" in b]
     assert choice, buttons(replies[-1])
     await other.click(choice[0])
-    assert text("result-verdicts", "en") in (other.last_message().text or "")
+    assert result_mark("en") in (other.last_message().text or "")
     (dialog,) = await harness.dialogs(other.id)
     assert (dialog.answers["precision"], dialog.answers["context_length"]) == ("int8", 8192)
     assert_no_failed_calls(harness.sandbox)
@@ -139,7 +139,7 @@ async def test_quick_answer_ambiguous_model_offers_a_choice(harness: Harness) ->
     choice = buttons(replies[-1])
     assert any("70B" in b for b in choice), choice
     await user.click(next(b for b in choice if "70B" in b))
-    assert text("result-verdicts", "en") in (user.last_message().text or "")
+    assert result_mark("en") in (user.last_message().text or "")
 
 
 async def test_nonsense_outside_the_wizard(harness: Harness) -> None:
@@ -161,7 +161,7 @@ async def test_flood_control_is_waited_out(harness: Harness) -> None:
 async def test_training_from_scratch_and_nothing_to_rent(harness: Harness) -> None:
     user = harness.user(language_code="en")
     replies = await user.send("train 7b from scratch batch 8 seq 4096")
-    assert text("task-pretrain", "en") in (replies[-1].text or "")
+    assert core("method", "full", "en") in (replies[-1].text or "")  # the settings line names it
     replies = await user.send("deepseek r1 bf16 128k 64 users")  # fits nothing we rent out
     urls = [b.url for row in replies[-1].buttons for b in row if b.url]
     assert urls == ["https://example.com/contact"]

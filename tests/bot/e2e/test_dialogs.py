@@ -9,7 +9,8 @@ import pytest
 
 from bot.db.models import DIALOG_COMPLETED
 from bot.presenter import BUDGET, MAX_MESSAGE
-from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, buttons, core, text
+from core import texts as core_texts
+from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, buttons, core, result_mark, text
 
 Action = tuple[str, str]  # ("click", button text) or ("send", typed text)
 
@@ -117,7 +118,7 @@ async def test_full_dialog(harness: Harness, name: str) -> None:
     result = user.last_message()
     assert result.parse_mode == "HTML"
     assert result.source_text is not None and len(result.source_text) < MAX_MESSAGE
-    assert text("result-verdicts").strip() in (result.text or "")
+    assert result_mark() in (result.text or "")
     shown = buttons(result)
     assert text("btn-restart") in shown
     assert text("btn-change-precision") in shown or expected.get("method") == "qlora"
@@ -150,7 +151,7 @@ async def test_change_precision_from_result(harness: Harness) -> None:
     await user.click(text("btn-change-precision", "en"))
     assert text("ask-precision", "en") in (user.last_message().text or "")
     await user.click(core("precision", "int4", "en"))
-    assert text("result-verdicts", "en") in (user.last_message().text or "")
+    assert result_mark("en") in (user.last_message().text or "")
     (dialog,) = await harness.dialogs(user.id)
     assert dialog.answers["precision"] == "int4" and dialog.status == DIALOG_COMPLETED
 
@@ -173,12 +174,12 @@ async def test_change_method_from_result(harness: Harness) -> None:
     await play(user, DIALOGS["lora"][0])
     await user.click(text("btn-change-method"))
     await user.click(core("method", "qlora"))  # QLoRA has no precision to ask: straight to the result
-    assert text("result-verdicts").strip() in (user.last_message().text or "")
+    assert result_mark() in (user.last_message().text or "")
     await user.click(text("btn-change-method"))
     await user.click(core("method", "full"))  # full fine-tuning: its precisions, then the result
     assert text("ask-precision").split("\n")[0] in (user.last_message().text or "")
     await user.click(core("precision", "fp32"))
-    assert text("result-verdicts").strip() in (user.last_message().text or "")
+    assert result_mark() in (user.last_message().text or "")
     (dialog,) = await harness.dialogs(user.id)
     assert dialog.answers["method"] == "full" and dialog.answers["precision"] == "fp32"
     assert dialog.answers["seq_len"] == 4096  # the other answers are kept
@@ -206,7 +207,8 @@ async def test_fit_outside_the_offers_links_to_the_contact(harness: Harness, tmp
     replies = await user.send("llama 3.1 70b bf16 8k")
     result = replies[-1]
     assert [b.url for row in result.buttons for b in row if b.url] == ["https://example.com/contact"]
-    assert text("result-not-offered", "en", count=2, gpu="X").split("X")[1] in (result.text or "")
+    not_rented = core_texts.t("lead-fits-not-offered", "en", icon="", verdict="", config="X").split("X")[1]
+    assert not_rented in (result.text or "").splitlines()[0]
     (dialog,) = await harness.dialogs(user.id)
     assert dialog.status == DIALOG_COMPLETED and dialog.offer_id is None and dialog.verdict == "fits"
     (article,) = (await user.inline("llama 3.1 70b bf16 8k")).results  # inline mode: the same button
@@ -231,8 +233,11 @@ async def test_longest_results_fit_one_message(harness: Harness, lang: str) -> N
         replies = await user.send(question)
         result = replies[-1]
         assert result.source_text is not None and len(result.source_text) <= BUDGET < MAX_MESSAGE
-        for section in ("result-verdicts", "result-mitigations", "result-assumptions"):
-            assert text(section, lang) in (result.text or ""), (question, section)
+        assert core_texts.t("answer-mitigations", lang) in (result.text or ""), question
+        details = (await user.click(text("btn-details", lang), message=result)).messages[-1]
+        assert details.source_text is not None and len(details.source_text) <= BUDGET
+        for section in ("answer-verdicts", "answer-assumptions"):
+            assert core_texts.t(section, lang) in (details.text or ""), (question, section)
     assert_no_failed_calls(harness.sandbox)  # the sandbox validated the HTML of each
 
 
@@ -240,6 +245,6 @@ async def test_what_to_do_only_when_it_does_not_fit_comfortably(harness: Harness
     """As the CLI (core.render.needs_mitigations): no savings list when one rentable card holds it."""
     user = harness.user(language_code="en")
     replies = await user.send("llama 3.1 8b int4 8k")
-    assert text("result-mitigations", "en") not in (replies[-1].text or "")
+    assert core_texts.t("answer-mitigations", "en") not in (replies[-1].text or "")
     replies = await user.send("llama 3.1 70b bf16 32k 8 users")
-    assert text("result-mitigations", "en") in (replies[-1].text or "")
+    assert core_texts.t("answer-mitigations", "en") in (replies[-1].text or "")

@@ -7,18 +7,19 @@ from typing import Any
 import pytest
 
 from bot.db.middleware import INLINE_SOURCE
-from core import texts as core_texts
+from bot.presenter import render_inline, render_result
+from core.answer import build_answer, price_of
 from core.catalog import default_catalog
 from core.contract import Result
 from core.estimate import estimate
 from core.parse import understand
-from core.render import format_bytes, price_text
-from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, text
+from core.text import render_answer
+from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, core, html, text
 from tgsandbox import InlineAnswer
-from tgsandbox.formatting import format_text, utf16_length
+from tgsandbox.formatting import format_text, parse_html, utf16_length
 from tgsandbox.keyboards import buttons_of, validate_reply_markup
 
-QUESTION = "llama 3.1 70b int4 32k"
+QUESTION = "llama 3.1 8b int4 32k 4 users"
 FITS_NOWHERE = "deepseek r1 fp16 128k 64 users"
 BOT_LINK = "https://t.me/sandbox_bot?start=inline"  # the sandbox bot's username
 
@@ -52,36 +53,79 @@ def results_button(harness: Harness) -> Any:
     return call.params.get("button")
 
 
+EXPECTED = {
+    "ru": {
+        "title": "✅ Влезет на 1× RTX 4090 48 GB · 149 ₽/ч · ~31 ток/с",
+        "need": "Нужно 26,9 ГБ из 48,0 ГБ",
+        "parts": ["KV-кэш 16,0 ГБ", "веса 5,4 ГБ", "активации 802 МБ"],
+        "lines": ["• KV-кэш: 16,0 ГБ", "• веса: 5,4 ГБ", "• активации: 802 МБ"],
+        "offer": "Дешевле всего: 1× RTX 4090 48 GB, 149 ₽/ч · быстрее всего: 1× B200 180 GB, цена по запросу",
+        "settings": "Llama 3.1 8B: инференс, int4, vLLM, контекст 32 768 токенов, 4 пользователя",
+    },
+    "en": {
+        "title": "✅ Fits on 1× RTX 4090 48 GB · 149 ₽/h · ~31 tok/s",
+        "need": "Needs 26.9 GB of 48.0 GB",
+        "parts": ["KV cache 16.0 GB", "weights 5.4 GB", "activations 802 MB"],
+        "lines": ["• KV cache: 16.0 GB", "• weights: 5.4 GB", "• activations: 802 MB"],
+        "offer": "Cheapest: 1× RTX 4090 48 GB, 149 ₽/h · fastest: 1× B200 180 GB, price on request",
+        "settings": "Llama 3.1 8B: inference, int4, vLLM, context 32,768 tokens, 4 users",
+    },
+}
+
+
+def read(text: str) -> str:
+    return text.replace("\xa0", " ").replace("\u202f", " ")
+
+
 @pytest.mark.parametrize("lang", ["ru", "en"])
 async def test_inline_answer_in_the_users_language(harness: Harness, lang: str) -> None:
     assert harness.app is not None
     assert "inline_query" in harness.app.dp.resolve_used_update_types()
     user = harness.user(language_code=lang)
     article = the_article(await user.inline(QUESTION))
+    expected = EXPECTED[lang]
 
     result = core_result(QUESTION)
+    answer = build_answer(result, lang)
+    assert article["title"] == answer.lead == expected["title"], "the title is the lead"
+    description = read(article["description"])
+    assert description.startswith(expected["need"]) and "\n" not in description
+    for part in expected["parts"]:
+        assert part in description, part
+    shown = read(article["shown_text"])
+    lines = shown.splitlines()
+    assert lines[0] == expected["title"] and lines[1].startswith(expected["need"])
+    assert expected["settings"] in lines
+    for line in [*expected["lines"], expected["offer"]]:
+        assert line in lines, line
     rec = result.recommendation
-    assert rec is not None and rec.in_offers and rec.url
-    total = format_bytes(result.total_bytes, lang)
-    title = text("inline-title", lang, icon="✅", total=total, count=rec.count, gpu=rec.gpu_name)
-    assert article["title"] == title
-    for component in ("weights", "kv_cache"):
-        part = text(
-            "inline-component",
-            lang,
-            name=core_texts.label("component", component, lang),
-            size=format_bytes(result.breakdown[component], lang),
-        )
-        assert part in article["description"]
-    shown = article["shown_text"]
-    assert total in shown and "Llama 3.1 70B" in shown
-    assert price_text(rec, lang) in shown
+    assert rec is not None and rec.url
+    assert price_of(rec, lang) in shown and ("149 ₽/ч" if lang == "ru" else "149 ₽/h") in shown
+    assert "GiB" not in shown and "ГиБ" not in shown and "{" not in shown and "None" not in shown
     assert article["urls"] == [rec.url, BOT_LINK]
+    rent = buttons_of(article["reply_markup"])[0][0]
+    assert rent.text == text("btn-rent", lang, count=1, gpu="RTX 4090 48 GB")
     assert results_button(harness) == {"text": text("btn-open-bot", lang), "start_parameter": "inline"}
     assert not user.bot_messages(), "inline mode writes nothing to the user's chat with the bot"
     db_user = await harness.db_user(user.id)
     assert db_user is not None and db_user.source == INLINE_SOURCE
     assert_no_failed_calls(harness.sandbox)
+
+
+@pytest.mark.parametrize("lang", ["ru", "en"])
+def test_the_inline_answer_is_the_bots_short_answer(lang: str) -> None:
+    """Picked, the article posts the bot's answer up to its offers: the same lines, nothing else."""
+    result = core_result(QUESTION)
+    notes = understand(QUESTION).notes
+
+    def tr(key: str, **args: Any) -> str:
+        return html(key, lang, **args)
+
+    inline = parse_html(render_inline(result, tr, lang).text).text.splitlines()
+    message = parse_html(render_result(result, tr, lang, notes=notes)).text.splitlines()
+    assert message[: len(inline)] == inline
+    cli = render_answer(result, lang, notes=notes).splitlines()
+    assert inline[:2] == cli[:2], "the same decision as the CLI"
 
 
 async def test_inline_answer_in_the_stored_language(harness: Harness) -> None:
@@ -90,7 +134,8 @@ async def test_inline_answer_in_the_stored_language(harness: Harness) -> None:
     await user.send("/lang")
     await user.click(text("lang-ru", "en"))
     article = the_article(await user.inline(QUESTION))
-    assert format_bytes(core_result(QUESTION).total_bytes, "ru") in article["title"]
+    assert article["title"] == EXPECTED["ru"]["title"]
+    assert read(article["description"]).startswith(EXPECTED["ru"]["need"])
     assert_no_failed_calls(harness.sandbox)
 
 
@@ -119,8 +164,24 @@ async def test_inline_answer_when_nothing_fits(harness: Harness, lang: str) -> N
     assert result.recommendation is None, "the question needs more than any configuration we rent"
     user = harness.user(language_code=lang)
     article = the_article(await user.inline(FITS_NOWHERE))
-    total = format_bytes(result.total_bytes, lang)
-    assert article["title"] == text("inline-title-none", lang, total=total)
-    assert text("inline-no-offer", lang) in article["shown_text"]
+    answer = build_answer(result, lang)
+    assert article["title"] == answer.lead
+    title = read(article["title"])
+    assert title.startswith("❌ " + ("Нужно 1 856,8 ГБ" if lang == "ru" else "Needs 1,856.8 GB"))
+    shown = read(article["shown_text"])
+    assert shown.splitlines()[0] == title
+    for name in ("weights", "kv_cache"):
+        assert core("component", name, lang) in shown
+    assert "₽" not in shown, "no offer, no price"
     assert article["urls"] == [harness.settings.contact_url, BOT_LINK]
     assert_no_failed_calls(harness.sandbox)
+
+
+def test_an_inline_answer_points_only_at_what_it_shows() -> None:
+    result = core_result(FITS_NOWHERE)
+
+    def tr(key: str, **args: Any) -> str:
+        return html(key, "en", **args)
+
+    article = render_inline(result, tr, "en")
+    assert "below" not in article.text and "below" not in article.description

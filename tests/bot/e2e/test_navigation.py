@@ -10,7 +10,7 @@ import pytest
 from bot import flow
 from bot.callbacks import MAX_CALLBACK_BYTES, StepCB
 from bot.db.models import DIALOG_ABANDONED, DIALOG_COMPLETED
-from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, buttons, core, text
+from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, buttons, core, result_mark, text
 from tgsandbox import ChatMessage
 
 # (button to press, the question it leads to) for each step of fine-tuning, the longest path.
@@ -58,7 +58,7 @@ async def test_garbage_at_every_step_gets_a_hint(harness: Harness) -> None:
         assert not replies[-1].buttons
     # the dialog message kept its buttons all along; they still work
     answer = await user.click("512")
-    assert text("result-verdicts").strip() in (answer.messages[-1].text or "")
+    assert result_mark() in (answer.messages[-1].text or "")
     assert_no_failed_calls(harness.sandbox)
 
 
@@ -101,7 +101,7 @@ async def test_restart_mid_dialog_continues(harness: Harness) -> None:
     await user.click(core("precision", "bf16"))
     await user.click("8K")
     await user.click("1")
-    assert text("result-verdicts").strip() in (user.last_message().text or "")
+    assert result_mark() in (user.last_message().text or "")
     (dialog,) = await harness.dialogs(user.id)
     assert dialog.status == DIALOG_COMPLETED
     assert dialog.answers["model"] == "qwen3-8b" and dialog.answers["context_length"] == 8192

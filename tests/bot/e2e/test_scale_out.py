@@ -33,6 +33,7 @@ from tests.bot.e2e.conftest import (
     assert_no_failed_calls,
     core,
     make_settings,
+    result_mark,
     text,
 )
 from tests.bot.e2e.test_dialogs import DIALOGS, play
@@ -184,7 +185,7 @@ async def test_dialog_across_replicas(cluster: Cluster, capsys: pytest.CaptureFi
     actions, expected = DIALOGS["lora"]
     await play(user, actions)
     result = user.last_message()
-    assert text("result-verdicts").strip() in (result.text or "")
+    assert result_mark() in (result.text or "")
     assert_no_failed_calls(cluster.harness.sandbox)
     # seven updates, alternating between the two replicas
     assert sorted(cluster.balancer.hits) == [3, 4]
@@ -216,7 +217,7 @@ async def test_one_update_on_both_replicas_is_handled_once(cluster: Cluster) -> 
     cluster.balancer.mirror = True  # the balancer retries on the other replica while the first works
     replies = await user.send("qwen3 8b int4 8k", update_id=777)
     assert cluster.balancer.hits == [1, 1]
-    assert len(replies) == 1 and text("result-verdicts", "en") in (replies[0].text or "")
+    assert len(replies) == 1 and result_mark("en") in (replies[0].text or "")
     cluster.balancer.mirror = False
     # and Telegram's own redelivery of it later
     await user.send("qwen3 8b int4 8k", update_id=777, expect_reply=False)
@@ -267,7 +268,7 @@ async def test_polling_dialog_on_postgres(postgres_harness: Harness) -> None:
     await play(user, actions[:2])
     await h.restart()  # the dialog state is in PostgreSQL: a new process continues it
     await play(user, actions[2:])
-    assert text("result-verdicts").strip() in (user.last_message().text or "")
+    assert result_mark() in (user.last_message().text or "")
     (dialog,) = await h.dialogs(user.id)
     assert dialog.status == DIALOG_COMPLETED
     for key, value in expected.items():
@@ -301,6 +302,6 @@ async def test_a_failed_update_leaves_no_dangling_dialog(
     await user.click(core("precision", "bf16"))
     await user.click("8K")
     await user.click("1")
-    assert text("result-verdicts").strip() in (user.last_message().text or "")
+    assert result_mark() in (user.last_message().text or "")
     (dialog,) = await cluster.harness.dialogs(user.id)
     assert dialog.status == DIALOG_COMPLETED and dialog.answers["model"] == "qwen3-8b"

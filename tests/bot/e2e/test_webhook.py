@@ -17,6 +17,7 @@ from tests.bot.e2e.conftest import (
     assert_no_failed_calls,
     core,
     make_settings,
+    result_mark,
     text,
 )
 from tgsandbox import Sandbox
@@ -56,7 +57,7 @@ async def test_dialog_over_webhook(webhook_harness: Harness) -> None:
     await user.click(core("precision", "q4_k_m", "en"))
     await user.click(text("btn-typical", "en"))
     await user.click("16")
-    assert text("result-verdicts", "en") in (user.last_message().text or "")
+    assert result_mark("en") in (user.last_message().text or "")
     assert_no_failed_calls(h.sandbox)
     (dialog,) = await h.dialogs(user.id)
     assert dialog.status == DIALOG_COMPLETED and dialog.answers["precision"] == "q4_k_m"

@@ -1,0 +1,201 @@
+"""What the dialog asks: the tasks and their steps in order, the buttons each step offers, and the
+step itself as data (how its answer is read lives in `bot.flow.steps`). No Telegram here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.catalog import Catalog
+from core.contract import Method, Precision, Task
+from core.specs import ModelKind
+
+Answers = dict[str, Any]
+
+# Wizard tasks (what the user picks at step 1) → the core task.
+CORE_TASK: dict[str, Task] = {
+    "inference": Task.INFERENCE,
+    "finetune": Task.TRAINING,
+    "pretrain": Task.TRAINING,
+    "image": Task.IMAGE_GENERATION,
+    "video": Task.VIDEO_GENERATION,
+}
+TASKS: tuple[str, ...] = (*CORE_TASK, "other")
+MODEL_KIND: dict[str, ModelKind] = {
+    "inference": ModelKind.LLM,
+    "finetune": ModelKind.LLM,
+    "pretrain": ModelKind.LLM,
+    "image": ModelKind.IMAGE,
+    "video": ModelKind.VIDEO,
+}
+
+# Steps of each task after `task`, in order; `result` follows the last one.
+FLOWS: dict[str, tuple[str, ...]] = {
+    "inference": ("model", "precision", "context_length", "concurrency"),
+    "finetune": ("model", "method", "precision", "batch_size", "seq_len"),
+    "pretrain": ("model", "precision", "batch_size", "seq_len"),
+    "image": ("model", "precision", "resolution", "images"),
+    "video": ("model", "precision", "resolution", "frames"),
+}
+RESULT = "result"
+MODELS_PER_PAGE = 8
+
+
+@dataclass(frozen=True)
+class Option:
+    """One button of a step, labelled by a literal (model names, numbers), a bot locale key, or the
+    core's name of a concept (`core_group`: method, precision)."""
+
+    value: str
+    label: str | None = None
+    label_key: str | None = None
+    core_group: str | None = None
+    group: str | None = None
+    """Options of one group (a model family) share their rows and, when they fit, one page."""
+
+
+@dataclass(frozen=True)
+class Accepted:
+    value: Any
+
+
+@dataclass(frozen=True)
+class Choose:
+    """The typed answer is ambiguous: offer these options."""
+
+    options: list[Option]
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """The typed answer was not understood: show the step's hint."""
+
+    reason: str = "invalid"
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+StepInput = Accepted | Choose | Rejected
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    options: Callable[[Answers, Catalog], list[Option]]
+    decode: Callable[[str], Any] = str
+    read: Callable[[str, Answers, Catalog], StepInput] | None = None
+    typical: bool = True
+    applies: Callable[[Answers], bool] = lambda answers: True
+    row_width: int = 2
+
+
+# ---------------------------------------------------------------- options
+
+
+def numbers(values: tuple[int, ...], label: Callable[[int], str] = str) -> Callable[..., list[Option]]:
+    def options(answers: Answers, catalog: Catalog) -> list[Option]:
+        return [Option(str(v), label=label(v)) for v in values]
+
+    return options
+
+
+def tokens_label(value: int) -> str:
+    """4096 → 4K, 131072 → 128K: how people say context lengths."""
+    return f"{value // 1024}K" if value >= 1024 and value % 1024 == 0 else str(value)
+
+
+def task_options(answers: Answers, catalog: Catalog) -> list[Option]:
+    return [Option(task, label_key=f"task-{task}") for task in TASKS]
+
+
+def popular_models(task: str, catalog: Catalog) -> list[Option]:
+    """The catalogue's popular models of the task's kind, grouped by family: families in alphabetical
+    order (the order of their names on the buttons), each from its smallest model to its largest."""
+    kind = MODEL_KIND.get(task, ModelKind.LLM)
+    models = sorted(catalog.popular(kind), key=lambda m: (m.family, m.params_b, m.name))
+    return [Option(m.id, label=m.name, group=m.family) for m in models]
+
+
+def groups(options: list[Option]) -> list[list[Option]]:
+    """Runs of consecutive options of the same group (options without a group make one run)."""
+    runs: list[list[Option]] = []
+    for option in options:
+        if runs and runs[-1][0].group == option.group:
+            runs[-1].append(option)
+        else:
+            runs.append([option])
+    return runs
+
+
+def paginate(options: list[Option], per_page: int = MODELS_PER_PAGE) -> list[list[Option]]:
+    """Pages of at most `per_page` options, a group never split across pages unless it is itself
+    longer than a page (then it fills pages in order)."""
+    pages: list[list[Option]] = []
+    page: list[Option] = []
+    for run in groups(options):
+        if page and len(page) + len(run) > per_page:
+            pages.append(page)
+            page = []
+        for option in run:
+            if len(page) == per_page:
+                pages.append(page)
+                page = []
+            page.append(option)
+    if page or not pages:
+        pages.append(page)
+    return pages
+
+
+# Training from scratch defines a model by its size: the core sizes a typical architecture for it.
+PRETRAIN_SIZES: tuple[str, ...] = ("0.5B", "1B", "3B", "7B", "13B", "34B", "70B")
+
+
+def model_options(answers: Answers, catalog: Catalog) -> list[Option]:
+    task = answers.get("task", "inference")
+    if task == "pretrain":
+        return [Option(size, label=size) for size in PRETRAIN_SIZES]
+    return popular_models(task, catalog)
+
+
+PRECISIONS: dict[str, tuple[Precision, ...]] = {
+    "inference": (
+        Precision.BF16,
+        Precision.FP16,
+        Precision.FP8,
+        Precision.INT8,
+        Precision.INT4,
+        Precision.AWQ_INT4,
+        Precision.Q8_0,
+        Precision.Q4_K_M,
+    ),
+    "lora": (Precision.BF16, Precision.FP16, Precision.INT8),
+    "full": (Precision.BF16, Precision.FP16, Precision.FP32),
+    "generation": (Precision.BF16, Precision.FP16, Precision.FP8, Precision.INT8, Precision.NF4),
+}
+
+
+def precision_choices(answers: Answers) -> tuple[Precision, ...]:
+    task = answers.get("task")
+    if task == "inference":
+        return PRECISIONS["inference"]
+    if task in ("image", "video"):
+        return PRECISIONS["generation"]
+    return PRECISIONS["lora"] if answers.get("method") == Method.LORA else PRECISIONS["full"]
+
+
+def precision_options(answers: Answers, catalog: Catalog) -> list[Option]:
+    return [Option(p.value, core_group="precision") for p in precision_choices(answers)]
+
+
+METHODS: tuple[str, ...] = (Method.LORA.value, Method.QLORA.value, Method.FULL.value)
+
+
+def method_options(answers: Answers, catalog: Catalog) -> list[Option]:
+    return [Option(m, core_group="method") for m in METHODS]
+
+
+RESOLUTIONS: tuple[tuple[int, int], ...] = ((512, 512), (768, 768), (1024, 1024), (1280, 720), (1920, 1080))
+
+
+def resolution_options(answers: Answers, catalog: Catalog) -> list[Option]:
+    return [Option(f"{w}x{h}", label=f"{w}×{h}") for w, h in RESOLUTIONS]

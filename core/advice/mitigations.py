@@ -1,0 +1,246 @@
+"""What to do when the request does not fit the target cards: mitigations, cheapest first as in
+practice, each sized in full (a request variant through the same formulas) and checked against the
+target GPUs at the requested card count; when it still does not fit there, the fewest cards on
+which it would.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from core.catalog import Catalog
+from core.contract import (
+    CpuOffload,
+    Engine,
+    KvPrecision,
+    Method,
+    Mitigation,
+    MixedPrecision,
+    Optimizer,
+    Precision,
+    Request,
+    Sharding,
+    Task,
+)
+from core.formulas.params import arch_of
+from core.precision import bits_per_weight, kv_bytes_per_element
+from core.specs import GpuSpec, ModelKind, ModelSpec
+
+from .sizing import CARD_COUNTS, Sizer
+
+MIN_QUANTIZE_STEP_BITS = 2  # offer a format only if it saves ≥ 2 bits per weight (not nf4 → int4)
+MIN_CONTEXT = 1024
+MIN_SEQ_LEN = 512
+
+
+def mitigations(
+    req: Request, spec: ModelSpec, catalog: Catalog, sizer: Sizer, total: int, targets: list[GpuSpec]
+) -> list[Mitigation]:
+    """Cheapest first as in practice; each sized in full and checked against the target GPUs."""
+    count = req.num_gpus
+    out: list[Mitigation] = []
+    diffusion = spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO)
+    splits_model = not diffusion  # diffusion pipelines run on one GPU: more cards do not help
+
+    def smallest_fitting(needed: int) -> GpuSpec | None:
+        ok = [g for g in targets if needed <= g.usable_bytes]
+        return min(ok, key=lambda g: g.usable_bytes) if ok else None
+
+    def fits_on(needed: int, n: int) -> str | None:
+        gpu = smallest_fitting(needed)
+        return f"{n}x {gpu.id}" if gpu else None
+
+    def add(action: str, changes: dict[str, Any], n: int = count, **params: str | int | float) -> None:
+        """Size the variant; if it does not fit on `n` cards, find the fewest cards (up to 8) on
+        which it would: `fits` stays about the requested count, `fits_on`/`fits_count` say where."""
+        variant_total = sizer.total(**changes)
+        if variant_total >= total and action != "more_gpus":
+            return
+        gpu, fit_n = smallest_fitting(variant_total), n
+        if gpu is None and splits_model and action != "more_gpus":
+            for m in CARD_COUNTS:
+                if m > n and sizer.splits(m):
+                    gpu = smallest_fitting(sizer.total(**{**sizer.count_changes(m), **changes}))
+                    if gpu is not None:
+                        fit_n = m
+                        break
+        out.append(
+            Mitigation(
+                action=action,
+                saves_bytes=total - variant_total,
+                total_bytes=variant_total,
+                fits=gpu is not None and fit_n == n,
+                fits_on=f"{fit_n}x {gpu.id}" if gpu else None,
+                fits_gpu=gpu.id if gpu else None,
+                fits_gpu_name=gpu.name if gpu else None,
+                fits_count=fit_n if gpu else None,
+                params=params,
+            )
+        )
+
+    def largest_fitting(values: list[int], make: Callable[[int], dict[str, Any]]) -> int | None:
+        """The largest value (e.g. context length) whose variant fits a target; else the smallest tried."""
+        for v in values:
+            if fits_on(sizer.total(**make(v)), count):
+                return v
+        return values[-1] if values else None
+
+    assert req.precision
+    bits = bits_per_weight(req.precision)
+    if req.task is not Task.TRAINING:
+        for action, precision in (("quantize_int8", _int8_for(req)), ("quantize_int4", _int4_for(req))):
+            if bits - bits_per_weight(precision) >= MIN_QUANTIZE_STEP_BITS:
+                add(action, dict(precision=precision), precision=str(precision))
+    if req.task is Task.INFERENCE and not diffusion:
+        assert req.kv_cache_precision and req.context_length
+        if kv_bytes_per_element(req.kv_cache_precision) > 1:
+            add("kv_cache_fp8", dict(kv_cache_precision=KvPrecision.FP8), kv_cache_precision="fp8")
+        if req.engine is Engine.TRANSFORMERS and req.cpu_offload is CpuOffload.NONE:
+            # transformers' generate prefills every prompt at once; vLLM chunks the prefill
+            add("use_vllm", dict(engine=Engine.VLLM), engine="vllm")
+        contexts = _halvings(req.context_length, MIN_CONTEXT)
+        best = largest_fitting(contexts, lambda v: {"context_length": v})
+        if best:
+            add("shorten_context", dict(context_length=best), context_length=best)
+        if req.concurrency > 1:
+            best = largest_fitting(_halvings(req.concurrency, 1), lambda v: {"concurrency": v})
+            if best:
+                add("reduce_concurrency", dict(concurrency=best), concurrency=best)
+    if req.task is Task.TRAINING:
+        _training_mitigations(req, spec, add, largest_fitting)
+    if diffusion and req.task is not Task.TRAINING:
+        if not req.vae_tiling:
+            add("vae_tiling", dict(vae_tiling=True), vae_tiling=1)
+        if req.images > 1 and not req.vae_slicing:
+            add("vae_slicing", dict(vae_slicing=True), vae_slicing=1)
+        if req.images > 1:
+            add("fewer_images", dict(images=1), images=1)
+        if req.frames and req.frames > 1:
+            frames = max(1, req.frames // 2)
+            add("fewer_frames", dict(frames=frames), frames=frames)
+        if req.resolution and min(req.resolution) >= 512:
+            w, h = req.resolution
+            add("lower_resolution", {"resolution": (w // 2, h // 2)}, width=w // 2, height=h // 2)
+    smaller = _smaller_model(spec, catalog)
+    if smaller is not None:
+        add(
+            "smaller_model",
+            dict(spec=smaller, arch=arch_of(smaller), model=smaller.id),
+            model=smaller.id,
+        )
+    if not diffusion:
+        for n in CARD_COUNTS:
+            if n > count and sizer.splits(n) and fits_on(sizer.at_count(n), n):
+                add(
+                    "more_gpus",
+                    sizer.count_changes(n),
+                    n=n,
+                    num_gpus=n,
+                    **_str_values(sizer.count_changes(n)),
+                )
+                break
+    _offload_mitigations(req, add)
+    return out
+
+
+def _training_mitigations(
+    req: Request,
+    spec: ModelSpec,
+    add: Callable[..., None],
+    largest_fitting: Callable[..., int | None],
+) -> None:
+    if req.optimizer in (Optimizer.ADAMW, Optimizer.PAGED_ADAMW):
+        add("optimizer_8bit", dict(optimizer=Optimizer.ADAMW_8BIT), optimizer="adamw_8bit")
+    if req.batch_size > 1:
+        add("smaller_batch", dict(batch_size=1), batch_size=1)
+    if spec.kind not in (ModelKind.IMAGE, ModelKind.VIDEO) and req.seq_len:
+        best = largest_fitting(_halvings(req.seq_len, MIN_SEQ_LEN), lambda v: {"seq_len": v})
+        if best:
+            add("shorter_sequence", dict(seq_len=best), seq_len=best)
+    lora: dict[str, Any] = {
+        "method": Method.LORA,
+        "mixed_precision": MixedPrecision.NONE,
+        "precision": Precision.BF16 if req.precision is Precision.FP32 else req.precision,
+    }
+    if req.method is Method.FULL:
+        add("use_lora", lora, method="lora")
+    if req.method is not Method.QLORA:
+        add(
+            "use_qlora",
+            dict(method=Method.QLORA, precision=Precision.NF4, mixed_precision=MixedPrecision.NONE),
+            method="qlora",
+        )
+    if not req.gradient_checkpointing:
+        add("gradient_checkpointing", dict(gradient_checkpointing=True), gradient_checkpointing=1)
+    if req.num_gpus > 1 and req.sharding is not Sharding.ZERO3 and req.sharding is not Sharding.FSDP:
+        add("shard", dict(sharding=Sharding.ZERO3), sharding="zero3")
+
+
+def _offload_mitigations(req: Request, add: Callable[..., None]) -> None:
+    """Last resort, for experiments: several times slower. `model` then `sequential`, as the request's
+    `cpu_offload` field means them (for language models `model` already streams every layer)."""
+    modes = [CpuOffload.MODEL, CpuOffload.SEQUENTIAL]
+    if req.task is Task.INFERENCE:
+        modes = [CpuOffload.MODEL]
+    elif req.task is Task.TRAINING and req.method is not Method.FULL:
+        modes = [CpuOffload.SEQUENTIAL]  # LoRA has next to no optimizer state to offload
+    for mode in modes:
+        if req.cpu_offload is CpuOffload.NONE or (
+            mode is CpuOffload.SEQUENTIAL and req.cpu_offload is CpuOffload.MODEL
+        ):
+            add("cpu_offload", dict(cpu_offload=mode), cpu_offload=str(mode), experiments_only=1)
+
+
+def _halvings(value: int, floor: int) -> list[int]:
+    out = []
+    v = value // 2
+    while v >= floor:
+        out.append(v)
+        v //= 2
+    return out
+
+
+def _int8_for(req: Request) -> Precision:
+    return Precision.Q8_0 if req.engine is Engine.LLAMA_CPP else Precision.INT8
+
+
+def _int4_for(req: Request) -> Precision:
+    if req.engine is Engine.LLAMA_CPP:
+        return Precision.Q4_K_M
+    if req.engine is Engine.VLLM:
+        return Precision.AWQ_INT4
+    return Precision.NF4
+
+
+def _smaller_model(spec: ModelSpec, catalog: Catalog) -> ModelSpec | None:
+    same = [
+        m
+        for m in catalog.models.values()
+        if m.family == spec.family and m.kind is spec.kind and m.params_b < spec.params_b * 0.8
+    ]
+    # the same generation first ("llama-3.1-70b" → "llama-3.1-8b", not "llama-2-13b"), then the largest
+    line = _model_line(spec.id)
+    return max(same, key=lambda m: (_common_prefix(_model_line(m.id), line), m.params_b)) if same else None
+
+
+_SIZE_SUFFIX = re.compile(r"-\d+(?:\.\d+)?(?:x\d+(?:\.\d+)?)?[bm](?:-.*)?$")
+
+
+def _model_line(model_id: str) -> str:
+    """A catalogue id without its size: "llama-3.1-70b" → "llama-3.1", "qwen3-30b-a3b" → "qwen3"."""
+    return _SIZE_SUFFIX.sub("", model_id)
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _str_values(changes: dict[str, Any]) -> dict[str, str | int | float]:
+    return {k: v if isinstance(v, int | float) else str(v) for k, v in changes.items() if k != "num_gpus"}

@@ -1,0 +1,102 @@
+"""Sizing configurations: the per-GPU peak of request variants, and fit verdicts.
+
+Every configuration is sized by re-running the component formulas on a variant of the request
+(more cards, another precision...), so advice and estimate never disagree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from core.contract import Engine, Request, Sharding, Task, Verdict, VerdictKind
+from core.formulas.params import Arch
+from core.formulas.peak import peak_breakdown
+from core.specs import GpuSpec, ModelSpec
+
+CARD_COUNTS = (1, 2, 4, 8)
+# Below 10% free memory a run is "tight": allocator fragmentation and spikes (longer prompts, a
+# larger batch) commonly take that much (PyTorch CUDA memory management notes).
+TIGHT_HEADROOM = 0.10
+
+_VERDICT_LIST = TypeAdapter(list[Verdict])
+
+
+class Sizer:
+    """Per-GPU peak of request variants, memoised by the fields that change."""
+
+    def __init__(self, req: Request, spec: ModelSpec, arch: Arch | None) -> None:
+        self.req, self.spec, self.arch = req, spec, arch
+        self._cache: dict[tuple[Any, ...], int] = {}
+        self._by_count: dict[int, int] = {}
+
+    def total(self, spec: ModelSpec | None = None, arch: Arch | None = None, **changes: Any) -> int:
+        spec = spec or self.spec
+        key = (spec.id, *sorted(changes.items()))
+        if key not in self._cache:
+            variant = self.req.model_copy(update=changes) if changes else self.req
+            self._cache[key] = round(sum(peak_breakdown(variant, spec, arch or self.arch).values()))
+        return self._cache[key]
+
+    def at_count(self, count: int) -> int:
+        if count not in self._by_count:
+            self._by_count[count] = self.total(**self.count_changes(count))
+        return self._by_count[count]
+
+    def splits(self, count: int) -> bool:
+        """Whether `count` GPUs can run the request: vLLM's tensor parallelism needs the attention
+        heads to divide evenly (vLLM `verify_with_parallel_config`)."""
+        return tensor_parallel_divides(self.req, self.arch, count)
+
+    def count_changes(self, count: int) -> dict[str, Any]:
+        changes: dict[str, Any] = {"num_gpus": count}
+        if self.req.task is Task.TRAINING and count > 1 and self.req.sharding is Sharding.NONE:
+            changes["sharding"] = Sharding.FSDP  # replicas (DDP) would not help the fit
+        return changes
+
+
+def tensor_parallel_divides(req: Request, arch: Arch | None, count: int) -> bool:
+    """vLLM splits attention heads across tensor-parallel ranks: their number must divide evenly."""
+    if req.engine is not Engine.VLLM or req.task is not Task.INFERENCE or arch is None:
+        return True
+    return arch.a % count == 0
+
+
+def verdict_kind(needed: int, usable: int) -> VerdictKind:
+    if needed > usable:
+        return "does_not_fit"
+    return "tight" if usable - needed < TIGHT_HEADROOM * usable else "fits"
+
+
+def verdict_fields(gpu: str, gpu_name: str, usable: int, count: int, needed: int) -> dict[str, Any]:
+    """The fields of a `Verdict`: `count` cards of `usable` bytes each, `needed` bytes per card."""
+    return {
+        "gpu": gpu,
+        "gpu_name": gpu_name,
+        "count": count,
+        "bytes_per_gpu": needed,
+        "usable_bytes": usable,
+        "headroom": round((usable - needed) / usable, 4),
+        "headroom_bytes": usable - needed,
+        "verdict": verdict_kind(needed, usable),
+    }
+
+
+def verdict(gpu: GpuSpec, count: int, needed: int) -> Verdict:
+    return Verdict(**verdict_fields(gpu.id, gpu.name, gpu.usable_bytes, count, needed))
+
+
+def verdicts(gpus: list[GpuSpec], sizer: Sizer) -> list[Verdict]:
+    """Each GPU at 1, 2, 4, 8 cards, stopping at the first count that fits. Validated in one call:
+    ~80 verdicts per estimate, one pydantic call each would dominate the estimate's time."""
+    rows = []
+    for gpu in gpus:
+        for count in CARD_COUNTS:
+            if not sizer.splits(count):
+                continue
+            row = verdict_fields(gpu.id, gpu.name, gpu.usable_bytes, count, sizer.at_count(count))
+            rows.append(row)
+            if row["verdict"] == "fits":
+                break
+    return _VERDICT_LIST.validate_python(rows)

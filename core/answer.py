@@ -1,0 +1,311 @@
+"""One answer, built once from a `Result`: every display decision, in the user's language.
+
+The CLI's text (`core.text`), the bot's message and its inline article are thin layouts over
+`Answer`, so one request reads the same everywhere: the same lead, the same cards, the same price.
+What leads is the decision (does it fit, on which card, at what price and speed); the breakdown
+follows; verdicts on other cards, every mitigation and the assumptions are the details.
+
+Sizes are shown once, in GB as cards are named (an "RTX 4090 48 GB" has 48 × 2³⁰ bytes): see
+`core.render.format_bytes`. All strings here are plain text; layouts escape them for their medium.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from core.contract import Assumption, Mitigation, Recommendation, Result, Throughput, Verdict
+from core.render import (
+    action_text,
+    assumption_texts,
+    describe_settings,
+    format_bytes,
+    needs_mitigations,
+    verdict_of,
+    verdicts_to_show,
+)
+from core.texts import label, normalize_lang, t
+
+LEAD_MITIGATIONS = 3  # on a phone: the cheapest few ways to make it fit
+VERDICT_ICONS = {"fits": "✅", "tight": "⚠️", "does_not_fit": "❌"}
+# Notices the answer already states in its lead or offer lines: repeating them is noise.
+SAID_ELSEWHERE = frozenset({"not_in_offers"})
+
+
+@dataclass(frozen=True)
+class Offer:
+    """A configuration to rent (or, with `in_offers` false, one we do not rent)."""
+
+    gpu: str
+    gpu_name: str
+    count: int
+    config: str
+    price: str
+    url: str | None
+    in_offers: bool
+    offer_id: str | None
+    price_per_hour: float | None
+    speed: str | None
+
+
+@dataclass(frozen=True)
+class Answer:
+    lang: str
+    lead: str  # line 1: the decision — verdict, card, price, speed
+    need: str  # line 2: the memory asked and what holds it (or where to rent when the own card fails)
+    settings: str  # the model and the settings the estimate used, engine included
+    parts: tuple[tuple[str, str], ...]  # breakdown, largest first: (label, size)
+    cheapest: Offer | None
+    fastest: Offer | None  # only when it is another configuration than `cheapest`
+    mitigations_title: str
+    mitigations: tuple[str, ...]  # shown when it does not fit the card it is asked for
+    host: str
+    verdicts: tuple[str, ...]  # details: the cards where the line runs
+    speed: str | None  # details: per user and in total
+    assumptions: tuple[str, ...]  # details
+    change: str | None = None  # one line against the previous answer, when there was one
+    total_bytes: int = 0
+    extra_mitigations: tuple[str, ...] = field(default=())  # details: the rest of the list
+
+    @property
+    def offer(self) -> Offer | None:
+        """The offer the buttons point at."""
+        return self.cheapest
+
+
+def build_answer(
+    result: Result, lang: str, notes: Sequence[Assumption] = (), previous: Result | None = None
+) -> Answer:
+    lang = normalize_lang(lang)
+    rec = result.recommendation
+    cheapest = _offer(rec, result, lang) if rec else None
+    fastest_rec = next((a for a in result.alternatives if a.reason == "fastest"), None)
+    fastest = None
+    if fastest_rec is not None and (
+        rec is None or (fastest_rec.gpu, fastest_rec.count) != (rec.gpu, rec.count)
+    ):
+        fastest = _offer(fastest_rec, result, lang)
+    target = result.target
+    lead, need = _lead(result, target, cheapest, lang)
+    mitigations = [_mitigation(m, lang, result.request.num_gpus) for m in result.mitigations]
+    shown = needs_mitigations(result) or (target is not None and target.verdict != "fits")
+    said = [a for a in [*notes, *result.assumptions] if a.code not in SAID_ELSEWHERE]
+    return Answer(
+        lang=lang,
+        lead=lead,
+        need=need,
+        settings=headline_settings(result, lang),
+        parts=tuple((label("component", c, lang), format_bytes(n, lang)) for c, n in components(result)),
+        cheapest=cheapest,
+        fastest=fastest,
+        mitigations_title=_mitigations_title(target, lang),
+        mitigations=tuple(mitigations[:LEAD_MITIGATIONS]) if shown else (),
+        extra_mitigations=tuple(mitigations[LEAD_MITIGATIONS:] if shown else mitigations),
+        host=t(
+            "answer-host",
+            lang,
+            ram_min=format_bytes(result.host.ram_min_bytes, lang),
+            ram_recommended=format_bytes(result.host.ram_recommended_bytes, lang),
+            disk=format_bytes(result.host.disk_bytes, lang),
+            disk_kind=label("disk", result.host.disk_kind, lang),
+        ),
+        verdicts=tuple(verdict_line(v, lang) for v in _verdicts(result, target)),
+        speed=_speed_line(result, rec, lang),
+        assumptions=tuple(assumption_texts(said, lang)),
+        change=_change(previous, result, lang) if previous is not None else None,
+        total_bytes=result.total_bytes,
+    )
+
+
+def headline_settings(result: Result, lang: str) -> str:
+    settings = describe_settings(result.request.model_dump(exclude={"model"}), lang)
+    return t("answer-headline", lang, model=result.model.name, settings=settings)
+
+
+def components(result: Result) -> list[tuple[str, int]]:
+    """The parts of the breakdown to show, largest first: those above zero, and the overhead always."""
+    parts = sorted(result.breakdown.items(), key=lambda kv: -kv[1])
+    return [(c, n) for c, n in parts if n > 0 or c == "overhead"]
+
+
+def short_gpu_name(name: str) -> str:
+    """'NVIDIA GeForce RTX 4090 48 GB (modded)' → 'RTX 4090 48 GB': what people call the card."""
+    for prefix in ("NVIDIA ", "GeForce ", "AMD Instinct ", "AMD "):
+        name = name.removeprefix(prefix)
+    return name.split(" (")[0]
+
+
+def config_text(count: int, gpu_name: str, lang: str) -> str:
+    return t("config", lang, count=count, gpu=short_gpu_name(gpu_name))
+
+
+def price_of(rec: Recommendation, lang: str) -> str:
+    if not rec.in_offers:
+        return t("price-not-offered", lang)
+    return hourly_price(rec.price_per_hour, rec.currency, lang)
+
+
+def hourly_price(price: float | None, currency: str | None, lang: str) -> str:
+    """'149 ₽/ч', or 'price on request' for an offer without a price."""
+    if price is None or currency is None:
+        return t("price-on-request", lang)
+    return t("price-per-hour", lang, price=price, currency=label("currency", currency, lang))
+
+
+def verdict_line(v: Verdict, lang: str) -> str:
+    """'✅ 1× RTX 4090 48 GB: fits, 26.9 of 48.0 GB'."""
+    return t(
+        "answer-verdict",
+        lang,
+        icon=VERDICT_ICONS[v.verdict],
+        config=config_text(v.count, v.gpu_name, lang),
+        verdict=label("verdict", v.verdict, lang),
+        need=format_bytes(v.bytes_per_gpu, lang),
+        usable=format_bytes(v.usable_bytes, lang),
+    )
+
+
+# --- the lead ------------------------------------------------------------------------------------
+
+
+def _lead(result: Result, target: Verdict | None, offer: Offer | None, lang: str) -> tuple[str, str]:
+    rec = result.recommendation
+    total = format_bytes(result.total_bytes, lang)
+    if target is not None and (rec is None or (target.gpu, target.count) != (rec.gpu, rec.count)):
+        own = t(
+            f"lead-own-{target.verdict}",
+            lang,
+            icon=VERDICT_ICONS[target.verdict],
+            config=config_text(target.count, target.gpu_name, lang),
+            need=format_bytes(target.bytes_per_gpu, lang),
+            usable=format_bytes(target.usable_bytes, lang),
+        )
+        if offer is None:
+            return own, t("lead-nothing-fits", lang, need=total)
+        return own, _offer_sentence("lead-rent", offer, lang)
+    if offer is None or rec is None:
+        return t("lead-none", lang, need=total), t("lead-none-hint", lang)
+    verdict = verdict_of(rec, result)
+    kind = verdict.verdict if verdict else rec.verdict
+    key = "lead-fits" if offer.in_offers else "lead-fits-not-offered"
+    lead = _offer_sentence(
+        key, offer, lang, icon=VERDICT_ICONS[kind], verdict=label("lead-verdict", kind, lang)
+    )
+    need_bytes = rec.bytes_per_gpu
+    scale = need_bytes / result.total_bytes if result.total_bytes else 1.0  # the range, per card of it
+    need = t(
+        "lead-need",
+        lang,
+        need=format_bytes(need_bytes, lang),
+        usable=format_bytes(verdict.usable_bytes if verdict else need_bytes, lang),
+        cards=rec.count,
+        low=format_bytes(result.range.low_bytes * scale, lang),
+        high=format_bytes(result.range.high_bytes * scale, lang),
+    )
+    return lead, need
+
+
+def _offer_sentence(key: str, offer: Offer, lang: str, **extra: str) -> str:
+    parts = [t(key, lang, config=offer.config, **extra)]
+    if offer.in_offers:
+        parts.append(offer.price)
+    if offer.speed:
+        parts.append(offer.speed)
+    return " · ".join(parts)
+
+
+def _offer(rec: Recommendation, result: Result, lang: str) -> Offer:
+    speed = _throughput_of(result, rec.gpu, rec.count)
+    return Offer(
+        gpu=rec.gpu,
+        gpu_name=rec.gpu_name,
+        count=rec.count,
+        config=config_text(rec.count, rec.gpu_name, lang),
+        price=price_of(rec, lang),
+        url=rec.url,
+        in_offers=rec.in_offers,
+        offer_id=rec.offer_id,
+        price_per_hour=rec.price_per_hour,
+        speed=t("speed-short", lang, tokens=round(speed.tokens_per_s)) if speed else None,
+    )
+
+
+def _throughput_of(result: Result, gpu: str, count: int) -> Throughput | None:
+    return next((s for s in result.throughput if (s.gpu, s.count) == (gpu, count)), None)
+
+
+def _speed_line(result: Result, rec: Recommendation | None, lang: str) -> str | None:
+    pick = (_throughput_of(result, rec.gpu, rec.count) if rec else None) or next(
+        iter(result.throughput), None
+    )
+    if pick is None:
+        return None
+    name = next(
+        (v.gpu_name for v in [*result.verdicts] if v.gpu == pick.gpu), rec.gpu_name if rec else pick.gpu
+    )
+    return t(
+        "answer-speed-many" if result.request.concurrency > 1 else "answer-speed",
+        lang,
+        config=config_text(pick.count, name, lang),
+        per_user=round(pick.tokens_per_s),
+        total=round(pick.aggregate_tokens_per_s),
+    )
+
+
+def _verdicts(result: Result, target: Verdict | None) -> list[Verdict]:
+    rows = verdicts_to_show(result)
+    if target is not None and all((v.gpu, v.count) != (target.gpu, target.count) for v in rows):
+        rows.insert(0, target)
+    return rows
+
+
+def _mitigations_title(target: Verdict | None, lang: str) -> str:
+    if target is not None:
+        return t("answer-mitigations-own", lang, config=config_text(target.count, target.gpu_name, lang))
+    return t("answer-mitigations", lang)
+
+
+def _mitigation(m: Mitigation, lang: str, cards: int) -> str:
+    return t(
+        "answer-mitigation",
+        lang,
+        icon="✅" if m.fits else "❌",
+        action=action_text(m, lang),
+        saves=format_bytes(m.saves_bytes, lang),
+        total=format_bytes(m.total_bytes, lang),
+        outcome=_outcome(m, lang, cards),
+    )
+
+
+def _outcome(m: Mitigation, lang: str, cards: int) -> str:
+    """Whether a mitigation then fits, and where (`cards`: the requested number of GPUs)."""
+    gpu = short_gpu_name(m.fits_gpu_name) if m.fits_gpu_name else None
+    if gpu and m.fits_count and not m.fits and m.fits_count > cards:
+        return t("mitigation-fits-with-more", lang, cards=cards, count=m.fits_count, gpu=gpu)
+    if gpu and m.fits_count:
+        return t("mitigation-fits-on", lang, count=m.fits_count, gpu=gpu)
+    if m.fits:
+        return t("mitigation-fits", lang)
+    return t("mitigation-still-short", lang, count=cards)
+
+
+# --- against the previous answer -------------------------------------------------------------------
+
+
+def _summary(result: Result, lang: str) -> str:
+    rec = result.recommendation
+    total = format_bytes(result.total_bytes, lang)
+    if rec is None:
+        return t("change-side-none", lang, total=total)
+    return t(
+        "change-side",
+        lang,
+        total=total,
+        config=config_text(rec.count, rec.gpu_name, lang),
+        price=price_of(rec, lang),
+    )
+
+
+def _change(previous: Result, result: Result, lang: str) -> str:
+    """'Было: 16,4 ГБ · 1× RTX 4090 48 GB · 149 ₽/ч → стало: 9,1 ГБ · …'."""
+    return t("change-line", lang, before=_summary(previous, lang), after=_summary(result, lang))

@@ -1,0 +1,143 @@
+"""Free text → `Request`, in Russian and English.
+
+`parse("llama 3 70b int4 32k контекст 4 пользователя")` gives task inference, model Llama 3 70B,
+precision int4, context 32768, concurrency 4. Nothing but `ParseError` escapes: its `code` says
+what is missing or wrong (empty, missing_model, ambiguous_model, unknown_model, too_large,
+invalid), its `partial` holds the request fields understood so far and `candidates` the model ids
+to choose from.
+
+After an answer, `follow_up("а в int4?", previous)` changes what the text names in the previous
+request; `comparison("сравни 4090 48 и h100 для llama 3.1 70b")` and
+`comparison_follow_up("сравни с h100", previous)` read a workload and the cards to compare.
+
+How the text is read (`reading`): Hugging Face ids first, then the longest runs of words naming a
+catalogue model or GPU (`names`: so "phi 3 mini 4k" stays a name and "4k" is not taken as a
+context; "4090 48" is the 48 GB card and "2× h100" two of them), then keywords and numbers with
+their units (`vocabulary`), each match consumed so no word counts twice.
+
+Decisions a practitioner would make, reported as notes (`understand`) so an answer can say so:
+- "fine-tune" / "дообучение" without a method means LoRA, what almost everyone runs unless they
+  say "full"; plain "training" / "обучение" and "from scratch" keep the contract default, full.
+- "gguf" without a type means Q4_K_M, the most common GGUF download.
+- a name with a size the catalogue lacks ("llama 13b" when only other Llamas are known) falls back
+  to the size alone, which the estimator sizes with a typical architecture.
+Several users of a language model with no engine named are sized as a vLLM server by the
+estimator's defaults (`core.estimate.fill_defaults`, note `parse_serving_vllm`), not here; an
+inference "batch N" is read as N sequences generated together (the concurrency).
+Conventions: "32k" is 32 × 1024 tokens (model cards' "128k" is 131072); a bare number of 256 or
+more is the context (the sequence length when training) for LLMs and a square resolution for
+image/video models; "batch N" for image generation means N images per batch; a small number
+after "на"/"on" ("на двух") is a number of cards.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from core.catalog import Catalog
+from core.contract import Assumption, CustomModel, Request
+from core.errors import ParseError
+from core.parse.followup import Comparison, FollowUp, comparison, comparison_follow_up, follow_up
+from core.parse.models import _size_b
+from core.parse.reading import _resolution, _resolution_in_bounds, catalog_or_default, read
+from core.parse.text import (
+    _NUMK,
+    MAX_CANDIDATES,
+    MAX_RESOLUTION_SIDE,
+    MIN_BARE_NUMBER,
+    MIN_RESOLUTION_SIDE,
+    Fields,
+    _limit,
+    _normalize,
+    _tokens_count,
+)
+from core.parse.vocabulary import _BARE_NUMBER, _MOE_SIZE, _RESOLUTION, _SIZE, _VIDEO_P
+
+__all__ = [
+    "MAX_CANDIDATES",
+    "MAX_RESOLUTION_SIDE",
+    "MIN_BARE_NUMBER",
+    "MIN_RESOLUTION_SIDE",
+    "Comparison",
+    "FollowUp",
+    "Understood",
+    "comparison",
+    "comparison_follow_up",
+    "follow_up",
+    "parse",
+    "parse_context",
+    "parse_count",
+    "parse_partial",
+    "parse_resolution",
+    "parse_size_b",
+    "understand",
+]
+
+
+@dataclass(frozen=True)
+class Understood:
+    """The request and the notes on what the parser assumed (shown with the answer)."""
+
+    request: Request
+    notes: list[Assumption] = field(default_factory=list)
+
+
+def parse(text: str, catalog: Catalog | None = None) -> Request:
+    """Free text → request; raises only `ParseError`."""
+    return understand(text, catalog).request
+
+
+def understand(text: str, catalog: Catalog | None = None) -> Understood:
+    """Like `parse`, with the parser's assumptions as notes (`Assumption` codes `parse_*`)."""
+    reading = read(text, catalog_or_default(catalog))
+    return Understood(reading.build(), reading.notes)
+
+
+def parse_partial(text: str, catalog: Catalog | None = None) -> Fields:
+    """The request fields `text` states, never raising: for free entry at any dialog step.
+
+    A task the text does not name (nor its model implies) is left out: the dialog knows it better.
+    """
+    reading = read(text, catalog_or_default(catalog))
+    try:
+        reading.build()
+        fields = dict(reading.fields)
+    except ParseError as e:
+        fields = dict(e.partial)
+    if reading.task_defaulted:
+        fields.pop("task", None)
+    return fields
+
+
+def parse_context(text: str) -> int | None:
+    """A token count: "32k" → 32768, "128к" → 131072, "контекст 8192" → 8192."""
+    match = re.search(_NUMK + r"(?!\s*b\b)", _normalize(text))
+    value = _tokens_count(match) if match else None
+    return value if value and value <= _limit(Request, "context_length") else None
+
+
+def parse_count(text: str) -> int | None:
+    """A small positive count: "4", "4 пользователя", "bs=8"."""
+    match = re.search(r"(?<![\d.])(\d{1,7})(?![\d.])", _normalize(text))
+    value = int(match.group(1)) if match else 0
+    return value if 0 < value <= _limit(Request, "concurrency") else None
+
+
+def parse_resolution(text: str) -> tuple[int, int] | None:
+    """ "1024x1024", "1024×768", "1024 на 1024", "720p", or one number for a square."""
+    norm = _normalize(text)
+    for pattern in (_RESOLUTION, _VIDEO_P, _BARE_NUMBER):
+        match = pattern.search(norm)
+        if match:
+            size = _resolution(match)
+            return size if _resolution_in_bounds(size) else None
+    return None
+
+
+def parse_size_b(text: str) -> float | None:
+    """Parameters in billions: "7b" → 7, "1.5B" → 1.5, "405 млрд" → 405, "8x7b" → 56 (nominal)."""
+    norm = _normalize(text)
+    match = _MOE_SIZE.search(norm) or _SIZE.search(norm)
+    value = _size_b(match) if match else None
+    return value if value and value <= _limit(CustomModel, "params_b") else None

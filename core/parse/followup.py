@@ -1,0 +1,158 @@
+"""After an answer: a follow-up that changes part of the request, and comparisons of cards.
+
+"а в int4?", "а на двух?", "what about 32k context?" change only what they name in the previous
+request; a text that names a model is a new question (`understand`). "сравни 4090 48 и h100 для
+llama 3.1 70b" and, after an answer, "сравни с h100" read a workload and the cards to size it on.
+A caller tries `comparison_follow_up`, then `follow_up`, then `understand`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from core.catalog import Catalog
+from core.contract import Assumption, Engine, Precision, Request, Task
+from core.parse.reading import catalog_or_default, read
+from core.parse.text import Reading, _normalize, _validation_error
+from core.parse.vocabulary import _COMPARE, _GGUF_OF
+from core.precision import is_gguf
+
+Config = tuple[str, int]
+_MODEL_ERRORS = ("missing_model", "ambiguous_model", "unknown_model")
+_GENERAL_ENGINES = (Engine.LLAMA_CPP, Engine.TRANSFORMERS, Engine.VLLM)  # chosen for a weight format
+
+
+@dataclass(frozen=True)
+class FollowUp:
+    """The previous request with what the follow-up names changed (validated), and which fields did."""
+
+    request: Request
+    changed: tuple[str, ...]  # Request field names whose value changed, in the contract's order
+    notes: list[Assumption] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One workload to size on several configurations (GPU id, card count), at least two distinct.
+
+    `request` has no `gpus` and one card; size each configuration with
+    `request.model_copy(update={"gpus": [gpu], "num_gpus": count})`.
+    """
+
+    request: Request
+    configs: tuple[Config, ...]
+
+
+def follow_up(text: str, previous: Request, catalog: Catalog | None = None) -> FollowUp | None:
+    """The previous request changed as `text` says; None when `text` names a model (a new
+    question), compares cards (`comparison_follow_up`), or names nothing a request holds.
+
+    A card named replaces `gpus` (the count stays unless given); a count alone keeps the card.
+    Raises `ParseError` when a value it names is out of range ("а с контекстом 10^12?").
+    """
+    found = catalog_or_default(catalog)
+    if comparison_follow_up(text, previous, found) is not None:
+        return None
+    reading = _read_after(text, previous, found)
+    if reading is None:
+        return None
+    named = _named(reading)
+    if not named:
+        return None
+    request = _apply(previous, named)
+    changed = tuple(n for n in Request.model_fields if getattr(request, n) != getattr(previous, n))
+    return FollowUp(request, changed, reading.notes)
+
+
+def comparison(text: str, catalog: Catalog | None = None) -> Comparison | None:
+    """ "сравни 4090 48 и h100 для llama 3.1 70b int4", "4090 48 vs 2× h100 for qwen2.5 32b".
+
+    None unless the text asks to compare ("сравни", "vs", "или", "лучше"…) at least two distinct
+    configurations of a workload whose model it names: without one ("сравни 4090 и h100") it may
+    be `comparison_follow_up` to an answer, or `understand` asks which model. Raises `ParseError`
+    when a value it names is out of range.
+    """
+    if not _COMPARE.search(_normalize(text)):
+        return None
+    reading = read(text, catalog_or_default(catalog))
+    configs = _configs(reading)
+    if len(configs) < 2:
+        return None
+    for fields in (reading.fields, *([reading.error.partial] if reading.error else [])):
+        fields.pop("gpus", None)
+        fields.pop("num_gpus", None)
+    if reading.error is not None and reading.error.code in _MODEL_ERRORS:
+        return None
+    return Comparison(reading.build(), tuple(configs))
+
+
+def comparison_follow_up(text: str, previous: Request, catalog: Catalog | None = None) -> Comparison | None:
+    """ "сравни с h100", "compare with 2× h100" after an answer: the previous card first (when it
+    named one), then those of the text; other settings the text names change as in `follow_up`."""
+    if not _COMPARE.search(_normalize(text)):
+        return None
+    reading = _read_after(text, previous, catalog_or_default(catalog))
+    if reading is None:
+        return None
+    own = _configs(reading)
+    first = [(previous.gpus[0], previous.num_gpus)] if previous.gpus else []
+    configs = list(dict.fromkeys(first + own))
+    if not own or len(configs) < 2:
+        return None
+    named = {k: v for k, v in _named(reading).items() if k not in ("gpus", "num_gpus")}
+    request = _apply(previous, {**named, "gpus": None, "num_gpus": 1})
+    return Comparison(request, tuple(configs))
+
+
+def _read_after(text: str, previous: Request, catalog: Catalog) -> Reading | None:
+    """The reading of a follow-up, or None when it is a new question or empty."""
+    if not text.strip():
+        return None
+    reading = read(text, catalog, base=previous.task)
+    if reading.names_model:
+        return None
+    if reading.error is not None:
+        raise reading.error
+    return reading
+
+
+def _named(reading: Reading) -> dict[str, Any]:
+    """The fields the text itself states (not a task it merely defaulted to)."""
+    named = dict(reading.fields)
+    if reading.task_defaulted:
+        named.pop("task", None)
+    return named
+
+
+def _configs(reading: Reading) -> list[Config]:
+    """Distinct (card, count) pairs; a count said once for all ("на двух картах") fills the rest."""
+    given = reading.gpu_configs
+    shared = 1 if any(count for _, count in given) else int(reading.fields.get("num_gpus", 1))
+    return list(dict.fromkeys((gpu, count or shared) for gpu, count in given))
+
+
+def _apply(previous: Request, named: dict[str, Any]) -> Request:
+    """`previous` with `named` set, keeping it consistent: a weight format the previous engine
+    does not run clears that engine (the defaults choose again), as does training a GGUF file."""
+    update = dict(named)
+    precision = update.get("precision", previous.precision)
+    task = update.get("task", previous.task)
+    if "precision" in update and "engine" not in update and previous.engine in _GENERAL_ENGINES:
+        gguf = isinstance(precision, Precision) and is_gguf(precision)
+        if gguf != (previous.engine is Engine.LLAMA_CPP):
+            update["engine"] = None
+    if update.get("engine") is Engine.LLAMA_CPP and "precision" not in update and precision in _GGUF_OF:
+        update["precision"] = _GGUF_OF[precision]  # "а в llama.cpp?" after int4: its GGUF type
+    previous_gguf = previous.precision is not None and is_gguf(previous.precision)
+    if task is Task.TRAINING and previous_gguf and "precision" not in named:
+        update["precision"] = None  # GGUF files are not trained: the training default instead
+        if previous.engine is Engine.LLAMA_CPP and "engine" not in named:
+            update["engine"] = None
+    data = {**previous.model_dump(), **update}
+    try:
+        return Request(**data)
+    except ValidationError as e:
+        raise _validation_error(e, data) from None

@@ -1,0 +1,172 @@
+"""Which model the text names: a Hugging Face id, a catalogue name, or a size."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from pydantic import ValidationError
+
+from core.catalog import Catalog, name_tokens
+from core.contract import CustomModel, Precision
+from core.errors import ParseError
+from core.notes import note
+from core.parse.names import Names
+from core.parse.text import MAX_CANDIDATES, Reading, _number, _Text, _validation_error
+from core.parse.vocabulary import _FILLER, _MOE_SIZE, _SIZE
+from core.specs import ModelKind, ModelSpec
+
+
+def _take_hf_id(raw: str) -> tuple[str, str | None]:
+    """`org/name` is a Hugging Face id; kept in its own case, since the Hub is case-sensitive."""
+    match = re.search(r"(?<![\w./-])([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*[A-Za-z0-9])(?![\w/])", raw)
+    if not match:
+        return raw, None
+    return raw[: match.start()] + " " + raw[match.end() :], match.group(1)
+
+
+def _read_model(
+    text: _Text, catalog: Catalog, hf_id: str | None, names: Names, reading: Reading
+) -> tuple[str | None, ModelKind | None]:
+    moe = text.take(_MOE_SIZE)
+    size_match = moe or text.take(_SIZE)
+    size = _size_b(size_match) if size_match else None
+    if size is not None and reading.error is None:
+        try:
+            CustomModel(params_b=size)
+        except ValidationError as e:
+            reading.error = _validation_error(e, {})
+            reading.error.field = "model"
+    if hf_id:
+        return _from_hf_id(catalog, hf_id, reading)
+    if len(names.models) == 1:
+        return names.models[0], catalog.models[names.models[0]].kind
+    size_word = _size_word(moe, size)
+    candidates = names.models or _fuzzy_candidates(text, catalog, size, size_word)
+    if len(candidates) == 1:
+        return candidates[0], catalog.models[candidates[0]].kind
+    if candidates:
+        if reading.error is None:
+            reading.error = ParseError(
+                "ambiguous_model",
+                "several models match",
+                field="model",
+                candidates=_ranked(catalog, candidates),
+            )
+        return None, _common_kind(catalog, candidates)
+    if size is None or reading.error is not None:
+        return None, None
+    query = _name_words(text)
+    if query:
+        reading.notes.append(note("parse_model_by_size", name=" ".join(query), size=size_word))
+    return size_word, None
+
+
+def _from_hf_id(catalog: Catalog, hf_id: str, reading: Reading) -> tuple[str, ModelKind | None]:
+    lowered = hf_id.lower()  # quantized repos say so in their names: "...-AWQ", "...-GGUF"
+    for word, precision in (
+        ("awq", Precision.AWQ_INT4),
+        ("gptq", Precision.GPTQ_INT4),
+        ("gguf", Precision.Q4_K_M),
+        ("fp8", Precision.FP8),
+    ):
+        if word in lowered:
+            reading.fields.setdefault("precision", precision)
+            break
+    found = catalog.find_model(hf_id)
+    if found is None:  # not catalogued: the estimator may still read it from the Hub
+        return hf_id, None
+    return found[0].id, found[0].kind
+
+
+def _size_b(match: re.Match[str]) -> float:
+    if match.re is _MOE_SIZE:
+        return _number(match.group(1)) * _number(match.group(2))
+    if match.group("m"):
+        return _number(match.group("m")) / 1000
+    return _number(match.group("b"))
+
+
+def _size_word(moe: re.Match[str] | None, size: float | None) -> str:
+    """The size as the resolver reads it: "70B", "1.5B", "8x7B"."""
+    if moe:
+        return f"{int(_number(moe.group(1)))}x{_number(moe.group(2)):g}B"
+    return f"{size:g}B" if size is not None else ""
+
+
+def _name_tokens(name: str) -> set[str]:
+    """The catalogue's name words and their letter/digit runs: 'FLUX.1 [dev]' → {flux.1, flux, 1, dev}."""
+    out: set[str] = set()
+    for word in name_tokens(name):
+        out.add(word)
+        out.update(re.findall(r"[^\W\d_]+|\d+(?:\.\d+)?[a-z]?", word))
+    return out
+
+
+def _name_words(text: _Text) -> list[str]:
+    words = re.findall(r"[^\s,;!?()\"'=:+]+", text.rest)
+    return [w.strip(".") for w in words if _has_letter(w) and not _FILLER.fullmatch(w.strip("."))]
+
+
+def _fuzzy_candidates(text: _Text, catalog: Catalog, size: float | None, size_word: str) -> list[str]:
+    """Models whose names hold every name word left in the text, then filtered by size."""
+    tokens, vocabulary = _catalog_tokens(catalog)
+    query: set[str] = set()
+    for word in re.findall(r"[^\s,;!?()\"'=:+]+", text.rest):
+        word = word.strip(".")
+        query.update([word] if word in vocabulary else (t for t in _name_tokens(word) if t in vocabulary))
+    query -= {t for t in query if _FILLER.fullmatch(t)}
+    if not any(_has_letter(t) for t in query):  # a stray number names no model
+        moe_word = size_word.lower()
+        return [i for i, names in tokens.items() if "x" in moe_word and moe_word in names]
+    for wanted in (query, {t for t in query if _has_letter(t)}):  # then without version numbers
+        found = [i for i, names in tokens.items() if wanted and wanted <= names]
+        if size is not None:
+            found = [i for i in found if _same_size(catalog.models[i], size, size_word, tokens[i])]
+        if found:
+            # "qwen 7b" is Qwen's own 7B rather than DeepSeek's distill of it: prefer the family named
+            own = [i for i in found if _name_tokens(catalog.models[i].family) & wanted]
+            return own or found
+    return []
+
+
+@lru_cache(maxsize=4)  # a catalogue is loaded once and not changed; its words need computing once
+def _catalog_tokens(catalog: Catalog) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
+    """Each model's name words, and all of them together."""
+    tokens = {m.id: frozenset(_model_tokens(m)) for m in catalog.models.values()}
+    return tokens, frozenset().union(*tokens.values())
+
+
+def _model_tokens(model: ModelSpec) -> set[str]:
+    names = [model.id, model.name, model.family, *model.aliases, *([model.hf_id] if model.hf_id else [])]
+    return set().union(*(_name_tokens(n) for n in names))
+
+
+def _has_letter(word: str) -> bool:
+    return re.search(r"[^\W\d_]", word) is not None
+
+
+def _same_size(model: ModelSpec, size: float, size_word: str, names: frozenset[str]) -> bool:
+    return size_word.lower() in names or abs(model.params_b - size) <= 0.15 * size
+
+
+def _ranked(catalog: Catalog, ids: list[str]) -> list[str]:
+    """Popular models first, then by size, so a clarifying question offers the likely ones."""
+    ordered = sorted(ids, key=lambda i: (not catalog.models[i].popular, catalog.models[i].params_b, i))
+    return ordered[:MAX_CANDIDATES]
+
+
+def _common_kind(catalog: Catalog, ids: list[str]) -> ModelKind | None:
+    kinds = {catalog.models[i].kind for i in ids}
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _no_model_error(text: _Text, catalog: Catalog) -> ParseError:
+    words = _name_words(text)
+    if not words:
+        return ParseError("missing_model", "no model named", field="model")
+    name = " ".join(words)
+    suggestions = [m.id for m in catalog.search(name, 5)]
+    return ParseError(
+        "unknown_model", f"unknown model {name!r}", field="model", candidates=suggestions, value=name
+    )

@@ -1,0 +1,252 @@
+"""The reading itself: names first, then settings, the task, the model and bare numbers."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from core.catalog import Catalog, default_catalog
+from core.contract import CpuOffload, Engine, KvPrecision, Method, Precision, Task
+from core.errors import CatalogError, ParseError
+from core.notes import note
+from core.parse.models import _no_model_error, _read_model, _take_hf_id
+from core.parse.names import take_names
+from core.parse.text import (
+    MAX_RESOLUTION_SIDE,
+    MIN_BARE_NUMBER,
+    MIN_RESOLUTION_SIDE,
+    Fields,
+    Reading,
+    _normalize,
+    _number,
+    _Text,
+    _tokens_count,
+)
+from core.parse.vocabulary import (
+    _ATTENTION,
+    _BARE_K,
+    _BARE_NUMBER,
+    _CHECKPOINTING,
+    _CONTEXT,
+    _COUNTED,
+    _ENGINES,
+    _FINE_TUNE,
+    _GGUF,
+    _GGUF_OF,
+    _KV_CACHE,
+    _LORA_RANK,
+    _METHODS,
+    _OFFLOAD,
+    _ON_CARDS,
+    _OPTIMIZERS,
+    _PRECISIONS,
+    _RESOLUTION,
+    _SCRATCH,
+    _SEQ_LEN,
+    _SHARDING,
+    _SLICING,
+    _TASK_WORDS,
+    _TILING,
+    _TRAINING,
+    _VIDEO_P,
+)
+from core.specs import ModelKind
+
+
+def catalog_or_default(catalog: Catalog | None) -> Catalog:
+    if catalog is not None:
+        return catalog
+    try:
+        return default_catalog()
+    except CatalogError:  # data files missing or broken: still read settings, models by size only
+        return Catalog([], [], [])
+
+
+def read(raw: str, catalog: Catalog, base: Task | None = None) -> Reading:
+    """Read `raw`; with `base` (a follow-up to a request of that task) a model need not be named."""
+    reading = Reading()
+    if not raw.strip():
+        reading.error = ParseError("empty", "the text is empty", field="text")
+        return reading
+    raw, hf_id = _take_hf_id(raw)
+    text = _Text(_normalize(raw))
+    f = reading.fields
+    _take_first(text, f, "engine", _ENGINES)
+    names = take_names(text, catalog, f)
+    reading.gpu_configs = names.configs
+    _read_settings(text, f, reading)
+    _read_task(text, f, reading)
+    model, kind = _read_model(text, catalog, hf_id, names, reading)
+    reading.names_model = model is not None or (
+        reading.error is not None and reading.error.code == "ambiguous_model"
+    )
+    _settle_task(f, kind, reading, base)
+    _settle_numbers(text, f, reading)
+    _settle_batch(f)
+    if model is not None:
+        f["model"] = model
+    if reading.error is None and "model" not in f and base is None:
+        reading.error = _no_model_error(text, catalog)
+    if reading.error is not None:
+        reading.error.partial = {**f, **reading.error.partial}
+    return reading
+
+
+def _take_first(text: _Text, f: Fields, name: str, table: Iterable[tuple[re.Pattern[str], Any]]) -> None:
+    for pattern, value in table:
+        if text.take(pattern):
+            f.setdefault(name, value)
+
+
+def _flag(text: _Text, pattern: re.Pattern[str]) -> bool | None:
+    match = text.take(pattern)
+    return None if match is None else not match.group("neg")
+
+
+def _read_settings(text: _Text, f: Fields, reading: Reading) -> None:
+    for pattern in _KV_CACHE:
+        match = text.take(pattern)
+        if match:
+            f.setdefault("kv_cache_precision", _kv_precision(match.group(1)))
+    _take_first(text, f, "optimizer", _OPTIMIZERS)
+    gguf = text.take(_GGUF) is not None
+    _take_first(text, f, "precision", _PRECISIONS)
+    if gguf:  # "gguf" alone is Q4_K_M; "gguf 8bit" is its 8-bit type
+        if "precision" not in f:
+            reading.notes.append(note("parse_gguf_default"))
+        precision = f.get("precision", Precision.INT4)
+        f["precision"] = _GGUF_OF.get(precision, precision)
+    _take_first(text, f, "sharding", _SHARDING)
+    _take_first(text, f, "attention", _ATTENTION)
+    for pattern, offload in _OFFLOAD:
+        enabled = _flag(text, pattern)
+        if enabled is not None:
+            f.setdefault("cpu_offload", offload if enabled else CpuOffload.NONE)
+    for name, pattern in (
+        ("vae_tiling", _TILING),
+        ("vae_slicing", _SLICING),
+        ("gradient_checkpointing", _CHECKPOINTING),
+    ):
+        enabled = _flag(text, pattern)
+        if enabled is not None:
+            f[name] = enabled
+    rank = text.take(_LORA_RANK)
+    if rank:
+        f["lora_rank"] = int(_number(rank.group(1) or rank.group(2)))
+    resolution = text.take(_RESOLUTION) or text.take(_VIDEO_P)
+    if resolution:
+        _set_resolution(f, _resolution(resolution), reading)
+    for name, patterns in _COUNTED:
+        for pattern in patterns:
+            match = text.take(pattern)
+            if match:
+                f.setdefault(name, int(_number(match.group(1))))
+    for name, patterns in (("seq_len", _SEQ_LEN), ("context_length", _CONTEXT)):
+        for pattern in patterns:
+            match = text.take(pattern)
+            if match:
+                f.setdefault(name, _tokens_count(match))
+    on_cards = text.take(_ON_CARDS)
+    if on_cards:
+        f.setdefault("num_gpus", int(on_cards.group(1)))
+
+
+def _kv_precision(word: str) -> KvPrecision:
+    if word.startswith("8"):
+        return KvPrecision.INT8
+    if word.startswith("4"):
+        return KvPrecision.INT4
+    return KvPrecision(word)
+
+
+def _resolution(match: re.Match[str]) -> tuple[int, int]:
+    if match.re is _VIDEO_P:
+        height = int(match.group(1))
+        return (round(height * 16 / 9 / 16) * 16, height)  # "720p" is 16:9, sides multiples of 16
+    if match.re is _BARE_NUMBER:
+        side = int(_number(match.group(1)))
+        return (side, side)
+    return (int(_number(match.group(1))), int(_number(match.group(2))))
+
+
+def _resolution_in_bounds(size: tuple[int, int]) -> bool:
+    return min(size) >= MIN_RESOLUTION_SIDE and max(size) <= MAX_RESOLUTION_SIDE
+
+
+def _set_resolution(f: Fields, size: tuple[int, int], reading: Reading) -> None:
+    if not _resolution_in_bounds(size):
+        if reading.error is None:
+            code = "too_large" if max(size) > MAX_RESOLUTION_SIDE else "invalid"
+            reading.error = ParseError(
+                code, f"resolution {size[0]}x{size[1]} is out of range", field="resolution"
+            )
+        return
+    f.setdefault("resolution", size)
+
+
+def _read_task(text: _Text, f: Fields, reading: Reading) -> None:
+    if text.take(_SCRATCH):
+        f.update(task=Task.TRAINING, method=Method.FULL)
+    _take_first(text, f, "method", _METHODS)
+    fine_tune = text.take(_FINE_TUNE) is not None or f.get("engine") == Engine.UNSLOTH  # a fine-tuning tool
+    training = text.take(_TRAINING) is not None
+    if "method" in f or fine_tune or training:
+        f.setdefault("task", Task.TRAINING)
+    if fine_tune and "method" not in f:
+        f["method"] = Method.LORA
+        reading.notes.append(note("parse_finetune_lora"))
+    for pattern, task in _TASK_WORDS:
+        if text.take(pattern) and reading.task_word is None:
+            reading.task_word = task
+
+
+def _settle_task(f: Fields, kind: ModelKind | None, reading: Reading, base: Task | None = None) -> None:
+    """Training words win; then a diffusion model's kind; then the words; inference by default.
+
+    A language model implies no task (it may be run or trained), so it leaves the default marked
+    as one: `parse_partial` then does not override a task the dialog already knows.
+    """
+    word = reading.task_word
+    if "task" in f:
+        return
+    if kind == ModelKind.IMAGE:
+        f["task"] = Task.IMAGE_GENERATION
+    elif kind == ModelKind.VIDEO:
+        f["task"] = Task.VIDEO_GENERATION
+    elif word is not None and (kind is None or word == Task.INFERENCE):  # "картинки llama" is noise
+        f["task"] = word
+    elif kind is None and "frames" in f:
+        f["task"] = Task.VIDEO_GENERATION
+    elif kind is None and ("resolution" in f or "images" in f):
+        f["task"] = Task.IMAGE_GENERATION
+    else:
+        f["task"] = base or Task.INFERENCE
+        reading.task_defaulted = True
+
+
+def _settle_batch(f: Fields) -> None:
+    """An inference "batch N" is N sequences generated together: the concurrency. Whether that
+    makes a server (vLLM) is the estimator's default (`core.estimate.fill_defaults`), not the parser's."""
+    if f.get("task") == Task.INFERENCE and "batch_size" in f:
+        batch = f.pop("batch_size")
+        f.setdefault("concurrency", batch)
+
+
+def _settle_numbers(text: _Text, f: Fields, reading: Reading) -> None:
+    """Numbers without a keyword, read by the task: a context, a sequence length or a resolution."""
+    generation = f["task"] in (Task.IMAGE_GENERATION, Task.VIDEO_GENERATION)
+    if generation:
+        if "batch_size" in f and "images" not in f and f["task"] == Task.IMAGE_GENERATION:
+            f["images"] = f.pop("batch_size")
+        bare = text.take(_BARE_NUMBER, lambda m: _number(m.group(1)) >= MIN_BARE_NUMBER)
+        if bare:
+            _set_resolution(f, _resolution(bare), reading)
+        return
+    training = f["task"] == Task.TRAINING
+    if training and "context_length" in f:  # "lora 8k context" means the training sequence length
+        f.setdefault("seq_len", f.pop("context_length"))
+    name = "seq_len" if training else "context_length"
+    match = text.take(_BARE_K) or text.take(_BARE_NUMBER, lambda m: _number(m.group(1)) >= MIN_BARE_NUMBER)
+    if match and name not in f:
+        f[name] = _tokens_count(match)

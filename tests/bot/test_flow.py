@@ -1,0 +1,148 @@
+"""bot.flow's answers ↔ request: the dialog states what the user chose, the core decides the rest."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bot import flow
+from core.catalog import default_catalog
+from core.contract import (
+    CpuOffload,
+    CustomModel,
+    Engine,
+    KvPrecision,
+    Method,
+    MixedPrecision,
+    Optimizer,
+    Precision,
+    Request,
+    Sharding,
+    Task,
+)
+from core.estimate import estimate
+
+CATALOG = default_catalog()
+
+
+def test_qlora_states_no_precision_and_the_core_reads_nf4() -> None:
+    answers = {"task": "finetune", "model": "qwen2.5-7b", "method": "qlora", "batch_size": 4, "seq_len": 2048}
+    request = flow.build_request(answers)
+    assert request == {
+        "task": "training",
+        "model": "qwen2.5-7b",
+        "method": "qlora",
+        "batch_size": 4,
+        "seq_len": 2048,
+    }
+    assert estimate(request, CATALOG).request.precision is Precision.NF4
+
+
+def test_qlora_with_a_16_bit_precision_is_passed_as_stated() -> None:
+    """A quick answer `qlora bf16`: the core reads the base as NF4 and says so, not the bot."""
+    answers = {"task": "finetune", "model": "qwen2.5-7b", "method": "qlora", "precision": "bf16"}
+    request = flow.build_request(answers)
+    assert request["precision"] == "bf16"
+    result = estimate(request, CATALOG)
+    assert result.request.precision is Precision.NF4
+    assert "qlora_base_nf4" in {a.code for a in result.assumptions}
+
+
+@pytest.mark.parametrize(
+    ("precision", "mixed"),
+    [("fp32", MixedPrecision.BF16), ("fp16", MixedPrecision.FP16), ("bf16", MixedPrecision.BF16)],
+)
+def test_full_training_leaves_mixed_precision_to_the_core(precision: str, mixed: MixedPrecision) -> None:
+    answers = {"task": "finetune", "model": "llama-3.1-8b", "method": "full", "precision": precision}
+    request = flow.build_request(answers)
+    assert "mixed_precision" not in request
+    assert estimate(request, CATALOG).request.mixed_precision is mixed
+
+
+def test_training_from_scratch_is_the_cores_default_method() -> None:
+    request = flow.build_request({"task": "pretrain", "model": "13B", "precision": "bf16", "batch_size": 8})
+    assert request == {"task": "training", "model": "13B", "precision": "bf16", "batch_size": 8}
+    assert Request.model_validate(request).method is Method.FULL
+
+
+def test_typical_answers_are_left_out() -> None:
+    answers = {"task": "inference", "model": "qwen3-8b", "precision": None, "context_length": None}
+    assert flow.build_request(answers) == {"task": "inference", "model": "qwen3-8b"}
+
+
+ROUND_TRIPS: list[dict[str, Any]] = [
+    {"task": Task.INFERENCE, "model": "qwen3-8b"},
+    {
+        "task": Task.INFERENCE,
+        "model": "llama-3.1-70b",
+        "precision": Precision.AWQ_INT4,
+        "context_length": 32768,
+        "concurrency": 8,
+        "gpus": ["h100-sxm"],
+        "num_gpus": 2,
+        "engine": Engine.VLLM,
+        "kv_cache_precision": KvPrecision.FP8,
+    },
+    {
+        "task": Task.INFERENCE,
+        "model": "mixtral-8x7b",
+        "precision": Precision.Q4_K_M,
+        "engine": Engine.LLAMA_CPP,
+    },
+    {
+        "task": Task.TRAINING,
+        "model": "llama-3.1-8b",
+        "method": Method.FULL,
+        "precision": Precision.FP32,
+        "mixed_precision": MixedPrecision.NONE,
+        "optimizer": Optimizer.ADAMW_8BIT,
+        "sharding": Sharding.FSDP,
+        "num_gpus": 4,
+        "gradient_checkpointing": True,
+        "gradient_accumulation_steps": 4,
+    },
+    {"task": Task.TRAINING, "model": "qwen2.5-7b", "method": Method.QLORA, "lora_rank": 64, "seq_len": 4096},
+    {"task": Task.TRAINING, "model": "13B", "batch_size": 8, "seq_len": 2048},
+    {
+        "task": Task.TRAINING,
+        "model": CustomModel(params_b=3.0),
+        "method": Method.LORA,
+        "precision": Precision.BF16,
+    },
+    {
+        "task": Task.IMAGE_GENERATION,
+        "model": "sdxl",
+        "resolution": (1280, 720),
+        "images": 4,
+        "cpu_offload": CpuOffload.MODEL,
+        "vae_tiling": True,
+    },
+    {"task": Task.VIDEO_GENERATION, "model": "wan2.1-t2v-14b", "frames": 81, "vae_slicing": True},
+]
+
+
+@pytest.mark.parametrize("fields", ROUND_TRIPS, ids=lambda f: f"{f['task']}-{f['model']}")
+def test_answers_of_a_request_build_the_same_request(fields: dict[str, Any]) -> None:
+    """What a quick answer understood survives the dialog: every field, the steps' and the others."""
+    request = Request(**fields)
+    answers = flow.answers_from_request(request, CATALOG)
+    assert Request.model_validate(flow.build_request(answers)) == request
+    assert flow.fields_of(answers) == {k: v for k, v in flow.build_request(answers).items() if k != "model"}
+
+
+def test_changed_step_keeps_the_other_fields() -> None:
+    """A quick answer naming cards, its precision then changed in the dialog: the cards stay."""
+    request = Request(
+        task=Task.INFERENCE, model="qwen3-8b", precision=Precision.BF16, gpus=["h200"], num_gpus=2
+    )
+    answers = flow.answers_from_request(request, CATALOG)
+    assert answers["extra"] == {"gpus": ["h200"], "num_gpus": 2}
+    answers = flow.forget_after({**answers, "precision": "int8"}, "precision")
+    rebuilt = Request.model_validate(flow.build_request(answers))
+    assert rebuilt == request.model_copy(update={"precision": Precision.INT8})
+
+
+def test_a_steps_answer_wins_over_extra() -> None:
+    answers = {"task": "inference", "model": "qwen3-8b", "concurrency": 4, "extra": {"concurrency": 2}}
+    assert flow.build_request(answers)["concurrency"] == 4

@@ -1,0 +1,162 @@
+"""After an answer: follow-ups that change part of the request, and comparisons of cards."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from core.catalog import default_catalog
+from core.contract import Engine, Precision, Request, Task
+from core.errors import ParseError
+from core.parse import comparison, comparison_follow_up, follow_up, parse
+
+CATALOG = default_catalog()
+PREVIOUS = parse("llama 3.1 8b q4_k_m 8k на 4090", CATALOG)
+
+
+@pytest.mark.parametrize(
+    ("text", "changed", "fields"),
+    [
+        ("а если на 8 картах h100?", ("num_gpus", "gpus"), {"num_gpus": 8, "gpus": ["h100-sxm"]}),
+        ("а в int4?", ("precision",), {"precision": "int4"}),
+        ("а с контекстом 32k?", ("context_length",), {"context_length": 32768}),
+        ("а на двух?", ("num_gpus",), {"num_gpus": 2, "gpus": ["rtx4090"]}),
+        ("а для 16 пользователей?", ("concurrency",), {"concurrency": 16}),
+        ("what about int4?", ("precision",), {"precision": "int4"}),
+        ("and with 32k context?", ("context_length",), {"context_length": 32768}),
+        ("on two cards?", ("num_gpus",), {"num_gpus": 2, "gpus": ["rtx4090"]}),
+        ("а на 4090 48?", ("gpus",), {"gpus": ["rtx4090-48gb"], "num_gpus": 1}),
+        ("а 16k?", ("context_length",), {"context_length": 16384}),
+    ],
+)
+def test_a_follow_up_changes_what_it_names(
+    text: str, changed: tuple[str, ...], fields: dict[str, Any]
+) -> None:
+    done = follow_up(text, PREVIOUS, CATALOG)
+    assert done is not None
+    assert done.changed == changed
+    request = done.request.model_dump(mode="json")
+    assert {k: request[k] for k in fields} == fields
+    kept = {k: v for k, v in PREVIOUS.model_dump().items() if k not in changed}
+    assert {k: v for k, v in done.request.model_dump().items() if k not in changed} == kept
+
+
+def test_qlora_after_a_gguf_answer_trains_and_drops_the_gguf_file() -> None:
+    done = follow_up("а если qlora?", PREVIOUS, CATALOG)
+    assert done is not None
+    assert (done.request.task, done.request.method, done.request.precision) == (Task.TRAINING, "qlora", None)
+    assert set(done.changed) == {"task", "method", "precision"}
+    assert done.request.gpus == ["rtx4090"] and done.request.model == "llama-3.1-8b"
+
+
+def test_changing_precision_clears_an_engine_that_no_longer_applies() -> None:
+    previous = parse("llama 3.1 8b q4_k_m ollama 8k", CATALOG)
+    assert previous.engine is Engine.LLAMA_CPP
+    done = follow_up("а в int4?", previous, CATALOG)
+    assert done is not None and done.changed == ("precision", "engine")
+    assert (done.request.precision, done.request.engine) == (Precision.INT4, None)
+    assert done.request.context_length == 8192
+    same = follow_up("а в q8?", previous, CATALOG)
+    assert same is not None and (same.request.precision, same.request.engine) == ("q8_0", Engine.LLAMA_CPP)
+    served = parse("llama 3.1 8b int4 vllm", CATALOG)
+    gguf = follow_up("а если gguf?", served, CATALOG)
+    assert gguf is not None and (gguf.request.precision, gguf.request.engine) == (Precision.Q4_K_M, None)
+    assert [n.code for n in gguf.notes] == ["parse_gguf_default"]
+
+
+def test_a_count_alone_keeps_the_card_and_a_card_alone_keeps_the_count() -> None:
+    eight = parse("llama 3.1 70b на 8 картах h100", CATALOG)
+    done = follow_up("а на a100?", eight, CATALOG)
+    assert done is not None and (done.request.gpus, done.request.num_gpus) == (["a100-80gb"], 8)
+    done = follow_up("а на четырёх?", eight, CATALOG)
+    assert done is not None and (done.request.gpus, done.request.num_gpus) == (["h100-sxm"], 4)
+
+
+def test_a_follow_up_reads_numbers_by_the_previous_task() -> None:
+    training = parse("llama 3.1 8b qlora", CATALOG)
+    done = follow_up("а с контекстом 4k?", training, CATALOG)
+    assert done is not None and (done.changed, done.request.seq_len) == (("seq_len",), 4096)
+    images = parse("sdxl", CATALOG)
+    done = follow_up("а 1024x768?", images, CATALOG)
+    assert done is not None and done.request.resolution == (1024, 768)
+
+
+@pytest.mark.parametrize(
+    "text", ["а llama 3.1 70b?", "what about qwen2.5 32b int4?", "привет", "", "спасибо!"]
+)
+def test_a_new_model_or_nothing_request_like_is_no_follow_up(text: str) -> None:
+    assert follow_up(text, PREVIOUS, CATALOG) is None
+
+
+def test_an_out_of_range_follow_up_says_what_is_wrong() -> None:
+    with pytest.raises(ParseError) as caught:
+        follow_up("а с контекстом 10^12?", PREVIOUS, CATALOG)
+    assert caught.value.field == "context_length"
+
+
+@pytest.mark.parametrize(
+    ("text", "model", "configs", "precision"),
+    [
+        (
+            "сравни 4090 48 и h100 для llama 3.1 70b int4",
+            "llama-3.1-70b",
+            (("rtx4090-48gb", 1), ("h100-sxm", 1)),
+            "int4",
+        ),
+        (
+            "compare 4090 48 vs h100 for qwen2.5 32b",
+            "qwen2.5-32b",
+            (("rtx4090-48gb", 1), ("h100-sxm", 1)),
+            None,
+        ),
+        ("4090 48 или h100 для llama 3.1 8b?", "llama-3.1-8b", (("rtx4090-48gb", 1), ("h100-sxm", 1)), None),
+        (
+            "что лучше: 2× 4090 48 или h100 для llama 3.1 70b",
+            "llama-3.1-70b",
+            (("rtx4090-48gb", 2), ("h100-sxm", 1)),
+            None,
+        ),
+        ("llama 3.1 70b: 1 h100 vs 2 h100?", "llama-3.1-70b", (("h100-sxm", 1), ("h100-sxm", 2)), None),
+    ],
+)
+def test_comparisons(
+    text: str, model: str, configs: tuple[tuple[str, int], ...], precision: str | None
+) -> None:
+    found = comparison(text, CATALOG)
+    assert found is not None
+    assert found.configs == configs
+    assert (found.request.model, found.request.precision, found.request.gpus) == (model, precision, None)
+    assert found.request.num_gpus == 1
+
+
+def test_not_a_comparison() -> None:
+    assert comparison("llama 3.1 8b на 4090 48", CATALOG) is None  # one card
+    assert comparison("llama 3.1 8b на 4090 и h100", CATALOG) is None  # no word asking to compare
+    assert comparison("сравни 4090 и h100", CATALOG) is None  # of what? a follow-up, or ask the model
+    assert comparison("сравни 4090 и h100 для llama 70b", CATALOG) is None  # which llama: `understand` asks
+    with pytest.raises(ParseError) as caught:
+        comparison("сравни 4090 и h100 для llama 3.1 8b контекст 10^12", CATALOG)
+    assert caught.value.field == "context_length"
+
+
+@pytest.mark.parametrize("text", ["сравни с h100", "compare with h100", "а против h100?"])
+def test_compare_with_after_an_answer(text: str) -> None:
+    found = comparison_follow_up(text, PREVIOUS, CATALOG)
+    assert found is not None
+    assert found.configs == (("rtx4090", 1), ("h100-sxm", 1))
+    assert found.request == PREVIOUS.model_copy(update={"gpus": None})
+    assert follow_up(text, PREVIOUS, CATALOG) is None  # a comparison, not a change of card
+
+
+def test_compare_with_keeps_the_previous_count_and_applies_other_changes() -> None:
+    previous = parse("llama 3.1 70b int4 на 2× 4090 48", CATALOG)
+    found = comparison_follow_up("compare with 2x h100 in fp8", previous, CATALOG)
+    assert found is not None
+    assert found.configs == (("rtx4090-48gb", 2), ("h100-sxm", 2))
+    assert (found.request.precision, found.request.gpus, found.request.num_gpus) == ("fp8", None, 1)
+    no_card = Request(task=Task.INFERENCE, model="llama-3.1-8b")
+    assert comparison_follow_up("сравни с h100", no_card, CATALOG) is None  # nothing to compare with
+    assert comparison_follow_up("сравни 4090 и h100", no_card, CATALOG) is not None
+    assert comparison_follow_up("а на h100?", PREVIOUS, CATALOG) is None
+    assert comparison_follow_up("сравни с qwen2.5 7b", PREVIOUS, CATALOG) is None  # a new model
