@@ -10,11 +10,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.advice import advise, tensor_parallel_divides
+from core.advice import advise
 from core.catalog import Catalog, default_catalog
 from core.contract import (
     Assumption,
-    CpuOffload,
     Engine,
     KvPrecision,
     Method,
@@ -27,12 +26,11 @@ from core.contract import (
     Task,
 )
 from core.errors import CoreError, EstimateError
-from core.formulas.diffusion import SINGLE_PASS_FAMILIES
-from core.formulas.overhead import CUDA_CONTEXT_BYTES
-from core.formulas.params import Arch, arch_of
+from core.formulas.params import arch_of
 from core.formulas.peak import peak_breakdown
+from core.method_notes import method_notes
 from core.notes import note
-from core.precision import EXPERTS_ONLY_ON_MOE, KEEPS_EMBEDDINGS_WIDE, is_gguf
+from core.precision import is_gguf
 from core.resolve import resolve_model
 from core.specs import ModelKind, ModelSpec
 
@@ -65,7 +63,7 @@ def estimate(request: Request | dict[str, Any], catalog: Catalog | None = None) 
     breakdown = {k: round(v) for k, v in parts.items() if v > 0 or k == "overhead"}
     total = sum(breakdown.values())
     advice = advise(filled, spec, arch, catalog, total)
-    notes = [*assumptions, *default_notes, *_method_notes(filled, spec, arch, parts), *advice.assumptions]
+    notes = [*assumptions, *default_notes, *method_notes(filled, spec, arch, parts), *advice.assumptions]
     return Result(
         request=filled,
         model=resolved,
@@ -242,189 +240,6 @@ def _check_task(req: Request, spec: ModelSpec) -> None:
         and req.precision not in (Precision.FP32, Precision.FP16, Precision.BF16)
     ):
         raise EstimateError(f"llama.cpp runs GGUF formats, not {req.precision}", "precision")
-
-
-def _method_notes(
-    req: Request, spec: ModelSpec, arch: Arch | None, parts: dict[str, float]
-) -> list[Assumption]:
-    """How the workload was sized, in plain words (stable codes, listed in docs/estimator.md)."""
-    assert req.precision
-    notes = [
-        note(
-            "overhead",
-            context_bytes=CUDA_CONTEXT_BYTES,
-        )
-    ]
-    if spec.is_moe and spec.active_params_b:
-        notes.append(
-            note(
-                "moe_total_params",
-                total_b=spec.params_b,
-                active_b=spec.active_params_b,
-            )
-        )
-    if req.precision in EXPERTS_ONLY_ON_MOE and arch is not None and arch.experts > 1:
-        notes.append(
-            note(
-                "experts_only_quantized",
-                precision=str(req.precision),
-            )
-        )
-    elif req.precision in KEEPS_EMBEDDINGS_WIDE and arch is not None:
-        notes.append(
-            note(
-                "embeddings_wide",
-                precision=str(req.precision),
-            )
-        )
-    if is_gguf(req.precision):
-        notes.append(
-            note(
-                "gguf_average_bits",
-                precision=str(req.precision),
-            )
-        )
-    if req.task is Task.TRAINING:
-        notes.extend(_training_notes(req, step_is_peak=parts.get("activations", 0.0) <= 0))
-    if spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO):
-        if req.task is not Task.TRAINING:
-            notes.extend(_diffusion_notes(req, spec))
-    elif req.task is Task.INFERENCE:
-        notes.append(
-            note(
-                "kv_full_context",
-                concurrency=req.concurrency,
-                context_length=req.context_length or 0,
-            )
-        )
-    if req.engine is Engine.VLLM and req.task is Task.INFERENCE:
-        notes.append(
-            note(
-                "vllm_preallocates",
-            )
-        )
-    if req.cpu_offload is not CpuOffload.NONE and spec.kind not in (ModelKind.IMAGE, ModelKind.VIDEO):
-        if req.task is Task.INFERENCE:
-            notes.append(
-                note(
-                    "cpu_offload_layers",
-                    cpu_offload=str(req.cpu_offload),
-                )
-            )
-        else:
-            notes.append(
-                note(
-                    "cpu_offload_zero",
-                    cpu_offload=str(req.cpu_offload),
-                )
-            )
-    if req.num_gpus > 1 and arch is not None and not tensor_parallel_divides(req, arch, req.num_gpus):
-        notes.append(
-            note(
-                "tensor_parallel_heads",
-                heads=arch.a,
-                num_gpus=req.num_gpus,
-            )
-        )
-    if req.num_gpus > 1:
-        notes.append(
-            note(
-                "multi_gpu_split",
-                num_gpus=req.num_gpus,
-            )
-        )
-    return notes
-
-
-def _training_notes(req: Request, step_is_peak: bool) -> list[Assumption]:
-    notes: list[Assumption] = []
-    if req.method is Method.FULL and req.mixed_precision is not MixedPrecision.NONE:
-        if req.sharding.value == "none":
-            notes.append(
-                note(
-                    "mixed_precision_amp",
-                )
-            )
-        else:
-            notes.append(
-                note(
-                    "mixed_precision_zero",
-                )
-            )
-    if req.method is not Method.FULL:
-        notes.append(
-            note(
-                "lora_adapters_fp32",
-                rank=req.lora_rank,
-            )
-        )
-    if req.method is Method.QLORA and req.engine is not Engine.UNSLOTH:
-        notes.append(
-            note(
-                "qlora_fp32_upcast",
-            )
-        )
-    if req.engine is Engine.UNSLOTH:
-        notes.append(
-            note(
-                "unsloth_features",
-            )
-        )
-    if req.attention.value == "eager":
-        notes.append(
-            note(
-                "eager_attention_scores",
-            )
-        )
-    notes.append(_training_peak_note(req, step_is_peak))
-    return notes
-
-
-def _training_peak_note(req: Request, step_is_peak: bool) -> Assumption:
-    """Which phase of the training step is the peak (core.formulas.peak.training_peak)."""
-    shape = {"batch_size": req.batch_size, "seq_len": req.seq_len or 0}
-    if step_is_peak:
-        return note(
-            "training_peak_optimizer_step",
-            **shape,
-        )
-    if req.gradient_accumulation_steps > 1:
-        return note(
-            "training_peak_accumulation",
-            steps=req.gradient_accumulation_steps,
-            **shape,
-        )
-    return note(
-        "training_peak_backward",
-        **shape,
-    )
-
-
-def _diffusion_notes(req: Request, spec: ModelSpec) -> list[Assumption]:
-    assert req.resolution
-    w, h = req.resolution
-    notes = [
-        note(
-            "vae_decode_fp32",
-            width=w,
-            height=h,
-        ),
-        note(
-            "cfg_single_pass",
-        )
-        if spec.family in SINGLE_PASS_FAMILIES
-        else note(
-            "cfg_double_batch",
-        ),
-    ]
-    if req.cpu_offload is not CpuOffload.NONE:
-        notes.append(
-            note(
-                "cpu_offload_slow",
-                cpu_offload=str(req.cpu_offload),
-            )
-        )
-    return notes
 
 
 def _range(total: int, req: Request, resolved: ResolvedModel, spec: ModelSpec) -> Range:
