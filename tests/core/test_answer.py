@@ -441,7 +441,7 @@ def test_the_own_card_that_fits_says_so_on_line_one() -> None:
         {"task": "inference", "model": "llama-3.1-8b", "precision": "int4", "gpus": ["rtx3090"]}
     )
     lead = build_answer(result, "en").lead
-    assert lead.startswith("✅ Fits on your 1× RTX 3090 24 GB: ")
+    assert lead.startswith("✅ Fits on 1× RTX 3090 24 GB: ")
 
 
 # --- against the previous answer -------------------------------------------------------------------

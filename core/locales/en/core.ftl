@@ -267,8 +267,8 @@ lead-need = Needs { $need }{ $cards ->
     [one] {""}
    *[other] {" "}per card
 } of { $usable } (likely { $low }–{ $high })
-lead-own-fits = { $icon } Fits on your { $config }: { $need } of { $usable }
-lead-own-tight = { $icon } Fits tightly on your { $config }: { $need } of { $usable }
+lead-own-fits = { $icon } Fits on { $config }: { $need } of { $usable }
+lead-own-tight = { $icon } Fits tightly on { $config }: { $need } of { $usable }
 lead-own-does_not_fit = { $icon } Does not fit on { $config }: needs { $need } of { $usable }
 lead-rent = 🚀 To rent: { $config }
 lead-nothing-fits = None of our configurations holds { $need } as asked: how to cut it is below.

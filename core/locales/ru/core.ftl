@@ -287,8 +287,8 @@ lead-need = Нужно { $need }{ $cards ->
     [one] {""}
    *[other] {" "}на карту
 } из { $usable } (вероятно, { $low }–{ $high })
-lead-own-fits = { $icon } На вашей { $config } влезет: { $need } из { $usable }
-lead-own-tight = { $icon } На вашей { $config } влезет впритык: { $need } из { $usable }
+lead-own-fits = { $icon } На { $config } влезет: { $need } из { $usable }
+lead-own-tight = { $icon } На { $config } влезет впритык: { $need } из { $usable }
 lead-own-does_not_fit = { $icon } На { $config } не влезет: нужно { $need } из { $usable }
 lead-rent = 🚀 В аренду: { $config }
 lead-nothing-fits = Ни одна наша конфигурация не вмещает { $need } как есть — как уменьшить, ниже.
