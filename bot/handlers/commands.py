@@ -16,7 +16,8 @@ from bot import keyboards
 from bot.callbacks import LangCB
 from bot.context import Ctx
 from bot.db import repository
-from bot.handlers.wizard import start_wizard
+from bot.dialog import start_wizard
+from bot.dialog_state import DialogState, update
 from core.texts import LANGUAGES
 
 COMMANDS = ("start", "new", "help", "lang", "about", "cancel")
@@ -36,8 +37,8 @@ ACCURACY: dict[str, int | float] = {
 async def cmd_start(message: Message, ctx: Ctx, deep_link_source: str | None = None) -> None:
     """Greets and asks the task. `t.me/<bot>?start=<source>`: the source is kept for this dialog
     (the users table keeps the first one, see DbSessionMiddleware)."""
-    data = await ctx.state.get_data()
-    await ctx.state.update_data(source=deep_link_source or data.get("source"))
+    source = deep_link_source or (await DialogState.load(ctx.state)).source
+    await update(ctx.state, source=source)
     await start_wizard(ctx, message=message, greet=True)
 
 
@@ -48,13 +49,13 @@ async def cmd_new(message: Message, ctx: Ctx) -> None:
 async def cmd_cancel(message: Message, ctx: Ctx) -> None:
     """Stops the dialog (recorded as abandoned); its message loses its buttons."""
     await repository.abandon_dialogs(ctx.db, ctx.telegram_id)
-    data = await ctx.state.get_data()
+    state = await DialogState.load(ctx.state)
     await ctx.state.clear()
-    await ctx.state.update_data(source=data.get("source"))
-    if data.get("msg_id") and message.bot is not None:
+    await DialogState(source=state.source).save(ctx.state)
+    if state.msg_id and message.bot is not None:
         with contextlib.suppress(TelegramBadRequest):  # gone, or already without buttons
             await message.bot.edit_message_reply_markup(
-                chat_id=message.chat.id, message_id=data["msg_id"], reply_markup=None
+                chat_id=message.chat.id, message_id=state.msg_id, reply_markup=None
             )
     await message.answer(ctx.tr("cancelled"))
 

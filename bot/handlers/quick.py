@@ -14,11 +14,11 @@ from typing import Any
 from aiogram import F, Router
 from aiogram.filters import StateFilter
 from aiogram.types import Message
-from pydantic import ValidationError
 
 from bot import flow, presenter
 from bot.context import Ctx
-from bot.handlers.wizard import LAST_REQUEST, Wizard, forget_answers, go_to_step, open_dialog, show_result
+from bot.dialog import Wizard, forget_answers, go_to_step, open_dialog, show_result
+from bot.dialog_state import DialogState, update
 from core.comparison import compare
 from core.contract import Request
 from core.errors import CoreError, ParseError
@@ -31,7 +31,7 @@ ASK_MODEL = ("missing_model", "ambiguous_model", "unknown_model")
 async def on_free_text(message: Message, ctx: Ctx) -> None:
     assert message.text is not None
     text, catalog = message.text, ctx.catalog
-    previous = _last_request(await ctx.state.get_data())
+    previous = (await DialogState.load(ctx.state)).previous_request()
     await forget_answers(ctx)  # a new question is a new dialog; the previous message keeps its text
     try:
         wanted = comparison(text, catalog)
@@ -62,16 +62,6 @@ async def on_free_text(message: Message, ctx: Ctx) -> None:
     await show_result(ctx, answers, message=message, notes=understood.notes)
 
 
-def _last_request(data: dict[str, Any]) -> Request | None:
-    raw = data.get(LAST_REQUEST)
-    if not isinstance(raw, dict):
-        return None
-    try:
-        return Request.model_validate(raw)
-    except ValidationError:  # kept from an older version of the contract: start afresh
-        return None
-
-
 async def _compare(message: Message, ctx: Ctx, request: Request, configs: Any) -> None:
     try:
         rows = compare(request, configs, ctx.catalog)
@@ -82,7 +72,7 @@ async def _compare(message: Message, ctx: Ctx, request: Request, configs: Any) -
     # "сравни с b200" next compares against the first card of this comparison
     gpu, count = configs[0]
     first = request.model_copy(update={"gpus": [gpu], "num_gpus": count})
-    await ctx.state.update_data({LAST_REQUEST: first.model_dump(mode="json")})
+    await update(ctx.state, last_request=first.model_dump(mode="json"))
 
 
 def make_router() -> Router:

@@ -1,224 +1,36 @@
-"""The guided dialog: one generic mechanism for every step (flow.STEPS), one message edited in place."""
+"""The guided dialog's handlers: one generic mechanism for every step (flow.STEPS), one message edited
+in place. The dialog itself (its states, its message, its row, the result) is `bot.dialog`."""
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from aiogram import F, Router
-from aiogram.exceptions import TelegramBadRequest
 from aiogram.filters import StateFilter
-from aiogram.fsm.state import State, StatesGroup
-from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
+from aiogram.types import CallbackQuery, Message
 from aiogram.utils.callback_answer import CallbackAnswer
 
 from bot import flow, keyboards, presenter
 from bot.callbacks import Nav, NavCB, StepCB
 from bot.context import Ctx
 from bot.db import repository
-from core.contract import Assumption, Result
-from core.errors import CoreError
-from core.estimate import estimate
-
-log = logging.getLogger(__name__)
-
-
-class Wizard(StatesGroup):
-    """One state per step; the state's name is the step's name (see `bot.flow.STEPS`)."""
-
-    task = State()
-    model = State()
-    method = State()
-    precision = State()
-    context_length = State()
-    concurrency = State()
-    batch_size = State()
-    seq_len = State()
-    resolution = State()
-    images = State()
-    frames = State()
-    result = State()
-
-
-def state_of(step: str) -> State:
-    state = getattr(Wizard, step)
-    assert isinstance(state, State)
-    return state
-
-
-def step_of(state: str | None) -> str | None:
-    if not state or not state.startswith(f"{Wizard.__full_group_name__}:"):
-        return None
-    return state.split(":", 1)[1]
-
-
-LAST_REQUEST = "last_request"  # FSM data: the request of the last answer (follow-ups, details, changes)
-LAST_NOTES = "last_notes"  # … and what the parser assumed for it
+from bot.dialog import (
+    Screen,
+    Wizard,
+    current_dialog,
+    details,
+    go_to_step,
+    open_dialog,
+    show,
+    show_result,
+    start_wizard,
+    state_of,
+    step_of,
+    step_screen,
+)
+from bot.dialog_state import DialogState, update
 
 INPUT_STATES = [state_of(name) for name in flow.STEPS if name != "task"]
-
-
-@dataclass
-class Screen:
-    text: str
-    markup: InlineKeyboardMarkup | None
-
-
-# ---------------------------------------------------------------- showing screens
-
-
-async def show(
-    ctx: Ctx, screen: Screen, *, query: CallbackQuery | None = None, message: Message | None = None
-) -> None:
-    """Edit the dialog message in place (a button was pressed) or send a new one (text was typed)."""
-    if query is not None and isinstance(query.message, Message):
-        try:
-            await query.message.edit_text(screen.text, reply_markup=screen.markup)
-        except TelegramBadRequest as e:
-            if "not modified" in e.message:
-                return
-            log.info("could not edit the dialog message (%s); sending a new one", e.message)
-        else:
-            await ctx.state.update_data(msg_id=query.message.message_id)
-            return
-    event = message or query
-    assert event is not None and event.bot is not None
-    bot = event.bot
-    if message is not None:
-        chat_id = message.chat.id
-    elif query is not None and query.message is not None:
-        chat_id = query.message.chat.id
-    else:
-        chat_id = ctx.telegram_id
-    sent = await bot.send_message(chat_id, screen.text, reply_markup=screen.markup)
-    # Older dialog messages keep their buttons: URL buttons stay useful, the others answer "stale".
-    await ctx.state.update_data(msg_id=sent.message_id)
-
-
-def step_screen(
-    ctx: Ctx,
-    step_name: str,
-    answers: flow.Answers,
-    *,
-    page: int = 0,
-    note: str | None = None,
-    options: list[flow.Option] | None = None,
-) -> Screen:
-    step = flow.STEPS[step_name]
-    text = presenter.render_step(step_name, answers, ctx.tr, ctx.lang, ctx.catalog, note=note)
-    markup = keyboards.step_keyboard(step, answers, ctx.catalog, ctx.tr, ctx.lang, page=page, options=options)
-    return Screen(text, markup)
-
-
-async def go_to_step(
-    ctx: Ctx,
-    step_name: str,
-    answers: flow.Answers,
-    *,
-    query: CallbackQuery | None = None,
-    message: Message | None = None,
-    note: str | None = None,
-    options: list[flow.Option] | None = None,
-) -> None:
-    await ctx.state.set_state(state_of(step_name))
-    await ctx.state.update_data(answers=answers)
-    await show(
-        ctx, step_screen(ctx, step_name, answers, note=note, options=options), query=query, message=message
-    )
-
-
-async def forget_answers(ctx: Ctx) -> None:
-    """Drop the dialog's data; keep what outlives a dialog (the deep-link source, the dialog message)."""
-    data = await ctx.state.get_data()
-    kept = ("msg_id", "source", LAST_REQUEST, LAST_NOTES)
-    await ctx.state.set_data({key: data[key] for key in kept if key in data})
-
-
-async def open_dialog(ctx: Ctx, task: str) -> int:
-    """A new dialog row (the user's unfinished ones count as abandoned), remembered in the FSM data."""
-    source = (await ctx.state.get_data()).get("source")
-    dialog_id = await repository.start_dialog(ctx.db, telegram_id=ctx.telegram_id, task=task, source=source)
-    await ctx.state.update_data(dialog_id=dialog_id)
-    return dialog_id
-
-
-async def current_dialog(ctx: Ctx, task: str) -> int:
-    """The dialog row being answered; a new one if there is none, or if the FSM data names one that a
-    failed update rolled back (RedisStorage writes are not part of the database transaction)."""
-    dialog_id = (await ctx.state.get_data()).get("dialog_id")
-    if dialog_id is not None and await repository.get_dialog(ctx.db, dialog_id) is not None:
-        return int(dialog_id)
-    return await open_dialog(ctx, task)
-
-
-async def start_wizard(
-    ctx: Ctx, *, message: Message | None = None, query: CallbackQuery | None = None, greet: bool = False
-) -> None:
-    """A fresh dialog at the task question; unfinished ones are abandoned."""
-    await repository.abandon_dialogs(ctx.db, ctx.telegram_id)
-    await forget_answers(ctx)
-    note = ctx.tr("greeting") if greet else None
-    await go_to_step(ctx, "task", {}, message=message, query=query, note=note)
-
-
-async def show_result(
-    ctx: Ctx,
-    answers: flow.Answers,
-    *,
-    query: CallbackQuery | None = None,
-    message: Message | None = None,
-    notes: Sequence[Assumption] = (),
-    compare: bool = False,
-) -> None:
-    """Estimate, present, record the dialog as completed. `notes`: what a quick answer's parser assumed;
-    `compare`: the answer changes the previous one (another precision, a follow-up), so it says how."""
-    data = await ctx.state.get_data()
-    await ctx.state.set_state(Wizard.result)
-    await ctx.state.update_data(answers=answers, editing=None)
-    request = flow.build_request(answers)
-    try:
-        result = estimate(request, ctx.catalog)
-    except CoreError as e:
-        log.info("estimate failed: %s (field %s)", e.message, e.field)
-        await show(
-            ctx,
-            Screen(presenter.render_core_error(e, ctx.tr, ctx.lang), keyboards.error_keyboard(ctx.tr)),
-            query=query,
-            message=message,
-        )
-        return
-    previous = _previous_result(ctx, data.get(LAST_REQUEST), request) if compare else None
-    await ctx.state.update_data(
-        {LAST_REQUEST: request, LAST_NOTES: [n.model_dump(mode="json") for n in notes]}
-    )
-    text = presenter.render_result(result, ctx.tr, ctx.lang, notes=notes, previous=previous)
-    await show(
-        ctx,
-        Screen(text, keyboards.result_keyboard(result, answers, ctx.tr, ctx.settings.contact_url)),
-        query=query,
-        message=message,
-    )
-    rec = result.recommendation
-    await repository.complete_dialog(
-        ctx.db,
-        await current_dialog(ctx, answers["task"]),
-        answers=answers,
-        summary=presenter.summary(result),
-        verdict=rec.verdict if rec else "does_not_fit",
-        offer_id=rec.offer_id if rec else None,
-    )
-
-
-def _previous_result(ctx: Ctx, previous: Any, request: dict[str, Any]) -> Result | None:
-    """The answer being changed, sized again (the catalogue may have changed since: same rules)."""
-    if not isinstance(previous, dict) or previous == request:
-        return None
-    try:
-        return estimate(previous, ctx.catalog)
-    except CoreError:
-        return None
 
 
 async def answer_step(
@@ -230,8 +42,8 @@ async def answer_step(
     message: Message | None = None,
 ) -> None:
     """Record an answer and move on: the next step, or the result."""
-    data = await ctx.state.get_data()
-    answers: flow.Answers = dict(data.get("answers") or {})
+    state = await DialogState.load(ctx.state)
+    answers: flow.Answers = dict(state.answers)
     if step_name == "task":
         answers = {"task": value}
         await open_dialog(ctx, value)
@@ -239,10 +51,10 @@ async def answer_step(
         answers[step_name] = value
         answers = flow.forget_after(answers, step_name)
         await repository.save_answers(ctx.db, await current_dialog(ctx, answers["task"]), answers)
-    editing = data.get("editing")
+    editing = state.editing
     if editing is not None:  # changing answers from the result: only the steps that depend on it
         remaining = [s for s in editing if s != step_name and s in flow.path(answers)]
-        await ctx.state.update_data(editing=remaining)
+        await update(ctx.state, editing=remaining)
         following = remaining[0] if remaining else flow.RESULT
     else:
         following = flow.next_step(answers, step_name)
@@ -257,8 +69,8 @@ async def answer_step(
 
 async def current_step(query: CallbackQuery, ctx: Ctx) -> str | None:
     """The step this button belongs to, or None when the button is stale (an old message)."""
-    data = await ctx.state.get_data()
-    if not isinstance(query.message, Message) or query.message.message_id != data.get("msg_id"):
+    msg_id = (await DialogState.load(ctx.state)).msg_id
+    if not isinstance(query.message, Message) or query.message.message_id != msg_id:
         return None
     return step_of(await ctx.state.get_state())
 
@@ -284,10 +96,10 @@ async def on_step_button(
             query=query,
         )
         await ctx.state.set_state(Wizard.result)  # Back from the note returns to the task question
-        await ctx.state.update_data(answers={})
+        await update(ctx.state, answers={})
         return
     step = flow.STEPS[callback_data.step]
-    answers: flow.Answers = dict((await ctx.state.get_data()).get("answers") or {})
+    answers: flow.Answers = dict((await DialogState.load(ctx.state)).answers)
     if not flow.accepts(step, callback_data.value, answers, ctx.catalog):
         stale(callback_answer, ctx)
         return
@@ -307,9 +119,9 @@ async def on_back(query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAnswe
     if step is None:
         stale(callback_answer, ctx)
         return
-    data = await ctx.state.get_data()
-    answers: flow.Answers = dict(data.get("answers") or {})
-    if data.get("editing") is not None:
+    state = await DialogState.load(ctx.state)
+    answers: flow.Answers = dict(state.answers)
+    if state.editing is not None:
         await show_result(ctx, answers, query=query)
         return
     previous = flow.previous_step(answers, step)
@@ -326,7 +138,7 @@ async def on_page(
     if step != "model" or not callback_data.arg.isdigit():
         stale(callback_answer, ctx)
         return
-    answers: flow.Answers = dict((await ctx.state.get_data()).get("answers") or {})
+    answers: flow.Answers = dict((await DialogState.load(ctx.state)).answers)
     await show(ctx, step_screen(ctx, step, answers, page=int(callback_data.arg)), query=query)
 
 
@@ -334,29 +146,21 @@ async def on_change(
     query: CallbackQuery, callback_data: NavCB, ctx: Ctx, callback_answer: CallbackAnswer
 ) -> None:
     """From the result: change one answer, then straight back to the result."""
-    data = await ctx.state.get_data()
-    answers: flow.Answers = dict(data.get("answers") or {})
+    answers: flow.Answers = dict((await DialogState.load(ctx.state)).answers)
     if await current_step(query, ctx) != flow.RESULT or callback_data.arg not in flow.path(answers):
         stale(callback_answer, ctx)
         return
-    await ctx.state.update_data(editing=flow.affected_steps(callback_data.arg))
+    await update(ctx.state, editing=flow.affected_steps(callback_data.arg))
     await go_to_step(ctx, callback_data.arg, answers, query=query)
 
 
 async def on_details(query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAnswer) -> None:
     """The rest of the result as a new message, so the short answer with its buttons stays above."""
-    data = await ctx.state.get_data()
-    request = data.get(LAST_REQUEST)
-    if await current_step(query, ctx) != flow.RESULT or not isinstance(request, dict):
+    state = await DialogState.load(ctx.state)
+    text = details(ctx, state) if await current_step(query, ctx) == flow.RESULT else None
+    if text is None:
         stale(callback_answer, ctx)
         return
-    try:
-        result = estimate(request, ctx.catalog)
-    except CoreError:
-        stale(callback_answer, ctx)
-        return
-    notes = [Assumption.model_validate(n) for n in data.get(LAST_NOTES) or []]
-    text = presenter.render_details(result, ctx.tr, ctx.lang, notes=notes)
     assert query.message is not None and query.bot is not None
     await query.bot.send_message(query.message.chat.id, text)
 
@@ -366,11 +170,11 @@ async def on_typed_answer(message: Message, ctx: Ctx) -> None:
     step_name = step_of(await ctx.state.get_state())
     assert step_name is not None and message.text is not None
     step = flow.STEPS[step_name]
-    data = await ctx.state.get_data()
-    answers = flow.with_typed_fields(step_name, message.text, dict(data.get("answers") or {}), ctx.catalog)
+    stored = dict((await DialogState.load(ctx.state)).answers)
+    answers = flow.with_typed_fields(step_name, message.text, stored, ctx.catalog)
     outcome: flow.StepInput = step.read(message.text, answers, ctx.catalog) if step.read else flow.Rejected()
     if isinstance(outcome, flow.Accepted):
-        await ctx.state.update_data(answers=answers)
+        await update(ctx.state, answers=answers)
         await answer_step(ctx, step_name, outcome.value, message=message)
     elif isinstance(outcome, flow.Choose):
         await go_to_step(

@@ -246,12 +246,12 @@ async def test_double_tap_runs_the_step_once(harness: Harness) -> None:
 
 async def test_a_crash_is_answered_not_silent(harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
     """An unexpected error in a handler: the button is answered and the user gets an apology."""
-    import bot.handlers.wizard as wizard
+    import bot.dialog as dialog
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(wizard, "estimate", broken)
+    monkeypatch.setattr(dialog, "estimate", broken)
     user = harness.user()
     await user.send("/start")
     await user.click(text("task-image"))

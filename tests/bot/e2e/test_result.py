@@ -319,10 +319,10 @@ def test_a_long_result_drops_whole_lines_and_stays_valid_html(lang: str) -> None
 async def test_a_long_result_and_its_details_are_messages_the_sandbox_accepts(
     harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from bot.handlers import wizard
+    from bot import dialog
 
-    real = wizard.estimate
-    monkeypatch.setattr(wizard, "estimate", lambda *args, **kwargs: _swollen(real(*args, **kwargs)))
+    real = dialog.estimate
+    monkeypatch.setattr(dialog, "estimate", lambda *args, **kwargs: _swollen(real(*args, **kwargs)))
     user = harness.user(language_code="en")
     result = (await user.send(LONG))[-1]
     assert result.parse_mode == "HTML" and result.source_text is not None

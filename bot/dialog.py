@@ -1,0 +1,227 @@
+"""The dialog as a service the handlers share: its states, its one message edited in place, moving to a
+step, opening and finding its database row, and the result. No router here: the wizard, quick answers
+and the commands each own theirs (`bot.handlers`) and call these."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aiogram.exceptions import TelegramBadRequest
+from aiogram.fsm.state import State, StatesGroup
+from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
+
+from bot import flow, keyboards, presenter
+from bot.context import Ctx
+from bot.db import repository
+from bot.dialog_state import DialogState, update
+from core.contract import Assumption, Result
+from core.errors import CoreError
+from core.estimate import estimate
+
+log = logging.getLogger(__name__)
+
+
+class Wizard(StatesGroup):
+    """One state per step; the state's name is the step's name (see `bot.flow.STEPS`)."""
+
+    task = State()
+    model = State()
+    method = State()
+    precision = State()
+    context_length = State()
+    concurrency = State()
+    batch_size = State()
+    seq_len = State()
+    resolution = State()
+    images = State()
+    frames = State()
+    result = State()
+
+
+def state_of(step: str) -> State:
+    state = getattr(Wizard, step)
+    assert isinstance(state, State)
+    return state
+
+
+def step_of(state: str | None) -> str | None:
+    if not state or not state.startswith(f"{Wizard.__full_group_name__}:"):
+        return None
+    return state.split(":", 1)[1]
+
+
+@dataclass
+class Screen:
+    text: str
+    markup: InlineKeyboardMarkup | None
+
+
+# ---------------------------------------------------------------- showing screens
+
+
+async def show(
+    ctx: Ctx, screen: Screen, *, query: CallbackQuery | None = None, message: Message | None = None
+) -> None:
+    """Edit the dialog message in place (a button was pressed) or send a new one (text was typed)."""
+    if query is not None and isinstance(query.message, Message):
+        try:
+            await query.message.edit_text(screen.text, reply_markup=screen.markup)
+        except TelegramBadRequest as e:
+            if "not modified" in e.message:
+                return
+            log.info("could not edit the dialog message (%s); sending a new one", e.message)
+        else:
+            await update(ctx.state, msg_id=query.message.message_id)
+            return
+    event = message or query
+    assert event is not None and event.bot is not None
+    bot = event.bot
+    if message is not None:
+        chat_id = message.chat.id
+    elif query is not None and query.message is not None:
+        chat_id = query.message.chat.id
+    else:
+        chat_id = ctx.telegram_id
+    sent = await bot.send_message(chat_id, screen.text, reply_markup=screen.markup)
+    # Older dialog messages keep their buttons: URL buttons stay useful, the others answer "stale".
+    await update(ctx.state, msg_id=sent.message_id)
+
+
+def step_screen(
+    ctx: Ctx,
+    step_name: str,
+    answers: flow.Answers,
+    *,
+    page: int = 0,
+    note: str | None = None,
+    options: list[flow.Option] | None = None,
+) -> Screen:
+    step = flow.STEPS[step_name]
+    text = presenter.render_step(step_name, answers, ctx.tr, ctx.lang, ctx.catalog, note=note)
+    markup = keyboards.step_keyboard(step, answers, ctx.catalog, ctx.tr, ctx.lang, page=page, options=options)
+    return Screen(text, markup)
+
+
+async def go_to_step(
+    ctx: Ctx,
+    step_name: str,
+    answers: flow.Answers,
+    *,
+    query: CallbackQuery | None = None,
+    message: Message | None = None,
+    note: str | None = None,
+    options: list[flow.Option] | None = None,
+) -> None:
+    await ctx.state.set_state(state_of(step_name))
+    await update(ctx.state, answers=answers)
+    await show(
+        ctx, step_screen(ctx, step_name, answers, note=note, options=options), query=query, message=message
+    )
+
+
+# ---------------------------------------------------------------- the dialog's row and answers
+
+
+async def forget_answers(ctx: Ctx) -> None:
+    """Drop the dialog's data; keep what outlives a dialog (see `DialogState.forget_answers`)."""
+    await (await DialogState.load(ctx.state)).forget_answers().save(ctx.state)
+
+
+async def open_dialog(ctx: Ctx, task: str) -> int:
+    """A new dialog row (the user's unfinished ones count as abandoned), remembered in the FSM data."""
+    source = (await DialogState.load(ctx.state)).source
+    dialog_id = await repository.start_dialog(ctx.db, telegram_id=ctx.telegram_id, task=task, source=source)
+    await update(ctx.state, dialog_id=dialog_id)
+    return dialog_id
+
+
+async def current_dialog(ctx: Ctx, task: str) -> int:
+    """The dialog row being answered; a new one if there is none, or if the FSM data names one that a
+    failed update rolled back (RedisStorage writes are not part of the database transaction)."""
+    dialog_id = (await DialogState.load(ctx.state)).dialog_id
+    if dialog_id is not None and await repository.get_dialog(ctx.db, dialog_id) is not None:
+        return dialog_id
+    return await open_dialog(ctx, task)
+
+
+async def start_wizard(
+    ctx: Ctx, *, message: Message | None = None, query: CallbackQuery | None = None, greet: bool = False
+) -> None:
+    """A fresh dialog at the task question; unfinished ones are abandoned."""
+    await repository.abandon_dialogs(ctx.db, ctx.telegram_id)
+    await forget_answers(ctx)
+    note = ctx.tr("greeting") if greet else None
+    await go_to_step(ctx, "task", {}, message=message, query=query, note=note)
+
+
+# ---------------------------------------------------------------- the result
+
+
+async def show_result(
+    ctx: Ctx,
+    answers: flow.Answers,
+    *,
+    query: CallbackQuery | None = None,
+    message: Message | None = None,
+    notes: Sequence[Assumption] = (),
+    compare: bool = False,
+) -> None:
+    """Estimate, present, record the dialog as completed. `notes`: what a quick answer's parser assumed;
+    `compare`: the answer changes the previous one (another precision, a follow-up), so it says how."""
+    before = await DialogState.load(ctx.state)
+    await ctx.state.set_state(Wizard.result)
+    await update(ctx.state, answers=answers, editing=None)
+    request = flow.build_request(answers)
+    try:
+        result = estimate(request, ctx.catalog)
+    except CoreError as e:
+        log.info("estimate failed: %s (field %s)", e.message, e.field)
+        await show(
+            ctx,
+            Screen(presenter.render_core_error(e, ctx.tr, ctx.lang), keyboards.error_keyboard(ctx.tr)),
+            query=query,
+            message=message,
+        )
+        return
+    previous = _previous_result(ctx, before.last_request, request) if compare else None
+    await update(ctx.state, last_request=request, last_notes=list(notes))
+    text = presenter.render_result(result, ctx.tr, ctx.lang, notes=notes, previous=previous)
+    await show(
+        ctx,
+        Screen(text, keyboards.result_keyboard(result, answers, ctx.tr, ctx.settings.contact_url)),
+        query=query,
+        message=message,
+    )
+    rec = result.recommendation
+    await repository.complete_dialog(
+        ctx.db,
+        await current_dialog(ctx, answers["task"]),
+        answers=answers,
+        summary=presenter.summary(result),
+        verdict=rec.verdict if rec else "does_not_fit",
+        offer_id=rec.offer_id if rec else None,
+    )
+
+
+def _previous_result(ctx: Ctx, previous: dict[str, Any] | None, request: dict[str, Any]) -> Result | None:
+    """The answer being changed, sized again (the catalogue may have changed since: same rules)."""
+    if previous is None or previous == request:
+        return None
+    try:
+        return estimate(previous, ctx.catalog)
+    except CoreError:
+        return None
+
+
+def details(ctx: Ctx, state: DialogState) -> str | None:
+    """The rest of the last answer ("📋 Details"); None when there is none, or it no longer sizes."""
+    if state.last_request is None:
+        return None
+    try:
+        result = estimate(state.last_request, ctx.catalog)
+    except CoreError:
+        return None
+    return presenter.render_details(result, ctx.tr, ctx.lang, notes=state.last_notes)
