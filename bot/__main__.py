@@ -6,6 +6,10 @@
 - `python -m bot migrate`: upgrade the database schema (for shared databases; SQLite migrates itself);
 - `python -m bot webhook`: serve Telegram's webhook calls (WEBHOOK_URL, WEBHOOK_SECRET);
 - `python -m bot stats`: users and dialogs per deep-link source, for the sales team.
+
+Exit status: 0 done, 2 bad configuration (one line on stderr naming the variable), 1 the bot stopped
+on an error (logged, secrets redacted). The bot's modules are imported only once the settings pass,
+so a bad setting is reported within a second.
 """
 
 from __future__ import annotations
@@ -16,23 +20,23 @@ import contextlib
 import logging
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TextIO
 
 from pydantic import SecretStr
 
-from bot.app import create_app, run_polling, run_webhook
-from bot.config import ConfigError, Settings, load_settings
-from bot.db.engine import migrate
-from bot.db.report import print_source_report
+from bot.config import ConfigError, Settings, check_command, check_services, load_settings
+from bot.logs import log_uncaught_exceptions, secrets_of, setup_logging
 
 SANDBOX_USER_ID = 1001
+log = logging.getLogger("bot")
 
 
 async def run_sandbox(
     settings: Settings, input_fn: Callable[[str], str] = input, output: TextIO = sys.stdout
 ) -> None:
     """Fake Telegram + our bot in polling mode + a terminal chat, all in this process."""
+    from bot.app import create_app
     from tgsandbox import Sandbox
     from tgsandbox.terminal import run_terminal_chat
 
@@ -66,25 +70,58 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         settings = load_settings()
+        check_command(settings, args.command)
     except ConfigError as e:
         print(e, file=sys.stderr)
         return 2
     quiet = args.command == "sandbox"  # the terminal chat owns the screen
-    logging.basicConfig(
-        level=logging.WARNING if quiet else settings.log_level,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    runners = {
-        "run": lambda: run_polling(settings),
-        "sandbox": lambda: run_sandbox(settings),
-        "migrate": lambda: migrate(settings.database_url),
-        "webhook": lambda: run_webhook(settings),
-        "stats": lambda: print_source_report(settings.database_url),
-    }
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(runners[args.command]())
+    setup_logging(logging.WARNING if quiet else settings.log_level, secrets_of(settings))
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(_checked(settings, args.command, _runner(settings, args.command)))
+    except ConfigError as e:
+        print(e, file=sys.stderr)
+        return 2
+    except Exception as e:  # logged through the redacting filter, never printed raw
+        log.critical("python -m bot %s stopped: %s: %s", args.command, type(e).__name__, e, exc_info=True)
+        return 1
     return 0
 
 
+def _runner(settings: Settings, command: str) -> Callable[[], Awaitable[None]]:
+    async def run() -> None:
+        from bot.app import run_polling
+
+        await run_polling(settings)
+
+    async def webhook() -> None:
+        from bot.app import run_webhook
+
+        await run_webhook(settings)
+
+    async def migrate() -> None:
+        from bot.db.engine import migrate
+
+        await migrate(settings.database_url)
+
+    async def stats() -> None:
+        from bot.db.report import print_source_report
+
+        await print_source_report(settings.database_url)
+
+    async def sandbox() -> None:
+        await run_sandbox(settings)
+
+    runners = {"run": run, "sandbox": sandbox, "migrate": migrate, "webhook": webhook, "stats": stats}
+    return runners[command]
+
+
+async def _checked(settings: Settings, command: str, runner: Callable[[], Awaitable[None]]) -> None:
+    """Redis and a server database answer (a few seconds at most), then the command runs."""
+    await check_services(settings, command)
+    await runner()
+
+
 if __name__ == "__main__":
+    log_uncaught_exceptions()
     raise SystemExit(main())

@@ -1,17 +1,57 @@
-"""Bot configuration from the environment (and an optional ``.env`` file)."""
+"""Bot configuration from the environment (and an optional ``.env`` file).
 
+Every bad setting stops the start with one line naming the variable (``ConfigError``): values are
+checked when read (`load_settings`), what depends on the command before it runs (`check_command`:
+the token, webhook mode, the offers file) and what needs the network right after
+(`check_services`: Redis and a server database answer within a few seconds).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./data/bot.sqlite3"
 LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
+# The async drivers the bot ships with (pyproject dependencies): backend -> driver.
+ASYNC_DATABASES = {"sqlite": "aiosqlite", "postgresql": "asyncpg"}
+REDIS_SCHEMES = ("redis", "rediss", "unix")
+# @BotFather's format: the bot's numeric id, a colon, the secret part.
+TOKEN_FORMAT = re.compile(r"^\d{1,20}:[A-Za-z0-9_-]{20,100}$")
+# Telegram's rule for X-Telegram-Bot-Api-Secret-Token.
+WEBHOOK_SECRET_FORMAT = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
+SERVICE_TIMEOUT_S = 3.0
+# Commands that talk to Telegram with the real token, and those that run the bot at all.
+TELEGRAM_COMMANDS = ("run", "webhook")
+BOT_COMMANDS = ("run", "webhook", "sandbox")
 
 
 class ConfigError(ValueError):
-    """Bad configuration; the message names the environment variables at fault."""
+    """Bad configuration; the one-line message names the environment variable at fault."""
+
+
+def problem(variable: str, message: str) -> ConfigError:
+    return ConfigError(f"Invalid configuration: {variable}: {message}")
+
+
+def _url_problem(value: str, schemes: tuple[str, ...]) -> str | None:
+    parts = urlsplit(value)
+    if parts.scheme not in schemes:
+        return f"must be a URL starting with {' or '.join(s + '://' for s in schemes)}"
+    if not parts.netloc:
+        return "must name a host after the scheme"
+    try:
+        parts.port  # noqa: B018 - raises on a port that is not a number in 0..65535
+    except ValueError:
+        return "has an invalid port"
+    return None
 
 
 class Settings(BaseSettings):
@@ -32,6 +72,8 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     webhook_url: str | None = None
     webhook_secret: SecretStr | None = None
+    # Webhook mode without WEBHOOK_SECRET lets anyone post updates: only when explicitly told.
+    webhook_insecure: bool = False
     web_server_host: str = "0.0.0.0"
     web_server_port: int = 8080
     contact_url: str = "https://example.com/contact"
@@ -46,18 +88,160 @@ class Settings(BaseSettings):
     @field_validator("webhook_url")
     @classmethod
     def _webhook_is_https(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith("https://"):
+        if value is not None and _url_problem(value, ("https",)):
             raise ValueError("must be a public https:// URL (Telegram only calls https webhooks)")
+        return value
+
+    @field_validator("telegram_api_url")
+    @classmethod
+    def _api_url(cls, value: str) -> str:
+        if error := _url_problem(value, ("https", "http")):
+            raise ValueError(error)
+        return value
+
+    @field_validator("contact_url")
+    @classmethod
+    def _contact_url(cls, value: str) -> str:
+        # Telegram accepts http(s) and tg:// links on URL buttons; anything else fails every send.
+        if error := _url_problem(value, ("https", "http", "tg")):
+            raise ValueError(error)
+        return value
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        parts = urlsplit(value)
+        if parts.scheme not in REDIS_SCHEMES or not (parts.netloc or parts.path):
+            raise ValueError("must be a redis://host:port/db URL (or rediss://, unix://)")
+        return value
+
+    @field_validator("database_url")
+    @classmethod
+    def _async_database_url(cls, value: str) -> str:
+        from sqlalchemy.engine import make_url
+        from sqlalchemy.exc import ArgumentError
+
+        supported = " or ".join(f"{b}+{d}://" for b, d in ASYNC_DATABASES.items())
+        try:
+            url = make_url(value)
+        except (ArgumentError, ValueError):
+            raise ValueError(f"not a database URL; expected {supported}…") from None
+        if ASYNC_DATABASES.get(url.get_backend_name()) != url.get_driver_name():
+            raise ValueError(f"unsupported database driver {url.drivername!r}; expected {supported}…")
+        return value
+
+    @field_validator("webhook_secret")
+    @classmethod
+    def _webhook_secret(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not WEBHOOK_SECRET_FORMAT.match(value.get_secret_value()):
+            raise ValueError("1 to 256 characters A-Z, a-z, 0-9, _ and - (Telegram's rule)")
         return value
 
 
 def load_settings(**overrides: Any) -> Settings:
-    """Read the settings; on bad values raise ConfigError naming each variable (``WEB_SERVER_PORT``)."""
+    """Read the settings; on bad values raise a one-line ConfigError naming each variable."""
     try:
         return Settings(**overrides)
     except ValidationError as exc:
         problems = [
-            f"{'.'.join(str(part) for part in error['loc']).upper()}: {error['msg']}"
+            f"{'.'.join(str(part) for part in error['loc']).upper()}: "
+            f"{error['msg'].removeprefix('Value error, ')}"
             for error in exc.errors()
         ]
-        raise ConfigError("Invalid configuration:\n  " + "\n  ".join(problems)) from None
+        raise ConfigError("Invalid configuration: " + "; ".join(problems)) from None
+
+
+def check_command(settings: Settings, command: str) -> None:
+    """What `command` needs beyond well-formed values; no network. Raises ConfigError.
+
+    A missing BOT_TOKEN raises SystemExit with the hint to chat locally (`python -m bot sandbox`).
+    """
+    if command in TELEGRAM_COMMANDS:
+        if settings.bot_token is None:
+            raise SystemExit("BOT_TOKEN is not set (try `python -m bot sandbox` to chat without one)")
+        if not TOKEN_FORMAT.match(settings.bot_token.get_secret_value()):
+            raise problem("BOT_TOKEN", "not a token from @BotFather (expected digits:secret, 123456:AAE…)")
+    if command == "webhook":
+        if not settings.webhook_url:
+            raise problem("WEBHOOK_URL", "not set; webhook mode needs the public https:// URL")
+        if settings.webhook_secret is None and not settings.webhook_insecure:
+            raise problem(
+                "WEBHOOK_SECRET",
+                "not set; without it anyone can post updates (set WEBHOOK_INSECURE=1 to run so anyway)",
+            )
+    if command in BOT_COMMANDS and settings.offers_file is not None:
+        check_offers_file(settings.offers_file)
+
+
+def check_offers_file(path: Path) -> None:
+    """The offers file loads (every row valid), every price is a positive finite number and every
+    URL names a host. Raises ConfigError naming OFFERS_FILE and the row."""
+    from core.catalog import load_catalog
+    from core.errors import CatalogError
+
+    try:
+        catalog = load_catalog(offers_file=path)
+    except CatalogError as e:
+        raise problem("OFFERS_FILE", e.message) from None
+    except OSError as e:
+        raise problem("OFFERS_FILE", f"{path}: cannot be read: {e.strerror or e}") from None
+    for index, offer in enumerate(catalog.offers, start=1):
+        where = f"{path}: [[offer]] row {index} (id={offer.id!r})"
+        price = offer.price_per_hour
+        if price is not None and not (math.isfinite(price) and price > 0):
+            raise problem("OFFERS_FILE", f"{where}: price_per_hour must be a positive finite number")
+        if error := _url_problem(offer.url, ("https", "http")):
+            raise problem("OFFERS_FILE", f"{where}: url {error}")
+
+
+async def check_services(settings: Settings, command: str, timeout: float = SERVICE_TIMEOUT_S) -> None:
+    """Redis (for the bot commands) and a server database answer within `timeout`; else ConfigError."""
+    if settings.redis_url and command in BOT_COMMANDS:
+        await _ping_redis(settings.redis_url, timeout)
+    if command in (*TELEGRAM_COMMANDS, "migrate", "stats"):
+        await _connect_database(settings.database_url, timeout)
+
+
+def _where(url: str) -> str:
+    """host:port of a URL, without credentials (for messages)."""
+    parts = urlsplit(url)
+    if parts.hostname is None:
+        return parts.path or url.split("://", 1)[0]
+    return f"{parts.hostname}:{parts.port}" if parts.port else parts.hostname
+
+
+async def _ping_redis(url: str, timeout: float) -> None:
+    from redis.asyncio import Redis
+    from redis.exceptions import RedisError
+
+    client = Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+    try:
+        await asyncio.wait_for(client.ping(), timeout * 2)
+    except (RedisError, OSError, TimeoutError) as e:
+        detail = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise problem("REDIS_URL", f"Redis at {_where(url)} does not answer ({detail})") from None
+    finally:
+        await client.aclose()
+
+
+async def _connect_database(url: str, timeout: float) -> None:
+    """A server database (PostgreSQL) accepts a connection; SQLite files are the runners' business."""
+    from sqlalchemy.engine import make_url
+
+    if make_url(url).get_backend_name() == "sqlite":
+        return
+    from sqlalchemy.exc import SQLAlchemyError
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    engine = create_async_engine(url, connect_args={"timeout": timeout})
+    try:
+        async with asyncio.timeout(timeout * 2), engine.connect():
+            pass
+    except (SQLAlchemyError, OSError, TimeoutError) as e:
+        cause = getattr(e, "orig", None) or e
+        detail = str(cause).splitlines()[0] if str(cause) else type(cause).__name__
+        raise problem("DATABASE_URL", f"database at {_where(url)} does not answer ({detail})") from None
+    finally:
+        await engine.dispose()

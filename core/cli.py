@@ -13,6 +13,8 @@ from typing import Any, TextIO
 
 EXIT_INVALID = 2
 EXIT_UNAVAILABLE = 1
+# One request is a few hundred bytes; a megabyte is far past any real one and bounds the parse.
+MAX_REQUEST_CHARS = 1_000_000
 
 
 def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
@@ -46,18 +48,45 @@ def _error(out: TextIO, message: str, field: str | None) -> int:
     return EXIT_INVALID
 
 
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _read_request(text: str) -> Any:
+    """The JSON request; ValueError (with a message for the caller) when it cannot be one.
+
+    Bounded: at most MAX_REQUEST_CHARS, no NaN/Infinity literals, no integer past Python's digit
+    limit, no nesting deeper than the recursion limit. A number that overflows a float (`1e400`)
+    reads as infinity, which the contract refuses naming the field (`allow_inf_nan=False`).
+    """
+    if len(text) > MAX_REQUEST_CHARS:
+        raise ValueError(f"request is larger than {MAX_REQUEST_CHARS} characters")
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"request is not valid JSON: {e}") from None
+    except RecursionError:
+        raise ValueError("request is nested too deeply") from None
+    except ValueError as e:  # _reject_constant, the integer digit limit
+        raise ValueError(f"request has a number out of range: {e}") from None
+
+
 def _estimate(text: str, out: TextIO, as_json: bool) -> int:
     from core.errors import CoreError
     from core.estimate import estimate
 
     try:
-        request = json.loads(text)
-    except json.JSONDecodeError as e:
-        return _error(out, f"request is not valid JSON: {e}", None)
+        request = _read_request(text)
+    except ValueError as e:
+        return _error(out, str(e), None)
     try:
         result = estimate(request)
     except CoreError as e:
         return _error(out, e.message, e.field)
+    except RecursionError:
+        return _error(out, "request is nested too deeply", None)
+    except OverflowError as e:  # a bound the contract missed: still an answer, never a traceback
+        return _error(out, f"a number in the request is out of range: {e}", None)
     if as_json:
         out.write(result.model_dump_json() + "\n")
     else:

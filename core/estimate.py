@@ -24,6 +24,7 @@ from core.contract import (
     ResolvedModel,
     Result,
     Task,
+    max_model_split,
 )
 from core.errors import CoreError, EstimateError
 from core.formulas.params import arch_of
@@ -59,6 +60,11 @@ def estimate(request: Request | dict[str, Any], catalog: Catalog | None = None) 
     spec, resolved, assumptions = resolve_model(req.model, catalog)
     filled, default_notes = fill_defaults(req, spec)
     arch = arch_of(spec)
+    limit = max_model_split(filled.task, filled.engine, arch.L, arch.a) if arch else None
+    if limit is not None and filled.num_gpus > limit:
+        raise EstimateError(
+            f"num_gpus ({filled.num_gpus}) is more than {spec.name} can be split into: {limit}", "num_gpus"
+        )
     parts = peak_breakdown(filled, spec, arch)
     breakdown = {k: round(v) for k, v in parts.items() if v > 0 or k == "overhead"}
     total = sum(breakdown.values())

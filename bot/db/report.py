@@ -2,7 +2,10 @@
 
 from collections.abc import Sequence
 
-from bot.db.engine import create_engine, create_sessionmaker
+from sqlalchemy.exc import SQLAlchemyError
+
+from bot.config import problem
+from bot.db.engine import create_engine, create_sessionmaker, sqlite_file
 from bot.db.repository import SourceRow, source_report
 
 NO_SOURCE = "(no link)"
@@ -21,10 +24,26 @@ def format_source_report(rows: Sequence[SourceRow]) -> str:
 
 
 async def print_source_report(url: str) -> None:
+    """Raises ConfigError (naming DATABASE_URL) when there is no bot database at `url`.
+
+    An SQLite file that does not exist is reported, never created (a wrong path must not leave an
+    empty database behind and print an empty report).
+    """
+    path = sqlite_file(url)
+    if path is not None and not path.is_file():
+        raise problem(
+            "DATABASE_URL",
+            f"no database at {path} (check the path; the bot creates it on its first start)",
+        )
     engine = create_engine(url)
     try:
         async with create_sessionmaker(engine)() as session:
             rows = await source_report(session)
+    except (SQLAlchemyError, OSError) as e:
+        cause = getattr(e, "orig", None) or e
+        detail = str(cause).splitlines()[0] if str(cause) else type(cause).__name__
+        message = f"cannot read the bot's tables ({detail}); run `python -m bot migrate`?"
+        raise problem("DATABASE_URL", message) from None
     finally:
         await engine.dispose()
     print(format_source_report(rows))

@@ -1,18 +1,32 @@
-"""Settings come from the environment and .env, with safe defaults and errors that name the variable."""
+"""Settings come from the environment and .env, with safe defaults and errors that name the variable.
 
+Every bad setting stops `python -m bot` with one line on stderr naming the variable, exit status 2,
+no traceback, before any network call (the subprocess tests below); the token never reaches a log.
+"""
+
+import io
+import logging
+import os
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
-from bot.config import ConfigError, Settings, load_settings
+from bot.config import ConfigError, Settings, check_command, load_settings
+from bot.logs import REDACTED, RedactingFilter, secrets_of
 
+ROOT = Path(__file__).resolve().parents[2]
 VARIABLES = [
     "BOT_TOKEN", "DATABASE_URL", "TELEGRAM_API_URL", "REDIS_URL", "REDIS_KEY_PREFIX", "OFFERS_FILE",
-    "DEFAULT_LANGUAGE", "LOG_LEVEL", "WEBHOOK_URL", "WEBHOOK_SECRET", "WEB_SERVER_HOST", "WEB_SERVER_PORT",
-    "CONTACT_URL",
+    "DEFAULT_LANGUAGE", "LOG_LEVEL", "WEBHOOK_URL", "WEBHOOK_SECRET", "WEBHOOK_INSECURE", "WEB_SERVER_HOST",
+    "WEB_SERVER_PORT", "CONTACT_URL",
 ]  # fmt: skip
 TOKEN = "123456:AAH-very-secret-token"
+# A token of @BotFather's shape (the secret part is 35 characters there).
+GOOD_TOKEN = "7012345678:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0"
 
 
 @pytest.fixture(autouse=True)
@@ -38,6 +52,7 @@ def test_defaults() -> None:
     assert settings.redis_key_prefix == "fsm"  # aiogram's own default
     assert (settings.default_language, settings.log_level) == ("ru", "INFO")
     assert settings.webhook_url is None and settings.webhook_secret is None
+    assert settings.webhook_insecure is False
     assert (settings.web_server_host, settings.web_server_port) == ("0.0.0.0", 8080)
     assert settings.contact_url == "https://example.com/contact"
 
@@ -54,6 +69,7 @@ def test_every_variable_is_read_from_the_environment(monkeypatch: pytest.MonkeyP
         "LOG_LEVEL": "debug",
         "WEBHOOK_URL": "https://bot.example.com/telegram",
         "WEBHOOK_SECRET": "hook-secret",
+        "WEBHOOK_INSECURE": "1",
         "WEB_SERVER_HOST": "127.0.0.1",
         "WEB_SERVER_PORT": "9000",
         "CONTACT_URL": "https://t.me/sales",
@@ -69,6 +85,7 @@ def test_every_variable_is_read_from_the_environment(monkeypatch: pytest.MonkeyP
     assert (settings.default_language, settings.log_level) == ("en", "DEBUG")
     assert settings.webhook_url == "https://bot.example.com/telegram"
     assert settings.webhook_secret is not None and settings.webhook_secret.get_secret_value() == "hook-secret"
+    assert settings.webhook_insecure is True
     assert (settings.web_server_host, settings.web_server_port) == ("127.0.0.1", 9000)
     assert settings.contact_url == "https://t.me/sales"
 
@@ -97,6 +114,17 @@ def test_secrets_never_show_in_repr_or_str(monkeypatch: pytest.MonkeyPatch) -> N
         ("DEFAULT_LANGUAGE", "de"),
         ("LOG_LEVEL", "LOUD"),
         ("WEBHOOK_URL", "http://insecure.example.com/hook"),
+        ("WEBHOOK_URL", "bot.example.com/hook"),
+        ("TELEGRAM_API_URL", "api.telegram.org"),
+        ("TELEGRAM_API_URL", "http://127.0.0.1:99999"),
+        ("CONTACT_URL", "example.com/contact"),
+        ("CONTACT_URL", "mailto:sales@example.com"),
+        ("DATABASE_URL", "sqlite:///./data/bot.sqlite3"),
+        ("DATABASE_URL", "postgresql://bot@db/bot"),
+        ("DATABASE_URL", "mysql+aiomysql://bot@db/bot"),
+        ("DATABASE_URL", "./data/bot.sqlite3"),
+        ("REDIS_URL", "localhost:6379"),
+        ("WEBHOOK_SECRET", "has spaces in it"),
     ],
 )
 def test_a_bad_value_is_reported_with_the_variable_name(
@@ -108,6 +136,7 @@ def test_a_bad_value_is_reported_with_the_variable_name(
     with pytest.raises(ConfigError, match=f"{variable}: ") as error:
         load_settings()
     assert "Invalid configuration" in str(error.value)
+    assert "\n" not in str(error.value)  # one line
 
 
 def test_a_bad_value_does_not_echo_the_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -126,3 +155,236 @@ def test_default_language_is_one_the_bot_speaks() -> None:
     assert set(get_args(Settings.model_fields["default_language"].annotation)) == set(LANGUAGES)
     with pytest.raises(ConfigError, match="DEFAULT_LANGUAGE"):
         load_settings(default_language="de")
+
+
+# --- `python -m bot` refuses to start on a bad setting -------------------------------------------
+
+
+def closed_port() -> int:
+    """A local port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_bot(cwd: Path, *args: str, timeout: float = 60, **env: str) -> subprocess.CompletedProcess[str]:
+    """`python -m bot ARGS` in `cwd` (no .env there) with only `env` among the bot's variables."""
+    environment = {k: v for k, v in os.environ.items() if k not in VARIABLES}
+    environment["PYTHONPATH"] = os.pathsep.join([str(ROOT), environment.get("PYTHONPATH", "")])
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args],
+        env={**environment, **env},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def assert_refused(done: subprocess.CompletedProcess[str], variable: str) -> str:
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2, done.stderr
+    assert len(lines) == 1, done.stderr
+    assert f"{variable}: " in lines[0]
+    assert "Traceback" not in done.stderr + done.stdout
+    assert GOOD_TOKEN not in done.stderr + done.stdout
+    return lines[0]
+
+
+def offers_file(tmp_path: Path, body: str) -> str:
+    path = tmp_path / "offers.toml"
+    path.write_text(body)
+    return str(path)
+
+
+OFFER = """
+[[offer]]
+id = "x1"
+gpu = "rtx4090-48gb"
+count = 1
+currency = "RUB"
+"""
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("BOT_TOKEN", "not-a-token"),
+        ("BOT_TOKEN", "123456:short"),
+        ("BOT_TOKEN", "abc:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0"),
+        ("TELEGRAM_API_URL", "api.telegram.org"),
+        ("TELEGRAM_API_URL", "ftp://api.telegram.org"),
+        ("WEBHOOK_URL", "http://bot.example.com/hook"),
+        ("CONTACT_URL", "example.com/contact"),
+        ("DATABASE_URL", "sqlite:///bot.sqlite3"),
+        ("DATABASE_URL", "not a url at all"),
+        ("REDIS_URL", "127.0.0.1:6379"),
+        ("LOG_LEVEL", "LOUD"),
+        ("DEFAULT_LANGUAGE", "de"),
+        ("WEB_SERVER_PORT", "eighty"),
+    ],
+)
+def test_bad_setting_stops_the_start_with_one_line(tmp_path: Path, variable: str, value: str) -> None:
+    env = {"BOT_TOKEN": GOOD_TOKEN, "DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'bot.sqlite3'}"}
+    done = start_bot(tmp_path, **{**env, variable: value})
+    assert_refused(done, variable)
+    assert not (tmp_path / "bot.sqlite3").exists()  # refused before anything was touched
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (None, "file not found"),
+        ("[[offer]\nid = ", "not valid TOML"),
+        (OFFER + 'price_per_hour = 0\nurl = "https://example.com/x1"\n', "price_per_hour"),
+        (OFFER + 'price_per_hour = -5\nurl = "https://example.com/x1"\n', "price_per_hour"),
+        (OFFER + 'price_per_hour = inf\nurl = "https://example.com/x1"\n', "positive finite"),
+        (OFFER + 'price_per_hour = nan\nurl = "https://example.com/x1"\n', "price_per_hour"),
+        (OFFER + 'price_per_hour = 149\nurl = "example.com/x1"\n', "url"),
+        (OFFER + 'price_per_hour = 149\nurl = "https://"\n', "host"),
+    ],
+)
+def test_bad_offers_file_stops_the_start_with_one_line(
+    tmp_path: Path, body: str | None, expected: str
+) -> None:
+    path = offers_file(tmp_path, body) if body is not None else str(tmp_path / "missing.toml")
+    done = start_bot(tmp_path, BOT_TOKEN=GOOD_TOKEN, OFFERS_FILE=path)
+    line = assert_refused(done, "OFFERS_FILE")
+    assert expected in line
+
+
+def test_a_good_offers_file_passes_the_check(tmp_path: Path) -> None:
+    from bot.config import check_offers_file
+
+    check_offers_file(Path(offers_file(tmp_path, OFFER + 'price_per_hour = 149\nurl = "https://e.com/x1"\n')))
+
+
+def test_redis_unreachable_at_start_stops_it(tmp_path: Path) -> None:
+    done = start_bot(
+        tmp_path,
+        BOT_TOKEN=GOOD_TOKEN,
+        DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'bot.sqlite3'}",
+        REDIS_URL=f"redis://:redis-password@127.0.0.1:{closed_port()}/0",
+        timeout=30,
+    )
+    line = assert_refused(done, "REDIS_URL")
+    assert "does not answer" in line and "redis-password" not in done.stderr
+
+
+def test_webhook_mode_needs_a_secret_unless_told_otherwise(tmp_path: Path) -> None:
+    webhook = {"BOT_TOKEN": GOOD_TOKEN, "WEBHOOK_URL": "https://bot.example.com/tg"}
+    assert "WEBHOOK_INSECURE=1" in assert_refused(start_bot(tmp_path, "webhook", **webhook), "WEBHOOK_SECRET")
+    assert_refused(start_bot(tmp_path, "webhook", BOT_TOKEN=GOOD_TOKEN), "WEBHOOK_URL")
+    # Explicitly told, or given a secret: the checks pass (the network is the runner's business).
+    told = {"bot_token": GOOD_TOKEN, "webhook_url": "https://bot.example.com/tg"}
+    check_command(load_settings(**told, webhook_insecure=True), "webhook")
+    check_command(load_settings(**told, webhook_secret="s3cret"), "webhook")
+    check_command(load_settings(bot_token=GOOD_TOKEN), "run")  # polling does not need one
+
+
+def test_the_token_is_checked_only_where_telegram_is_called() -> None:
+    bad = load_settings(bot_token="not-a-token")
+    for command in ("sandbox", "migrate", "stats"):
+        check_command(bad, command)
+    with pytest.raises(ConfigError, match="BOT_TOKEN: "):
+        check_command(bad, "run")
+
+
+def test_stats_on_a_missing_database_says_so_and_creates_nothing(tmp_path: Path) -> None:
+    missing = tmp_path / "typo" / "bot.sqlite3"
+    done = start_bot(tmp_path, "stats", DATABASE_URL=f"sqlite+aiosqlite:///{missing}")
+    line = assert_refused(done, "DATABASE_URL")
+    assert str(missing) in line and "no database" in line
+    assert not missing.exists() and not missing.parent.exists()
+
+
+# --- the token is never printed ---------------------------------------------------------------------
+
+
+def test_token_not_printed_when_the_bot_api_is_unreachable(tmp_path: Path) -> None:
+    """A TELEGRAM_API_URL nobody answers at: the start fails and logs the error, without the token."""
+    done = start_bot(
+        tmp_path,
+        BOT_TOKEN=GOOD_TOKEN,
+        DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'bot.sqlite3'}",
+        TELEGRAM_API_URL=f"http://127.0.0.1:{closed_port()}",
+        LOG_LEVEL="DEBUG",
+        timeout=90,
+    )
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "TelegramNetworkError" in done.stderr  # the failure is logged...
+    secret_part = GOOD_TOKEN.split(":")[1]
+    assert GOOD_TOKEN not in done.stdout + done.stderr  # ...without the token
+    assert secret_part not in done.stdout + done.stderr
+
+
+REDACTION_SCRIPT = """
+import asyncio, logging, sys
+import aiohttp
+from bot.logs import setup_logging
+
+setup_logging("INFO", [sys.argv[1]])
+
+async def call(url):
+    async with aiohttp.ClientSession() as session:
+        await session.post(url)
+
+for token in (sys.argv[1], sys.argv[2]):  # the configured token, and one nobody told the filter
+    url = f"http://127.0.0.1:99999/bot{token}/getMe"
+    try:
+        asyncio.run(call(url))
+    except Exception:
+        logging.getLogger("aiogram").exception("request to %s failed", url)
+print("done")
+"""
+
+
+def test_aiohttp_tracebacks_with_the_token_in_the_url_are_redacted(tmp_path: Path) -> None:
+    """aiohttp names the URL, `…/bot<token>/getMe`, in its errors: the filter removes the token from
+    the message, its arguments and the traceback."""
+    other = "5550001111:AAFotherotherotherotherotherother123"
+    done = subprocess.run(
+        [sys.executable, "-c", REDACTION_SCRIPT, GOOD_TOKEN, other],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0 and "done" in done.stdout, done.stderr
+    assert "Traceback" in done.stderr and "InvalidUrl" in done.stderr  # the error is there...
+    assert done.stderr.count(f"bot{REDACTED}") >= 4  # message and traceback, both tokens
+    for token in (GOOD_TOKEN, other):
+        assert token not in done.stderr and token.split(":")[1] not in done.stderr
+
+
+def test_redacting_filter_covers_message_args_and_stack() -> None:
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(RedactingFilter([GOOD_TOKEN, "hook-secret-value"]))
+    log = logging.getLogger("test.redaction")
+    log.addHandler(handler)
+    log.propagate = False
+    try:
+        log.warning("token %s, secret %s", GOOD_TOKEN, "hook-secret-value", stack_info=True)
+        try:
+            raise RuntimeError(f"https://api.telegram.org/bot{GOOD_TOKEN}/getMe")
+        except RuntimeError:
+            log.exception("failed")
+    finally:
+        log.removeHandler(handler)
+    out = stream.getvalue()
+    assert GOOD_TOKEN not in out and "hook-secret-value" not in out
+    assert f"bot{REDACTED}/getMe" in out and "token <redacted>, secret <redacted>" in out
+
+
+def test_secrets_of_settings_include_url_passwords() -> None:
+    settings = load_settings(
+        bot_token=GOOD_TOKEN,
+        webhook_secret="hook-secret",
+        database_url="postgresql+asyncpg://bot:db-password@db/bot",
+        redis_url="redis://:redis-password@cache:6379/0",
+    )
+    assert set(secrets_of(settings)) == {GOOD_TOKEN, "hook-secret", "db-password", "redis-password"}

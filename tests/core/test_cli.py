@@ -91,3 +91,58 @@ def test_ask_parse_error_is_rendered_in_the_asked_language() -> None:
     done = cli("ask", "сколько памяти", "--lang", "en")
     assert done.returncode == 2
     assert "Which model?" in done.stdout and "Traceback" not in done.stderr
+
+
+def test_deeply_nested_json_exits_2_with_the_json_error() -> None:
+    """json.loads raises RecursionError on deep nesting: an answer, never a traceback."""
+    for text in ("[" * 100_000, '{"task": "inference", "model": ' + "[" * 100_000):
+        done = cli("estimate", "--json", stdin=text)
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        assert json.loads(done.stdout) == {"error": "request is nested too deeply", "field": None}
+
+
+def test_huge_numbers_exit_2_naming_the_field() -> None:
+    """`1e400` reads as infinity (OverflowError territory): the contract refuses it by field."""
+    googol4 = "1" + "0" * 400  # 10^400
+    cases = {
+        '{"task": "inference", "model": "llama-3.1-8b", "concurrency": 1e400}': "concurrency",
+        '{"task": "inference", "model": {"params_b": 1e400}}': "model.params_b",
+        '{"task": "inference", "model": {"params_b": 7, "hidden_size": 1e400}}': "model.hidden_size",
+        '{"task": "training", "model": "llama-3.1-8b", "seq_len": -1e400}': "seq_len",
+        '{"task": "inference", "model": "llama-3.1-8b", "concurrency": ' + googol4 + "}": "concurrency",
+        '{"task": "inference", "model": {"params_b": 7, "vocab_size": ' + googol4 + "}}": "model.vocab_size",
+    }
+    for text, field in cases.items():
+        done = cli("estimate", "--json", stdin=text)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, (text[:80], done.stderr)
+        assert json.loads(done.stdout)["field"] == field, text[:80]
+
+
+def test_numbers_that_are_not_json_exit_2() -> None:
+    """NaN / Infinity literals are not JSON; an integer past Python's digit limit is out of range."""
+    for text in (
+        '{"task": "inference", "model": "llama-3.1-8b", "concurrency": NaN}',
+        '{"task": "inference", "model": {"params_b": Infinity}}',
+        '{"task": "inference", "model": "llama-3.1-8b", "concurrency": 1' + "0" * 5000 + "}",
+    ):
+        done = cli("estimate", "--json", stdin=text)
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        error = json.loads(done.stdout)
+        assert error["field"] is None and "out of range" in error["error"]
+
+
+def test_oversized_request_exits_2() -> None:
+    done = cli("estimate", "--json", stdin='{"task": "inference", "model": "' + "x" * 1_100_000 + '"}')
+    assert done.returncode == 2 and "larger than" in json.loads(done.stdout)["error"]
+
+
+def test_inconsistent_architecture_and_too_many_gpus_exit_2_naming_the_field() -> None:
+    cases = {
+        json.dumps({"task": "inference", "model": {"params_b": 7, "layers": 32, "hidden_size": 40_000}}): (
+            "model.hidden_size"
+        ),
+        json.dumps({"task": "inference", "model": {"params_b": 7, "layers": 4}, "num_gpus": 8}): "num_gpus",
+    }
+    for text, field in cases.items():
+        done = cli("estimate", "--json", stdin=text)
+        assert done.returncode == 2 and json.loads(done.stdout)["field"] == field
