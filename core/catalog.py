@@ -4,6 +4,10 @@ Every row is validated by pydantic at load; a bad row raises `CatalogError` nami
 the row index and its id, and the field. Cross-checks: unique ids, every offer names a known GPU,
 no model name/alias (after normalisation) points at two different models. The offers file also
 holds the recommender's ranking policy, an optional `[ranking]` table (`core.specs.RankingPolicy`).
+
+Name matching lives here, for the resolver and the free-text parser alike: exact lookup
+(`find_model`, `find_gpu`), models named by all of a text's name words (`models_named`), ranked
+fuzzy search (`search`, `suggest`), and the one reader of model sizes ("7b", "8x7b", "405 млрд").
 """
 
 from __future__ import annotations
@@ -12,7 +16,8 @@ import difflib
 import re
 import tomllib
 from collections.abc import Iterable, Sequence
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -56,8 +61,91 @@ _RELEASE_DATE = re.compile(r"^2[3-9](0[1-9]|1[0-2])$")
 _FUZZY_TOKEN_RATIO = 0.85
 _FUZZY_TOKEN_WEIGHT = 0.8
 # A size ("70b", "8x7b") outweighs a version number: "llama 3 70b" prefers Llama 3.3 70B to Llama 3 8B.
-_SIZE_TOKEN = re.compile(r"^(\d+x)?\d+(\.\d+)?[bm]$")
 _SIZE_TOKEN_WEIGHT = 2.0
+
+
+# --- model sizes: "7b", "1.5B", "350m", "8x7b" ---------------------------------------------------
+# The one reader of a model's size, wherever it is written: a word of a catalogue name, free text
+# (the parser's, normalised first: "70б", "70 млрд" are "70b" there) and a whole `model` field
+# (`core.resolve.parse_size`: "405 млрд", "1.8T", "8х22b").
+
+_HUGE = 10**30  # a number longer than 30 digits is absurd: read as this, so it is reported, not computed
+_SIZE_NUMBER = r"\d+(?:\.\d+)?"
+_PARAMS = r"(?:\s*(?:params|parameters|параметр\w*))?"
+# in text: a mixture of experts, "8x7b" (experts × parameters of each)...
+SIZE_MOE = re.compile(r"(?<![\w.])(?P<experts>\d{1,3})\s*x\s*(?P<each>\d{1,6}(?:\.\d+)?)\s?b(?!\w)")
+# ...or a dense size, "70b", "350m" ("1m" alone is rather a context, so millions need two digits)
+SIZE = re.compile(r"(?<![\w.])(?:(?P<b>" + _SIZE_NUMBER + r")\s?b|(?P<m>\d{2,})\s?m)" + _PARAMS + r"(?!\w)")
+# a word of a name: "70b", "8x7b", "350m"
+_SIZE_WORD = re.compile(r"^(\d+x)?" + _SIZE_NUMBER + "[bm]$")
+# a whole field, as people type it: units in words, either language, a decimal comma
+_SIZE_FIELD = re.compile(
+    r"""^\s*(?:(?P<experts>\d+)\s*[x×х]\s*)?
+    (?P<number>\d+(?:[.,]\d+)?)\s*
+    (?P<unit>b|bn|billion|б|млрд|миллиард\w*|m|mn|million|м|млн|миллион\w*|t|trillion|трлн)\.?"""
+    + _PARAMS
+    + r"\s*$",
+    re.IGNORECASE | re.VERBOSE,
+)
+_UNIT_TO_BILLIONS = {"b": 1.0, "m": 1e-3, "t": 1e3}
+
+
+@dataclass(frozen=True)
+class Size:
+    """A model size: billions of parameters (of each expert, for a mixture of experts)."""
+
+    billions: float
+    experts: int | None = None
+
+    @property
+    def total_b(self) -> float:
+        """All parameters, in billions (nominal for a mixture: "8x7b" is 56)."""
+        return self.billions if self.experts is None else float(self.experts) * self.billions
+
+    @property
+    def word(self) -> str:
+        """The size as a model field: "70B", "1.5B", "8x7B"."""
+        return f"{self.experts}x{self.billions:g}B" if self.experts is not None else f"{self.total_b:g}B"
+
+
+def _size_number(digits: str) -> float:
+    return float(_HUGE) if len(digits) > 30 else float(digits)
+
+
+def size_of(match: re.Match[str]) -> Size:
+    """The size a match of `SIZE_MOE` or `SIZE` reads."""
+    if match.re is SIZE_MOE:
+        return Size(_size_number(match["each"]), int(_size_number(match["experts"])))
+    if match["m"]:
+        return Size(_size_number(match["m"]) / 1000)
+    return Size(_size_number(match["b"]))
+
+
+def find_size(text: str) -> Size | None:
+    """The first size in normalised text, a mixture of experts first: "mixtral 8x7b" → 8 × 7B."""
+    match = SIZE_MOE.search(text) or SIZE.search(text)
+    return size_of(match) if match else None
+
+
+def read_size(field: str) -> Size | None:
+    """A whole field that is a size: "13B", "1,5B", "405 млрд", "350m", "1.8T", "8х22b"; else None."""
+    match = _SIZE_FIELD.match(field)
+    if not match:
+        return None
+    unit = match["unit"].lower()
+    if unit in ("m", "mn", "million", "м", "млн") or unit.startswith("миллион"):
+        unit = "m"
+    elif unit in ("t", "trillion", "трлн"):
+        unit = "t"
+    else:
+        unit = "b"
+    billions = float(match["number"].replace(",", ".")) * _UNIT_TO_BILLIONS[unit]
+    return Size(billions, int(match["experts"]) if match["experts"] else None)
+
+
+def is_size_word(word: str) -> bool:
+    """Whether a word of a name is a size: "70b", "8x7b", "350m"."""
+    return _SIZE_WORD.match(word) is not None
 
 
 def _read_table(path: Path, table: str) -> list[Any]:
@@ -123,6 +211,15 @@ def name_tokens(text: str) -> list[str]:
     text = re.sub(r"[^\w.]+", " ", text.lower().replace("_", " "))
     text = re.sub(r"(?<=[^\W\d])(?<!\dx)(?=\d)", " ", text)  # llama3 -> llama 3, not 8x7b
     return [t.strip(".") for t in text.split() if t.strip(".") and t not in VARIANT_TOKENS]
+
+
+def name_words(name: str) -> set[str]:
+    """A name's words and their letter/digit runs: 'FLUX.1 [dev]' → {flux.1, flux, 1, dev}."""
+    out: set[str] = set()
+    for word in name_tokens(name):
+        out.add(word)
+        out.update(re.findall(r"[^\W\d_]+|\d+(?:\.\d+)?[a-z]?", word))
+    return out
 
 
 class Catalog:
@@ -212,6 +309,38 @@ class Catalog:
         scored.sort(key=lambda s: (s[0], s[1], s[2]))
         return [s[3] for s in scored[:limit]]
 
+    def model_words(self, model_id: str) -> frozenset[str]:
+        """Every word naming the model: of its id, name, family, aliases and HF id (`name_words`)."""
+        return self._name_words[model_id]
+
+    def name_query(self, words: Iterable[str]) -> set[str]:
+        """The catalogue's name words among `words`: each word, else its letter/digit runs."""
+        known = self._all_name_words
+        query: set[str] = set()
+        for word in words:
+            query.update([word] if word in known else (w for w in name_words(word) if w in known))
+        return query
+
+    def models_named(self, words: set[str]) -> list[str]:
+        """Ids of the models named by all of `words` (none for no words), in catalogue order."""
+        return [i for i, names in self._name_words.items() if words and words <= names]
+
+    @cached_property
+    def _name_words(self) -> dict[str, frozenset[str]]:
+        return {
+            m.id: frozenset().union(
+                *(
+                    name_words(n)
+                    for n in [m.id, m.name, m.family, *m.aliases, *([m.hf_id] if m.hf_id else [])]
+                )
+            )
+            for m in self.models.values()
+        }
+
+    @cached_property
+    def _all_name_words(self) -> frozenset[str]:
+        return frozenset().union(*self._name_words.values())
+
     def suggest(self, name: str, limit: int = 3) -> list[str]:
         """Close catalogue names for an error message."""
         found = [m.name for m in self.search(name, limit)]
@@ -257,19 +386,19 @@ def _match(query: list[str], tokens: list[str]) -> tuple[float, int] | None:
             matched += _SIZE_TOKEN_WEIGHT * _FUZZY_TOKEN_WEIGHT
             used.add(word + "b")
             continue
-        if len(word) >= 4 and not _SIZE_TOKEN.match(word):
+        if len(word) >= 4 and not is_size_word(word):
             close = difflib.get_close_matches(word, tokens, n=1, cutoff=_FUZZY_TOKEN_RATIO)
             if close:
                 matched += weight * _FUZZY_TOKEN_WEIGHT
                 used.add(close[0])
-    named = [w for w in query if not _SIZE_TOKEN.match(w)]
-    if not matched or (named and not used - {w for w in query if _SIZE_TOKEN.match(w)}):
+    named = [w for w in query if not is_size_word(w)]
+    if not matched or (named and not used - {w for w in query if is_size_word(w)}):
         return None  # a size alone does not make "qwen 7b" match Falcon 7B
     return -matched / sum(_word_weight(w) for w in query), len([t for t in tokens if t not in used])
 
 
 def _word_weight(word: str) -> float:
-    return _SIZE_TOKEN_WEIGHT if _SIZE_TOKEN.match(word) else 1.0
+    return _SIZE_TOKEN_WEIGHT if is_size_word(word) else 1.0
 
 
 OFFERS_TABLES = ("offer", "ranking")

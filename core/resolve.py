@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import ValidationError
 
 from core import hf
-from core.catalog import Catalog
+from core.catalog import Catalog, read_size
 from core.contract import Assumption, CustomModel, ResolvedModel
 from core.errors import CoreError, UnknownModelError
 from core.notes import note
@@ -61,23 +61,7 @@ _ARCH_FIELDS = (
     "intermediate_size",
     "vocab_size",
 )
-_SIZE_RE = re.compile(
-    r"""^\s*(?:(?P<experts>\d+)\s*[x×х]\s*)?
-    (?P<number>\d+(?:[.,]\d+)?)\s*
-    (?P<unit>b|bn|billion|б|млрд|миллиард\w*|m|mn|million|м|млн|миллион\w*|t|trillion|трлн)\.?
-    (?:\s*(?:params|parameters|параметр\w*))?\s*$""",
-    re.IGNORECASE | re.VERBOSE,
-)
 ResolvedSource = Literal["catalogue", "size", "custom", "huggingface"]
-_UNIT_TO_BILLIONS = {"b": 1.0, "m": 1e-3, "t": 1e3}
-
-
-def _unit_kind(unit: str) -> str:
-    if unit in ("m", "mn", "million", "м", "млн") or unit.startswith("миллион"):
-        return "m"
-    if unit in ("t", "trillion", "трлн"):
-        return "t"
-    return "b"
 
 
 def resolve_model(
@@ -128,12 +112,10 @@ def parse_size(text: str) -> tuple[float, int | None] | None:
     Returns (billions per expert, experts) or None when the text is not a bare size.
     Raises CoreError for sizes no model has (<= 0 or > 20 000 B).
     """
-    match = _SIZE_RE.match(text)
-    if not match:
+    size = read_size(text)  # the catalogue's size reader, the one the parser and name search use
+    if size is None:
         return None
-    scale = _UNIT_TO_BILLIONS[_unit_kind(match["unit"].lower())]
-    value = float(match["number"].replace(",", ".")) * scale
-    experts = int(match["experts"]) if match["experts"] else None
+    value, experts = size.billions, size.experts
     total = value * (experts or 1)
     if value <= 0 or (experts is not None and experts < 1) or total > MAX_PARAMS_B:
         raise CoreError(

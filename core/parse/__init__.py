@@ -13,7 +13,10 @@ request; `comparison("сравни 4090 48 и h100 для llama 3.1 70b")` and
 How the text is read (`reading`): Hugging Face ids first, then the longest runs of words naming a
 catalogue model or GPU (`names`: so "phi 3 mini 4k" stays a name and "4k" is not taken as a
 context; "4090 48" is the 48 GB card and "2× h100" two of them), then keywords and numbers with
-their units (`vocabulary`), each match consumed so no word counts twice.
+their units (`vocabulary`: the words are data, `core/data/vocabulary.toml`, validated at load),
+each match consumed so no word counts twice. Model names are matched by the catalogue
+(`Catalog.find_model`, `Catalog.models_named`, `Catalog.search`) and sizes read by its one size
+reader (`core.catalog.find_size`, the one `core.resolve.parse_size` uses too).
 
 Decisions a practitioner would make, reported as notes (`understand`) so an answer can say so:
 - "fine-tune" / "дообучение" without a method means LoRA, what almost everyone runs unless they
@@ -35,11 +38,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from core.catalog import Catalog
+from core.catalog import Catalog, find_size
 from core.contract import Assumption, CustomModel, Request
 from core.errors import ParseError
 from core.parse.followup import Comparison, FollowUp, comparison, comparison_follow_up, follow_up
-from core.parse.models import _size_b
 from core.parse.reading import _resolution, _resolution_in_bounds, catalog_or_default, read
 from core.parse.text import (
     _NUMK,
@@ -52,7 +54,7 @@ from core.parse.text import (
     _normalize,
     _tokens_count,
 )
-from core.parse.vocabulary import _BARE_NUMBER, _MOE_SIZE, _RESOLUTION, _SIZE, _VIDEO_P
+from core.parse.vocabulary import _BARE_NUMBER, _RESOLUTION, _VIDEO_P
 
 __all__ = [
     "MAX_CANDIDATES",
@@ -137,7 +139,6 @@ def parse_resolution(text: str) -> tuple[int, int] | None:
 
 def parse_size_b(text: str) -> float | None:
     """Parameters in billions: "7b" → 7, "1.5B" → 1.5, "405 млрд" → 405, "8x7b" → 56 (nominal)."""
-    norm = _normalize(text)
-    match = _MOE_SIZE.search(norm) or _SIZE.search(norm)
-    value = _size_b(match) if match else None
+    size = find_size(_normalize(text))
+    value = size.total_b if size else None
     return value if value and value <= _limit(CustomModel, "params_b") else None

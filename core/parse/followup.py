@@ -17,7 +17,7 @@ from core.catalog import Catalog
 from core.contract import Assumption, Engine, Precision, Request, Task
 from core.parse.reading import catalog_or_default, read
 from core.parse.text import Reading, _normalize, _validation_error
-from core.parse.vocabulary import _COMPARE, _GGUF_OF
+from core.parse.vocabulary import _GGUF_OF, vocabulary
 from core.precision import is_gguf
 
 Config = tuple[str, int]
@@ -75,7 +75,7 @@ def comparison(text: str, catalog: Catalog | None = None) -> Comparison | None:
     be `comparison_follow_up` to an answer, or `understand` asks which model. Raises `ParseError`
     when a value it names is out of range.
     """
-    if not _COMPARE.search(_normalize(text)):
+    if not vocabulary().compare.search(_normalize(text)):
         return None
     reading = read(text, catalog_or_default(catalog))
     configs = _configs(reading)
@@ -92,7 +92,7 @@ def comparison(text: str, catalog: Catalog | None = None) -> Comparison | None:
 def comparison_follow_up(text: str, previous: Request, catalog: Catalog | None = None) -> Comparison | None:
     """ "сравни с h100", "compare with 2× h100" after an answer: the previous card first (when it
     named one), then those of the text; other settings the text names change as in `follow_up`."""
-    if not _COMPARE.search(_normalize(text)):
+    if not vocabulary().compare.search(_normalize(text)):
         return None
     reading = _read_after(text, previous, catalog_or_default(catalog))
     if reading is None:

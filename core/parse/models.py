@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from pydantic import ValidationError
 
-from core.catalog import Catalog, name_tokens
+from core.catalog import SIZE, SIZE_MOE, Catalog, name_words, size_of
 from core.contract import CustomModel, Precision
 from core.errors import ParseError
 from core.notes import note
 from core.parse.names import Names
-from core.parse.text import MAX_CANDIDATES, Reading, _number, _Text, _validation_error
-from core.parse.vocabulary import _FILLER, _MOE_SIZE, _SIZE
+from core.parse.text import MAX_CANDIDATES, Reading, _Text, _validation_error
+from core.parse.vocabulary import vocabulary
 from core.specs import ModelKind, ModelSpec
 
 
@@ -28,9 +27,9 @@ def _take_hf_id(raw: str) -> tuple[str, str | None]:
 def _read_model(
     text: _Text, catalog: Catalog, hf_id: str | None, names: Names, reading: Reading
 ) -> tuple[str | None, ModelKind | None]:
-    moe = text.take(_MOE_SIZE)
-    size_match = moe or text.take(_SIZE)
-    size = _size_b(size_match) if size_match else None
+    size_match = text.take(SIZE_MOE) or text.take(SIZE)
+    found_size = size_of(size_match) if size_match else None
+    size = found_size.total_b if found_size else None
     if size is not None and reading.error is None:
         try:
             CustomModel(params_b=size)
@@ -41,7 +40,7 @@ def _read_model(
         return _from_hf_id(catalog, hf_id, reading)
     if len(names.models) == 1:
         return names.models[0], catalog.models[names.models[0]].kind
-    size_word = _size_word(moe, size)
+    size_word = found_size.word if found_size else ""
     candidates = names.models or _fuzzy_candidates(text, catalog, size, size_word)
     if len(candidates) == 1:
         return candidates[0], catalog.models[candidates[0]].kind
@@ -79,67 +78,32 @@ def _from_hf_id(catalog: Catalog, hf_id: str, reading: Reading) -> tuple[str, Mo
     return found[0].id, found[0].kind
 
 
-def _size_b(match: re.Match[str]) -> float:
-    if match.re is _MOE_SIZE:
-        return _number(match.group(1)) * _number(match.group(2))
-    if match.group("m"):
-        return _number(match.group("m")) / 1000
-    return _number(match.group("b"))
-
-
-def _size_word(moe: re.Match[str] | None, size: float | None) -> str:
-    """The size as the resolver reads it: "70B", "1.5B", "8x7B"."""
-    if moe:
-        return f"{int(_number(moe.group(1)))}x{_number(moe.group(2)):g}B"
-    return f"{size:g}B" if size is not None else ""
-
-
-def _name_tokens(name: str) -> set[str]:
-    """The catalogue's name words and their letter/digit runs: 'FLUX.1 [dev]' → {flux.1, flux, 1, dev}."""
-    out: set[str] = set()
-    for word in name_tokens(name):
-        out.add(word)
-        out.update(re.findall(r"[^\W\d_]+|\d+(?:\.\d+)?[a-z]?", word))
-    return out
-
-
 def _name_words(text: _Text) -> list[str]:
+    filler = vocabulary().filler
     words = re.findall(r"[^\s,;!?()\"'=:+]+", text.rest)
-    return [w.strip(".") for w in words if _has_letter(w) and not _FILLER.fullmatch(w.strip("."))]
+    return [w.strip(".") for w in words if _has_letter(w) and not filler.fullmatch(w.strip("."))]
 
 
 def _fuzzy_candidates(text: _Text, catalog: Catalog, size: float | None, size_word: str) -> list[str]:
-    """Models whose names hold every name word left in the text, then filtered by size."""
-    tokens, vocabulary = _catalog_tokens(catalog)
-    query: set[str] = set()
-    for word in re.findall(r"[^\s,;!?()\"'=:+]+", text.rest):
-        word = word.strip(".")
-        query.update([word] if word in vocabulary else (t for t in _name_tokens(word) if t in vocabulary))
-    query -= {t for t in query if _FILLER.fullmatch(t)}
+    """Models whose names hold every name word left in the text (`Catalog.models_named`), then
+    filtered by size."""
+    filler = vocabulary().filler
+    query = catalog.name_query(w.strip(".") for w in re.findall(r"[^\s,;!?()\"'=:+]+", text.rest))
+    query -= {t for t in query if filler.fullmatch(t)}
     if not any(_has_letter(t) for t in query):  # a stray number names no model
         moe_word = size_word.lower()
-        return [i for i, names in tokens.items() if "x" in moe_word and moe_word in names]
+        return [i for i in catalog.models if "x" in moe_word and moe_word in catalog.model_words(i)]
     for wanted in (query, {t for t in query if _has_letter(t)}):  # then without version numbers
-        found = [i for i, names in tokens.items() if wanted and wanted <= names]
+        found = catalog.models_named(wanted)
         if size is not None:
-            found = [i for i in found if _same_size(catalog.models[i], size, size_word, tokens[i])]
+            found = [
+                i for i in found if _same_size(catalog.models[i], size, size_word, catalog.model_words(i))
+            ]
         if found:
             # "qwen 7b" is Qwen's own 7B rather than DeepSeek's distill of it: prefer the family named
-            own = [i for i in found if _name_tokens(catalog.models[i].family) & wanted]
+            own = [i for i in found if name_words(catalog.models[i].family) & wanted]
             return own or found
     return []
-
-
-@lru_cache(maxsize=4)  # a catalogue is loaded once and not changed; its words need computing once
-def _catalog_tokens(catalog: Catalog) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
-    """Each model's name words, and all of them together."""
-    tokens = {m.id: frozenset(_model_tokens(m)) for m in catalog.models.values()}
-    return tokens, frozenset().union(*tokens.values())
-
-
-def _model_tokens(model: ModelSpec) -> set[str]:
-    names = [model.id, model.name, model.family, *model.aliases, *([model.hf_id] if model.hf_id else [])]
-    return set().union(*(_name_tokens(n) for n in names))
 
 
 def _has_letter(word: str) -> bool:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from core.catalog import Catalog
 from core.parse.text import Fields, _Text
-from core.parse.vocabulary import _CONTEXT, _COUNTED, _SEQ_LEN
+from core.parse.vocabulary import _CONTEXT, _SEQ_LEN, vocabulary
 from core.specs import GpuSpec
 
 MAX_WINDOW = 6  # longest model/GPU name, in words, looked for in the text
@@ -133,5 +133,5 @@ def _not_a_count(rest: str, words: str, start: int) -> bool:
 
 def _counted_at(rest: str, position: int) -> bool:
     """Whether the number at `position` is a count or a context: "48 users", "48 кадров", "48 tokens"."""
-    patterns = [p for _, group in _COUNTED for p in group] + _CONTEXT + _SEQ_LEN
+    patterns = [p for _, group in vocabulary().counted for p in group] + _CONTEXT + _SEQ_LEN
     return any(p.match(rest, position) for p in patterns)

@@ -24,32 +24,17 @@ from core.parse.text import (
     _tokens_count,
 )
 from core.parse.vocabulary import (
-    _ATTENTION,
     _BARE_K,
     _BARE_NUMBER,
-    _CHECKPOINTING,
     _CONTEXT,
-    _COUNTED,
-    _ENGINES,
-    _FINE_TUNE,
-    _GGUF,
     _GGUF_OF,
     _KV_CACHE,
     _LORA_RANK,
-    _METHODS,
-    _OFFLOAD,
     _ON_CARDS,
-    _OPTIMIZERS,
-    _PRECISIONS,
     _RESOLUTION,
-    _SCRATCH,
     _SEQ_LEN,
-    _SHARDING,
-    _SLICING,
-    _TASK_WORDS,
-    _TILING,
-    _TRAINING,
     _VIDEO_P,
+    vocabulary,
 )
 from core.specs import ModelKind
 
@@ -72,7 +57,7 @@ def read(raw: str, catalog: Catalog, base: Task | None = None) -> Reading:
     raw, hf_id = _take_hf_id(raw)
     text = _Text(_normalize(raw))
     f = reading.fields
-    _take_first(text, f, "engine", _ENGINES)
+    _take_first(text, f, "engine", vocabulary().engines)
     names = take_names(text, catalog, f)
     reading.gpu_configs = names.configs
     _read_settings(text, f, reading)
@@ -105,28 +90,29 @@ def _flag(text: _Text, pattern: re.Pattern[str]) -> bool | None:
 
 
 def _read_settings(text: _Text, f: Fields, reading: Reading) -> None:
+    words = vocabulary()
     for pattern in _KV_CACHE:
         match = text.take(pattern)
         if match:
             f.setdefault("kv_cache_precision", _kv_precision(match.group(1)))
-    _take_first(text, f, "optimizer", _OPTIMIZERS)
-    gguf = text.take(_GGUF) is not None
-    _take_first(text, f, "precision", _PRECISIONS)
+    _take_first(text, f, "optimizer", words.optimizers)
+    gguf = text.take(words.gguf) is not None
+    _take_first(text, f, "precision", words.precisions)
     if gguf:  # "gguf" alone is Q4_K_M; "gguf 8bit" is its 8-bit type
         if "precision" not in f:
             reading.notes.append(note("parse_gguf_default"))
         precision = f.get("precision", Precision.INT4)
         f["precision"] = _GGUF_OF.get(precision, precision)
-    _take_first(text, f, "sharding", _SHARDING)
-    _take_first(text, f, "attention", _ATTENTION)
-    for pattern, offload in _OFFLOAD:
+    _take_first(text, f, "sharding", words.sharding)
+    _take_first(text, f, "attention", words.attention)
+    for pattern, offload in words.offload:
         enabled = _flag(text, pattern)
         if enabled is not None:
             f.setdefault("cpu_offload", offload if enabled else CpuOffload.NONE)
     for name, pattern in (
-        ("vae_tiling", _TILING),
-        ("vae_slicing", _SLICING),
-        ("gradient_checkpointing", _CHECKPOINTING),
+        ("vae_tiling", words.tiling),
+        ("vae_slicing", words.slicing),
+        ("gradient_checkpointing", words.checkpointing),
     ):
         enabled = _flag(text, pattern)
         if enabled is not None:
@@ -137,7 +123,7 @@ def _read_settings(text: _Text, f: Fields, reading: Reading) -> None:
     resolution = text.take(_RESOLUTION) or text.take(_VIDEO_P)
     if resolution:
         _set_resolution(f, _resolution(resolution), reading)
-    for name, patterns in _COUNTED:
+    for name, patterns in words.counted:
         for pattern in patterns:
             match = text.take(pattern)
             if match:
@@ -186,17 +172,18 @@ def _set_resolution(f: Fields, size: tuple[int, int], reading: Reading) -> None:
 
 
 def _read_task(text: _Text, f: Fields, reading: Reading) -> None:
-    if text.take(_SCRATCH):
+    words = vocabulary()
+    if text.take(words.scratch):
         f.update(task=Task.TRAINING, method=Method.FULL)
-    _take_first(text, f, "method", _METHODS)
-    fine_tune = text.take(_FINE_TUNE) is not None or f.get("engine") == Engine.UNSLOTH  # a fine-tuning tool
-    training = text.take(_TRAINING) is not None
+    _take_first(text, f, "method", words.methods)
+    fine_tune = text.take(words.fine_tune) is not None or f.get("engine") == Engine.UNSLOTH  # a tuning tool
+    training = text.take(words.training) is not None
     if "method" in f or fine_tune or training:
         f.setdefault("task", Task.TRAINING)
     if fine_tune and "method" not in f:
         f["method"] = Method.LORA
         reading.notes.append(note("parse_finetune_lora"))
-    for pattern, task in _TASK_WORDS:
+    for pattern, task in words.tasks:
         if text.take(pattern) and reading.task_word is None:
             reading.task_word = task
 

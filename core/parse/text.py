@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from core.contract import Assumption, Request, Task
 from core.errors import ParseError
+from core.parse.vocabulary import _NUM_UNIT, vocabulary
 
 Fields = dict[str, Any]
 
@@ -23,8 +24,7 @@ _HUGE = 10**30  # any number longer than this is absurd; keeps int() off huge di
 
 # --- normalisation and numbers -------------------------------------------------------------------
 
-_NUM_UNIT = r"(\d+(?:\.\d+)?)\s?(k|m)?(?![\w.])"  # a count with an optional k/M suffix
-_NUMK = r"(?<![\w.])" + _NUM_UNIT
+_NUMK = r"(?<![\w.])" + _NUM_UNIT  # a count with an optional k/M suffix
 
 
 def _normalize(text: str) -> str:
@@ -39,38 +39,10 @@ def _normalize(text: str) -> str:
     text = re.sub(r"(\d)\s*(?:млн|миллион\w*|millions?)(?!\w)", r"\1m", text)
     text = re.sub(r"(\d)\s*(?:тыс\w*|thousands?)(?!\w)", r"\1k", text)
     text = re.sub(r"(\d)\s?б(?![а-я])", r"\1b", text)  # "7б" is 7B; "8 бит" stays bits
-    for pattern, name in _CYRILLIC_NAMES:
+    words = vocabulary()
+    for pattern, name in words.model_names:  # "лама 3 8б", "квен", "дипсик р1": the family names
         text = pattern.sub(name, text)
-    return _NUMBER_WORDS.sub(lambda m: _NUMBER_WORD_VALUES[m.group(0)], text)
-
-
-# Model families as Russian speakers write them: "лама 3 8б", "мистраль", "квен", "дипсик р1"
-_CYRILLIC_NAMES = [
-    (re.compile(r"(?<!\w)" + stem + r"(?!\w)"), name)
-    for stem, name in (
-        (r"л?лам[аыуеоя]?", "llama"),
-        (r"мистрал[ьяюеи]?", "mistral"),
-        (r"микстрал[ьяюеи]?", "mixtral"),
-        (r"квен[ауе]?", "qwen"),
-        (r"(?:джем|гем)м[аыуе]?", "gemma"),
-        (r"дип[сc][иеі]к[ауе]?", "deepseek"),
-        (r"фл[юа]кс[ауе]?", "flux"),
-        (r"р1", "r1"),
-    )
-]
-
-
-# "на двух картах", "two gpus": small counts people spell out ("one" is too often not a number)
-_NUMBER_WORD_VALUES = {
-    **dict.fromkeys(("одна", "одну", "одной", "один", "одном"), "1"),
-    **dict.fromkeys(("два", "две", "двух", "двумя", "two", "dual"), "2"),
-    **dict.fromkeys(("три", "трех", "тремя", "three"), "3"),
-    **dict.fromkeys(("четыре", "четырех", "четырьмя", "four", "quad"), "4"),
-    **dict.fromkeys(("шесть", "шести", "six"), "6"),
-    **dict.fromkeys(("восемь", "восьми", "восьмью", "eight"), "8"),
-    **dict.fromkeys(("шестнадцать", "шестнадцати", "sixteen"), "16"),
-}
-_NUMBER_WORDS = re.compile(r"(?<!\w)(?:" + "|".join(_NUMBER_WORD_VALUES) + r")(?!\w)")
+    return words.number_words.sub(lambda m: words.number_values[m.group(0)], text)  # "на двух картах"
 
 
 def _power(match: re.Match[str]) -> str:
@@ -98,10 +70,6 @@ def _limit(model: Any, name: str) -> int:
         if bound is not None:
             return int(bound)
     return _HUGE
-
-
-def _words(*patterns: str) -> re.Pattern[str]:
-    return re.compile(r"(?<![\w.])(?:" + "|".join(patterns) + r")(?![\w])")
 
 
 @dataclass

@@ -8,7 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from core.catalog import DATA_DIR, Catalog, default_catalog, load_catalog, normalize_name
+from core.catalog import (
+    DATA_DIR,
+    Catalog,
+    Size,
+    default_catalog,
+    find_size,
+    is_size_word,
+    load_catalog,
+    normalize_name,
+    read_size,
+)
 from core.errors import CatalogError, UnknownModelError
 from core.specs import ModelKind, ModelSpec
 
@@ -242,6 +252,32 @@ def test_gpu_by_alias(catalog: Catalog) -> None:
     assert catalog.gpu("H100").id == "h100-sxm"
     with pytest.raises(CatalogError, match="unknown gpu"):
         catalog.gpu("voodoo5")
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [("70b", Size(70.0)), ("1.5b", Size(1.5)), ("350m", Size(0.35)), ("8x7b", Size(7.0, 8))],
+)
+def test_one_size_reader_for_names_free_text_and_the_model_field(text: str, size: Size) -> None:
+    for found in (find_size(f"llama {text} int4"), read_size(text)):
+        assert found is not None and found.experts == size.experts
+        assert found.billions == pytest.approx(size.billions)
+    assert is_size_word(text)
+
+
+def test_the_size_reader_tells_a_field_from_running_text() -> None:
+    assert read_size("1.8T") == Size(1800.0) and read_size("405 млрд") == Size(405.0)
+    assert find_size("1m context") is None  # "1m" alone is rather a context
+    assert read_size("13B llama") is None and find_size("13B llama") is None  # text is normalised first
+    assert Size(7.0, 8).word == "8x7B" and Size(7.0, 8).total_b == 56.0 and Size(1.5).word == "1.5B"
+
+
+def test_models_named_by_words_and_their_letter_digit_runs(catalog: Catalog) -> None:
+    query = catalog.name_query(["qwen2.5", "7b", "пожалуйста"])
+    assert query == {"qwen", "2.5", "7b"}  # "qwen2.5" is no catalogue word: its runs are
+    assert "qwen2.5-7b" in catalog.models_named(query)
+    assert catalog.models_named(set()) == []
+    assert {"flux", "1", "dev"} <= catalog.model_words("flux.1-dev")
 
 
 def test_normalize_name_compares_the_last_path_part() -> None:
