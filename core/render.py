@@ -142,7 +142,7 @@ def _unless(group: str, *defaults: str) -> Callable[[Any, str], str | None]:
 
 _SETTING: dict[str, Callable[[Any, str], str | None]] = {
     "precision": lambda v, lang: label("precision", str(v), lang),
-    "engine": _unless("engine", "transformers", "diffusers"),
+    "engine": _unless("engine", "diffusers"),  # the engine decides the numbers: always named for LLMs
     "method": lambda v, lang: label("method", str(v), lang),
     "optimizer": lambda v, lang: label("optimizer", str(v), lang),
     "context_length": lambda v, lang: t("setting-context", lang, tokens=int(v)),

@@ -217,3 +217,12 @@ def test_assumptions_are_translated_and_listed_once() -> None:
     assert len(texts) == 2
     assert "Llama 3.1 70B (80 layers)" in texts[0] and texts[0] != known.text
     assert texts[1] == new.text
+
+
+@pytest.mark.parametrize(("users", "engine"), [(1, "Transformers"), (8, "vLLM")])
+def test_the_answer_says_which_engine_it_assumed(users: int, engine: str) -> None:
+    from core.answer import build_answer
+    from core.estimate import estimate
+
+    result = estimate({"task": "inference", "model": "llama-3.1-8b", "concurrency": users})
+    assert engine in build_answer(result, "en").settings
