@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 import re
 import tomllib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -60,6 +60,11 @@ _RELEASE_DATE = re.compile(r"^2[3-9](0[1-9]|1[0-2])$")
 # Fuzzy search: a query token matches a name token this similar (difflib ratio), e.g. "lama"/"llama".
 _FUZZY_TOKEN_RATIO = 0.85
 _FUZZY_TOKEN_WEIGHT = 0.8
+# Bounded work on long text (a Telegram message holds up to 4,096 characters): `search` reads the first
+# this many words of its query (a name has a handful; more is prose, where no name can reach half the
+# words anyway), and one word's fuzzy matches are worked out once per catalogue (`Catalog._close`).
+MAX_SEARCH_WORDS = 16
+_CLOSE_CACHE_SIZE = 4096  # words whose fuzzy matches a catalogue remembers
 # A size ("70b", "8x7b") outweighs a version number: "llama 3 70b" prefers Llama 3.3 70B to Llama 3 8B.
 _SIZE_TOKEN_WEIGHT = 2.0
 
@@ -206,6 +211,13 @@ def strip_variant(name: str) -> tuple[str, list[str]]:
     return re.sub(r"[-_ ]+$", "", "".join(kept)), dropped
 
 
+def has_variant_part(word: str) -> bool:
+    """Whether `strip_variant` could drop a part of `word`: a variant token or a YYMM tag in it."""
+    return any(
+        part.lower() in VARIANT_TOKENS or _RELEASE_DATE.match(part) for part in re.split(r"[-_ ]+", word)
+    )
+
+
 def name_tokens(text: str) -> list[str]:
     """Words for fuzzy search: `Qwen2.5-7B-Instruct` -> [qwen, 2.5, 7b]; sizes such as 7b stay whole."""
     text = re.sub(r"[^\w.]+", " ", text.lower().replace("_", " "))
@@ -255,12 +267,22 @@ class Catalog:
             m.id: [name_tokens(n) for n in [m.name, m.id, *m.aliases, *([m.hf_id] if m.hf_id else [])]]
             for m in models
         }
+        self._tokens_by_length: dict[int, list[str]] = {}
+        for token in sorted({t for names in self._model_tokens.values() for ts in names for t in ts}):
+            self._tokens_by_length.setdefault(len(token), []).append(token)
+        self._close_cache: dict[str, dict[str, float]] = {}
+        self.fuzzy_comparisons = 0  # difflib comparisons made so far (a hook to check work is bounded)
 
     # --- GPUs -------------------------------------------------------------------------------------
     def find_gpu(self, name: str) -> GpuSpec | None:
         """A GPU by id, name or alias (case- and separator-insensitive)."""
         gpu_id = self._gpu_keys.get(normalize_name(name))
         return self.gpus[gpu_id] if gpu_id else None
+
+    def is_name_key(self, key: str) -> bool:
+        """Whether `key`, a name as `normalize_name` writes it, is a model's or a GPU's id, name or
+        alias: the cheap test a run of words must pass before `find_model` / `find_gpu` can name it."""
+        return key in self._model_keys or key in self._gpu_keys
 
     def gpu(self, gpu_id: str) -> GpuSpec:
         found = self.find_gpu(gpu_id)
@@ -290,10 +312,12 @@ class Catalog:
         """Models whose names best match `text`, best first: `llama 70b` -> the 70B Llamas.
 
         Ranked by the share of query words found in a name (typos tolerated; sizes count double),
-        then by how few other words the name has, then by name.
+        then by how few other words the name has, then by name. Reads the first `MAX_SEARCH_WORDS`
+        words of `text`; names sharing no token with what those words can match are not scored.
         """
-        query = name_tokens(text)
+        query = name_tokens(text)[:MAX_SEARCH_WORDS]
         exact = self.find_model(text)
+        reach = self._reach(query)
         scored: list[tuple[float, int, str, ModelSpec]] = []
         for model in self.models.values():
             if exact and model.id == exact[0].id:
@@ -301,13 +325,58 @@ class Catalog:
                 continue
             best: tuple[float, int] | None = None
             for tokens in self._model_tokens[model.id]:
-                score = _match(query, tokens)
+                if reach.isdisjoint(tokens):
+                    continue
+                score = _match(query, tokens, self._close)
                 if score and (best is None or score < best):
                     best = score
             if best and best[0] <= -0.5:
                 scored.append((best[0], best[1], model.name, model))
         scored.sort(key=lambda s: (s[0], s[1], s[2]))
         return [s[3] for s in scored[:limit]]
+
+    def _ratios(self, word: str) -> dict[str, float]:
+        """The catalogue's name tokens at least `_FUZZY_TOKEN_RATIO` similar to `word` (difflib
+        ratio), worked out once per word and only for tokens of a length that can reach the ratio
+        (the others fail difflib's own `real_quick_ratio` bound)."""
+        ratios = self._close_cache.get(word)
+        if ratios is not None:
+            return ratios
+        ratios = {}
+        matcher = difflib.SequenceMatcher()
+        matcher.set_seq2(word)
+        cutoff = _FUZZY_TOKEN_RATIO
+        for length, candidates in self._tokens_by_length.items():
+            if 2.0 * min(length, len(word)) / (length + len(word)) < cutoff:
+                continue
+            for token in candidates:
+                matcher.set_seq1(token)
+                self.fuzzy_comparisons += 1
+                if matcher.real_quick_ratio() >= cutoff and matcher.quick_ratio() >= cutoff:
+                    ratio = matcher.ratio()
+                    if ratio >= cutoff:
+                        ratios[token] = ratio
+        if len(self._close_cache) >= _CLOSE_CACHE_SIZE:
+            self._close_cache.clear()
+        self._close_cache[word] = ratios
+        return ratios
+
+    def _close(self, word: str, tokens: list[str]) -> str | None:
+        """The token of `tokens` most similar to `word`, as `difflib.get_close_matches(word, tokens, 1)`
+        finds it."""
+        ratios = self._ratios(word)
+        close = [t for t in tokens if t in ratios]
+        return max(close, key=lambda t: (ratios[t], t)) if close else None
+
+    def _reach(self, query: list[str]) -> set[str]:
+        """Every name token some word of `query` matches in `_match`: itself, its size ("7" ~ 7b),
+        a token close to it; a name with none of these cannot match."""
+        reach: set[str] = set()
+        for word in query:
+            reach.update((word, word + "b"))
+            if len(word) >= 4 and not is_size_word(word):
+                reach.update(self._ratios(word))
+        return reach
 
     def model_words(self, model_id: str) -> frozenset[str]:
         """Every word naming the model: of its id, name, family, aliases and HF id (`name_words`)."""
@@ -370,7 +439,14 @@ def _index_names(rows: Iterable[tuple[str, list[str]]], file: str, table: str) -
     return index
 
 
-def _match(query: list[str], tokens: list[str]) -> tuple[float, int] | None:
+def _closest(word: str, tokens: list[str]) -> str | None:
+    close = difflib.get_close_matches(word, tokens, n=1, cutoff=_FUZZY_TOKEN_RATIO)
+    return close[0] if close else None
+
+
+def _match(
+    query: list[str], tokens: list[str], closest: Callable[[str, list[str]], str | None] = _closest
+) -> tuple[float, int] | None:
     """(-weighted share of query words found, extra words in the name), or None if none match."""
     if not query or not tokens:
         return None
@@ -387,10 +463,10 @@ def _match(query: list[str], tokens: list[str]) -> tuple[float, int] | None:
             used.add(word + "b")
             continue
         if len(word) >= 4 and not is_size_word(word):
-            close = difflib.get_close_matches(word, tokens, n=1, cutoff=_FUZZY_TOKEN_RATIO)
-            if close:
+            close = closest(word, tokens)
+            if close is not None:
                 matched += weight * _FUZZY_TOKEN_WEIGHT
-                used.add(close[0])
+                used.add(close)
     named = [w for w in query if not is_size_word(w)]
     if not matched or (named and not used - {w for w in query if is_size_word(w)}):
         return None  # a size alone does not make "qwen 7b" match Falcon 7B

@@ -31,6 +31,10 @@ Conventions: "32k" is 32 × 1024 tokens (model cards' "128k" is 131072); a bare 
 more is the context (the sequence length when training) for LLMs and a square resolution for
 image/video models; "batch N" for image generation means N images per batch; a small number
 after "на"/"on" ("на двух") is a number of cards.
+Bounded work: only the first `MAX_TEXT_CHARS` characters are read (a longer message gets the note
+`parse_text_cut`), runs of words are looked up only when their joined key is a catalogue key
+(`Catalog.is_name_key`), and fuzzy search reads at most `core.catalog.MAX_SEARCH_WORDS` words, each
+compared once per catalogue (`Catalog.fuzzy_comparisons` counts the comparisons).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from core.parse.text import (
     _NUMK,
     MAX_CANDIDATES,
     MAX_RESOLUTION_SIDE,
+    MAX_TEXT_CHARS,
     MIN_BARE_NUMBER,
     MIN_RESOLUTION_SIDE,
     Fields,
@@ -59,6 +64,7 @@ from core.parse.vocabulary import _BARE_NUMBER, _RESOLUTION, _VIDEO_P
 __all__ = [
     "MAX_CANDIDATES",
     "MAX_RESOLUTION_SIDE",
+    "MAX_TEXT_CHARS",
     "MIN_BARE_NUMBER",
     "MIN_RESOLUTION_SIDE",
     "Comparison",

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from core.catalog import Catalog
+from core.catalog import Catalog, has_variant_part, normalize_name
 from core.parse.text import Fields, _Text
-from core.parse.vocabulary import _CONTEXT, _SEQ_LEN, vocabulary
+from core.parse.vocabulary import _CONTEXT, _SEQ_LEN, Vocabulary, vocabulary
 from core.specs import GpuSpec
 
 MAX_WINDOW = 6  # longest model/GPU name, in words, looked for in the text
@@ -38,6 +38,7 @@ _MEMORY_AFTER = re.compile(
     r"(?P<unit>gb|gib|g|гб|гиб|г|гиг(?:абайт)?\w*|gigabytes?)?(?![\w.])"
 )
 _BARE_DIGITS = re.compile(r"\d+")
+_NEAR = 64  # a count or keyword before a card name is this close to it (spaces aside)
 
 
 @dataclass
@@ -54,9 +55,12 @@ def take_names(text: _Text, catalog: Catalog, f: Fields) -> Names:
     found = Names()
     _unglue_counts(text, catalog)
     tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(text.rest)]
+    may_name = _Windows(text.rest, tokens, catalog)
     i = 0
     while i < len(tokens):
         for j in range(min(len(tokens), i + MAX_WINDOW), i, -1):
+            if not may_name(i, j):
+                continue
             start, end = tokens[i][0], tokens[j - 1][1]
             words = text.rest[start:end]
             model = catalog.find_model(words)
@@ -80,6 +84,25 @@ def take_names(text: _Text, catalog: Catalog, f: Fields) -> Names:
         if counted:
             f.setdefault("num_gpus", counted[0])
     return found
+
+
+class _Windows:
+    """Whether the words `tokens[i:j]` may name a model or GPU, tested without building their text.
+
+    A run of words without "/" normalises (`normalize_name`) to its words' keys joined, so it names
+    something only if that key is a catalogue key (`Catalog.is_name_key`) or some word holds a part
+    `strip_variant` drops; runs failing both are skipped, the rest looked up in full. This keeps the
+    word-by-word scan linear: a 4,096-character message is ~600 words, up to 6 runs each.
+    """
+
+    def __init__(self, rest: str, tokens: list[tuple[int, int]], catalog: Catalog) -> None:
+        words = [rest[start:end] for start, end in tokens]
+        self.keys = [normalize_name(w) for w in words]
+        self.full = ["/" in w or has_variant_part(w) for w in words]  # looked up in full
+        self.catalog = catalog
+
+    def __call__(self, i: int, j: int) -> bool:
+        return any(self.full[i:j]) or self.catalog.is_name_key("".join(self.keys[i:j]))
 
 
 def _unglue_counts(text: _Text, catalog: Catalog) -> None:
@@ -110,10 +133,10 @@ def _take_card(rest: str, found: Names, gpu: GpuSpec, start: int, end: int) -> t
     """Record the card and a count written next to it; the span it all covers."""
     if gpu.id not in found.gpus:
         found.gpus.append(gpu.id)
-    before = _COUNT_BEFORE.search(rest[:start])
+    before = _ends_with(_COUNT_BEFORE, rest, start)
     after = _COUNT_AFTER.match(rest, end)
     count = None
-    if before and _KEYWORD_BEFORE.search(rest[: before.start()]):
+    if before and _ends_with(_KEYWORD_BEFORE, rest, before.start()):
         before = None
     if before:
         count, start = int(before.group("n") or before.group("m")), before.start()
@@ -121,6 +144,13 @@ def _take_card(rest: str, found: Names, gpu: GpuSpec, start: int, end: int) -> t
         count, end = int(after.group(1)), after.end()
     found.configs.append((gpu.id, count if count is not None and 0 < count <= MAX_CARDS else None))
     return start, end
+
+
+def _ends_with(pattern: re.Pattern[str], rest: str, end: int) -> re.Match[str] | None:
+    """`pattern` (ending in `\\s*$`) searched in `rest[:end]`, looking only at the `_NEAR` characters
+    before its trailing spaces: a long text naming many cards is not scanned once per card."""
+    stripped = len(rest[:end].rstrip())
+    return pattern.search(rest, max(0, stripped - _NEAR), stripped)
 
 
 def _not_a_count(rest: str, words: str, start: int) -> bool:
@@ -133,5 +163,17 @@ def _not_a_count(rest: str, words: str, start: int) -> bool:
 
 def _counted_at(rest: str, position: int) -> bool:
     """Whether the number at `position` is a count or a context: "48 users", "48 кадров", "48 tokens"."""
-    patterns = [p for _, group in vocabulary().counted for p in group] + _CONTEXT + _SEQ_LEN
-    return any(p.match(rest, position) for p in patterns)
+    return any(p.match(rest, position) for p in _counting_patterns(vocabulary()))
+
+
+_COUNTING: dict[int, tuple[Vocabulary, tuple[re.Pattern[str], ...]]] = {}
+
+
+def _counting_patterns(words: Vocabulary) -> tuple[re.Pattern[str], ...]:
+    """The patterns of counted things and contexts, gathered once per vocabulary."""
+    cached = _COUNTING.get(id(words))
+    if cached is None or cached[0] is not words:
+        cached = (words, (*(p for _, group in words.counted for p in group), *_CONTEXT, *_SEQ_LEN))
+        _COUNTING.clear()
+        _COUNTING[id(words)] = cached
+    return cached[1]

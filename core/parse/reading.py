@@ -1,4 +1,8 @@
-"""The reading itself: names first, then settings, the task, the model and bare numbers."""
+"""The reading itself: names first, then settings, the task, the model and bare numbers.
+
+Only the first `MAX_TEXT_CHARS` characters of a text are read (note `parse_text_cut`), and every
+step is linear in the words read, so a message of any length parses in a few milliseconds.
+"""
 
 from __future__ import annotations
 
@@ -14,10 +18,12 @@ from core.parse.models import _no_model_error, _read_model, _take_hf_id
 from core.parse.names import take_names
 from core.parse.text import (
     MAX_RESOLUTION_SIDE,
+    MAX_TEXT_CHARS,
     MIN_BARE_NUMBER,
     MIN_RESOLUTION_SIDE,
     Fields,
     Reading,
+    _cut,
     _normalize,
     _number,
     _Text,
@@ -54,6 +60,9 @@ def read(raw: str, catalog: Catalog, base: Task | None = None) -> Reading:
     if not raw.strip():
         reading.error = ParseError("empty", "the text is empty", field="text")
         return reading
+    raw, cut = _cut(raw)
+    if cut:
+        reading.notes.append(note("parse_text_cut", chars=MAX_TEXT_CHARS))
     raw, hf_id = _take_hf_id(raw)
     text = _Text(_normalize(raw))
     f = reading.fields

@@ -20,11 +20,25 @@ MAX_RESOLUTION_SIDE = 16_384  # no diffusion model renders beyond 16K a side; la
 MIN_RESOLUTION_SIDE = 64  # smaller is no image any diffusion model makes (latents are 1/8 of it)
 MIN_BARE_NUMBER = 256  # a bare number this large is a context/resolution, smaller ones are counts
 MAX_CANDIDATES = 8  # a clarifying question offers at most this many models
+# A request fits in far less (a long one is ~100 characters); only this much of a message is read, so
+# one 4,096-character Telegram message costs a few milliseconds, not a stall (note `parse_text_cut`).
+MAX_TEXT_CHARS = 1024
 _HUGE = 10**30  # any number longer than this is absurd; keeps int() off huge digit strings
 
 # --- normalisation and numbers -------------------------------------------------------------------
 
 _NUMK = r"(?<![\w.])" + _NUM_UNIT  # a count with an optional k/M suffix
+
+
+def _cut(raw: str) -> tuple[str, bool]:
+    """The first `MAX_TEXT_CHARS` characters of `raw`, ending between words; whether it was cut."""
+    if len(raw) <= MAX_TEXT_CHARS:
+        return raw, False
+    head = raw[:MAX_TEXT_CHARS]
+    if not raw[MAX_TEXT_CHARS].isspace():  # a word runs over the limit: leave it out whole
+        words = head.rsplit(None, 1)
+        head = words[0] if len(words) == 2 else head
+    return head, True
 
 
 def _normalize(text: str) -> str:

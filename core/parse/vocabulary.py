@@ -230,7 +230,12 @@ class Vocabulary:
 
 def vocabulary() -> Vocabulary:
     """The vocabulary in use: the shipped file, or the one `GPUFIT_VOCABULARY` names."""
-    return load_vocabulary(os.environ.get(VOCABULARY_ENV) or VOCABULARY_FILE)
+    return _load_named(os.environ.get(VOCABULARY_ENV) or str(VOCABULARY_FILE))
+
+
+@lru_cache(maxsize=4)
+def _load_named(path: str) -> Vocabulary:  # called per word of long texts: no `Path` built each time
+    return _load(Path(path))
 
 
 def load_vocabulary(path: str | Path = VOCABULARY_FILE) -> Vocabulary:

@@ -148,6 +148,7 @@ assumption-parse_gguf_default = GGUF without a type: assumed Q4_K_M, the most co
 assumption-parse_finetune_lora = Fine-tuning without a method: assumed LoRA, what almost everyone uses unless training from scratch.
 assumption-parse_model_by_size = The catalogue has no “{ $name }” of size { $size }: sized as a typical { $size } model.
 assumption-parse_serving_vllm = { $concurrency } users at once: sized as a vLLM server (continuous batching, chunked prefill); say “transformers” to size a plain generate() instead.
+assumption-parse_text_cut = The message is long: only its first { $chars } characters were read.
 assumption-variant_same_architecture = “{ $variant }” does not change the architecture: sized as { $model } (set the precision separately).
 assumption-typical_architecture = Only the size ({ $size }) is known: sized with the architecture of { $reference } ({ $layers } layers).
 assumption-typical_moe = Read as a Mixtral-style mixture of experts: { $total_b }B parameters in total, { $active_b }B active per token.

@@ -142,6 +142,7 @@ assumption-parse_gguf_default = GGUF без указания типа: взят 
 assumption-parse_finetune_lora = Дообучение без указания метода: взята LoRA — её используют почти все, кроме обучения с нуля.
 assumption-parse_model_by_size = В каталоге нет «{ $name }» размера { $size }: посчитано как типичная модель на { $size }.
 assumption-parse_serving_vllm = Пользователей одновременно: { $concurrency }, посчитано как сервер vLLM (непрерывный батчинг, prefill частями); напишите «transformers», чтобы посчитать обычный generate().
+assumption-parse_text_cut = Сообщение длинное: прочитаны только первые { $chars } символов.
 assumption-variant_same_architecture = «{ $variant }» не меняет архитектуру: посчитано как { $model } (точность задаётся отдельно).
 assumption-typical_architecture = Известен только размер ({ $size }): посчитано по архитектуре { $reference } ({ $layers } слоёв).
 assumption-typical_moe = Прочитано как смесь экспертов в духе Mixtral: всего { $total_b } млрд параметров, { $active_b } млрд активны на токен.
