@@ -1,36 +1,47 @@
-"""One factory building the Bot and the Dispatcher from Settings; runners for polling and webhook."""
+"""One factory building the Bot and the Dispatcher from Settings; runners for polling and webhook.
+
+Delivery (bot.db.inbox): updates are recorded before Telegram is told they arrived, handled from
+memory with short transactions (bot.db.middleware), and drained on shutdown before the texts, the
+storage and the database close. Button presses are answered within EARLY_ANSWER_S.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import logging
+import secrets
 import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from aiogram import BaseMiddleware, Bot, Dispatcher
+from aiogram import Bot, Dispatcher
 from aiogram.client.default import DefaultBotProperties
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.session.middlewares.base import BaseRequestMiddleware, NextRequestMiddlewareType
 from aiogram.client.telegram import PRODUCTION, TelegramAPIServer
+from aiogram.dispatcher.flags import get_flag
 from aiogram.enums import ParseMode
-from aiogram.exceptions import TelegramRetryAfter
+from aiogram.exceptions import TelegramAPIError, TelegramRetryAfter
 from aiogram.fsm.storage.memory import SimpleEventIsolation
 from aiogram.fsm.storage.redis import RedisStorage
 from aiogram.methods import Response, TelegramMethod
 from aiogram.methods.base import TelegramType
-from aiogram.types import TelegramObject
-from aiogram.utils.callback_answer import CallbackAnswerMiddleware
+from aiogram.types import CallbackQuery, TelegramObject, Update
+from aiogram.types.update import UpdateTypeLookupError
+from aiogram.utils.callback_answer import CallbackAnswer, CallbackAnswerMiddleware
 from aiogram_i18n import I18nMiddleware
+from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.config import Settings
 from bot.context import DialogContextMiddleware
-from bot.db.engine import create_engine, create_sessionmaker, migrate, sqlite_file
-from bot.db.middleware import DbSessionMiddleware, forget_old_updates
+from bot.db import inbox
+from bot.db.engine import create_engine, create_sessionmaker, migrate, ping, sqlite_file
+from bot.db.inbox import Inbox, InboxDispatcher
+from bot.db.middleware import CommitBeforeTelegramCall, DbSessionMiddleware, forget_old_updates
 from bot.handlers import routers
 from bot.handlers.commands import set_commands
 from bot.i18n import build_i18n
@@ -38,16 +49,52 @@ from bot.storage import build_storage
 from core.catalog import Catalog, default_catalog, load_catalog
 
 log = logging.getLogger(__name__)
-SHUTDOWN_GRACE_S = 10.0
+SHUTDOWN_GRACE_S = inbox.SHUTDOWN_GRACE_S
+EARLY_ANSWER_S = 0.5
+"""A button press whose handler has not answered by then is answered empty (the spinner stops)."""
+HEALTH_TIMEOUT_S = 3.0
 
 
-class InFlight(BaseMiddleware):
-    """Counts updates being handled, so shutdown can wait for them (aiogram does not)."""
+class CallbackTicket:
+    """One callback query's answer, given once: by the handler's CallbackAnswer when it finishes, or
+    empty by a timer when the handler has not finished within ``EARLY_ANSWER_S`` of the update's
+    arrival (waiting for the user's lock, a database connection, a slow Telegram): the button stops
+    spinning either way. A text set by a handler after the early answer is not shown."""
 
-    def __init__(self) -> None:
-        self.count = 0
-        self.idle = asyncio.Event()
-        self.idle.set()
+    def __init__(self, bot: Bot, query_id: str) -> None:
+        self.bot = bot
+        self.query_id = query_id
+        self.answered = False
+        self._timer: asyncio.TimerHandle | None = None
+        self._early: asyncio.Task[None] | None = None
+
+    def answer_after(self, delay: float) -> None:
+        self._timer = asyncio.get_running_loop().call_later(delay, self._answer_early)
+
+    def _answer_early(self) -> None:
+        if not self.answered:
+            self._early = asyncio.create_task(self.answer())
+
+    def cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+    async def answer(self, **fields: Any) -> None:
+        if self.answered:
+            if fields.get("text"):
+                log.debug("callback query %s answered early; not shown: %r", self.query_id, fields["text"])
+            return
+        self.answered = True
+        self.cancel()
+        try:
+            await self.bot.answer_callback_query(self.query_id, **fields)
+        except TelegramAPIError as e:  # too old, or answered by the errors handler meanwhile
+            log.info("callback query %s not answered: %s", self.query_id, e)
+
+
+class TicketCallbackAnswerMiddleware(CallbackAnswerMiddleware):
+    """aiogram's CallbackAnswerMiddleware (handlers set ``callback_answer.text`` etc.), answering
+    through the update's CallbackTicket so an early answer and the handler's never both go out."""
 
     async def __call__(
         self,
@@ -55,20 +102,41 @@ class InFlight(BaseMiddleware):
         event: TelegramObject,
         data: dict[str, Any],
     ) -> Any:
-        self.count += 1
-        self.idle.clear()
-        try:
+        if not isinstance(event, CallbackQuery):
             return await handler(event, data)
-        finally:
-            self.count -= 1
-            if self.count == 0:
-                self.idle.set()
+        ticket: CallbackTicket = data.get("callback_ticket") or CallbackTicket(data["bot"], event.id)
+        callback_answer = data["callback_answer"] = self.construct_callback_answer(
+            properties=get_flag(data, "callback_answer"),
+        )
+        if not callback_answer.disabled and callback_answer.answered:
+            await ticket.answer(**self._fields(callback_answer))
+        # Answered once the handler returns; not when it raises: the update's transaction must roll
+        # back, not be committed before this call, and the errors handler answers the query.
+        result = await handler(event, data)
+        if not callback_answer.disabled and not callback_answer.answered:
+            await ticket.answer(**self._fields(callback_answer))
+        return result
 
-    async def wait(self, timeout: float = SHUTDOWN_GRACE_S) -> None:
+    @staticmethod
+    def _fields(answer: CallbackAnswer) -> dict[str, Any]:
+        return {
+            "text": answer.text, "show_alert": answer.show_alert, "url": answer.url,
+            "cache_time": answer.cache_time,
+        }  # fmt: skip
+
+
+class BotDispatcher(InboxDispatcher):
+    """The inbox dispatcher, answering callback queries early when their handling is slow."""
+
+    async def feed_update(self, bot: Bot, update: Update, **kwargs: Any) -> Any:
+        if update.callback_query is None or "callback_ticket" in kwargs:
+            return await super().feed_update(bot, update, **kwargs)
+        ticket = CallbackTicket(bot, update.callback_query.id)
+        ticket.answer_after(EARLY_ANSWER_S)
         try:
-            await asyncio.wait_for(self.idle.wait(), timeout)
-        except TimeoutError:
-            log.warning("shutting down with %d update(s) still being handled", self.count)
+            return await super().feed_update(bot, update, callback_ticket=ticket, **kwargs)
+        finally:
+            ticket.cancel()
 
 
 class RetryAfterMiddleware(BaseRequestMiddleware):
@@ -103,6 +171,11 @@ class App:
     settings: Settings
     i18n: I18nMiddleware
 
+    @property
+    def inbox_dp(self) -> InboxDispatcher:
+        assert isinstance(self.dp, InboxDispatcher)
+        return self.dp
+
     async def close(self) -> None:
         await self.dp.storage.close()
         await self.bot.session.close()
@@ -131,6 +204,8 @@ def catalog_for(settings: Settings) -> Catalog:
 async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
     """Bot + Dispatcher wired as in production; the embedded SQLite database is migrated first."""
     bot = bot or build_bot(settings)
+    # Outermost first: the update's transaction is committed before a call, then 429s are waited out.
+    bot.session.middleware(CommitBeforeTelegramCall())
     bot.session.middleware(RetryAfterMiddleware())
     if sqlite_file(settings.database_url) is not None:
         await migrate(settings.database_url)
@@ -140,18 +215,17 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
     # One update per user at a time: a double tap must not run the same step twice. Across replicas
     # (Redis) the lock lives in Redis; the embedded database means one process, so a local lock.
     isolation = storage.create_isolation() if isinstance(storage, RedisStorage) else SimpleEventIsolation()
-    dp = Dispatcher(
+    dp = BotDispatcher(
+        inbox=Inbox(sessionmaker),
         storage=storage,
         events_isolation=isolation,
         catalog=catalog_for(settings),
         settings=settings,
     )
-    in_flight = InFlight()
-    dp.update.outer_middleware(in_flight)
     dp.update.outer_middleware(DbSessionMiddleware(sessionmaker))
     i18n = build_i18n(settings.default_language)
     i18n.setup(dp)  # after the DB middleware: the locale comes from the users table
-    dp.callback_query.middleware(CallbackAnswerMiddleware())
+    dp.callback_query.middleware(TicketCallbackAnswerMiddleware())
     dp.message.middleware(DialogContextMiddleware())
     dp.callback_query.middleware(DialogContextMiddleware())
     dp.include_routers(*routers())
@@ -161,7 +235,7 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
         await forget_old_updates(sessionmaker)
 
     dp.startup.register(on_startup)
-    dp.shutdown.register(in_flight.wait)
+    # Shutdown: the dispatcher drains the updates in hand before any shutdown handler (i18n's) runs.
     return App(bot=bot, dp=dp, engine=engine, settings=settings, i18n=i18n)
 
 
@@ -200,13 +274,67 @@ WEBHOOK_PATH = "/webhook"
 
 
 def build_webhook_app(app: App, *, secret: str | None, path: str = WEBHOOK_PATH) -> Any:
-    """The aiohttp application answering Telegram's webhook calls (checks the secret token)."""
-    from aiogram.webhook.aiohttp_server import SimpleRequestHandler, setup_application
+    """The aiohttp application answering Telegram's webhook calls (checks the secret token) and the
+    load balancer's ``GET /healthz``.
+
+    An update is answered 200 only once it is recorded in the inbox (then handled in the background);
+    a body that is not JSON or not an update gets 400, a failure to record it 503 (Telegram retries).
+    """
+    from aiogram.webhook.aiohttp_server import setup_application
     from aiohttp import web
 
+    dp = app.inbox_dp
+    bot = app.bot
+
+    async def on_update(request: web.Request) -> web.Response:
+        given = request.headers.get("X-Telegram-Bot-Api-Secret-Token", "")
+        if secret and not secrets.compare_digest(given.encode(), secret.encode()):
+            return web.Response(text="Unauthorized", status=401)
+        try:
+            payload = await request.json(loads=bot.session.json_loads)
+        except ValueError:
+            return web.Response(text="Bad Request: the body is not JSON", status=400)
+        try:
+            if not isinstance(payload, dict):
+                raise TypeError("not an object")
+            update = Update.model_validate(payload, context={"bot": bot})
+            update.event_type  # noqa: B018  (raises for an update of no known type)
+        except (ValidationError, TypeError, UpdateTypeLookupError) as e:
+            log.warning("webhook: not an update (%s)", type(e).__name__)
+            return web.Response(text="Bad Request: not a Telegram update", status=400)
+        try:
+            await dp.receive_webhook_update(bot, update, payload)
+        except Exception:
+            log.exception("webhook: could not record update %s", update.update_id)
+            return web.Response(text="Service Unavailable", status=503)
+        return web.json_response({})
+
+    async def healthz(request: web.Request) -> web.Response:
+        checks: dict[str, str] = {}
+        try:
+            await asyncio.wait_for(ping(app.engine), HEALTH_TIMEOUT_S)
+            checks["database"] = "ok"
+        except Exception as e:
+            checks["database"] = f"failing: {type(e).__name__}"
+        if isinstance(dp.storage, RedisStorage):
+            try:
+                await asyncio.wait_for(dp.storage.redis.ping(), HEALTH_TIMEOUT_S)
+                checks["redis"] = "ok"
+            except Exception as e:
+                checks["redis"] = f"failing: {type(e).__name__}"
+        healthy = all(value == "ok" for value in checks.values())
+        return web.json_response({"ok": healthy, **checks}, status=200 if healthy else 503)
+
+    async def start_inbox(bot: Bot) -> None:
+        # Several replicas may share PostgreSQL: only updates whose lease ran out are taken over.
+        # SQLite means this one process: whatever is pending is ours.
+        await dp.start_inbox(bot, all_of_them=app.engine.dialect.name == "sqlite")
+
     web_app = web.Application()
-    SimpleRequestHandler(dispatcher=app.dp, bot=app.bot, secret_token=secret).register(web_app, path=path)
-    setup_application(web_app, app.dp, bot=app.bot)
+    web_app.router.add_post(path, on_update)
+    web_app.router.add_get("/healthz", healthz)
+    dp.startup.register(start_inbox)
+    setup_application(web_app, dp, bot=bot)
     return web_app
 
 

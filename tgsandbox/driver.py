@@ -10,13 +10,28 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from aiogram.types import CallbackQuery, InaccessibleMessage, InlineQuery, MessageEntity, Update, User
+from aiogram.types import (
+    CallbackQuery,
+    Chat,
+    InaccessibleMessage,
+    InlineQuery,
+    MessageEntity,
+    Update,
+    User,
+)
 
 from .errors import SandboxTimeout
 from .state import ChatLog, ChatMessage
 from .telegram import FakeTelegram
 
 COMMAND_PATTERN = re.compile(r"^/[A-Za-z0-9_]{1,32}(@[A-Za-z0-9_]+)?")
+MENTION_PATTERN = re.compile(r"(?<![A-Za-z0-9_])@[A-Za-z][A-Za-z0-9_]{3,31}")
+
+# The senders Telegram puts in ``from`` when nobody in particular speaks (Bot API docs, Message.from):
+GROUP_ANONYMOUS_BOT = User(id=1087968824, is_bot=True, first_name="Group", username="GroupAnonymousBot")
+"""An anonymous group administrator; ``sender_chat`` is the group itself."""
+CHANNEL_BOT = User(id=136817688, is_bot=True, first_name="Channel", username="Channel_Bot")
+"""A message sent on behalf of a channel ("send as channel"); ``sender_chat`` is that channel."""
 
 
 @dataclass
@@ -38,15 +53,38 @@ class InlineAnswer:
 
 
 class SandboxUser:
-    """A user in a private chat with the bot. All waits are bounded by ``timeout`` seconds."""
+    """A user in a private chat with the bot (or, from `in_group`, in a group the bot is in).
+    All waits are bounded by ``timeout`` seconds."""
 
-    def __init__(self, telegram: FakeTelegram, user: User, *, quiet_period: float, timeout: float) -> None:
+    def __init__(
+        self, telegram: FakeTelegram, user: User, *, quiet_period: float, timeout: float,
+        chat: Chat | None = None,
+    ) -> None:
         self.telegram = telegram
         self.user = user
-        self.chat: ChatLog = telegram.add_user(user)
+        private = telegram.add_user(user)
+        if chat is None:
+            self.chat: ChatLog = private
+        else:
+            self.chat = telegram.chats.setdefault(chat.id, ChatLog(chat))
         self.quiet_period = quiet_period
         self.timeout = timeout
         self._seen_changes = len(self.chat.changes)  # what happened before this user object is not "new"
+        self.last_update_id: int | None = None  # of the latest update this user sent (message, press…)
+
+    def in_group(
+        self, chat_id: int = -1001000000001, title: str = "Test group", *, type: str = "supergroup",
+        username: str | None = None,
+    ) -> SandboxUser:
+        """This user writing in a group (``type="group"``) or supergroup with the bot; the chat is
+        created on first use and shared by everyone who joins it with the same ``chat_id``."""
+        existing = self.telegram.chats.get(chat_id)
+        chat = existing.chat if existing is not None else Chat(
+            id=chat_id, type=type, title=title, username=username
+        )
+        return SandboxUser(
+            self.telegram, self.user, quiet_period=self.quiet_period, timeout=self.timeout, chat=chat
+        )
 
     @property
     def id(self) -> int:
@@ -72,14 +110,27 @@ class SandboxUser:
 
     async def send(
         self, text: str, *, reply_to: ChatMessage | int | None = None, update_id: int | None = None,
-        expect_reply: bool = True, timeout: float | None = None,
+        expect_reply: bool = True, timeout: float | None = None, sender: User | None = None,
+        sender_chat: Chat | None = None, via_bot: User | None = None,
     ) -> list[ChatMessage]:
         """Send a text message (optionally a reply to ``reply_to``); return the bot messages it caused
-        (new or edited) once the bot is quiet."""
-        message = self._new_user_message(text)
+        (new or edited) once the bot is quiet.
+
+        ``sender`` replaces this user in ``from`` (e.g. `GROUP_ANONYMOUS_BOT`, `CHANNEL_BOT`),
+        ``sender_chat`` is the chat it is sent on behalf of (the group for an anonymous admin, a
+        channel), ``via_bot`` the bot whose inline result this message is (``sandbox.bot_user``)."""
+        message = self._new_user_message(text, sender=sender)
         if reply_to is not None:
             message.reply_to_message_id = reply_to if isinstance(reply_to, int) else reply_to.message_id
-        update = Update(update_id=update_id or 0, message=self.chat.api_message(message))
+        api_message = self.chat.api_message(message)
+        extra: dict[str, Any] = {}
+        if sender_chat is not None:
+            extra["sender_chat"] = sender_chat
+        if via_bot is not None:
+            extra["via_bot"] = via_bot
+        if extra:
+            api_message = api_message.model_copy(update=extra)
+        update = Update(update_id=update_id or 0, message=api_message)
         delivered_before = self.telegram.updates.delivered
         await self._push(update, update_id)
         if expect_reply:
@@ -87,6 +138,15 @@ class SandboxUser:
         return await self._settle(
             lambda: self.telegram.updates.delivered > delivered_before, f"delivery of {text!r}", timeout
         )
+
+    async def post(self, text: str, *, update_id: int | None = None) -> int:
+        """Send a text message and return at once (no waiting for the bot); returns its update_id."""
+        message = self._new_user_message(text)
+        update = Update(update_id=update_id or 0, message=self.chat.api_message(message))
+        data = update.model_dump(mode="json", exclude_none=True, by_alias=True)
+        if update_id is None:
+            data.pop("update_id")
+        return await self.telegram.updates.push(data)
 
     async def click(
         self, text: str | None = None, *, callback_data: str | None = None,
@@ -118,13 +178,49 @@ class SandboxUser:
         answer = query.answer or {}
         return CallbackAnswer(answer.get("text"), bool(answer.get("show_alert")), answer.get("url"), replies)
 
+    async def press(
+        self, callback_data: str, *, message: ChatMessage | int | None = None, timeout: float | None = None,
+    ) -> CallbackAnswer:
+        """Send a callback query with ``callback_data`` as given, whatever the buttons say: what a
+        modified client does (forged or stale data). ``message``: the message it claims to come from
+        (default: the bot's latest message in this chat). Waits like `click`."""
+        if isinstance(message, int):
+            message = self.chat.messages.get(message)
+        target = message if message is not None else self.last_message()
+        query = self.telegram.new_query("callback_query", self.id, self.chat.chat.id)
+        callback = CallbackQuery(
+            id=query.query_id, from_user=self.user, chat_instance=f"ci{self.id}",
+            message=self.chat.api_message(target), data=callback_data,
+        )
+        await self._push(Update(update_id=0, callback_query=callback), None)
+        what = f"an answer to the callback query {callback_data!r}"
+        replies = await self._settle(lambda: query.answered, what, timeout)
+        answer = query.answer or {}
+        return CallbackAnswer(answer.get("text"), bool(answer.get("show_alert")), answer.get("url"), replies)
+
+    async def send_nowait(
+        self, text: str, *, sender: User | None = None, sender_chat: Chat | None = None,
+        via_bot: User | None = None,
+    ) -> int:
+        """Queue a text message without waiting for anything (a flood, concurrent users); returns its
+        update_id. Read the bot's answers later (`wait_reply`, `messages`)."""
+        message = self._new_user_message(text, sender=sender)
+        extra: dict[str, Any] = {"sender_chat": sender_chat, "via_bot": via_bot}
+        api_message = self.chat.api_message(message).model_copy(
+            update={k: v for k, v in extra.items() if v is not None}
+        )
+        await self._push(Update(update_id=0, message=api_message), None)
+        assert self.last_update_id is not None
+        return self.last_update_id
+
     async def inline(
         self, query_text: str, *, offset: str = "", timeout: float | None = None
     ) -> InlineAnswer:
         """Type ``@bot query_text`` and wait for the bot's answerInlineQuery."""
         query = self.telegram.new_query("inline_query", self.id, self.chat.chat.id)
         inline_query = InlineQuery(
-            id=query.query_id, from_user=self.user, query=query_text, offset=offset, chat_type="private"
+            id=query.query_id, from_user=self.user, query=query_text, offset=offset,
+            chat_type="private" if self.chat.chat.type == "private" else self.chat.chat.type,
         )
         await self._push(Update(update_id=0, inline_query=inline_query), None)
         await self._settle(lambda: query.answered, f"an answer to the inline query {query_text!r}", timeout)
@@ -144,13 +240,21 @@ class SandboxUser:
 
     # --- internals ---
 
-    def _new_user_message(self, text: str) -> ChatMessage:
+    def _new_user_message(self, text: str, *, sender: User | None = None) -> ChatMessage:
         entities = []
         if command := COMMAND_PATTERN.match(text):
             entities.append(MessageEntity(type="bot_command", offset=0, length=len(command.group())))
+        if self.chat.chat.type != "private":  # as Telegram marks them (offsets in UTF-16 code units)
+            for mention in MENTION_PATTERN.finditer(text):
+                if command and mention.start() < command.end():
+                    continue
+                entities.append(MessageEntity(
+                    type="mention", offset=_utf16_len(text[: mention.start()]),
+                    length=_utf16_len(mention.group()),
+                ))
         message = ChatMessage(
             message_id=self.chat.allocate_id(), chat_id=self.chat.chat.id, from_bot=False,
-            sender=self.user, text=text, source_text=text, entities=entities,
+            sender=sender or self.user, text=text, source_text=text, entities=entities,
         )
         self.chat.add(message)
         self._seen_changes = len(self.chat.changes)
@@ -163,7 +267,7 @@ class SandboxUser:
         else:
             data["update_id"] = update_id
         self._seen_changes = len(self.chat.changes)
-        await self.telegram.updates.push(data)
+        self.last_update_id = await self.telegram.updates.push(data)
 
     def _bot_changed_chat(self) -> bool:
         return len(self.chat.changes) > self._seen_changes
@@ -195,7 +299,11 @@ class SandboxUser:
         deadline = time.monotonic() + timeout
         while True:
             now = time.monotonic()
-            quiet = self.telegram.in_flight == 0 and now - self.telegram.last_activity >= self.quiet_period
+            quiet = (
+                self.telegram.in_flight == 0
+                and now - self.telegram.last_activity >= self.quiet_period
+                and not self.telegram.bot_busy()
+            )
             if done() and (quiet or now >= deadline):
                 return self._take_changes()
             if now >= deadline:
@@ -223,3 +331,7 @@ class SandboxUser:
         if self.telegram.updates.pending_count:
             hints.append(f"{self.telegram.updates.pending_count} update(s) not yet taken by the bot")
         return "".join(f"; {hint}" for hint in hints)
+
+
+def _utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import asyncio
+import time
+from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any
 
@@ -15,12 +17,12 @@ from aiogram.types import User
 from aiohttp import web
 
 from .driver import SandboxUser
-from .errors import ApiError
+from .errors import ApiError, SandboxTimeout
 from .methods import find_method
 from .params import Params, decode_json_params
 from .server import make_app, run_method
 from .state import ChatMessage, RecordedRequest
-from .telegram import FakeTelegram, FloodRule
+from .telegram import FakeTelegram, FloodRule, Gate
 
 
 class LocalAiohttpSession(AiohttpSession):
@@ -71,6 +73,8 @@ class Sandbox:
         self._port = self._runner.addresses[0][1]
 
     async def close(self) -> None:
+        for gate in self.telegram.gates:
+            gate.release()
         for bot in self._bots:
             await bot.session.close()
         await self.telegram.updates.close()
@@ -149,7 +153,35 @@ class Sandbox:
     def webhook_info(self) -> dict[str, Any]:
         return self.telegram.updates.webhook_info()
 
+    async def wait_for(self, condition: Callable[[], bool], what: str, timeout: float | None = None) -> None:
+        """Wait until ``condition()`` holds (checked every 10 ms), at most ``timeout`` s (reply_timeout)."""
+        deadline = time.monotonic() + (self.reply_timeout if timeout is None else timeout)
+        while not condition():
+            if time.monotonic() >= deadline:
+                raise SandboxTimeout(f"timed out waiting for {what}")
+            await asyncio.sleep(0.01)
+
+    def sent(self, method: str = "sendMessage") -> list[RecordedRequest]:
+        """Successful calls of ``method``, oldest first."""
+        return [r for r in self.telegram.requests if r.method.lower() == method.lower() and not r.error]
+
+    @property
+    def polls(self) -> int:
+        """getUpdates calls so far (the first one: the bot has started polling)."""
+        return self.telegram.updates.polls
+
+    def busy_while(self, busy: Callable[[], bool]) -> None:
+        """Tell the driver the bot is still working while ``busy()``: its waits also wait for that."""
+        self.telegram.bot_busy = busy
+
     # --- misbehaving like Telegram ---
+
+    def hold(self, methods: Iterable[str] | None = None, *, after: int = 0) -> Gate:
+        """Hold the bot's calls of ``methods`` (all: None) after the first ``after``, before they take
+        effect, until ``gate.release()``; ``gate.held`` is how many wait now."""
+        gate = Gate(frozenset(m.lower() for m in methods) if methods is not None else None, after)
+        self.telegram.gates.append(gate)
+        return gate
 
     def flood_limit(
         self, retry_after: int = 1, *, methods: Iterable[str] | None = None, chat_id: int | None = None,

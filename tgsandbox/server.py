@@ -57,6 +57,8 @@ async def run_method(
         if isinstance(params, ApiError):
             raise params
         chat_id = telegram.chat_id_of_call(params)
+        for gate in list(telegram.gates):
+            await gate.pass_through(method)
         telegram.check_flood(method, chat_id)
         result = await handler(telegram, params)
     except ApiError as error:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +17,37 @@ from .errors import ApiError, bad_request
 from .params import Params, Upload
 from .state import ChatLog, ChatMessage, PendingQuery, QueryKind, RecordedRequest
 from .updates import UpdateQueue
+
+
+class Gate:
+    """Holds matching calls before they take effect, after the first ``after`` of them, until
+    `release` (a test's way to have the bot wait on Telegram at a moment it chose). A held call whose
+    client went away (a killed bot) is cancelled with its request and never takes effect."""
+
+    def __init__(self, methods: frozenset[str] | None, after: int) -> None:
+        self.methods = methods
+        self.after = after
+        self.passed = 0  # calls let through without waiting
+        self.held = 0  # calls waiting now
+        self._open = asyncio.Event()
+
+    def matches(self, method: str) -> bool:
+        return self.methods is None or method.lower() in self.methods
+
+    async def pass_through(self, method: str) -> None:
+        if self._open.is_set() or not self.matches(method):
+            return
+        if self.passed < self.after:
+            self.passed += 1
+            return
+        self.held += 1
+        try:
+            await self._open.wait()
+        finally:
+            self.held -= 1
+
+    def release(self) -> None:
+        self._open.set()
 
 
 @dataclass
@@ -52,6 +85,9 @@ class FakeTelegram:
         self.commands: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self.files: dict[str, Upload | str] = {}
         self.flood_rules: list[FloodRule] = []
+        self.gates: list[Gate] = []
+        # The bot's own "still working" (e.g. updates in hand), if it tells: the driver waits for it.
+        self.bot_busy: Callable[[], bool] = lambda: False
         # The driver's "the bot has gone quiet": no call in flight and none for a quiet period.
         self.in_flight = 0
         self.last_activity = time.monotonic()

@@ -63,6 +63,7 @@ class UpdateQueue:
         self.last_error_date: datetime | None = None
         self.last_error_message: str | None = None
         self.delivered = 0  # updates handed to the bot (returned by getUpdates or accepted by the webhook)
+        self.polls = 0  # getUpdates calls received
         self.dropped_types: set[str] = set()  # update types never delivered because of allowed_updates
 
     @property
@@ -104,6 +105,7 @@ class UpdateQueue:
             )
         if allowed_updates is not None:
             self.allowed_updates = allowed_updates  # remembered for later calls, as Telegram does
+        self.polls += 1
         async with self._changed:
             self._poll_generation += 1
             generation = self._poll_generation

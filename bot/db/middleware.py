@@ -1,12 +1,18 @@
-"""One database session (and transaction) per Telegram update, with de-duplication and the user row."""
+"""One database session per Telegram update (short transactions), with de-duplication and the user row."""
 
+import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from aiogram import BaseMiddleware
+from aiogram import BaseMiddleware, Bot
+from aiogram.client.session.middlewares.base import BaseRequestMiddleware, NextRequestMiddlewareType
+from aiogram.methods import Response, TelegramMethod
+from aiogram.methods.base import TelegramType
 from aiogram.types import TelegramObject, Update
 from aiogram.types import User as TelegramUser
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -41,14 +47,38 @@ def deep_link_source(update: Update) -> str | None:
     return payload if DEEP_LINK_PAYLOAD.fullmatch(payload) else None
 
 
+RECEIPT_KEY = "update_receipt"
+"""Handler data key of the `Receipt` the inbox passes along with an update it hands to the dispatcher."""
+
+
+@dataclass
+class Receipt:
+    """Set by DbSessionMiddleware once the update is finished (marked handled, or found handled)."""
+
+    finished: bool = False
+
+
+# The task handling the update that owns the session in current_update_session: only that task
+# commits it before a Telegram call (a background task spawned by a handler copies the context, but
+# must not commit a session the handler is using at the same moment).
+_session_owner: ContextVar[asyncio.Task[Any] | None] = ContextVar("session_owner", default=None)
+
+
 class DbSessionMiddleware(BaseMiddleware):
     """Outer middleware for ``dp.update``.
 
-    Puts ``db`` (the session; committed when the handler returns, rolled back if it raises),
-    ``db_user`` (our User row, or None for updates without a user) and ``deep_link_source`` into the
-    handler data. An update that was already processed (Telegram redelivers after timeouts and
-    restarts) is dropped before any handler runs. FSM writes of SqlAlchemyStorage made while the
-    handler runs join this transaction (see bot.storage.current_update_session).
+    Puts ``db`` (the session), ``db_user`` (our User row, or None for updates without a user) and
+    ``deep_link_source`` into the handler data. An update that was already handled (Telegram
+    redelivers after timeouts and restarts) is dropped before any handler runs.
+
+    Transactions are short: the session is committed before every Telegram call the handler makes
+    (`CommitBeforeTelegramCall`), so no lock (SQLite's write lock, a PostgreSQL row lock) is held
+    while Telegram answers or while a 429 is waited out; the handler's next statement begins a new
+    transaction. What a handler wrote is thus durable before the user is told about it. The last
+    transaction also marks the update handled (its processed_updates row, see bot.db.inbox) and is
+    committed when the handler returns; if the handler raises, it rolls back and the update is not
+    marked, so a redelivery is handled again. FSM writes of SqlAlchemyStorage join the same session
+    (see bot.storage.current_update_session).
     """
 
     def __init__(self, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
@@ -57,11 +87,13 @@ class DbSessionMiddleware(BaseMiddleware):
     async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
         if not isinstance(event, Update):
             raise TypeError("DbSessionMiddleware belongs on dp.update.outer_middleware")
-        async with self.sessionmaker() as session, session.begin():
-            # Claimed inside the transaction: if the handler fails, the claim rolls back with the rest
-            # and a redelivery of the update is handled again.
-            if not await repository.claim_update(session, bot_id=data["bot"].id, update_id=event.update_id):
+        bot_id = data["bot"].id
+        receipt: Receipt | None = data.get(RECEIPT_KEY)
+        async with self.sessionmaker() as session:
+            if await repository.update_is_handled(session, bot_id=bot_id, update_id=event.update_id):
                 logger.info("Dropping update %s: already processed", event.update_id)
+                if receipt is not None:
+                    receipt.finished = True
                 return None
             source = deep_link_source(event)
             data["db"] = session
@@ -69,10 +101,17 @@ class DbSessionMiddleware(BaseMiddleware):
             first_seen = INLINE_SOURCE if event.inline_query is not None else source
             data["db_user"] = await self._upsert_user(session, data.get("event_from_user"), first_seen)
             token = current_update_session.set(session)
+            owner = _session_owner.set(asyncio.current_task())
             try:
-                return await handler(event, data)
+                result = await handler(event, data)
             finally:
+                _session_owner.reset(owner)
                 current_update_session.reset(token)
+            await repository.finish_update(session, bot_id=bot_id, update_id=event.update_id)
+            await session.commit()
+        if receipt is not None:
+            receipt.finished = True
+        return result
 
     @staticmethod
     async def _upsert_user(
@@ -90,11 +129,34 @@ class DbSessionMiddleware(BaseMiddleware):
         )
 
 
+class CommitBeforeTelegramCall(BaseRequestMiddleware):
+    """Bot session middleware: commits the update's transaction before the update's Telegram call.
+
+    Register it before any middleware that may wait (RetryAfterMiddleware): nothing is held while
+    Telegram answers or while flood control is waited out.
+    """
+
+    async def __call__(
+        self,
+        make_request: NextRequestMiddlewareType[TelegramType],
+        bot: Bot,
+        method: TelegramMethod[TelegramType],
+    ) -> Response[TelegramType]:
+        session = current_update_session.get()
+        if (
+            session is not None
+            and session.in_transaction()
+            and _session_owner.get() is asyncio.current_task()
+        ):
+            await session.commit()
+        return await make_request(bot, method)
+
+
 async def forget_old_updates(
     sessionmaker: async_sessionmaker[AsyncSession], keep: timedelta = PROCESSED_UPDATES_KEPT
 ) -> int:
-    """Drop the de-duplication records Telegram can no longer redeliver (run at startup, so the table
-    does not grow forever); returns how many."""
+    """Drop the de-duplication records Telegram can no longer redeliver (at startup and then
+    periodically, so the table does not grow forever); returns how many."""
     async with sessionmaker() as session, session.begin():
         forgotten = await repository.forget_processed_updates(session, before=utc_now() - keep)
     if forgotten:

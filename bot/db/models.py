@@ -90,7 +90,12 @@ class DialogSession(Base):
 
 
 class ProcessedUpdate(Base):
-    """One row per handled Telegram update: a second delivery of the same update is dropped."""
+    """One row per received Telegram update: a second delivery of the same update is dropped.
+
+    It is also the inbox (bot.db.inbox): an update is recorded with its raw ``payload`` before
+    Telegram is told it arrived, and the payload is cleared in the commit that finishes handling it.
+    A row with a payload is pending; ``lease_until`` is how long the process that took it owns it.
+    """
 
     __tablename__ = "processed_updates"
     __table_args__ = (UniqueConstraint("bot_id", "update_id"),)
@@ -99,6 +104,9 @@ class ProcessedUpdate(Base):
     bot_id: Mapped[int] = mapped_column(BigInteger)
     update_id: Mapped[int] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(default=utc_now)
+    # none_as_null: None is SQL NULL ("handled"), not the JSON text 'null'.
+    payload: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
+    lease_until: Mapped[datetime | None]
 
 
 class FsmRecord(Base):

@@ -1,10 +1,11 @@
 """All database access of the bot. Functions flush, never commit: the caller's transaction commits."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import case, delete, func, select, update
+from sqlalchemy import case, delete, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -156,9 +157,90 @@ async def claim_update(session: AsyncSession, *, bot_id: int, update_id: int) ->
     return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
+async def receive_updates(
+    session: AsyncSession,
+    *,
+    bot_id: int,
+    updates: Sequence[tuple[int, dict[str, Any]]],
+    lease_until: datetime,
+) -> set[int]:
+    """Record received updates (id, raw payload) as pending, owned until ``lease_until``; returns the ids
+    that are new. An id already recorded (handled, or pending in someone's hands) is a repeated delivery."""
+    if not updates:
+        return set()
+    now = utc_now()
+    rows = [
+        {"bot_id": bot_id, "update_id": update_id, "created_at": now, "payload": payload,
+         "lease_until": lease_until}
+        for update_id, payload in updates
+    ]  # fmt: skip
+    result = await session.execute(
+        dialect_insert(session, ProcessedUpdate)
+        .values(rows)
+        .on_conflict_do_nothing()
+        .returning(ProcessedUpdate.update_id)
+    )
+    return set(result.scalars())
+
+
+async def update_is_handled(session: AsyncSession, *, bot_id: int, update_id: int) -> bool:
+    """Whether the update was handled already (recorded without a pending payload)."""
+    payload = await session.execute(
+        select(ProcessedUpdate.payload).where(
+            ProcessedUpdate.bot_id == bot_id, ProcessedUpdate.update_id == update_id
+        )
+    )
+    row = payload.one_or_none()
+    return row is not None and row.payload is None
+
+
+async def finish_update(session: AsyncSession, *, bot_id: int, update_id: int) -> None:
+    """Mark the update handled: its row stays for de-duplication, its payload goes."""
+    await session.execute(
+        dialect_insert(session, ProcessedUpdate)
+        .values({"bot_id": bot_id, "update_id": update_id, "created_at": utc_now()})
+        .on_conflict_do_update(
+            index_elements=[ProcessedUpdate.bot_id, ProcessedUpdate.update_id],
+            set_={"payload": None, "lease_until": None},
+        )
+    )
+
+
+async def take_pending_updates(
+    session: AsyncSession, *, bot_id: int, lease_until: datetime, expired_before: datetime | None
+) -> list[tuple[int, dict[str, Any]]]:
+    """Take over pending updates, oldest first, owning them until ``lease_until``: all of them
+    (``expired_before=None``: the only consumer starting) or those whose lease ran out before then."""
+    condition = [ProcessedUpdate.bot_id == bot_id, ProcessedUpdate.payload.is_not(None)]
+    if expired_before is not None:
+        condition.append(
+            or_(ProcessedUpdate.lease_until.is_(None), ProcessedUpdate.lease_until < expired_before)
+        )
+    result = await session.execute(
+        update(ProcessedUpdate)
+        .where(*condition)
+        .values(lease_until=lease_until)
+        .returning(ProcessedUpdate.update_id, ProcessedUpdate.payload)
+    )
+    return sorted((int(update_id), dict(payload)) for update_id, payload in result)
+
+
+async def pending_update_ids(session: AsyncSession, *, bot_id: int) -> list[int]:
+    """Updates received and not yet handled, oldest first."""
+    rows = await session.scalars(
+        select(ProcessedUpdate.update_id)
+        .where(ProcessedUpdate.bot_id == bot_id, ProcessedUpdate.payload.is_not(None))
+        .order_by(ProcessedUpdate.update_id)
+    )
+    return [int(update_id) for update_id in rows]
+
+
 async def forget_processed_updates(session: AsyncSession, *, before: datetime) -> int:
-    """Drop de-duplication records older than ``before`` (Telegram stops redelivering after a day)."""
-    result = await session.execute(delete(ProcessedUpdate).where(ProcessedUpdate.created_at < before))
+    """Drop de-duplication records older than ``before`` (Telegram stops redelivering after a day);
+    pending updates stay until handled."""
+    result = await session.execute(
+        delete(ProcessedUpdate).where(ProcessedUpdate.created_at < before, ProcessedUpdate.payload.is_(None))
+    )
     return int(result.rowcount)  # type: ignore[attr-defined]
 
 

@@ -56,6 +56,9 @@ class Harness:
 
     async def start(self) -> None:
         self.app = await create_app(self.settings, bot=self.sandbox.make_bot())
+        # The driver's waits also wait for the updates the bot has in hand (and their final commit),
+        # not only for a quiet period on the wire.
+        self.sandbox.busy_while(lambda: self.app is not None and bool(self.app.inbox_dp.handling))
         self.polling = asyncio.create_task(
             self.app.dp.start_polling(
                 self.app.bot,

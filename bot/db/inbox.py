@@ -1,0 +1,271 @@
+"""At-least-once delivery with exactly-once-visible handling: the inbox, and the dispatcher that uses it.
+
+Telegram forgets an update once the bot confirms it (polling: the next ``getUpdates`` offset;
+webhook: a 2xx answer). aiogram confirms a batch as soon as it has started handling it, so a crash
+or a deploy loses whatever was still running. Here nothing is confirmed before it is on disk:
+
+1. **Receive.** The raw updates of a poll batch (or the one webhook update) are inserted into
+   ``processed_updates`` with their payload, in one short transaction, *then* confirmed (the next
+   getUpdates carries the offset past them; the webhook answers 200). An update already there is a
+   repeated delivery (handled, or pending in someone's hands) and is dropped: the unique
+   ``(bot_id, update_id)`` decides, also between replicas racing on one update. If the database
+   cannot record a poll batch, it is handled from memory and confirmed, as without an inbox (the
+   handlers need the same database: the users get the apology instead of an endless retry); a
+   webhook update then gets 503 and Telegram retries it.
+2. **Handle.** Each new update is handled in its own task, straight from memory (the payload on disk
+   is the copy for a crash). Handler transactions are short (bot.db.middleware): committed before
+   every Telegram call. The last one clears the payload — "handled" — when the handler returns, so
+   the update's final state changes and its done mark commit together. An update whose handler
+   raised is marked handled too (the errors router has apologised; a poison update must not come
+   back forever).
+3. **Recover.** On start, pending rows (a payload still there) are handled first, before new
+   updates are fetched: in polling mode (one consumer per bot, Telegram enforces it) and on SQLite
+   (one process) all of them; with webhook replicas on PostgreSQL only those whose lease ran out
+   (``lease_until``, taken at receipt: a replica that died holds them that long). A sweep repeats
+   that every ``sweep_interval_s``, and prunes old de-duplication rows every ``prune_interval_s``.
+4. **Shut down.** Stop taking updates (the poller is cancelled, the webhook site closed), wait for
+   the updates in hand with everything still loaded (texts, storage, database), bounded by the
+   grace period, and only then run the other shutdown handlers. An update still running after the
+   grace period is cancelled: it stays pending and is handled after the restart.
+
+What a user can see: every update is handled at least once; a redelivery is dropped by the
+de-duplication. One window remains: a crash after a handler's Telegram call succeeded but before
+its final commit replays the update, so that reply may be sent twice (Telegram has no idempotent
+send). Updates are handled in order per user (the dispatcher's event isolation; tasks are created
+in update order, recovered ones first).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from datetime import timedelta
+from typing import Any
+
+from aiogram import Bot, Dispatcher
+from aiogram.methods import GetUpdates
+from aiogram.types import Update
+from aiogram.utils.backoff import Backoff, BackoffConfig
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.db import repository
+from bot.db.middleware import RECEIPT_KEY, Receipt, forget_old_updates
+from bot.db.models import utc_now
+
+log = logging.getLogger(__name__)
+
+LEASE = timedelta(minutes=5)
+"""How long a receiver owns a pending update before another replica may take it over."""
+SHUTDOWN_GRACE_S = 10.0
+SWEEP_INTERVAL_S = 30.0
+PRUNE_INTERVAL_S = 600.0
+DEFAULT_BACKOFF = BackoffConfig(min_delay=1.0, max_delay=5.0, factor=1.3, jitter=0.1)
+
+
+def update_payload(update: Update) -> dict[str, Any]:
+    """The update as Telegram sent it (JSON), to store and parse again after a crash."""
+    return update.model_dump(mode="json", exclude_none=True, by_alias=True)
+
+
+class Inbox:
+    """The database side: receive, take over, finish, prune (each one short transaction)."""
+
+    def __init__(self, sessionmaker: async_sessionmaker[AsyncSession], lease: timedelta = LEASE) -> None:
+        self.sessionmaker = sessionmaker
+        self.lease = lease
+
+    async def receive(self, bot_id: int, updates: list[tuple[int, dict[str, Any]]]) -> set[int]:
+        async with self.sessionmaker() as session, session.begin():
+            return await repository.receive_updates(
+                session, bot_id=bot_id, updates=updates, lease_until=utc_now() + self.lease
+            )
+
+    async def take_pending(self, bot_id: int, *, all_of_them: bool) -> list[tuple[int, dict[str, Any]]]:
+        now = utc_now()
+        async with self.sessionmaker() as session, session.begin():
+            expired_before = None if all_of_them else now
+            return await repository.take_pending_updates(
+                session, bot_id=bot_id, lease_until=now + self.lease, expired_before=expired_before
+            )
+
+    async def finish(self, bot_id: int, update_id: int) -> None:
+        async with self.sessionmaker() as session, session.begin():
+            await repository.finish_update(session, bot_id=bot_id, update_id=update_id)
+
+    async def pending_count(self, bot_id: int) -> int:
+        async with self.sessionmaker() as session:
+            return len(await repository.pending_update_ids(session, bot_id=bot_id))
+
+
+class InboxDispatcher(Dispatcher):
+    """aiogram's Dispatcher whose polling and webhook intake go through the inbox (see the module doc).
+
+    ``start_polling`` works as usual (signals, startup and shutdown handlers); updates are always
+    handled as tasks. Webhook servers call `receive_webhook_update` and `start_inbox`.
+    """
+
+    def __init__(
+        self,
+        *,
+        inbox: Inbox,
+        grace_s: float = SHUTDOWN_GRACE_S,
+        sweep_interval_s: float = SWEEP_INTERVAL_S,
+        prune_interval_s: float = PRUNE_INTERVAL_S,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.inbox = inbox
+        self.grace_s = grace_s
+        self.sweep_interval_s = sweep_interval_s
+        self.prune_interval_s = prune_interval_s
+        self.handling: dict[int, asyncio.Task[None]] = {}
+        self.draining = asyncio.Event()
+        self._maintenance: asyncio.Task[None] | None = None
+
+    # --- handling ---
+
+    def handle_in_background(self, bot: Bot, update: Update, **kwargs: Any) -> asyncio.Task[None] | None:
+        """Handle a received update in its own task (None: it is being handled already)."""
+        update_id = update.update_id
+        if update_id in self.handling:
+            return None
+        task = asyncio.create_task(self._handle(bot, update, kwargs))
+        self.handling[update_id] = task
+        task.add_done_callback(lambda _: self.handling.pop(update_id, None))
+        return task
+
+    async def _handle(self, bot: Bot, update: Update, kwargs: dict[str, Any]) -> None:
+        receipt = Receipt()
+        data: dict[str, Any] = {**kwargs, RECEIPT_KEY: receipt}
+        await self._process_update(bot, update, **data)
+        if receipt.finished:
+            return
+        # The handler raised (logged, and the errors router has told the user) or the update never
+        # reached the database middleware: mark it handled, it is not retried.
+        try:
+            await self.inbox.finish(bot.id, update.update_id)
+        except Exception:
+            log.exception("could not mark update %s handled; it will be handled again", update.update_id)
+
+    async def recover(self, bot: Bot, *, all_of_them: bool, **kwargs: Any) -> int:
+        """Handle pending updates (left by a crash, or by a replica whose lease ran out); how many."""
+        taken = 0
+        for update_id, payload in await self.inbox.take_pending(bot.id, all_of_them=all_of_them):
+            if update_id in self.handling:
+                continue
+            update = Update.model_validate(payload, context={"bot": bot})
+            self.handle_in_background(bot, update, **kwargs)
+            taken += 1
+        if taken:
+            log.info("handling %d update(s) received before and not yet handled", taken)
+        return taken
+
+    # --- intake ---
+
+    async def receive_webhook_update(self, bot: Bot, update: Update, payload: dict[str, Any]) -> bool:
+        """Record a webhook update, then handle it in the background; False for a repeated delivery.
+        Raises when it could not be recorded (the webhook must then not answer 200)."""
+        fresh = await self.inbox.receive(bot.id, [(update.update_id, payload)])
+        if update.update_id in fresh:
+            self.handle_in_background(bot, update)
+            return True
+        log.info("Dropping update %s: already received", update.update_id)
+        return False
+
+    async def start_inbox(self, bot: Bot, *, all_of_them: bool, **kwargs: Any) -> None:
+        """Handle what is pending, then keep sweeping (leases run out, old rows pruned)."""
+        await self.recover(bot, all_of_them=all_of_them, **kwargs)
+        if self._maintenance is None or self._maintenance.done():
+            self._maintenance = asyncio.create_task(self._maintain(bot, kwargs))
+
+    async def _maintain(self, bot: Bot, kwargs: dict[str, Any]) -> None:
+        loop = asyncio.get_running_loop()
+        next_prune = loop.time() + self.prune_interval_s
+        while True:
+            await asyncio.sleep(min(self.sweep_interval_s, max(next_prune - loop.time(), 0)))
+            try:
+                if loop.time() >= next_prune:
+                    next_prune = loop.time() + self.prune_interval_s
+                    await forget_old_updates(self.inbox.sessionmaker)
+                await self.recover(bot, all_of_them=False, **kwargs)
+            except Exception:
+                log.exception("inbox maintenance failed; retrying later")
+
+    async def _polling(
+        self,
+        bot: Bot,
+        polling_timeout: int = 30,
+        handle_as_tasks: bool = True,
+        backoff_config: BackoffConfig = DEFAULT_BACKOFF,
+        allowed_updates: list[str] | None = None,
+        tasks_concurrency_limit: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """aiogram's polling loop, confirming a batch only once it is recorded in the inbox."""
+        user = await bot.me()
+        log.info("Run polling for bot @%s id=%d", user.username, bot.id)
+        # The only consumer of this bot's getUpdates: whatever is pending is ours.
+        await self.start_inbox(bot, all_of_them=True, **kwargs)
+        backoff = Backoff(config=backoff_config)
+        get_updates = GetUpdates(timeout=polling_timeout, allowed_updates=allowed_updates)
+        request_kwargs = {}
+        if bot.session.timeout:
+            request_kwargs["request_timeout"] = int(bot.session.timeout + polling_timeout)
+        try:
+            while True:
+                try:
+                    updates = await bot(get_updates, **request_kwargs)
+                except Exception as e:  # Telegram unreachable: retry
+                    log.error("Failed to fetch updates - %s: %s", type(e).__name__, e)
+                    await backoff.asleep()
+                    continue
+                backoff.reset()
+                if not updates:
+                    continue
+                try:
+                    fresh = await self.inbox.receive(
+                        bot.id, [(update.update_id, update_payload(update)) for update in updates]
+                    )
+                except Exception as e:
+                    # The database is failing: the handlers would fail on it as well. Handle from
+                    # memory (each user gets the apology, as without an inbox) rather than hold the
+                    # batch back and retry it for as long as the outage lasts.
+                    log.error("Could not record %d update(s) - %s: %s", len(updates), type(e).__name__, e)
+                    fresh = {update.update_id for update in updates}
+                # Recorded: the next getUpdates confirms them to Telegram.
+                get_updates.offset = updates[-1].update_id + 1
+                for update in updates:
+                    if update.update_id in fresh:
+                        self.handle_in_background(bot, update, **kwargs)
+                    else:
+                        log.info("Dropping update %s: already received", update.update_id)
+        finally:
+            log.info("Polling stopped for bot @%s id=%d", user.username, bot.id)
+
+    # --- shutdown ---
+
+    async def drain(self, timeout: float | None = None) -> None:
+        """Wait for the updates in hand (at most ``timeout``, the grace period); cancel the rest."""
+        self.draining.set()
+        if self._maintenance is not None:
+            self._maintenance.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._maintenance
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + (self.grace_s if timeout is None else timeout)
+        if self.handling:
+            log.info("Draining %d update(s) in hand", len(self.handling))
+        while self.handling and (left := deadline - loop.time()) > 0:
+            await asyncio.wait(list(self.handling.values()), timeout=left)
+        if self.handling:
+            log.warning("Shutting down with %d update(s) unfinished: handled at restart", len(self.handling))
+            tasks = list(self.handling.values())
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def emit_shutdown(self, *args: Any, **kwargs: Any) -> None:
+        # Before every other shutdown handler: aiogram-i18n's unloads the texts the handlers need.
+        await self.drain()
+        await super().emit_shutdown(*args, **kwargs)

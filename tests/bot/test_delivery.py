@@ -1,0 +1,143 @@
+"""The inbox (bot.db.inbox) on a real database, without Telegram: receive, recover, sweep, prune."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from aiogram import Bot, Router
+from aiogram.types import Message
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.db import repository as repo
+from bot.db.engine import create_engine, create_sessionmaker
+from bot.db.inbox import Inbox, InboxDispatcher, update_payload
+from bot.db.middleware import DbSessionMiddleware
+from bot.db.models import ProcessedUpdate, utc_now
+from tests.bot.test_db_middleware import message_update
+
+BOT_ID = 42
+
+
+@pytest.fixture
+async def sessionmaker(migrated_sqlite_url: str) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
+    engine = create_engine(migrated_sqlite_url)
+    try:
+        yield create_sessionmaker(engine)
+    finally:
+        await engine.dispose()
+
+
+@pytest.fixture
+async def bot() -> AsyncIterator[Bot]:
+    bot = Bot(f"{BOT_ID}:TEST")
+    try:
+        yield bot
+    finally:
+        await bot.session.close()
+
+
+def dispatcher(
+    sessionmaker: async_sessionmaker[AsyncSession], seen: list[str], **kwargs: Any
+) -> InboxDispatcher:
+    router = Router()
+
+    @router.message()
+    async def on_message(message: Message) -> None:
+        seen.append(message.text or "")
+        if message.text == "boom":
+            raise RuntimeError("handler failed")
+
+    dp = InboxDispatcher(inbox=Inbox(sessionmaker), **kwargs)
+    dp.update.outer_middleware(DbSessionMiddleware(sessionmaker))
+    dp.include_router(router)
+    return dp
+
+
+async def rows(sessionmaker: async_sessionmaker[AsyncSession]) -> dict[int, bool]:
+    """update_id -> still pending."""
+    async with sessionmaker() as session:
+        result = await session.execute(select(ProcessedUpdate.update_id, ProcessedUpdate.payload))
+        return {update_id: payload is not None for update_id, payload in result}
+
+
+async def test_a_received_update_is_pending_until_handled_and_a_repeat_is_refused(
+    sessionmaker: async_sessionmaker[AsyncSession], bot: Bot
+) -> None:
+    seen: list[str] = []
+    dp = dispatcher(sessionmaker, seen)
+    update = message_update(1, "hello")
+    assert await dp.inbox.receive(BOT_ID, [(1, update_payload(update))]) == {1}
+    assert await dp.inbox.receive(BOT_ID, [(1, update_payload(update))]) == set()  # a redelivery
+    assert await rows(sessionmaker) == {1: True}
+    # A crash here: the next start takes it over and handles it, once.
+    assert await dp.recover(bot, all_of_them=True) == 1
+    await asyncio.gather(*dp.handling.values())
+    assert seen == ["hello"] and await rows(sessionmaker) == {1: False}
+    assert await dp.recover(bot, all_of_them=True) == 0
+
+
+async def test_a_failing_update_is_marked_handled_not_retried_forever(
+    sessionmaker: async_sessionmaker[AsyncSession], bot: Bot
+) -> None:
+    seen: list[str] = []
+    dp = dispatcher(sessionmaker, seen)
+    update = message_update(2, "boom")
+    await dp.inbox.receive(BOT_ID, [(2, update_payload(update))])
+    task = dp.handle_in_background(bot, update)
+    assert task is not None
+    await task
+    assert seen == ["boom"] and await rows(sessionmaker) == {2: False}
+
+
+async def test_only_expired_leases_are_taken_over_by_another_replica(
+    sessionmaker: async_sessionmaker[AsyncSession], bot: Bot
+) -> None:
+    seen: list[str] = []
+    dp = dispatcher(sessionmaker, seen)
+    fresh, stale = message_update(3, "fresh"), message_update(4, "stale")
+    async with sessionmaker() as session, session.begin():
+        await repo.receive_updates(
+            session,
+            bot_id=BOT_ID,
+            updates=[(3, update_payload(fresh))],
+            lease_until=utc_now() + timedelta(minutes=5),
+        )
+        await repo.receive_updates(
+            session,
+            bot_id=BOT_ID,
+            updates=[(4, update_payload(stale))],
+            lease_until=utc_now() - timedelta(seconds=1),
+        )
+    assert await dp.recover(bot, all_of_them=False) == 1
+    await asyncio.gather(*dp.handling.values())
+    assert seen == ["stale"] and await rows(sessionmaker) == {3: True, 4: False}
+
+
+async def test_the_sweep_prunes_old_rows_and_takes_over_expired_ones_while_running(
+    sessionmaker: async_sessionmaker[AsyncSession], bot: Bot
+) -> None:
+    seen: list[str] = []
+    dp = dispatcher(sessionmaker, seen, sweep_interval_s=0.02, prune_interval_s=0.02)
+    await dp.start_inbox(bot, all_of_them=False)
+    async with sessionmaker() as session, session.begin():
+        session.add(
+            ProcessedUpdate(bot_id=BOT_ID, update_id=5, created_at=datetime.now(UTC) - timedelta(days=3))
+        )
+        await repo.receive_updates(
+            session, bot_id=BOT_ID, updates=[(6, update_payload(message_update(6, "late")))],
+            lease_until=utc_now() - timedelta(seconds=1),
+        )  # fmt: skip
+    try:
+        for _ in range(500):
+            if await rows(sessionmaker) == {6: False}:
+                break
+            await asyncio.sleep(0.01)
+        assert await rows(sessionmaker) == {6: False}
+        assert seen == ["late"]
+    finally:
+        await dp.drain()
