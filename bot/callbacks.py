@@ -1,13 +1,29 @@
-"""Callback data factories: every inline button of the bot packs one of these (≤ 64 bytes)."""
+"""Callback data factories: every inline button of the bot packs one of these (≤ 64 bytes).
+
+Every field is typed and bounded, so data a client made up (forged, or from an older version of the
+bot) fails to unpack: no handler's filter matches it and the fallback answers "stale button". Several
+factories share the prefix ``n`` (and so the format of the buttons already in chats): ``n:page:<n>``,
+``n:goto:<step>``, ``n:back:`` / ``n:restart:`` / ``n:details:``; each accepts only its own action.
+"""
 
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Annotated, Literal
 
 from aiogram.filters.callback_data import CallbackData
+from pydantic import Field, StringConstraints
 
 TYPICAL = "_"
 """The value of a "typical" button: leave the field to the core's documented default."""
+
+MAX_PAGE = 99
+"""More pages of models than any catalogue has; a page beyond the last shows the last one."""
+
+Name = Annotated[str, StringConstraints(pattern=r"^[a-z_]{1,32}$")]
+"""A step's name as it appears in callback data (which step it is, is checked by the handler)."""
+Value = Annotated[str, StringConstraints(max_length=64)]
+"""A step's answer as packed (whether the step accepts it is checked by the handler)."""
 
 
 class Nav(StrEnum):
@@ -18,22 +34,48 @@ class Nav(StrEnum):
     DETAILS = "details"  # the rest of a result: every verdict, mitigation and assumption
 
 
+class Change(StrEnum):
+    """The answers a result's buttons can change (`bot.keyboards.result_keyboard`)."""
+
+    PRECISION = "precision"
+    METHOD = "method"
+    CONTEXT_LENGTH = "context_length"
+    SEQ_LEN = "seq_len"
+    RESOLUTION = "resolution"
+
+
 class StepCB(CallbackData, prefix="s"):
     """An answer to a wizard step: `step` is the step (= request field) name, `value` its value."""
 
-    step: str
-    value: str
+    step: Name
+    value: Value
 
 
 class NavCB(CallbackData, prefix="n"):
-    """Navigation inside the wizard: back, start over, model list page, jump to a step."""
+    """Navigation inside the wizard without an argument: back, start over, the result's details."""
 
-    action: Nav
-    arg: str = ""
+    action: Literal[Nav.BACK, Nav.RESTART, Nav.DETAILS]
+    arg: Literal[""] = ""
+
+
+class PageCB(CallbackData, prefix="n"):
+    """A page of the model list."""
+
+    action: Literal[Nav.PAGE] = Nav.PAGE
+    page: Annotated[int, Field(ge=0, le=MAX_PAGE)]
+
+
+class GotoCB(CallbackData, prefix="n"):
+    """From the result: change one answer, then back to the result."""
+
+    action: Literal[Nav.GOTO] = Nav.GOTO
+    step: Change
 
 
 class LangCB(CallbackData, prefix="l"):
-    lang: str
+    """A language of `/lang` (whether the bot speaks it is checked by the handler)."""
+
+    lang: Annotated[str, StringConstraints(pattern=r"^[a-z]{2}$")]
 
 
 MAX_CALLBACK_BYTES = 64

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from aiogram.enums import ChatType, MessageEntityType
 from aiogram.exceptions import TelegramBadRequest
 from aiogram.fsm.state import State, StatesGroup
 from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
@@ -17,11 +18,16 @@ from bot import flow, keyboards, presenter
 from bot.context import Ctx
 from bot.db import repository
 from bot.dialog_state import DialogState, update
+from core.catalog import Catalog
 from core.contract import Assumption, Result
-from core.errors import CoreError
+from core.errors import CoreError, ParseError
 from core.estimate import estimate
+from core.parse import understand
+from core.render import render_parse_error
 
 log = logging.getLogger(__name__)
+
+MAX_QUESTION = 256  # Telegram's own limit for an inline query's text; a group question is cut there too
 
 
 class Wizard(StatesGroup):
@@ -225,3 +231,73 @@ def details(ctx: Ctx, state: DialogState) -> str | None:
     except CoreError:
         return None
     return presenter.render_details(result, ctx.tr, ctx.lang, notes=state.last_notes)
+
+
+# ---------------------------------------------------------------- one-line questions, and groups
+
+
+def size_question(
+    text: str, catalog: Catalog, tr: presenter.Tr, lang: str, username: str
+) -> tuple[presenter.InlineArticle, Result | None]:
+    """The compact answer to a one-line question (inline mode, a mention in a group): the article and
+    the result it shows, or the "how to use" article (with the reason) and None."""
+    text = text.strip()[:MAX_QUESTION]
+    if not text:
+        return presenter.inline_help(tr, username), None
+    try:
+        understood = understand(text, catalog)
+        answers = flow.answers_from_request(understood.request, catalog)
+        result = estimate(flow.build_request(answers), catalog)
+    except ParseError as err:
+        return presenter.inline_help(tr, username, reason=render_parse_error(err, lang, catalog)), None
+    except CoreError as err:
+        log.info("one-line estimate failed: %s (field %s)", err.message, err.field)
+        return presenter.inline_help(tr, username, reason=presenter.core_error_reason(err, lang)), None
+    return presenter.render_inline(result, tr, lang), result
+
+
+def in_group(message: Message) -> bool:
+    return message.chat.type != ChatType.PRIVATE
+
+
+def command_for(text: str, username: str) -> bool | None:
+    """Whether text starting with a command is for this bot (None: it is no command)."""
+    if not text.startswith("/"):
+        return None
+    command = text.split(maxsplit=1)[0] if text.strip() else text
+    _, at, name = command.partition("@")
+    return not at or name.lower() == username.lower()
+
+
+def _mentions(message: Message, username: str, bot_id: int) -> list[tuple[int, int]]:
+    """The spans (in UTF-16 code units, as Telegram counts) of the message's mentions of this bot."""
+    text = message.text or message.caption or ""
+    entities = message.entities or message.caption_entities or []
+    spans = []
+    for entity in entities:
+        if entity.type == MessageEntityType.MENTION:
+            if entity.extract_from(text).lower() == f"@{username.lower()}":
+                spans.append((entity.offset, entity.length))
+        elif entity.type == MessageEntityType.TEXT_MENTION and entity.user and entity.user.id == bot_id:
+            spans.append((entity.offset, entity.length))
+    return spans
+
+
+def addressed_to_bot(message: Message, username: str, bot_id: int) -> bool:
+    """A command for this bot, a mention of it, or a reply to one of its messages."""
+    text = message.text or message.caption or ""
+    if (for_us := command_for(text, username)) is not None:
+        return for_us
+    replied = message.reply_to_message
+    if replied is not None and replied.from_user is not None and replied.from_user.id == bot_id:
+        return True
+    return bool(_mentions(message, username, bot_id))
+
+
+def question_of(message: Message, username: str, bot_id: int) -> str:
+    """The message's text without its mentions of the bot."""
+    text = message.text or message.caption or ""
+    encoded = text.encode("utf-16-le")
+    for offset, length in sorted(_mentions(message, username, bot_id), reverse=True):
+        encoded = encoded[: offset * 2] + " ".encode("utf-16-le") + encoded[(offset + length) * 2 :]
+    return " ".join(encoded.decode("utf-16-le", errors="ignore").split())

@@ -8,7 +8,7 @@ from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
 from bot import flow
-from bot.callbacks import TYPICAL, LangCB, Nav, NavCB, StepCB, fits_callback
+from bot.callbacks import TYPICAL, Change, GotoCB, LangCB, Nav, NavCB, PageCB, StepCB, fits_callback
 from core import texts as core_texts
 from core.answer import short_gpu_name
 from core.catalog import Catalog
@@ -63,15 +63,11 @@ def step_keyboard(
         nav = []
         if page > 0:
             nav.append(
-                InlineKeyboardButton(
-                    text=tr("btn-prev-page"), callback_data=NavCB(action=Nav.PAGE, arg=str(page - 1)).pack()
-                )
+                InlineKeyboardButton(text=tr("btn-prev-page"), callback_data=PageCB(page=page - 1).pack())
             )
         if page < len(pages) - 1:
             nav.append(
-                InlineKeyboardButton(
-                    text=tr("btn-next-page"), callback_data=NavCB(action=Nav.PAGE, arg=str(page + 1)).pack()
-                )
+                InlineKeyboardButton(text=tr("btn-next-page"), callback_data=PageCB(page=page + 1).pack())
             )
         builder.row(*nav)
     if step.typical:
@@ -98,12 +94,12 @@ def error_keyboard(tr: Tr) -> InlineKeyboardMarkup:
 
 # Which step the result's workload button (change context / sequence / resolution) opens for each
 # task; its label is `btn-change-<step>`.
-WORKLOAD_STEP = {
-    "inference": "context_length",
-    "finetune": "seq_len",
-    "pretrain": "seq_len",
-    "image": "resolution",
-    "video": "resolution",
+WORKLOAD_STEP: dict[str, Change] = {
+    "inference": Change.CONTEXT_LENGTH,
+    "finetune": Change.SEQ_LEN,
+    "pretrain": Change.SEQ_LEN,
+    "image": Change.RESOLUTION,
+    "video": Change.RESOLUTION,
 }
 
 
@@ -137,20 +133,20 @@ def result_keyboard(result: Result, answers: flow.Answers, tr: Tr, contact_url: 
     if "precision" in steps:
         changes.append(
             InlineKeyboardButton(
-                text=tr("btn-change-precision"), callback_data=NavCB(action=Nav.GOTO, arg="precision").pack()
+                text=tr("btn-change-precision"), callback_data=GotoCB(step=Change.PRECISION).pack()
             )
         )
     workload = WORKLOAD_STEP.get(task)
     if workload in steps:
         changes.append(
             InlineKeyboardButton(
-                text=tr(f"btn-change-{workload}"), callback_data=NavCB(action=Nav.GOTO, arg=workload).pack()
+                text=tr(f"btn-change-{workload}"), callback_data=GotoCB(step=workload).pack()
             )
         )
     if "method" in steps:
         changes.append(
             InlineKeyboardButton(
-                text=tr("btn-change-method"), callback_data=NavCB(action=Nav.GOTO, arg="method").pack()
+                text=tr("btn-change-method"), callback_data=GotoCB(step=Change.METHOD).pack()
             )
         )
     if changes:

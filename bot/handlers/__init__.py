@@ -1,19 +1,27 @@
-"""Routers by feature, in the order they are tried."""
+"""Routers by feature, in the order they are tried, under one root router whose gate comes first."""
 
 from aiogram import Router
 
-from bot.handlers import commands, errors, fallback, inline, quick, wizard
+from bot.handlers import commands, errors, fallback, gate, groups, inline, quick, wizard
 
 
 def routers() -> list[Router]:
-    """Fresh routers for one Dispatcher: commands first (/cancel works in any state), then the
-    wizard's steps, then free text (quick answers), then whatever is left; errors of all of them.
+    """Fresh routers for one Dispatcher: one root router, its gate (`bot.handlers.gate`: what is not
+    for the bot dropped, the rest throttled per sender) before every message and button press; under
+    it groups first (nothing from a group reaches the dialog), then commands (/cancel works in any
+    state), the wizard's steps, free text (quick answers), whatever is left; errors of all of them.
     Inline queries have a router of their own."""
-    return [
+    root = Router(name="bot")
+    door = gate.Gate()
+    root.message.outer_middleware(door)
+    root.callback_query.outer_middleware(door)
+    root.include_routers(
         errors.make_router(),
+        groups.make_router(),
         commands.make_router(),
         wizard.make_router(),
         quick.make_router(),
         fallback.make_router(),
         inline.make_router(),
-    ]
+    )
+    return [root]

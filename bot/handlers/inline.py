@@ -18,19 +18,15 @@ from aiogram.types import (
 from aiogram.utils.deep_linking import create_start_link
 from aiogram_i18n import I18nContext
 
-from bot import flow, keyboards, presenter
+from bot import keyboards
 from bot.config import Settings
 from bot.db.middleware import INLINE_SOURCE
+from bot.dialog import size_question
 from core.catalog import Catalog
-from core.errors import CoreError, ParseError
-from core.estimate import estimate
-from core.parse import understand
-from core.render import render_parse_error
 
 log = logging.getLogger(__name__)
 
 CACHE_TIME_S = 30  # the catalogue and offers can change; a stale answer should not live long
-MAX_QUERY = 256  # Telegram's own limit for an inline query's text
 
 
 async def on_inline_query(
@@ -39,21 +35,7 @@ async def on_inline_query(
     tr, lang = i18n.get, i18n.locale
     bot_link = await create_start_link(bot, INLINE_SOURCE)
     username = (await bot.me()).username or ""
-    text = query.query.strip()[:MAX_QUERY]
-    result = None
-    if not text:
-        article = presenter.inline_help(tr, username)
-    else:
-        try:
-            understood = understand(text, catalog)
-            answers = flow.answers_from_request(understood.request, catalog)
-            result = estimate(flow.build_request(answers), catalog)
-            article = presenter.render_inline(result, tr, lang)
-        except ParseError as err:
-            article = presenter.inline_help(tr, username, reason=render_parse_error(err, lang, catalog))
-        except CoreError as err:
-            log.info("inline estimate failed: %s (field %s)", err.message, err.field)
-            article = presenter.inline_help(tr, username, reason=presenter.core_error_reason(err, lang))
+    article, result = size_question(query.query, catalog, tr, lang, username)
     await query.answer(
         [
             InlineQueryResultArticle(

@@ -11,7 +11,7 @@ from aiogram.types import CallbackQuery, Message
 from aiogram.utils.callback_answer import CallbackAnswer
 
 from bot import flow, keyboards, presenter
-from bot.callbacks import Nav, NavCB, StepCB
+from bot.callbacks import GotoCB, Nav, NavCB, PageCB, StepCB
 from bot.context import Ctx
 from bot.db import repository
 from bot.dialog import (
@@ -51,13 +51,18 @@ async def answer_step(
         answers[step_name] = value
         answers = flow.forget_after(answers, step_name)
         await repository.save_answers(ctx.db, await current_dialog(ctx, answers["task"]), answers)
-    editing = state.editing
+    editing = state.editing if step_name != "task" else None  # a new task is a new dialog
     if editing is not None:  # changing answers from the result: only the steps that depend on it
         remaining = [s for s in editing if s != step_name and s in flow.path(answers)]
         await update(ctx.state, editing=remaining)
         following = remaining[0] if remaining else flow.RESULT
     else:
+        if state.editing is not None:
+            await update(ctx.state, editing=None)
         following = flow.next_step(answers, step_name)
+    if following == flow.RESULT and "model" not in answers:  # state from an older version, or forged
+        await update(ctx.state, editing=None)
+        following = "model"
     if following == flow.RESULT:
         await show_result(ctx, answers, query=query, message=message, compare=editing is not None)
     else:
@@ -132,26 +137,32 @@ async def on_back(query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAnswe
 
 
 async def on_page(
-    query: CallbackQuery, callback_data: NavCB, ctx: Ctx, callback_answer: CallbackAnswer
+    query: CallbackQuery, callback_data: PageCB, ctx: Ctx, callback_answer: CallbackAnswer
 ) -> None:
     step = await current_step(query, ctx)
-    if step != "model" or not callback_data.arg.isdigit():
+    if step != "model":
         stale(callback_answer, ctx)
         return
     answers: flow.Answers = dict((await DialogState.load(ctx.state)).answers)
-    await show(ctx, step_screen(ctx, step, answers, page=int(callback_data.arg)), query=query)
+    await show(ctx, step_screen(ctx, step, answers, page=callback_data.page), query=query)
 
 
 async def on_change(
-    query: CallbackQuery, callback_data: NavCB, ctx: Ctx, callback_answer: CallbackAnswer
+    query: CallbackQuery, callback_data: GotoCB, ctx: Ctx, callback_answer: CallbackAnswer
 ) -> None:
-    """From the result: change one answer, then straight back to the result."""
+    """From the result: change one answer, then straight back to the result. Only an answer the
+    result's buttons offer, of a dialog that has a model (not the "other task" note, not an error)."""
     answers: flow.Answers = dict((await DialogState.load(ctx.state)).answers)
-    if await current_step(query, ctx) != flow.RESULT or callback_data.arg not in flow.path(answers):
+    step = str(callback_data.step)
+    if (
+        await current_step(query, ctx) != flow.RESULT
+        or "model" not in answers
+        or step not in flow.path(answers)
+    ):
         stale(callback_answer, ctx)
         return
-    await update(ctx.state, editing=flow.affected_steps(callback_data.arg))
-    await go_to_step(ctx, callback_data.arg, answers, query=query)
+    await update(ctx.state, editing=flow.affected_steps(step))
+    await go_to_step(ctx, step, answers, query=query)
 
 
 async def on_details(query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAnswer) -> None:
@@ -196,8 +207,8 @@ def make_router() -> Router:
     router.callback_query.register(on_step_button, StepCB.filter())
     router.callback_query.register(on_restart, NavCB.filter(F.action == Nav.RESTART))
     router.callback_query.register(on_back, NavCB.filter(F.action == Nav.BACK))
-    router.callback_query.register(on_page, NavCB.filter(F.action == Nav.PAGE))
-    router.callback_query.register(on_change, NavCB.filter(F.action == Nav.GOTO))
+    router.callback_query.register(on_page, PageCB.filter())
+    router.callback_query.register(on_change, GotoCB.filter())
     router.callback_query.register(on_details, NavCB.filter(F.action == Nav.DETAILS))
     router.message.register(on_typed_answer, StateFilter(*INPUT_STATES), F.text)
     router.message.register(on_wrong_input, StateFilter(*INPUT_STATES))

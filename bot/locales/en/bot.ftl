@@ -124,3 +124,9 @@ cmd-help = How to use the bot
 cmd-lang = Language
 cmd-about = How the estimate is computed
 cmd-cancel = Stop the dialog
+
+## Groups, and a flood from one user
+
+group-private-only = I size GPU memory in a private chat: open it with the button. Here in the group, mention me with a question: <code>@{ $bot } llama 3.1 70b int4 32k</code>.
+btn-open-private = 💬 Open the chat with the bot
+throttled = Too many messages at once: I answer about one a second. Wait a moment, then send your question again.
