@@ -260,7 +260,7 @@ def _verdicts(result: Result, target: Verdict | None) -> list[Verdict]:
 
 
 def _mitigations_title(target: Verdict | None, lang: str) -> str:
-    if target is not None:
+    if target is not None and target.verdict != "fits":  # "how to fit on your card" only when it does not
         return t("answer-mitigations-own", lang, config=config_text(target.count, target.gpu_name, lang))
     return t("answer-mitigations", lang)
 

@@ -226,3 +226,21 @@ def test_the_answer_says_which_engine_it_assumed(users: int, engine: str) -> Non
 
     result = estimate({"task": "inference", "model": "llama-3.1-8b", "concurrency": users})
     assert engine in build_answer(result, "en").settings
+
+
+@pytest.mark.parametrize(
+    ("tokens", "said", "cut_to"),
+    [
+        (1, "1 токен", "до 1 токена"),
+        (21, "21 токен", "до 21 токена"),
+        (131072, "131 072 токена", "до 131 072 токенов"),
+    ],
+)
+def test_russian_assumptions_and_actions_agree_with_their_numbers(
+    tokens: int, said: str, cut_to: str
+) -> None:
+    from core.texts import t
+
+    assert said in t("assumption-default_context", "ru", context_length=tokens).replace("\xa0", " ")
+    assert cut_to in t("action-shorten_context", "ru", context_length=tokens).replace("\xa0", " ")
+    assert "(32 слоя)" in t("assumption-typical_architecture", "ru", size="7B", reference="X", layers=32)

@@ -10,6 +10,7 @@
 bytes = { NUMBER($gb, minimumFractionDigits: 1, maximumFractionDigits: 1) } ГБ
 bytes-small = { NUMBER($mb, maximumFractionDigits: 0) } МБ
 
+
 ## Задачи
 task-inference = инференс
 task-training = обучение
@@ -108,14 +109,20 @@ action-quantize_int8 = квантовать веса в 8 бит ({ $precision }
 action-quantize_int4 = квантовать веса в 4 бита ({ $precision })
 action-kv_cache_fp8 = хранить KV-кэш в fp8
 action-use_vllm = запускать через vLLM (prefill частями, а не все запросы целиком)
-action-shorten_context = сократить контекст до { $context_length } токенов
+action-shorten_context = сократить контекст до { $context_length } { $context_length ->
+    [one] токена
+   *[other] токенов
+}
 action-reduce_concurrency = обслуживать { $concurrency ->
     [one] { $concurrency } пользователя
    *[other] { $concurrency } пользователей
 } одновременно
 action-optimizer_8bit = 8-битный AdamW
 action-smaller_batch = микробатч { $batch_size }
-action-shorter_sequence = сократить обучающие последовательности до { $seq_len } токенов
+action-shorter_sequence = сократить обучающие последовательности до { $seq_len } { $seq_len ->
+    [one] токена
+   *[other] токенов
+}
 action-use_lora = LoRA вместо полного дообучения
 action-use_qlora = QLoRA: LoRA поверх 4-битной базы
 action-gradient_checkpointing = включить gradient checkpointing
@@ -144,7 +151,11 @@ assumption-parse_model_by_size = В каталоге нет «{ $name }» раз
 assumption-parse_serving_vllm = Пользователей одновременно: { $concurrency }, посчитано как сервер vLLM (непрерывный батчинг, prefill частями); напишите «transformers», чтобы посчитать обычный generate().
 assumption-parse_text_cut = Сообщение длинное: прочитаны только первые { $chars } символов.
 assumption-variant_same_architecture = «{ $variant }» не меняет архитектуру: посчитано как { $model } (точность задаётся отдельно).
-assumption-typical_architecture = Известен только размер ({ $size }): посчитано по архитектуре { $reference } ({ $layers } слоёв).
+assumption-typical_architecture = Известен только размер ({ $size }): посчитано по архитектуре { $reference } ({ $layers } { $layers ->
+    [one] слой
+    [few] слоя
+   *[many] слоёв
+}).
 assumption-typical_moe = Прочитано как смесь экспертов в духе Mixtral: всего { $total_b } млрд параметров, { $active_b } млрд активны на токен.
 assumption-custom_mha = Число KV-голов не задано: принято равным числу голов внимания ({ $kv_heads }).
 assumption-custom_filled = Не заданы и взяты из типичной архитектуры { $reference }: { $fields }.
@@ -160,9 +171,21 @@ assumption-default_precision = Веса в { $precision } (точность не
 assumption-native_precision = Веса в { $precision }, как опубликован чекпоинт (точность не указана).
 assumption-experts_only_quantized = { $precision } квантует только MLP экспертов; внимание, роутер, эмбеддинги и LM head остаются 16-битными (как поставляется GPT-OSS).
 assumption-qlora_base_nf4 = QLoRA хранит базу в 4-битном NF4; { $compute } — тип вычислений.
-assumption-default_context = Контекст { $context_length } токенов на последовательность (не указан).
-assumption-context_beyond_model = Контекст длиннее максимума модели ({ $max_context } токенов); посчитано как просили.
-assumption-default_seq_len = Обучающие последовательности по { $seq_len } токенов (не указано).
+assumption-default_context = Контекст { $context_length } { $context_length ->
+    [one] токен
+    [few] токена
+   *[many] токенов
+} на последовательность (не указан).
+assumption-context_beyond_model = Контекст длиннее максимума модели ({ $max_context } { $max_context ->
+    [one] токен
+    [few] токена
+   *[many] токенов
+}); посчитано как просили.
+assumption-default_seq_len = Обучающие последовательности по { $seq_len } { $seq_len ->
+    [one] токен
+    [few] токена
+   *[many] токенов
+} (не указано).
 assumption-default_checkpointing_qlora = Gradient checkpointing включён, как в обычном рецепте QLoRA (peft) (не указано).
 assumption-overhead = Накладные расходы: контекст CUDA на каждой карте плюс резерв аллокатора PyTorch.
 assumption-moe_total_params = Смесь экспертов: в памяти все { $total_b } млрд параметров; скорость определяют { $active_b } млрд активных на токен.
@@ -172,7 +195,11 @@ assumption-kv_full_context = KV-кэш на { $concurrency } { $concurrency ->
     [one] последовательность
     [few] последовательности
    *[many] последовательностей
-} по { $context_length } токенов, заполненных целиком.
+} по { $context_length } { $context_length ->
+    [one] токен
+    [few] токена
+   *[many] токенов
+}, заполненных целиком.
 assumption-multi_gpu_split = Работа делится между { $num_gpus } картами; у каждой свой контекст CUDA и буферы NCCL.
 assumption-multi_gpu_fsdp = Конфигурации из нескольких карт посчитаны с полным шардированием FSDP (простой data parallel не уменьшил бы память на карту).
 assumption-tensor_parallel_heads = Тензорный параллелизм vLLM требует, чтобы { $heads } голов внимания делились на число карт поровну; { $num_gpus } их не делит: выберите число карт, которое делит (или pipeline parallelism). Посчитано как равное деление.
