@@ -78,6 +78,17 @@ class LangCB(CallbackData, prefix="l"):
     lang: Annotated[str, StringConstraints(pattern=r"^[a-z]{2}$")]
 
 
+class Quote(StrEnum):
+    OPEN = "open"  # "✉️ Request a quote" under a result
+    SKIP = "skip"  # no comment for the quote
+
+
+class QuoteCB(CallbackData, prefix="q"):
+    """The quote form (`bot.handlers.leads`)."""
+
+    action: Quote
+
+
 MAX_CALLBACK_BYTES = 64
 
 

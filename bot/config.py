@@ -12,11 +12,11 @@ import asyncio
 import math
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import SecretStr, ValidationError, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import SecretStr, ValidationError, ValidationInfo, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./data/bot.sqlite3"
 LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
@@ -77,6 +77,12 @@ class Settings(BaseSettings):
     web_server_host: str = "0.0.0.0"
     web_server_port: int = 8080
     contact_url: str = "https://example.com/contact"
+    # Where quote requests (leads) are delivered: a group or supergroup id (-100…), optionally a forum
+    # topic in it. Unset: leads are stored and logged, not sent (they stay pending until it is set).
+    sales_chat_id: int | None = None
+    sales_topic_id: int | None = None
+    # Telegram user ids allowed the admin commands (/stats, /export, /link, /offers): "123, 456".
+    admin_ids: Annotated[frozenset[int], NoDecode] = frozenset()
 
     @field_validator("log_level")
     @classmethod
@@ -105,6 +111,34 @@ class Settings(BaseSettings):
         # Telegram accepts http(s) and tg:// links on URL buttons; anything else fails every send.
         if error := _url_problem(value, ("https", "http", "tg")):
             raise ValueError(error)
+        return value
+
+    @field_validator("admin_ids", mode="before")
+    @classmethod
+    def _admin_ids(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        ids = [part for part in re.split(r"[\s,;]+", value) if part]
+        if bad := [part for part in ids if not re.fullmatch(r"[1-9]\d{0,19}", part)]:
+            raise ValueError(f"must be Telegram user ids (numbers) separated by commas; {bad[0]!r} is not")
+        return frozenset(int(part) for part in ids)
+
+    @field_validator("sales_chat_id")
+    @classmethod
+    def _sales_chat_id(cls, value: int | None) -> int | None:
+        if value == 0:
+            raise ValueError("must be a Telegram chat id (a group: -100…), not 0")
+        return value
+
+    @field_validator("sales_topic_id")
+    @classmethod
+    def _sales_topic_id(cls, value: int | None, info: ValidationInfo) -> int | None:
+        if value is None:
+            return value
+        if value <= 0:
+            raise ValueError("must be a forum topic id (message_thread_id), a positive integer")
+        if info.data.get("sales_chat_id") is None:
+            raise ValueError("needs SALES_CHAT_ID (the forum group the topic is in)")
         return value
 
     @field_validator("redis_url")

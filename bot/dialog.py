@@ -197,7 +197,12 @@ async def show_result(
     text = presenter.render_result(result, ctx.tr, ctx.lang, notes=notes, previous=previous)
     await show(
         ctx,
-        Screen(text, keyboards.result_keyboard(result, answers, ctx.tr, ctx.settings.contact_url)),
+        Screen(
+            text,
+            keyboards.result_keyboard(
+                result, answers, ctx.tr, ctx.settings.contact_url, campaign=before.source
+            ),
+        ),
         query=query,
         message=message,
     )
@@ -209,6 +214,7 @@ async def show_result(
         summary=presenter.summary(result),
         verdict=rec.verdict if rec else "does_not_fit",
         offer_id=rec.offer_id if rec else None,
+        offer_shown=keyboards.shown_offer(result),
     )
 
 

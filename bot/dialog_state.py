@@ -20,6 +20,18 @@ from core.contract import Assumption, Request
 log = logging.getLogger(__name__)
 
 
+class LeadDraft(BaseModel):
+    """The quote form being filled (`bot.handlers.leads`): where to return, the dialog it came from, the
+    contact given so far."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    back_state: str | None = None  # the FSM state the form was opened from, restored after it
+    dialog_id: int | None = None
+    contact_kind: str | None = None
+    contact: str | None = None
+
+
 class DialogState(BaseModel):
     """One user's dialog: the message it edits, where the user came from, the answers so far and the
     last answer given (what follow-ups, "📋 Details" and "what changed" are about)."""
@@ -33,6 +45,7 @@ class DialogState(BaseModel):
     editing: list[str] | None = None  # changing answers from the result: the steps still to ask
     last_request: dict[str, Any] | None = None  # the core request of the last answer
     last_notes: list[Assumption] = Field(default_factory=list)  # … and what its parser assumed
+    lead: LeadDraft | None = None  # the quote form in progress
 
     @classmethod
     async def load(cls, fsm: FSMContext) -> DialogState:

@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
 from bot import flow
-from bot.callbacks import TYPICAL, Change, GotoCB, LangCB, Nav, NavCB, PageCB, StepCB, fits_callback
+from bot.callbacks import (
+    TYPICAL,
+    Change,
+    GotoCB,
+    LangCB,
+    Nav,
+    NavCB,
+    PageCB,
+    Quote,
+    QuoteCB,
+    StepCB,
+    fits_callback,
+)
 from core import texts as core_texts
 from core.answer import short_gpu_name
 from core.catalog import Catalog
@@ -103,13 +116,46 @@ WORKLOAD_STEP: dict[str, Change] = {
 }
 
 
-def offer_button(result: Result, tr: Tr, contact_url: str) -> InlineKeyboardButton:
-    """The rental offer of the recommended configuration, or "contact us" when we do not rent it."""
+UTM_CAMPAIGN_DIRECT = "direct"
+"""utm_campaign of users who came without a deep-link source."""
+
+
+def with_utm(url: str, *, campaign: str | None, content: str) -> str:
+    """The offer URL tagged for the company's web analytics (its own query parameters kept; utm_* ones
+    already there are replaced): utm_source=telegram, utm_medium=bot, utm_campaign=<link source>,
+    utm_content=<offer id>."""
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not k.startswith("utm_")]
+    query += [
+        ("utm_source", "telegram"),
+        ("utm_medium", "bot"),
+        ("utm_campaign", campaign or UTM_CAMPAIGN_DIRECT),
+        ("utm_content", content),
+    ]
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def shown_offer(result: Result) -> str | None:
+    """The id of the offer whose rent button a result shows (None: the contact button instead)."""
+    rec = result.recommendation
+    return rec.offer_id if rec is not None and rec.offer_id is not None and rec.url else None
+
+
+def offer_button(
+    result: Result, tr: Tr, contact_url: str, *, campaign: str | None = None
+) -> InlineKeyboardButton:
+    """The rental offer of the recommended configuration (UTM-tagged, `campaign`: the link source),
+    or "contact us" when we do not rent it."""
     rec = result.recommendation
     if rec is not None and rec.offer_id is not None and rec.url:
         gpu = short_gpu_name(rec.gpu_name)
-        return InlineKeyboardButton(text=tr("btn-rent", gpu=gpu, count=rec.count), url=rec.url)
+        url = with_utm(rec.url, campaign=campaign, content=rec.offer_id)
+        return InlineKeyboardButton(text=tr("btn-rent", gpu=gpu, count=rec.count), url=url)
     return InlineKeyboardButton(text=tr("btn-contact"), url=contact_url)
+
+
+def quote_button(tr: Tr) -> InlineKeyboardButton:
+    return InlineKeyboardButton(text=tr("btn-quote"), callback_data=QuoteCB(action=Quote.OPEN).pack())
 
 
 def inline_keyboard(result: Result | None, tr: Tr, contact_url: str, bot_link: str) -> InlineKeyboardMarkup:
@@ -122,11 +168,13 @@ def inline_keyboard(result: Result | None, tr: Tr, contact_url: str, bot_link: s
     return builder.as_markup()
 
 
-def result_keyboard(result: Result, answers: flow.Answers, tr: Tr, contact_url: str) -> InlineKeyboardMarkup:
+def result_keyboard(
+    result: Result, answers: flow.Answers, tr: Tr, contact_url: str, *, campaign: str | None = None
+) -> InlineKeyboardMarkup:
     """The rental offer (or a contact button when none fits), then change precision / workload /
-    method, then Start over."""
+    method, then Details, Request a quote and Start over."""
     builder = InlineKeyboardBuilder()
-    builder.row(offer_button(result, tr, contact_url))
+    builder.row(offer_button(result, tr, contact_url, campaign=campaign))
     task = answers.get("task", "")
     steps = flow.path(answers)
     changes: list[InlineKeyboardButton] = []
@@ -155,6 +203,7 @@ def result_keyboard(result: Result, answers: flow.Answers, tr: Tr, contact_url: 
             builder.row(*changes[2:])
     builder.row(
         InlineKeyboardButton(text=tr("btn-details"), callback_data=NavCB(action=Nav.DETAILS).pack()),
+        quote_button(tr),
         InlineKeyboardButton(text=tr("btn-restart"), callback_data=NavCB(action=Nav.RESTART).pack()),
     )
     return builder.as_markup()

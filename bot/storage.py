@@ -1,20 +1,31 @@
-"""aiogram FSM storage in our database (the default), or aiogram's RedisStorage when REDIS_URL is set."""
+"""aiogram FSM storage in our database (the default), or aiogram's RedisStorage when REDIS_URL is set.
 
-from collections.abc import AsyncIterator, Mapping
+Within an update (`current_update_session` set) the FSM record is read from the database once and
+kept in the session: later reads come from there, writes change that copy and are written in one
+statement just before the session commits (the commit before a Telegram call, the update's last one),
+so they stay in the update's transaction: state and the rows the handler wrote commit, or roll back,
+together. A rollback forgets the copy.
+"""
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
+from copy import deepcopy
 from typing import Any
 
 from aiogram.exceptions import DataNotDictLikeError
+from aiogram.fsm.middleware import FSMContextMiddleware
 from aiogram.fsm.state import State
 from aiogram.fsm.storage.base import BaseStorage, DefaultKeyBuilder, KeyBuilder, StateType, StorageKey
-from aiogram.fsm.storage.redis import RedisStorage
-from sqlalchemy import delete, select
+from aiogram.types import TelegramObject
+from sqlalchemy import delete, event, select
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm import Session, SessionTransaction
 
 from bot.config import Settings
 from bot.db.models import FsmRecord, utc_now
-from bot.db.repository import dialect_insert
 
 # The session of the update being handled, set by DbSessionMiddleware. FSM writes join its
 # transaction: on SQLite a second connection could not write while that transaction holds the
@@ -22,9 +33,17 @@ from bot.db.repository import dialect_insert
 # rows the handler wrote (both commit or both roll back).
 current_update_session: ContextVar[AsyncSession | None] = ContextVar("current_update_session", default=None)
 
+Record = tuple[str | None, dict[str, Any]]
+_RECORDS = "fsm_records"  # session.info: record key -> (state, data) as this session's transaction sees it
+_CHANGED = "fsm_changed"  # session.info: record keys written since the last commit
+
 
 class SqlAlchemyStorage(BaseStorage):
-    """FSM state and data as one FsmRecord row per StorageKey; survives restarts of the bot."""
+    """FSM state and data as one FsmRecord row per StorageKey; survives restarts of the bot.
+
+    ``database_reads`` and ``database_writes`` count the statements it issued (for tests and
+    benchmarks): an update reads its record once, however often handlers ask.
+    """
 
     def __init__(
         self,
@@ -33,6 +52,8 @@ class SqlAlchemyStorage(BaseStorage):
     ) -> None:
         self.sessionmaker = sessionmaker
         self.key_builder = key_builder or DefaultKeyBuilder(with_destiny=True)
+        self.database_reads = 0
+        self.database_writes = 0
 
     async def set_state(self, key: StorageKey, state: StateType = None) -> None:
         value = state.state if isinstance(state, State) else state
@@ -45,67 +66,116 @@ class SqlAlchemyStorage(BaseStorage):
     async def set_data(self, key: StorageKey, data: Mapping[str, Any]) -> None:
         if not isinstance(data, dict):
             raise DataNotDictLikeError(f"Data must be a dict or dict-like object, got {type(data).__name__}")
-        await self._write(key, data=dict(data))
+        await self._write(key, data=deepcopy(data))
 
     async def get_data(self, key: StorageKey) -> dict[str, Any]:
         _, data = await self._read(key)
-        return data
+        return deepcopy(data)
 
     async def close(self) -> None:
         """Nothing to release: the engine belongs to whoever created the sessionmaker."""
 
     @asynccontextmanager
-    async def _session(self) -> AsyncIterator[AsyncSession]:
-        session = current_update_session.get()
-        if session is not None:
-            yield session
-            return
+    async def _own_session(self) -> AsyncIterator[AsyncSession]:
         async with self.sessionmaker() as session, session.begin():
             yield session
 
-    async def _read(self, key: StorageKey) -> tuple[str | None, dict[str, Any]]:
-        """(state, data) of the key; a key never written has (None, {})."""
-        async with self._session() as session:
-            row = (
-                await session.execute(
-                    select(FsmRecord.state, FsmRecord.data).where(
-                        FsmRecord.key == self.key_builder.build(key)
-                    )
-                )
-            ).one_or_none()
+    async def _read(self, key: StorageKey) -> Record:
+        """(state, data) of the key; a key never written has (None, {}). Not to be changed in place."""
+        record_key = self.key_builder.build(key)
+        session = current_update_session.get()
+        if session is None:
+            async with self._own_session() as own:
+                return await self._select(own, record_key)
+        records: dict[str, Record] = session.info.setdefault(_RECORDS, {})
+        if record_key not in records:
+            records[record_key] = await self._select(session, record_key)
+        return records[record_key]
+
+    async def _select(self, session: AsyncSession, record_key: str) -> Record:
+        self.database_reads += 1
+        row = (
+            await session.execute(select(FsmRecord.state, FsmRecord.data).where(FsmRecord.key == record_key))
+        ).one_or_none()
         return (row.state, dict(row.data)) if row else (None, {})
 
     async def _write(self, key: StorageKey, **values: Any) -> None:
-        """Upsert one field (state or data); a record left with neither is deleted, as aiogram's do."""
+        """Change one field (state or data); a record left with neither is deleted, as aiogram's are."""
         record_key = self.key_builder.build(key)
-        now = utc_now()
-        async with self._session() as session:
-            statement = dialect_insert(session, FsmRecord).values(
-                {"key": record_key, "state": None, "data": {}, "updated_at": now, **values}
-            )
-            await session.execute(
-                statement.on_conflict_do_update(
-                    index_elements=[FsmRecord.key], set_={**values, "updated_at": now}
-                )
-            )
-            if any(values.values()):
-                return
-            state, data = await _read_record(session, record_key)
-            if state is None and not data:
-                await session.execute(delete(FsmRecord).where(FsmRecord.key == record_key))
+        session = current_update_session.get()
+        if session is None:
+            async with self._own_session() as own:
+                state, data = await self._select(own, record_key)
+                self.database_writes += 1
+                await own.run_sync(_store, record_key, (values.get("state", state), values.get("data", data)))
+            return
+        state, data = await self._read(key)
+        session.info[_RECORDS][record_key] = (values.get("state", state), values.get("data", data))
+        changed: dict[str, SqlAlchemyStorage] = session.info.setdefault(_CHANGED, {})
+        changed[record_key] = self
 
 
-async def _read_record(session: AsyncSession, record_key: str) -> tuple[str | None, dict[str, Any]]:
-    """(state, data) of the record; a key never written has (None, {})."""
-    row = (
-        await session.execute(select(FsmRecord.state, FsmRecord.data).where(FsmRecord.key == record_key))
-    ).one_or_none()
-    return (row.state, dict(row.data)) if row else (None, {})
+def has_unwritten_changes(session: AsyncSession) -> bool:
+    """Whether FSM changes wait for the session's next commit (which writes them)."""
+    return bool(session.info.get(_CHANGED))
+
+
+def _store(session: Session, record_key: str, record: Record) -> None:
+    state, data = record
+    if state is None and not data:
+        session.execute(delete(FsmRecord).where(FsmRecord.key == record_key))
+        return
+    now = utc_now()
+    insert = postgresql_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    statement = insert(FsmRecord).values(key=record_key, state=state, data=data, updated_at=now)
+    session.execute(
+        statement.on_conflict_do_update(
+            index_elements=[FsmRecord.key], set_={"state": state, "data": data, "updated_at": now}
+        )
+    )
+
+
+@event.listens_for(Session, "before_commit")
+def _write_changed_records(session: Session) -> None:
+    """The FSM records an update changed go into its transaction right before it commits."""
+    changed: dict[str, SqlAlchemyStorage] | None = session.info.pop(_CHANGED, None)
+    for record_key, storage in (changed or {}).items():
+        storage.database_writes += 1
+        _store(session, record_key, session.info[_RECORDS][record_key])
+
+
+@event.listens_for(Session, "after_soft_rollback")
+def _forget_records(session: Session, previous_transaction: SessionTransaction) -> None:
+    """Rolled back: what the session knew of the records may no longer be true."""
+    session.info.pop(_CHANGED, None)
+    session.info.pop(_RECORDS, None)
+
+
+class DeferredStateMiddleware(FSMContextMiddleware):
+    """aiogram's FSM middleware (the context, the user's lock) without its own read of the state:
+    ``raw_state`` is read by DbSessionMiddleware inside the update's session, so it is the update's
+    one read of the record and needs no pool connection of its own."""
+
+    async def __call__(
+        self,
+        handler: Callable[[TelegramObject, dict[str, Any]], Awaitable[Any]],
+        event: TelegramObject,
+        data: dict[str, Any],
+    ) -> Any:
+        context = self.resolve_event_context(data["bot"], data)
+        data["fsm_storage"] = self.storage
+        if context:
+            async with self.events_isolation.lock(key=context.key):
+                data["state"] = context
+                return await handler(event, data)
+        return await handler(event, data)
 
 
 def build_storage(settings: Settings, sessionmaker: async_sessionmaker[AsyncSession]) -> BaseStorage:
     """RedisStorage when REDIS_URL is set (several replicas), else the database storage."""
     if settings.redis_url:
+        from aiogram.fsm.storage.redis import RedisStorage
+
         key_builder = DefaultKeyBuilder(prefix=settings.redis_key_prefix, with_destiny=True)
         return RedisStorage.from_url(settings.redis_url, key_builder=key_builder)
     return SqlAlchemyStorage(sessionmaker, key_builder=DefaultKeyBuilder(with_destiny=True))

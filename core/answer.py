@@ -142,14 +142,15 @@ def config_text(count: int, gpu_name: str, lang: str) -> str:
 def price_of(rec: Recommendation, lang: str) -> str:
     if not rec.in_offers:
         return t("price-not-offered", lang)
-    return hourly_price(rec.price_per_hour, rec.currency, lang)
+    return hourly_price(rec.price_per_hour, rec.currency, lang, is_from=rec.price_is_from)
 
 
-def hourly_price(price: float | None, currency: str | None, lang: str) -> str:
-    """'149 ₽/ч', or 'price on request' for an offer without a price."""
+def hourly_price(price: float | None, currency: str | None, lang: str, *, is_from: bool = False) -> str:
+    """'149 ₽/ч' ('от 149 ₽/ч' for a starting price), or 'price on request' for an offer without a price."""
     if price is None or currency is None:
         return t("price-on-request", lang)
-    return t("price-per-hour", lang, price=price, currency=label("currency", currency, lang))
+    key = "price-from-per-hour" if is_from else "price-per-hour"
+    return t(key, lang, price=price, currency=label("currency", currency, lang))
 
 
 def verdict_line(v: Verdict, lang: str) -> str:

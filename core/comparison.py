@@ -58,7 +58,7 @@ def comparison_answer(rows: Sequence[Compared], lang: str) -> ComparisonAnswer:
         speed = f" · {t('speed-short', lang, tokens=round(row.tokens_per_s))}" if row.tokens_per_s else ""
         offer = row.offer
         price = (
-            hourly_price(offer.price_per_hour, offer.currency, lang)
+            hourly_price(offer.price_per_hour, offer.currency, lang, is_from=offer.price_is_from)
             if offer
             else t("price-not-offered", lang)
         )

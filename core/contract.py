@@ -355,6 +355,7 @@ class Recommendation(BaseModel):
     url: str | None
     price_per_hour: float | None = Field(description="null: price on request")
     currency: str | None
+    price_is_from: bool = Field(default=False, description="extension: price_per_hour is a starting price")
     bytes_per_gpu: int
     verdict: VerdictKind
     reason: Literal["cheapest", "fastest", "most_headroom", "fewest_cards"] = "cheapest"

@@ -201,6 +201,9 @@ class RentalOffer(BaseModel):
     currency: str | None = Field(default=None, pattern=r"^[A-Z]{3}$")
     url: str = Field(pattern=r"^https?://")
     note: str | None = None
+    price_is_from: bool = Field(
+        default=False, description="price_per_hour is a starting price: shown as 'from 149 ₽/h'"
+    )
     priority: int = Field(
         default=DEFAULT_OFFER_PRIORITY,
         ge=0,
@@ -212,4 +215,6 @@ class RentalOffer(BaseModel):
     def _price_has_currency(self) -> RentalOffer:
         if self.price_per_hour is not None and self.currency is None:
             raise ValueError("a price needs a currency")
+        if self.price_is_from and self.price_per_hour is None:
+            raise ValueError("price_is_from needs a price_per_hour")
         return self

@@ -13,6 +13,7 @@ from typing import Any
 from aiogram.types import (
     CallbackQuery,
     Chat,
+    Contact,
     InaccessibleMessage,
     InlineQuery,
     MessageEntity,
@@ -212,6 +213,22 @@ class SandboxUser:
         await self._push(Update(update_id=0, message=api_message), None)
         assert self.last_update_id is not None
         return self.last_update_id
+
+    async def share_contact(
+        self, phone_number: str, *, user_id: int | None = None, first_name: str | None = None,
+        timeout: float | None = None,
+    ) -> list[ChatMessage]:
+        """Send a contact, as a ``request_contact`` reply-keyboard button does (the user's own phone:
+        ``user_id`` is this user's unless given); return the bot messages it caused once it is quiet."""
+        message = self._new_user_message("")
+        message.text = None
+        contact = Contact(
+            phone_number=phone_number, first_name=first_name or self.user.first_name,
+            user_id=self.id if user_id is None else user_id,
+        )
+        api_message = self.chat.api_message(message).model_copy(update={"contact": contact})
+        await self._push(Update(update_id=0, message=api_message), None)
+        return await self._settle(self._bot_changed_chat, f"a reply to the contact {phone_number!r}", timeout)
 
     async def inline(
         self, query_text: str, *, offset: str = "", timeout: float | None = None

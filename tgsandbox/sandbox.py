@@ -22,7 +22,7 @@ from .methods import find_method
 from .params import Params, decode_json_params
 from .server import make_app, run_method
 from .state import ChatMessage, RecordedRequest
-from .telegram import FakeTelegram, FloodRule, Gate
+from .telegram import FakeTelegram, FaultRule, FloodRule, Gate
 
 
 class LocalAiohttpSession(AiohttpSession):
@@ -190,6 +190,19 @@ class Sandbox:
         """Answer the next ``times`` matching calls with 429 "Too Many Requests: retry after N"."""
         names = frozenset(m.lower() for m in methods) if methods is not None else None
         self.telegram.flood_rules.append(FloodRule(retry_after, names, chat_id, times))
+
+    def fail(
+        self, error_code: int = 500, description: str | None = None, *, methods: Iterable[str] | None = None,
+        chat_id: int | None = None, times: int | None = 1, retry_after: int | None = None,
+    ) -> FaultRule:
+        """Answer the next ``times`` matching calls (None: all of them until ``rule.stop()``) with
+        ``error_code`` (400 "Bad Request: …", 429 with ``retry_after``, 5xx). ``rule.hits`` counts them."""
+        defaults = {400: "Bad Request: chat not found", 429: f"Too Many Requests: retry after {retry_after}"}
+        text = description or defaults.get(error_code, f"Internal Server Error ({error_code})")
+        names = frozenset(m.lower() for m in methods) if methods is not None else None
+        rule = FaultRule(error_code, text, names, chat_id, times, retry_after)
+        self.telegram.fault_rules.append(rule)
+        return rule
 
     async def _run_webhook_reply(self, method: str, fields: dict[str, Any]) -> None:
         handler = find_method(method)

@@ -60,6 +60,7 @@ async def run_method(
         for gate in list(telegram.gates):
             await gate.pass_through(method)
         telegram.check_flood(method, chat_id)
+        telegram.check_faults(method, chat_id)
         result = await handler(telegram, params)
     except ApiError as error:
         if not passive and isinstance(params, Params):

@@ -67,6 +67,30 @@ class FloodRule:
         )
 
 
+@dataclass
+class FaultRule:
+    """Answer the next ``times`` matching calls (None: every one, until `stop`) with an error: 400,
+    5xx, 429 — a chat the bot cannot reach, Telegram having a bad moment."""
+
+    error_code: int
+    description: str
+    methods: frozenset[str] | None
+    chat_id: int | None
+    times: int | None
+    retry_after: int | None = None
+    hits: int = 0  # calls answered with the error so far
+
+    def matches(self, method: str, chat_id: int | None) -> bool:
+        return (
+            (self.times is None or self.times > 0)
+            and (self.methods is None or method.lower() in self.methods)
+            and (self.chat_id is None or self.chat_id == chat_id)
+        )
+
+    def stop(self) -> None:
+        self.times = 0
+
+
 class FakeTelegram:
     """Everything the server knows; the method handlers and the driver read and change it."""
 
@@ -85,6 +109,7 @@ class FakeTelegram:
         self.commands: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self.files: dict[str, Upload | str] = {}
         self.flood_rules: list[FloodRule] = []
+        self.fault_rules: list[FaultRule] = []
         self.gates: list[Gate] = []
         # The bot's own "still working" (e.g. updates in hand), if it tells: the driver waits for it.
         self.bot_busy: Callable[[], bool] = lambda: False
@@ -156,6 +181,14 @@ class FakeTelegram:
             if rule.matches(method, chat_id):
                 rule.times -= 1
                 raise ApiError(429, f"Too Many Requests: retry after {rule.retry_after}", rule.retry_after)
+
+    def check_faults(self, method: str, chat_id: int | None) -> None:
+        for rule in self.fault_rules:
+            if rule.matches(method, chat_id):
+                if rule.times is not None:
+                    rule.times -= 1
+                rule.hits += 1
+                raise ApiError(rule.error_code, rule.description, rule.retry_after)
 
     def record(self, method: str, params: Params, chat_id: int | None, error: str | None) -> None:
         self.requests.append(RecordedRequest(method, params.typed_values(), chat_id, time.monotonic(), error))

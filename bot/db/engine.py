@@ -1,16 +1,21 @@
 """Engine, sessions and schema migrations for the bot database."""
 
-import asyncio
-from pathlib import Path
-from typing import Any
+from __future__ import annotations
 
-from alembic import command
-from alembic.config import Config
+import asyncio
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.util import await_only
 
 import migrations
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 # The package's directory, wherever it is installed (a wheel, an editable install, a checkout);
 # `__file__` of a package may be None or point elsewhere under some importers.
@@ -18,6 +23,8 @@ MIGRATIONS_DIR = Path(next(iter(migrations.__path__)))
 # How long an SQLite writer waits for another before "database is locked". Transactions are short
 # (committed before every Telegram call, see bot.db.middleware), so this is a safety net only.
 SQLITE_BUSY_TIMEOUT_MS = 15_000
+SQLITE_POOL_SIZE = 20
+SQLITE_POOL_OVERFLOW = 10
 
 
 def sqlite_file(url: str) -> Path | None:
@@ -36,9 +43,96 @@ def create_engine(url: str) -> AsyncEngine:
     path = sqlite_file(url)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-    engine = create_async_engine(url)
+    # Connections are kept, not opened per burst: an overflow connection closed on return costs a new
+    # thread, a connect and the PRAGMAs the next time (aiosqlite); writers queue in SqliteWriteQueue.
+    engine = create_async_engine(url, pool_size=SQLITE_POOL_SIZE, max_overflow=SQLITE_POOL_OVERFLOW)
     event.listen(engine.sync_engine, "connect", _tune_sqlite)
+    SqliteWriteQueue(SQLITE_BUSY_TIMEOUT_MS / 1000).install(engine)
     return engine
+
+
+_WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
+_HOLDS_WRITE = "bot_holds_write_turn"
+
+
+class SqliteWriteQueue:
+    """SQLite has one writer at a time; this process's writers take their turn in order (FIFO).
+
+    A connection waits here before its transaction's first write and leaves at its commit or
+    rollback. Without it the writers meet at SQLite's lock, whose busy handler sleeps and retries
+    (1, 2, 5 … 100 ms) in no order: under a burst old waiters starve behind new ones (seconds).
+    Other processes (the CLI) still meet the lock and its busy timeout. Waiting longer than
+    ``timeout_s`` fails as SQLite would ("database is locked").
+    """
+
+    def __init__(self, timeout_s: float) -> None:
+        self.timeout_s = timeout_s
+        self._locks: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
+
+    def install(self, engine: AsyncEngine) -> None:
+        sync_engine = engine.sync_engine
+        event.listen(sync_engine, "before_cursor_execute", self._before_execute)
+        dialect = sync_engine.dialect
+        do_commit, do_rollback = dialect.do_commit, dialect.do_rollback
+
+        def commit(dbapi_connection: Any) -> None:
+            try:
+                do_commit(dbapi_connection)
+            finally:
+                self._release(dbapi_connection)
+
+        def rollback(dbapi_connection: Any) -> None:
+            try:
+                do_rollback(dbapi_connection)
+            finally:
+                self._release(dbapi_connection)
+
+        dialect.do_commit = commit  # type: ignore[method-assign]
+        dialect.do_rollback = rollback  # type: ignore[method-assign]
+        for name in ("close", "invalidate", "soft_invalidate", "close_detached"):
+            event.listen(sync_engine.pool, name, self._released_by_pool)
+
+    def _lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        lock = self._locks.get(loop)
+        if lock is None:
+            # One event loop per engine in practice; closed loops (tests) are forgotten here.
+            self._locks = {known: lock for known, lock in self._locks.items() if not known.is_closed()}
+            lock = self._locks[loop] = asyncio.Lock()
+        return lock
+
+    def _before_execute(
+        self, conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, executemany: bool
+    ) -> None:
+        if not statement.lstrip()[:7].upper().startswith(_WRITES):
+            return
+        info = conn.connection.info  # the pooled connection's, kept with it
+        if info.get(_HOLDS_WRITE):
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # used synchronously (no event loop): SQLite's own lock only
+            return
+        try:
+            await_only(asyncio.wait_for(self._lock().acquire(), self.timeout_s))
+        except TimeoutError:
+            raise sqlite3.OperationalError("database is locked (waited for this process's writers)") from None
+        info[_HOLDS_WRITE] = True
+
+    def _release(self, connection: Any) -> None:
+        """``connection``: the pool's proxy (what the dialect's commit and rollback are given)."""
+        try:
+            info = connection.info
+        except (AttributeError, NotImplementedError):  # not a pooled connection (the first connect)
+            return
+        self._release_info(info)
+
+    def _released_by_pool(self, dbapi_connection: Any, connection_record: Any, *args: Any) -> None:
+        self._release_info(getattr(connection_record, "info", {}))
+
+    def _release_info(self, info: dict[Any, Any]) -> None:
+        if info.pop(_HOLDS_WRITE, False):
+            self._lock().release()
 
 
 def _tune_sqlite(dbapi_connection: Any, connection_record: Any) -> None:
@@ -64,6 +158,8 @@ def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]
 
 
 def alembic_config(url: str) -> Config:
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     # '%' is ConfigParser interpolation syntax; URL-encoded passwords contain it.
@@ -73,9 +169,13 @@ def alembic_config(url: str) -> Config:
 
 async def migrate(url: str, revision: str = "head") -> None:
     """Upgrade the database at ``url`` to ``revision``, by default the newest schema."""
+    from alembic import command
+
     # env.py runs its own event loop (asyncio.run), so it must run off this one.
     await asyncio.to_thread(command.upgrade, alembic_config(url), revision)
 
 
 async def downgrade(url: str, revision: str) -> None:
+    from alembic import command
+
     await asyncio.to_thread(command.downgrade, alembic_config(url), revision)

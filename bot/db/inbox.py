@@ -125,18 +125,21 @@ class InboxDispatcher(Dispatcher):
 
     # --- handling ---
 
-    def handle_in_background(self, bot: Bot, update: Update, **kwargs: Any) -> asyncio.Task[None] | None:
-        """Handle a received update in its own task (None: it is being handled already)."""
+    def handle_in_background(
+        self, bot: Bot, update: Update, *, fresh: bool = False, **kwargs: Any
+    ) -> asyncio.Task[None] | None:
+        """Handle a received update in its own task (None: it is being handled already). ``fresh``:
+        just recorded as new by `Inbox.receive`, so not handled by anyone yet."""
         update_id = update.update_id
         if update_id in self.handling:
             return None
-        task = asyncio.create_task(self._handle(bot, update, kwargs))
+        task = asyncio.create_task(self._handle(bot, update, kwargs, fresh=fresh))
         self.handling[update_id] = task
         task.add_done_callback(lambda _: self.handling.pop(update_id, None))
         return task
 
-    async def _handle(self, bot: Bot, update: Update, kwargs: dict[str, Any]) -> None:
-        receipt = Receipt()
+    async def _handle(self, bot: Bot, update: Update, kwargs: dict[str, Any], *, fresh: bool) -> None:
+        receipt = Receipt(fresh=fresh)
         data: dict[str, Any] = {**kwargs, RECEIPT_KEY: receipt}
         await self._process_update(bot, update, **data)
         if receipt.finished:
@@ -168,7 +171,7 @@ class InboxDispatcher(Dispatcher):
         Raises when it could not be recorded (the webhook must then not answer 200)."""
         fresh = await self.inbox.receive(bot.id, [(update.update_id, payload)])
         if update.update_id in fresh:
-            self.handle_in_background(bot, update)
+            self.handle_in_background(bot, update, fresh=True)
             return True
         log.info("Dropping update %s: already received", update.update_id)
         return False
@@ -223,6 +226,7 @@ class InboxDispatcher(Dispatcher):
                 backoff.reset()
                 if not updates:
                     continue
+                recorded = True
                 try:
                     fresh = await self.inbox.receive(
                         bot.id, [(update.update_id, update_payload(update)) for update in updates]
@@ -233,11 +237,12 @@ class InboxDispatcher(Dispatcher):
                     # batch back and retry it for as long as the outage lasts.
                     log.error("Could not record %d update(s) - %s: %s", len(updates), type(e).__name__, e)
                     fresh = {update.update_id for update in updates}
+                    recorded = False
                 # Recorded: the next getUpdates confirms them to Telegram.
                 get_updates.offset = updates[-1].update_id + 1
                 for update in updates:
                     if update.update_id in fresh:
-                        self.handle_in_background(bot, update, **kwargs)
+                        self.handle_in_background(bot, update, fresh=recorded, **kwargs)
                     else:
                         log.info("Dropping update %s: already received", update.update_id)
         finally:

@@ -3,6 +3,7 @@
 import asyncio
 import logging
 import re
+import time
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db import repository
 from bot.db.models import User, utc_now
-from bot.storage import current_update_session
+from bot.storage import current_update_session, has_unwritten_changes
 
 logger = logging.getLogger(__name__)
 
@@ -53,9 +54,13 @@ RECEIPT_KEY = "update_receipt"
 
 @dataclass
 class Receipt:
-    """Set by DbSessionMiddleware once the update is finished (marked handled, or found handled)."""
+    """Set by DbSessionMiddleware once the update is finished (marked handled, or found handled).
+
+    ``fresh``: the inbox has just recorded the update as new (its insert decided that), so it cannot
+    have been handled yet and the de-duplication read is skipped."""
 
     finished: bool = False
+    fresh: bool = False
 
 
 # The task handling the update that owns the session in current_update_session: only that task
@@ -83,6 +88,7 @@ class DbSessionMiddleware(BaseMiddleware):
 
     def __init__(self, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
         self.sessionmaker = sessionmaker
+        self.known_users = KnownUsers()
 
     async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
         if not isinstance(event, Update):
@@ -90,7 +96,10 @@ class DbSessionMiddleware(BaseMiddleware):
         bot_id = data["bot"].id
         receipt: Receipt | None = data.get(RECEIPT_KEY)
         async with self.sessionmaker() as session:
-            if await repository.update_is_handled(session, bot_id=bot_id, update_id=event.update_id):
+            fresh = receipt is not None and receipt.fresh
+            if not fresh and await repository.update_is_handled(
+                session, bot_id=bot_id, update_id=event.update_id
+            ):
                 logger.info("Dropping update %s: already processed", event.update_id)
                 if receipt is not None:
                     receipt.finished = True
@@ -99,10 +108,13 @@ class DbSessionMiddleware(BaseMiddleware):
             data["db"] = session
             data["deep_link_source"] = source
             first_seen = INLINE_SOURCE if event.inline_query is not None else source
-            data["db_user"] = await self._upsert_user(session, data.get("event_from_user"), first_seen)
+            data["db_user"] = await self._user(session, data.get("event_from_user"), first_seen)
             token = current_update_session.set(session)
             owner = _session_owner.set(asyncio.current_task())
             try:
+                if "state" in data and "raw_state" not in data:
+                    # bot.storage.DeferredStateMiddleware left it to us: read in this session, once.
+                    data["raw_state"] = await data["state"].get_state()
                 result = await handler(event, data)
             finally:
                 _session_owner.reset(owner)
@@ -113,13 +125,20 @@ class DbSessionMiddleware(BaseMiddleware):
             receipt.finished = True
         return result
 
-    @staticmethod
-    async def _upsert_user(
-        session: AsyncSession, telegram_user: TelegramUser | None, source: str | None
+    async def _user(
+        self, session: AsyncSession, telegram_user: TelegramUser | None, source: str | None
     ) -> User | None:
+        """Our row of the sender: written when new or when what Telegram says of them changed (or
+        ``last_seen_at`` is older than `LAST_SEEN_RESOLUTION`), else only read. A read takes no write
+        lock: the update's first write, and with it SQLite's one writer turn, comes later and shorter."""
         if telegram_user is None or telegram_user.is_bot:
             return None
-        return await repository.upsert_user(
+        seen = (telegram_user.username, telegram_user.first_name, telegram_user.language_code)
+        if self.known_users.fresh(telegram_user.id, seen):
+            user = await repository.get_user(session, telegram_user.id)
+            if user is not None:
+                return user
+        user = await repository.upsert_user(
             session,
             telegram_id=telegram_user.id,
             username=telegram_user.username,
@@ -127,6 +146,40 @@ class DbSessionMiddleware(BaseMiddleware):
             telegram_language=telegram_user.language_code,
             source=source,
         )
+        self.known_users.written(telegram_user.id, seen)
+        return user
+
+
+LAST_SEEN_RESOLUTION = timedelta(minutes=5)
+"""How stale ``users.last_seen_at`` may be: a user writing all the time has it refreshed this often."""
+
+
+class KnownUsers:
+    """What this process last wrote of each recent user (bounded, least recently written dropped).
+
+    Only a shortcut: a user missing here is upserted as before. A row written meanwhile by another
+    replica differs at most in ``last_seen_at`` (by `LAST_SEEN_RESOLUTION`); what Telegram says of
+    the user is compared on every update. A rolled-back upsert is remembered too, which is harmless:
+    the row is then missing and written again (`get_user` finds nothing)."""
+
+    MAX = 100_000
+
+    def __init__(self) -> None:
+        self._written: dict[int, tuple[tuple[str | None, ...], float]] = {}
+
+    def fresh(self, telegram_id: int, seen: tuple[str | None, ...]) -> bool:
+        known = self._written.get(telegram_id)
+        return (
+            known is not None
+            and known[0] == seen
+            and time.monotonic() - known[1] < LAST_SEEN_RESOLUTION.total_seconds()
+        )
+
+    def written(self, telegram_id: int, seen: tuple[str | None, ...]) -> None:
+        self._written.pop(telegram_id, None)
+        self._written[telegram_id] = (seen, time.monotonic())
+        if len(self._written) > self.MAX:
+            del self._written[next(iter(self._written))]
 
 
 class CommitBeforeTelegramCall(BaseRequestMiddleware):
@@ -145,7 +198,7 @@ class CommitBeforeTelegramCall(BaseRequestMiddleware):
         session = current_update_session.get()
         if (
             session is not None
-            and session.in_transaction()
+            and (session.in_transaction() or has_unwritten_changes(session))
             and _session_owner.get() is asyncio.current_task()
         ):
             await session.commit()

@@ -3,7 +3,19 @@
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from sqlalchemy import JSON, BigInteger, DateTime, ForeignKey, MetaData, String, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
 
@@ -19,6 +31,14 @@ NAMING_CONVENTION = {
 DIALOG_STARTED = "started"
 DIALOG_COMPLETED = "completed"
 DIALOG_ABANDONED = "abandoned"
+
+LEAD_PENDING = "pending"
+LEAD_SENT = "sent"
+LEAD_FAILED = "failed"
+
+CONTACT_USERNAME = "username"
+CONTACT_PHONE = "phone"
+CONTACT_EMAIL = "email"
 
 
 def utc_now() -> datetime:
@@ -85,8 +105,46 @@ class DialogSession(Base):
     created_at: Mapped[datetime] = mapped_column(default=utc_now)
     updated_at: Mapped[datetime] = mapped_column(default=utc_now, onupdate=utc_now)
     completed_at: Mapped[datetime | None]
+    # The offer whose rent button the last answer showed (None: no offer fitted or none shown yet).
+    offer_shown: Mapped[str | None] = mapped_column(String(128))
+    # True once the user opened the quote form from this dialog; None: never.
+    quote_requested: Mapped[bool | None] = mapped_column(Boolean)
 
     user: Mapped[User] = relationship(back_populates="dialogs")
+
+
+class Lead(Base):
+    """A quote request: written first, then delivered to the sales chat by bot.leads.outbox.
+
+    ``request`` is the estimator request (DialogState.last_request) the lead came with, or {} when asked
+    before any answer; ``summary`` is what the sales card shows: model, task, precision, workload,
+    recommended config / offer id / price, chosen offer, total_bytes, verdict (keys absent when unknown).
+    ``delivery_status`` is pending until the card is sent; failed after MAX_ATTEMPTS refusals.
+    """
+
+    __tablename__ = "leads"
+    __table_args__ = (Index("ix_leads_delivery", "delivery_status", "next_attempt_at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    telegram_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("users.telegram_id", ondelete="CASCADE"), index=True
+    )
+    created_at: Mapped[datetime] = mapped_column(default=utc_now, index=True)
+    contact_kind: Mapped[str] = mapped_column(String(16))  # username | phone | email
+    contact: Mapped[str] = mapped_column(String(256))
+    comment: Mapped[str | None] = mapped_column(Text)
+    # The user's first-seen link source (User.source at the time of the lead).
+    source: Mapped[str | None] = mapped_column(String(64), index=True)
+    dialog_id: Mapped[int | None] = mapped_column(ForeignKey("dialog_sessions.id", ondelete="SET NULL"))
+    request: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    summary: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    # Same user + same configuration + same contact within the dedup window -> the same lead.
+    dedup_key: Mapped[str] = mapped_column(String(64), index=True)
+    delivery_status: Mapped[str] = mapped_column(String(16), default=LEAD_PENDING)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime | None]
+    last_error: Mapped[str | None] = mapped_column(Text)
+    sent_at: Mapped[datetime | None]
 
 
 class ProcessedUpdate(Base):
@@ -121,12 +179,19 @@ class FsmRecord(Base):
 
 
 __all__ = [
+    "CONTACT_EMAIL",
+    "CONTACT_PHONE",
+    "CONTACT_USERNAME",
     "DIALOG_ABANDONED",
     "DIALOG_COMPLETED",
     "DIALOG_STARTED",
+    "LEAD_FAILED",
+    "LEAD_PENDING",
+    "LEAD_SENT",
     "Base",
     "DialogSession",
     "FsmRecord",
+    "Lead",
     "ProcessedUpdate",
     "User",
 ]

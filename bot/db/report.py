@@ -1,4 +1,8 @@
-"""`python -m bot stats`: the deep-link source funnel for the sales team."""
+"""`python -m bot stats`: the sales figures of /stats (`bot.db.stats`), as plain-text tables.
+
+First the link sources, all time (users, dialogs started and completed, leads, conversion); then the
+totals of the last 7 days, 30 days and all time; then all time per task and per recommended GPU.
+"""
 
 from collections.abc import Sequence
 
@@ -6,21 +10,50 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from bot.config import problem
 from bot.db.engine import create_engine, create_sessionmaker, sqlite_file
-from bot.db.repository import SourceRow, source_report
+from bot.db.stats import Counts, Funnel, ranked, report
 
 NO_SOURCE = "(no link)"
+NO_TASK = "(no answer)"
+NO_GPU = "(none fits)"
+PERIOD_NAMES = {"7d": "7 days", "30d": "30 days", "all": "all time"}
+COLUMNS = ("users", "started", "completed", "leads", "undelivered", "failed", "conversion")
 
 
-def format_source_report(rows: Sequence[SourceRow]) -> str:
-    header = ("source", "users", "started", "completed")
-    lines = [(row.source or NO_SOURCE, row.users, row.dialogs_started, row.dialogs_completed) for row in rows]
-    width = max([len(header[0]), *(len(line[0]) for line in lines)])
-    table = [f"{header[0]:<{width}}  {header[1]:>7}  {header[2]:>7}  {header[3]:>9}"]
-    table += [
-        f"{source:<{width}}  {users:>7}  {started:>7}  {completed:>9}"
-        for source, users, started, completed in lines
-    ]
-    return "\n".join(table)
+def _conversion(c: Counts) -> str:
+    return "-" if c.conversion is None else f"{round(c.conversion * 100)}%"
+
+
+def _values(c: Counts, columns: Sequence[str]) -> list[str]:
+    values = {
+        "users": c.users, "started": c.started, "completed": c.completed, "leads": c.leads,
+        "undelivered": c.pending, "failed": c.failed, "conversion": _conversion(c),
+    }  # fmt: skip
+    return [str(values[column]) for column in columns]
+
+
+def format_table(title: str, rows: Sequence[tuple[str, Counts]], columns: Sequence[str] = COLUMNS) -> str:
+    """A left-aligned first column named ``title``, right-aligned figures."""
+    header = [title, *columns]
+    lines = [header, *([name, *_values(c, columns)] for name, c in rows)]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(cell.ljust(widths[0]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(line))
+        for line in lines
+    )
+
+
+def format_report(funnels: dict[str, Funnel]) -> str:
+    ever = funnels["all"]
+    tasks = [(task or NO_TASK, c) for task, c in ranked(ever.by_task)]
+    gpus = [(gpu or NO_GPU, c) for gpu, c in ranked(ever.by_gpu) if c.completed or c.leads]
+    return "\n\n".join(
+        [
+            format_table("source", [(source or NO_SOURCE, c) for source, c in ranked(ever.by_source)]),
+            format_table("period", [(PERIOD_NAMES[name], f.total) for name, f in funnels.items()]),
+            format_table("task", tasks, ("started", "completed", "leads", "conversion")),
+            format_table("gpu", gpus, ("completed", "leads", "conversion")),
+        ]
+    )
 
 
 async def print_source_report(url: str) -> None:
@@ -38,7 +71,7 @@ async def print_source_report(url: str) -> None:
     engine = create_engine(url)
     try:
         async with create_sessionmaker(engine)() as session:
-            rows = await source_report(session)
+            funnels = await report(session)
     except (SQLAlchemyError, OSError) as e:
         cause = getattr(e, "orig", None) or e
         detail = str(cause).splitlines()[0] if str(cause) else type(cause).__name__
@@ -46,4 +79,4 @@ async def print_source_report(url: str) -> None:
         raise problem("DATABASE_URL", message) from None
     finally:
         await engine.dispose()
-    print(format_source_report(rows))
+    print(format_report(funnels))

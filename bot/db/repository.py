@@ -48,28 +48,25 @@ async def upsert_user(
 ) -> User:
     """Create the user on first contact (recording the deep-link source), else refresh what Telegram says.
 
-    The insert ignores a conflict, so two first updates of one user racing each other create one row
-    and the source of whichever came first.
+    One statement (INSERT … ON CONFLICT DO UPDATE … RETURNING): two first updates of one user racing
+    each other create one row, with the source of whichever came first (a conflict keeps the source).
     """
     now = utc_now()
-    await session.execute(
+    refreshed = {
+        "username": username,
+        "first_name": first_name,
+        "language_from_telegram": telegram_language,
+        "last_seen_at": now,
+    }
+    statement = (
         dialect_insert(session, User)
-        .values(
-            telegram_id=telegram_id,
-            source=source,
-            language_from_telegram=telegram_language,
-            created_at=now,
-            last_seen_at=now,
-        )
-        .on_conflict_do_nothing(index_elements=[User.telegram_id])
+        .values(telegram_id=telegram_id, source=source, created_at=now, **refreshed)
+        .on_conflict_do_update(index_elements=[User.telegram_id], set_=refreshed)
+        .returning(User)
     )
-    user = await get_user(session, telegram_id)
-    assert user is not None, "inserted above or already present"
-    user.username = username
-    user.first_name = first_name
-    user.language_from_telegram = telegram_language
-    user.last_seen_at = now
-    await session.flush()
+    # One statement; populate_existing: a User already in the session takes the row as written.
+    user = await session.scalar(statement, execution_options={"populate_existing": True})
+    assert user is not None, "inserted or updated above"
     return user
 
 
@@ -107,13 +104,16 @@ async def complete_dialog(
     summary: dict[str, Any],
     verdict: str | None,
     offer_id: str | None,
+    offer_shown: str | None = None,
 ) -> None:
+    """``offer_shown``: the offer whose rent button the result showed (None: the contact button)."""
     dialog = await _require_dialog(session, dialog_id)
     now = utc_now()
     dialog.answers = dict(answers)
     dialog.result_summary = dict(summary)
     dialog.verdict = verdict
     dialog.offer_id = offer_id
+    dialog.offer_shown = offer_shown
     dialog.status = DIALOG_COMPLETED
     dialog.completed_at = now
     dialog.updated_at = now

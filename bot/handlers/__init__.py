@@ -2,22 +2,27 @@
 
 from aiogram import Router
 
-from bot.handlers import commands, errors, fallback, gate, groups, inline, quick, wizard
+from bot.handlers import admin, commands, errors, fallback, gate, groups, inline, leads, quick, wizard
 
 
 def routers() -> list[Router]:
     """Fresh routers for one Dispatcher: one root router, its gate (`bot.handlers.gate`: what is not
     for the bot dropped, the rest throttled per sender) before every message and button press; under
-    it groups first (nothing from a group reaches the dialog), then commands (/cancel works in any
+    it groups first (nothing from a group reaches the dialog), the admin commands (only for ADMIN_IDS:
+    anyone else's go on as unknown commands), then commands (/cancel works in any
     state), the wizard's steps, free text (quick answers), whatever is left; errors of all of them.
     Inline queries have a router of their own."""
     root = Router(name="bot")
     door = gate.Gate()
     root.message.outer_middleware(door)
     root.callback_query.outer_middleware(door)
+    for observer in (root.message, root.callback_query, root.inline_query):
+        observer.outer_middleware(admin.LiveCatalog())  # the offers in force after /offers reload
     root.include_routers(
         errors.make_router(),
         groups.make_router(),
+        admin.make_router(),
+        leads.make_router(),  # the quote form's states, /contact and "talk to a manager" first
         commands.make_router(),
         wizard.make_router(),
         quick.make_router(),

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Iterable, Sequence
 
 from aiogram import Bot, Router
 from aiogram.exceptions import TelegramBadRequest
 from aiogram.filters import Command, CommandStart
-from aiogram.types import BotCommand, BotCommandScopeDefault, CallbackQuery, Message
+from aiogram.types import BotCommand, BotCommandScopeChat, BotCommandScopeDefault, CallbackQuery, Message
 from aiogram.utils.callback_answer import CallbackAnswer
 from aiogram_i18n import I18nContext
 
@@ -20,7 +21,8 @@ from bot.dialog import start_wizard
 from bot.dialog_state import DialogState, update
 from core.texts import LANGUAGES
 
-COMMANDS = ("start", "new", "help", "lang", "about", "cancel")
+COMMANDS = ("start", "new", "contact", "help", "lang", "about", "cancel")
+log = logging.getLogger(__name__)
 
 # The measured accuracy /about quotes, in percent: the summary line of `python bench/calibration_table.py`
 # (a test fails when they drift apart: update these after a change of the estimator or of its cases).
@@ -84,14 +86,38 @@ async def on_lang(
         await query.message.edit_text(i18n.get("lang-set"))
 
 
-async def set_commands(bot: Bot, translate: Callable[[str, str], str], default_language: str) -> None:
-    """Register the command menu in every language; users of other languages get the default one."""
+async def set_commands(
+    bot: Bot,
+    translate: Callable[[str, str], str],
+    default_language: str,
+    admin_ids: Iterable[int] = (),
+    admin_commands: Sequence[str] = (),
+) -> None:
+    """Register the command menu in every language; users of other languages get the default one.
+
+    Each admin's private chat gets its own menu (scope chat, which Telegram prefers to the default):
+    the everyday commands and then `admin_commands`. An admin who has not started the bot yet cannot
+    get one ("chat not found"): logged, and set at the next start.
+    """
     for lang in (*LANGUAGES, None):
         commands = [
             BotCommand(command=c, description=translate(f"cmd-{c}", lang or default_language))
             for c in COMMANDS
         ]
         await bot.set_my_commands(commands, scope=BotCommandScopeDefault(), language_code=lang)
+    if not admin_commands:
+        return
+    for admin_id in sorted(admin_ids):
+        try:
+            for lang in (*LANGUAGES, None):
+                commands = [
+                    BotCommand(command=c, description=translate(f"cmd-{c}", lang or default_language))
+                    for c in (*COMMANDS, *admin_commands)
+                ]
+                scope = BotCommandScopeChat(chat_id=admin_id)
+                await bot.set_my_commands(commands, scope=scope, language_code=lang)
+        except TelegramBadRequest as e:
+            log.warning("no admin command menu for %s (has not started the bot?): %s", admin_id, e.message)
 
 
 def make_router() -> Router:

@@ -118,6 +118,7 @@ def recommend(c: Candidate, reason: Any) -> Recommendation:
         url=c.offer.url if c.offer else None,
         price_per_hour=c.offer.price_per_hour if c.offer else None,
         currency=c.offer.currency if c.offer else None,
+        price_is_from=c.offer.price_is_from if c.offer else False,
         bytes_per_gpu=c.needed,
         verdict=c.verdict,
         reason=reason,

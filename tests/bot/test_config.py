@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 VARIABLES = [
     "BOT_TOKEN", "DATABASE_URL", "TELEGRAM_API_URL", "REDIS_URL", "REDIS_KEY_PREFIX", "OFFERS_FILE",
     "DEFAULT_LANGUAGE", "LOG_LEVEL", "WEBHOOK_URL", "WEBHOOK_SECRET", "WEBHOOK_INSECURE", "WEB_SERVER_HOST",
-    "WEB_SERVER_PORT", "CONTACT_URL",
+    "WEB_SERVER_PORT", "CONTACT_URL", "ADMIN_IDS", "SALES_CHAT_ID", "SALES_TOPIC_ID",
 ]  # fmt: skip
 TOKEN = "123456:AAH-very-secret-token"
 # A token of @BotFather's shape (the secret part is 35 characters there).
@@ -99,6 +99,12 @@ def test_dotenv_file_is_read_and_the_environment_wins(monkeypatch: pytest.Monkey
     assert settings.redis_url is None  # an empty value copied from .env.example means "not set"
 
 
+def test_admin_ids_are_numbers_separated_by_commas_or_spaces(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert Settings().admin_ids == frozenset()
+    monkeypatch.setenv("ADMIN_IDS", "123456789, 42 7")
+    assert Settings().admin_ids == {123456789, 42, 7}
+
+
 def test_secrets_never_show_in_repr_or_str(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BOT_TOKEN", TOKEN)
     monkeypatch.setenv("WEBHOOK_SECRET", "hook-secret")
@@ -125,6 +131,8 @@ def test_secrets_never_show_in_repr_or_str(monkeypatch: pytest.MonkeyPatch) -> N
         ("DATABASE_URL", "./data/bot.sqlite3"),
         ("REDIS_URL", "localhost:6379"),
         ("WEBHOOK_SECRET", "has spaces in it"),
+        ("ADMIN_IDS", "12345, @boss"),
+        ("ADMIN_IDS", "-100123"),
     ],
 )
 def test_a_bad_value_is_reported_with_the_variable_name(
@@ -388,3 +396,33 @@ def test_secrets_of_settings_include_url_passwords() -> None:
         redis_url="redis://:redis-password@cache:6379/0",
     )
     assert set(secrets_of(settings)) == {GOOD_TOKEN, "hook-secret", "db-password", "redis-password"}
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"SALES_CHAT_ID": "sales"}, "SALES_CHAT_ID: Input should be a valid integer"),
+        ({"SALES_CHAT_ID": "0"}, "SALES_CHAT_ID: must be a Telegram chat id"),
+        ({"SALES_TOPIC_ID": "7"}, "SALES_TOPIC_ID: needs SALES_CHAT_ID"),
+        (
+            {"SALES_CHAT_ID": "-1001234567890", "SALES_TOPIC_ID": "-3"},
+            "SALES_TOPIC_ID: must be a forum topic",
+        ),
+    ],
+)
+def test_bad_sales_chat_settings_name_the_variable(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], message: str
+) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_sales_chat_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert (Settings().sales_chat_id, Settings().sales_topic_id) == (None, None)
+    monkeypatch.setenv("SALES_CHAT_ID", "-1001234567890")
+    monkeypatch.setenv("SALES_TOPIC_ID", "42")
+    settings = load_settings()
+    assert (settings.sales_chat_id, settings.sales_topic_id) == (-1001234567890, 42)

@@ -11,7 +11,7 @@ from sqlalchemy import Column, Connection, MetaData, String, inspect
 from bot.db.engine import alembic_config, create_engine, downgrade, migrate
 from bot.db.models import Base
 
-MODEL_TABLES = {"users", "dialog_sessions", "processed_updates", "fsm_records"}
+MODEL_TABLES = {"users", "dialog_sessions", "processed_updates", "fsm_records", "leads"}
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -248,9 +248,11 @@ async def test_source_report_counts_users_and_their_dialogs_per_source(
 
     await print_source_report(db_url)
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["source", "users", "started", "completed"]
-    assert lines[1].split() == ["habr", "2", "3", "1"]
-    assert lines[3].split() == ["(no", "link)", "1", "1", "0"]
+    assert lines[0].split() == [
+        "source", "users", "started", "completed", "leads", "undelivered", "failed", "conversion"
+    ]  # fmt: skip
+    assert lines[1].split() == ["habr", "2", "3", "1", "0", "0", "0", "0%"]
+    assert lines[3].split() == ["(no", "link)", "1", "1", "0", "0", "0", "0", "-"]
 
 
 @pytest.fixture

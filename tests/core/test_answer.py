@@ -260,8 +260,8 @@ def test_unknown_language_falls_back_to_english() -> None:
 @pytest.mark.parametrize(
     ("lang", "lead", "need"),
     [
-        ("ru", "✅ Влезет на 1× RTX 4090 48 GB · 149 ₽/ч · ~31 ток/с", "Нужно 26,9 ГБ из 48,0 ГБ"),
-        ("en", "✅ Fits on 1× RTX 4090 48 GB · 149 ₽/h · ~31 tok/s", "Needs 26.9 GB of 48.0 GB"),
+        ("ru", "✅ Влезет на 1× RTX 4090 48 GB · от 149 ₽/ч · ~31 ток/с", "Нужно 26,9 ГБ из 48,0 ГБ"),
+        ("en", "✅ Fits on 1× RTX 4090 48 GB · from 149 ₽/h · ~31 tok/s", "Needs 26.9 GB of 48.0 GB"),
     ],
 )
 def test_the_first_two_lines_carry_verdict_card_price_and_speed(lang: str, lead: str, need: str) -> None:
@@ -360,8 +360,9 @@ def test_the_speed_in_total_is_named_for_several_users(users: int) -> None:
 @pytest.mark.parametrize(
     ("lang", "line"),
     [
-        ("ru", "Дешевле всего: 1× RTX 4090 48 GB, 149 ₽/ч · быстрее всего: 1× B200 180 GB, цена по запросу"),
-        ("en", "Cheapest: 1× RTX 4090 48 GB, 149 ₽/h · fastest: 1× B200 180 GB, price on request"),
+        ("ru", "Дешевле всего: 1× RTX 4090 48 GB, от 149 ₽/ч · быстрее всего: 1× B200 180 GB, "
+               "цена по запросу"),
+        ("en", "Cheapest: 1× RTX 4090 48 GB, from 149 ₽/h · fastest: 1× B200 180 GB, price on request"),
     ],
 )
 def test_cheapest_and_fastest_are_both_named_when_they_differ(lang: str, line: str) -> None:
@@ -408,13 +409,13 @@ def test_a_configuration_we_do_not_rent_says_so() -> None:
         (
             "ru",
             "❌ На 1× RTX 3090 24 GB не влезет: нужно 29,3 ГБ из 24,0 ГБ",
-            "🚀 В аренду: 1× RTX 4090 48 GB · 149 ₽/ч · ~23 ток/с",
+            "🚀 В аренду: 1× RTX 4090 48 GB · от 149 ₽/ч · ~23 ток/с",
             "Как уместить на 1× RTX 3090 24 GB:",
         ),
         (
             "en",
             "❌ Does not fit on 1× RTX 3090 24 GB: needs 29.3 GB of 24.0 GB",
-            "🚀 To rent: 1× RTX 4090 48 GB · 149 ₽/h · ~23 tok/s",
+            "🚀 To rent: 1× RTX 4090 48 GB · from 149 ₽/h · ~23 tok/s",
             "To fit on 1× RTX 3090 24 GB:",
         ),
     ],
@@ -453,8 +454,10 @@ BF16 = {"task": "inference", "model": "llama-3.1-8b", "precision": "bf16", "cont
 @pytest.mark.parametrize(
     ("lang", "change"),
     [
-        ("ru", "Было: 35,2 ГБ · 1× RTX 4090 48 GB · 149 ₽/ч → стало: 26,9 ГБ · 1× RTX 4090 48 GB · 149 ₽/ч"),
-        ("en", "Before: 35.2 GB · 1× RTX 4090 48 GB · 149 ₽/h → now: 26.9 GB · 1× RTX 4090 48 GB · 149 ₽/h"),
+        ("ru", "Было: 35,2 ГБ · 1× RTX 4090 48 GB · от 149 ₽/ч → "
+               "стало: 26,9 ГБ · 1× RTX 4090 48 GB · от 149 ₽/ч"),
+        ("en", "Before: 35.2 GB · 1× RTX 4090 48 GB · from 149 ₽/h → "
+               "now: 26.9 GB · 1× RTX 4090 48 GB · from 149 ₽/h"),
     ],
 )
 def test_the_change_line_says_before_and_after(lang: str, change: str) -> None:
@@ -472,7 +475,7 @@ def test_the_change_line_when_the_previous_fitted_nowhere() -> None:
     nowhere = make_result(recommendation=None, alternatives=[])
     change = build_answer(result, "en", previous=nowhere).change
     assert change == (
-        "Before: 44.0 GB · fits none of our configurations → now: 26.9 GB · 1× RTX 4090 48 GB · 149 ₽/h"
+        "Before: 44.0 GB · fits none of our configurations → now: 26.9 GB · 1× RTX 4090 48 GB · from 149 ₽/h"
     )
 
 

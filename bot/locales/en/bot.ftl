@@ -64,6 +64,49 @@ btn-change-method = Change method
 btn-details = 📋 More
 btn-open-bot = 🤖 Full answer in the bot
 
+## The quote form (bot/handlers/leads.py) and the sales chat's card (bot/leads.py)
+btn-quote = ✉️ Request a quote
+cmd-contact = Request a quote from a manager
+lead-ask-contact = ✉️ <b>Request a quote</b>
+    { $config }
+
+    How should our manager reach you? Press a button below or type an e-mail or a phone number. /cancel to stop.
+lead-config = Configuration: { $config }
+lead-no-config = No configuration yet: the manager will ask about your task.
+btn-lead-username = ✈️ Message me on Telegram (@{ $username })
+btn-lead-phone = 📱 Share my phone number
+lead-bad-contact = That does not look like an e-mail or a phone number. Type e.g. <code>name@example.com</code> or <code>+44 20 7946 0958</code>, or press a button below.
+lead-foreign-contact = That is someone else's contact. Press “📱 Share my phone number” or type your own e-mail or phone.
+lead-ask-comment = A comment for the manager? Dates or budget, for instance. Or press “No comment”.
+btn-lead-skip = No comment
+lead-sent = ✅ Quote request #{ $id } sent to our manager, who will contact you.
+
+    What was sent:
+    { $what }
+lead-already-sent = ✅ This request was sent already (#{ $id }), no need to repeat it: our manager will contact you.
+
+    What was sent:
+    { $what }
+lead-what-contact = • Contact: { $contact }
+lead-what-comment = • Comment: { $comment }
+lead-what-config = • Configuration: { $config }
+lead-what-answer = • The bot's answer: { $answer }
+lead-what-none = • Configuration: none chosen
+lead-cancelled = Quote request cancelled.
+lead-kind-username = Telegram
+lead-kind-phone = Phone
+lead-kind-email = E-mail
+lead-card-title = 📩 <b>New lead #{ $id }</b>
+lead-card-who = 👤 { $name } · { $username } · { $link } · language { $language } · source { $source }
+lead-card-contact = 📞 { $kind }: { $contact }
+lead-card-comment = 💬 { $comment }
+lead-card-config = ⚙️ { $config }
+lead-card-answer = { $answer }
+lead-card-recommended = 🚀 Recommended: { $config }, { $price } (offer { $offer })
+lead-card-no-config = ⚙️ No configuration (asked before any estimate)
+lead-card-when = 🕒 { $when }
+
+
 ## Hints for unexpected input
 
 hint-model = I did not recognise that model. Type a name (<code>llama 3.1 8b</code>), a Hugging Face id (<code>org/model</code>) or a size (<code>13B</code>), or pick a button.
@@ -124,9 +167,48 @@ cmd-help = How to use the bot
 cmd-lang = Language
 cmd-about = How the estimate is computed
 cmd-cancel = Stop the dialog
+cmd-stats = Sales figures: 7, 30 days, all time
+cmd-export = Users, dialogs, leads as CSV
+cmd-link = Link for a source: /link name
+cmd-offers = Offers in force; /offers reload
 
 ## Groups, and a flood from one user
 
 group-private-only = I size GPU memory in a private chat: open it with the button. Here in the group, mention me with a question: <code>@{ $bot } llama 3.1 70b int4 32k</code>.
 btn-open-private = 💬 Open the chat with the bot
 throttled = Too many messages at once: I answer about one a second. Wait a moment, then send your question again.
+
+## Admin commands (ADMIN_IDS only; anyone else gets the unknown-command answer)
+
+admin-stats-7d = 📊 <b>Last 7 days</b>
+admin-stats-30d = 📊 <b>Last 30 days</b>
+admin-stats-all = 📊 <b>All time</b>
+admin-stats-total = Users: <b>{ $users }</b> · dialogs: <b>{ $started }</b>, completed <b>{ $completed }</b>
+    Leads: <b>{ $leads }</b> (not delivered yet: { $pending }, failed: { $failed }) · conversion <b>{ $conversion }</b>
+admin-stats-by-source = <b>By link source</b> (users · dialogs/completed · leads · conversion)
+admin-stats-by-task = <b>By task</b> (dialogs/completed · leads · conversion)
+admin-stats-by-gpu = <b>By recommended GPU</b> (completed · leads · conversion)
+admin-stats-row-source = • { $name }: { $users } · { $started }/{ $completed } · { $leads } · { $conversion }
+admin-stats-row-task = • { $name }: { $started }/{ $completed } · { $leads } · { $conversion }
+admin-stats-row-gpu = • { $name }: { $completed } · { $leads } · { $conversion }
+admin-stats-no-link = (no link)
+admin-stats-no-task = (before any answer)
+admin-stats-no-gpu = (none fits)
+admin-stats-more = • … { $count } more: see /export
+admin-stats-nothing = nothing yet
+admin-export-caption = <b>{ $file }</b>: { $rows } rows. UTF-8 with BOM, columns separated by «;» (opens in Excel by a double click); times in UTC.
+admin-link = Link for the source <code>{ $source }</code>:
+    { $link }
+    Users who first came by it: <b>{ $users }</b>.
+admin-link-usage = Usage: <code>/link source</code>, e.g. <code>/link habr_2025</code>. The source: 1 to 64 characters A–Z, a–z, 0–9, _ and -.
+admin-link-invalid = <code>{ $source }</code> cannot be a source: 1 to 64 characters A–Z, a–z, 0–9, _ and - (Telegram's rule for start links).
+admin-offers-title = <b>Offers in force</b> ({ $count }, { $file }):
+admin-offers-row = • <code>{ $id }</code>: { $config }, { $price }
+admin-offers-builtin = the built-in file
+admin-offers-more = • … { $count } more (see the file)
+admin-offers-hint = <code>/offers reload</code> re-reads OFFERS_FILE; it is checked first, a bad file keeps these.
+admin-offers-no-file = OFFERS_FILE is not set: the built-in offers are in force, there is nothing to reload.
+admin-offers-bad = ❌ Not reloaded, the offers in force stay:
+    <code>{ $error }</code>
+admin-offers-reloaded = ✅ Reloaded { $file }.
+admin-offers-usage = <code>/offers</code> lists the offers in force, <code>/offers reload</code> re-reads OFFERS_FILE.

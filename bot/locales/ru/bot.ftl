@@ -67,6 +67,49 @@ btn-change-method = Другой метод
 btn-details = 📋 Подробнее
 btn-open-bot = 🤖 Подробно в боте
 
+## The quote form (bot/handlers/leads.py) and the sales chat's card (bot/leads.py)
+btn-quote = ✉️ Оставить заявку
+cmd-contact = Оставить заявку менеджеру
+lead-ask-contact = ✉️ <b>Заявка менеджеру</b>
+    { $config }
+
+    Как с вами связаться? Нажмите кнопку ниже или напишите e-mail или телефон. /cancel — отменить.
+lead-config = Конфигурация: { $config }
+lead-no-config = Без конфигурации: менеджер уточнит задачу.
+btn-lead-username = ✈️ Пишите в Telegram (@{ $username })
+btn-lead-phone = 📱 Отправить мой телефон
+lead-bad-contact = Не похоже на e-mail или телефон. Напишите, например, <code>name@example.com</code> или <code>+7 916 123-45-67</code> — или нажмите кнопку ниже.
+lead-foreign-contact = Это чужой контакт. Нажмите «📱 Отправить мой телефон» или напишите свой e-mail или телефон.
+lead-ask-comment = Комментарий для менеджера? Например, сроки или бюджет. Или нажмите «Без комментария».
+btn-lead-skip = Без комментария
+lead-sent = ✅ Заявка #{ $id } отправлена менеджеру, он свяжется с вами.
+
+    Что отправлено:
+    { $what }
+lead-already-sent = ✅ Эта заявка уже отправлена (#{ $id }), повторять не нужно: менеджер свяжется с вами.
+
+    Что отправлено:
+    { $what }
+lead-what-contact = • Связь: { $contact }
+lead-what-comment = • Комментарий: { $comment }
+lead-what-config = • Конфигурация: { $config }
+lead-what-answer = • Ответ бота: { $answer }
+lead-what-none = • Конфигурация: не выбрана
+lead-cancelled = Заявка отменена.
+lead-kind-username = Telegram
+lead-kind-phone = Телефон
+lead-kind-email = E-mail
+lead-card-title = 📩 <b>Новая заявка #{ $id }</b>
+lead-card-who = 👤 { $name } · { $username } · { $link } · язык { $language } · источник { $source }
+lead-card-contact = 📞 { $kind }: { $contact }
+lead-card-comment = 💬 { $comment }
+lead-card-config = ⚙️ { $config }
+lead-card-answer = { $answer }
+lead-card-recommended = 🚀 Рекомендация: { $config }, { $price } (предложение { $offer })
+lead-card-no-config = ⚙️ Конфигурация не выбрана (заявка до первого расчёта)
+lead-card-when = 🕒 { $when }
+
+
 ## Подсказки на неожиданный ввод
 
 hint-model = Не узнал модель. Напишите название (<code>llama 3.1 8b</code>), id с Hugging Face (<code>org/model</code>) или размер (<code>13B</code>) — или выберите кнопку.
@@ -127,9 +170,48 @@ cmd-help = Как пользоваться ботом
 cmd-lang = Язык
 cmd-about = Как считается оценка
 cmd-cancel = Прервать диалог
+cmd-stats = Цифры продаж: 7, 30 дней, всё время
+cmd-export = Пользователи, диалоги, заявки в CSV
+cmd-link = Ссылка для источника: /link имя
+cmd-offers = Действующие предложения; /offers reload
 
 ## Группы и поток сообщений от одного человека
 
 group-private-only = Я считаю видеопамять в личном чате: откройте его кнопкой. Здесь, в группе, упомяните меня с вопросом: <code>@{ $bot } llama 3.1 70b int4 32k</code>.
 btn-open-private = 💬 Открыть чат с ботом
 throttled = Слишком много сообщений сразу: я отвечаю примерно на одно в секунду. Подождите немного и пришлите вопрос ещё раз.
+
+## Команды администратора (только ADMIN_IDS; остальным — ответ как на неизвестную команду)
+
+admin-stats-7d = 📊 <b>Последние 7 дней</b>
+admin-stats-30d = 📊 <b>Последние 30 дней</b>
+admin-stats-all = 📊 <b>За всё время</b>
+admin-stats-total = Пользователей: <b>{ $users }</b> · диалогов: <b>{ $started }</b>, завершено <b>{ $completed }</b>
+    Заявок: <b>{ $leads }</b> (в очереди на отправку: { $pending }, не доставлено: { $failed }) · конверсия <b>{ $conversion }</b>
+admin-stats-by-source = <b>По источникам ссылок</b> (пользователи · диалоги/завершено · заявки · конверсия)
+admin-stats-by-task = <b>По задачам</b> (диалоги/завершено · заявки · конверсия)
+admin-stats-by-gpu = <b>По рекомендованной GPU</b> (завершено · заявки · конверсия)
+admin-stats-row-source = • { $name }: { $users } · { $started }/{ $completed } · { $leads } · { $conversion }
+admin-stats-row-task = • { $name }: { $started }/{ $completed } · { $leads } · { $conversion }
+admin-stats-row-gpu = • { $name }: { $completed } · { $leads } · { $conversion }
+admin-stats-no-link = (без ссылки)
+admin-stats-no-task = (до ответа)
+admin-stats-no-gpu = (ничего не подходит)
+admin-stats-more = • … ещё { $count }: см. /export
+admin-stats-nothing = пока ничего
+admin-export-caption = <b>{ $file }</b>: строк { $rows }. UTF-8 с BOM, столбцы через «;» (открывается в Excel двойным щелчком); время — UTC.
+admin-link = Ссылка для источника <code>{ $source }</code>:
+    { $link }
+    Пришли по ней впервые: <b>{ $users }</b>.
+admin-link-usage = Так: <code>/link источник</code>, например <code>/link habr_2025</code>. Источник — от 1 до 64 символов A–Z, a–z, 0–9, _ и -.
+admin-link-invalid = <code>{ $source }</code> не годится в источник: от 1 до 64 символов A–Z, a–z, 0–9, _ и - (правило Telegram для ссылок start).
+admin-offers-title = <b>Действующие предложения</b> ({ $count }, { $file }):
+admin-offers-row = • <code>{ $id }</code>: { $config }, { $price }
+admin-offers-builtin = встроенный файл
+admin-offers-more = • … ещё { $count } (см. файл)
+admin-offers-hint = <code>/offers reload</code> перечитывает OFFERS_FILE; файл сначала проверяется, с ошибкой — остаются эти.
+admin-offers-no-file = OFFERS_FILE не задан: действуют встроенные предложения, перечитывать нечего.
+admin-offers-bad = ❌ Не перечитано, действуют прежние предложения:
+    <code>{ $error }</code>
+admin-offers-reloaded = ✅ Перечитан { $file }.
+admin-offers-usage = <code>/offers</code> — действующие предложения, <code>/offers reload</code> — перечитать OFFERS_FILE.

@@ -10,7 +10,7 @@ import pytest
 
 from bot.__main__ import main, run_sandbox
 from bot.config import load_settings
-from bot.db.report import NO_SOURCE
+from bot.db.report import COLUMNS, NO_SOURCE
 from tests.bot.e2e.conftest import Harness, text
 from tests.bot.e2e.test_dialogs import DIALOGS, play
 
@@ -83,8 +83,15 @@ async def test_stats_counts_each_sales_link(
     monkeypatch.chdir(tmp_path)  # no stray .env
     capsys.readouterr()
     assert await asyncio.to_thread(main, ["stats"]) == 0
-    rows = [line.split() for line in capsys.readouterr().out.strip().splitlines()]
-    assert rows[0] == ["source", "users", "started", "completed"]
-    report = {" ".join(row[:-3]): [int(n) for n in row[-3:]] for row in rows[1:]}
-    assert report == {"webinar-2025": [2, 2, 1], "partner_x": [1, 2, 2], NO_SOURCE: [1, 1, 1]}
+    sources, periods, *_ = capsys.readouterr().out.strip().split("\n\n")  # the same figures as /stats
+    rows = [line.split() for line in sources.splitlines()]
+    assert rows[0] == ["source", *COLUMNS]
+    report = {" ".join(row[:-7]): row[-7:-3] for row in rows[1:]}  # no leads: the last 3 columns 0, 0, 0
+    assert report == {
+        "webinar-2025": ["2", "2", "1", "0"],
+        "partner_x": ["1", "2", "2", "0"],
+        NO_SOURCE: ["1", "1", "1", "0"],
+    }
     assert rows[1][0] == "webinar-2025"  # most users first
+    totals = {" ".join(row[:-7]): row[-7:-4] for row in (line.split() for line in periods.splitlines()[1:])}
+    assert totals == {period: ["4", "5", "4"] for period in ("7 days", "30 days", "all time")}

@@ -94,8 +94,8 @@ def _short(gpu_name: str) -> str:
 @pytest.mark.parametrize(
     ("lang", "lead", "need"),
     [
-        ("ru", "✅ Влезет на 1× RTX 4090 48 GB · 149 ₽/ч · ~31 ток/с", "Нужно 26,9 ГБ из 48,0 ГБ"),
-        ("en", "✅ Fits on 1× RTX 4090 48 GB · 149 ₽/h · ~31 tok/s", "Needs 26.9 GB of 48.0 GB"),
+        ("ru", "✅ Влезет на 1× RTX 4090 48 GB · от 149 ₽/ч · ~31 ток/с", "Нужно 26,9 ГБ из 48,0 ГБ"),
+        ("en", "✅ Fits on 1× RTX 4090 48 GB · from 149 ₽/h · ~31 tok/s", "Needs 26.9 GB of 48.0 GB"),
     ],
 )
 def test_the_first_two_lines_carry_verdict_card_price_and_speed(lang: str, lead: str, need: str) -> None:
@@ -120,8 +120,8 @@ def test_the_message_shows_the_breakdown_offers_and_server(lang: str) -> None:
     for part in parts:
         assert part in lines, part
     offers = {
-        "ru": "Дешевле всего: 1× RTX 4090 48 GB, 149 ₽/ч · быстрее всего: 1× B200 180 GB, цена по запросу",
-        "en": "Cheapest: 1× RTX 4090 48 GB, 149 ₽/h · fastest: 1× B200 180 GB, price on request",
+        "ru": "Дешевле всего: 1× RTX 4090 48 GB, от 149 ₽/ч · быстрее всего: 1× B200 180 GB, цена по запросу",
+        "en": "Cheapest: 1× RTX 4090 48 GB, from 149 ₽/h · fastest: 1× B200 180 GB, price on request",
     }[lang]
     assert offers in lines
     assert "https://" not in plain, "the offer's page is a button, not a line"
@@ -174,13 +174,13 @@ def test_when_nothing_fits_anywhere_the_closest_configurations_are_named() -> No
         (
             "ru",
             "❌ На 1× RTX 3090 24 GB не влезет: нужно 29,3 ГБ из 24,0 ГБ",
-            "🚀 В аренду: 1× RTX 4090 48 GB · 149 ₽/ч · ~23 ток/с",
+            "🚀 В аренду: 1× RTX 4090 48 GB · от 149 ₽/ч · ~23 ток/с",
             "Как уместить на 1× RTX 3090 24 GB:",
         ),
         (
             "en",
             "❌ Does not fit on 1× RTX 3090 24 GB: needs 29.3 GB of 24.0 GB",
-            "🚀 To rent: 1× RTX 4090 48 GB · 149 ₽/h · ~23 tok/s",
+            "🚀 To rent: 1× RTX 4090 48 GB · from 149 ₽/h · ~23 tok/s",
             "To fit on 1× RTX 3090 24 GB:",
         ),
     ],
@@ -200,11 +200,13 @@ def test_the_own_card_answer(lang: str, first: str, second: str, title: str) -> 
     [
         (
             "ru",
-            "↔ Было: 35,2 ГБ · 1× RTX 4090 48 GB · 149 ₽/ч → стало: 26,9 ГБ · 1× RTX 4090 48 GB · 149 ₽/ч",
+            "↔ Было: 35,2 ГБ · 1× RTX 4090 48 GB · от 149 ₽/ч → "
+            "стало: 26,9 ГБ · 1× RTX 4090 48 GB · от 149 ₽/ч",
         ),
         (
             "en",
-            "↔ Before: 35.2 GB · 1× RTX 4090 48 GB · 149 ₽/h → now: 26.9 GB · 1× RTX 4090 48 GB · 149 ₽/h",
+            "↔ Before: 35.2 GB · 1× RTX 4090 48 GB · from 149 ₽/h → "
+            "now: 26.9 GB · 1× RTX 4090 48 GB · from 149 ₽/h",
         ),
     ],
 )
@@ -230,9 +232,9 @@ async def test_a_follow_up_says_what_changed(harness: Harness) -> None:
     assert "Было" not in (first.text or "")
     changed = (await user.send("а в int4?"))[-1]
     lines = (changed.text or "").replace("\xa0", " ").splitlines()
-    assert lines[0] == "✅ Влезет на 1× RTX 4090 48 GB · 149 ₽/ч · ~31 ток/с"
+    assert lines[0] == "✅ Влезет на 1× RTX 4090 48 GB · от 149 ₽/ч · ~31 ток/с"
     assert lines[2].startswith("↔ Было: ") and lines[2].endswith(
-        "→ стало: 26,9 ГБ · 1× RTX 4090 48 GB · 149 ₽/ч"
+        "→ стало: 26,9 ГБ · 1× RTX 4090 48 GB · от 149 ₽/ч"
     )
     before = lines[2].removeprefix("↔ Было: ").split(" ·")[0]
     assert before != "26,9 ГБ" and before in (first.text or "").replace("\xa0", " ")

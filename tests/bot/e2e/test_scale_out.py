@@ -209,7 +209,7 @@ async def test_dialog_across_replicas(cluster: Cluster, capsys: pytest.CaptureFi
 
     capsys.readouterr()
     await print_source_report(cluster.harness.db_url)  # `python -m bot stats` on the shared database
-    assert capsys.readouterr().out.splitlines()[1].split() == ["sales-scale", "1", "1", "1"]
+    assert capsys.readouterr().out.splitlines()[1].split()[:4] == ["sales-scale", "1", "1", "1"]
 
 
 async def test_one_update_on_both_replicas_is_handled_once(cluster: Cluster) -> None:

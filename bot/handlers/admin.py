@@ -1,0 +1,284 @@
+"""Admin commands, for the Telegram ids in ADMIN_IDS, in the private chat with the bot:
+
+- `/stats`: users, dialogs started / completed, leads (not yet delivered, failed), conversion, per link
+  source, task and recommended GPU, for the last 7 and 30 days and all time (one message each);
+- `/export`: users.csv, dialogs.csv, leads.csv as documents (columns: `bot.db.stats`);
+- `/link <source>`: the `https://t.me/<bot>?start=<source>` link and how many users came by it;
+- `/offers`: the offers in force; `/offers reload` re-reads OFFERS_FILE, validated before it replaces
+  the catalogue the next updates are answered from (a bad file keeps the old one and says why).
+
+For anyone else the filter fails and the command goes on to the handlers after this router, which
+answer it like any unknown command: nothing tells that these commands exist. Their menu entries are
+set per admin chat (`bot.handlers.commands.set_commands`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import re
+from collections.abc import Awaitable, Callable, Iterable
+from datetime import datetime
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from aiogram import BaseMiddleware, Bot, Dispatcher, Router
+from aiogram.enums import ChatType
+from aiogram.filters import Command, CommandObject, Filter
+from aiogram.types import BufferedInputFile, Message, TelegramObject
+
+from bot.config import ConfigError, Settings, check_offers_file
+from bot.context import Ctx
+from bot.db import stats
+from bot.db.middleware import DEEP_LINK_PAYLOAD
+from bot.flow import TASKS
+from core.answer import config_text, hourly_price, short_gpu_name
+from core.catalog import Catalog, load_catalog
+
+ADMIN_COMMANDS = ("stats", "export", "link", "offers")
+"""In the admins' command menu after the everyday ones (descriptions: `cmd-<command>`)."""
+MAX_ROWS = 8
+"""Rows per table in a /stats message (the busiest; the rest are counted, and in /export)."""
+MAX_OFFERS = 40
+"""Offers listed by /offers (one message)."""
+MAX_ERROR = 1000
+CSV_DELIMITER = ";"
+"""Excel with a Russian (or any comma-decimal) locale splits CSV columns on ';' only."""
+# A text cell starting with one of these is a formula to Excel (CSV injection): written with a leading
+# apostrophe. Phone numbers ("+7 999 …") and negative numbers are left as they are.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER_LIKE = re.compile(r"^[+-]?[\d\s().-]+$")
+
+
+class IsAdmin(Filter):
+    """A message from one of ADMIN_IDS in the private chat with the bot."""
+
+    async def __call__(self, message: Message, settings: Settings) -> bool:
+        user = message.from_user
+        return user is not None and message.chat.type == ChatType.PRIVATE and user.id in settings.admin_ids
+
+
+# ---------------------------------------------------------------------------------------- /stats
+
+
+def percent(value: float | None) -> str:
+    return "—" if value is None else f"{round(value * 100)}%"
+
+
+def _rows(ctx: Ctx, table: dict[str | None, stats.Counts], key: str, none_key: str) -> list[str]:
+    ranked = stats.ranked(table)
+    lines = []
+    for name, c in ranked[:MAX_ROWS]:
+        if name is None:
+            label = ctx.tr(none_key)
+        elif key == "admin-stats-row-task" and name in TASKS:
+            label = ctx.tr(f"task-{name}")
+        elif key == "admin-stats-row-gpu" and name in ctx.catalog.gpus:
+            label = escape(short_gpu_name(ctx.catalog.gpus[name].name))
+        elif key == "admin-stats-row-source":
+            label = f"<code>{escape(name)}</code>"
+        else:
+            label = escape(name)
+        args = {
+            "name": label,
+            "users": c.users,
+            "started": c.started,
+            "completed": c.completed,
+            "leads": c.leads,
+            "conversion": percent(c.conversion),
+        }
+        lines.append(ctx.tr(key, **args))
+    if len(ranked) > MAX_ROWS:
+        lines.append(ctx.tr("admin-stats-more", count=len(ranked) - MAX_ROWS))
+    return lines or [ctx.tr("admin-stats-nothing")]
+
+
+def render_funnel(ctx: Ctx, period: str, funnel: stats.Funnel) -> str:
+    titles = {
+        "7d": ctx.tr("admin-stats-7d"),
+        "30d": ctx.tr("admin-stats-30d"),
+        "all": ctx.tr("admin-stats-all"),
+    }
+    t = funnel.total
+    by_task = {task: c for task, c in funnel.by_task.items() if c.started or c.completed or c.leads}
+    by_gpu = {gpu: c for gpu, c in funnel.by_gpu.items() if c.completed or c.leads}
+    parts = [
+        titles[period],
+        ctx.tr(
+            "admin-stats-total",
+            users=t.users,
+            started=t.started,
+            completed=t.completed,
+            leads=t.leads,
+            pending=t.pending,
+            failed=t.failed,
+            conversion=percent(t.conversion),
+        ),
+        "",
+        ctx.tr("admin-stats-by-source"),
+        *_rows(ctx, funnel.by_source, "admin-stats-row-source", "admin-stats-no-link"),
+        "",
+        ctx.tr("admin-stats-by-task"),
+        *_rows(ctx, by_task, "admin-stats-row-task", "admin-stats-no-task"),
+        "",
+        ctx.tr("admin-stats-by-gpu"),
+        *_rows(ctx, by_gpu, "admin-stats-row-gpu", "admin-stats-no-gpu"),
+    ]
+    return "\n".join(parts)
+
+
+async def cmd_stats(message: Message, ctx: Ctx) -> None:
+    report = await stats.report(ctx.db)
+    for period, funnel in report.items():
+        await message.answer(render_funnel(ctx, period, funnel))
+
+
+# --------------------------------------------------------------------------------------- /export
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M:%S")  # UTC (the database keeps UTC)
+    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _NUMBER_LIKE.match(value):
+        return "'" + value
+    return value
+
+
+def csv_document(columns: Iterable[str], rows: Iterable[tuple[Any, ...]]) -> tuple[bytes, int]:
+    """A CSV file Excel opens right by a double click: UTF-8 with a BOM, ';' between columns, CRLF
+    line ends; empty cells for None, 0/1 for booleans, times as `YYYY-MM-DD HH:MM:SS` (UTC).
+    Returns the bytes and the number of data rows."""
+    out = io.StringIO()
+    writer = csv.writer(out, delimiter=CSV_DELIMITER, lineterminator="\r\n")
+    writer.writerow(columns)
+    count = 0
+    for row in rows:
+        writer.writerow([_cell(value) for value in row])
+        count += 1
+    return out.getvalue().encode("utf-8-sig"), count
+
+
+async def cmd_export(message: Message, ctx: Ctx) -> None:
+    tables = (
+        ("users.csv", stats.USER_COLUMNS, await stats.user_rows(ctx.db)),
+        ("dialogs.csv", stats.DIALOG_COLUMNS, await stats.dialog_rows(ctx.db)),
+        ("leads.csv", stats.LEAD_COLUMNS, await stats.lead_rows(ctx.db)),
+    )
+    documents = [(name, *csv_document(columns, rows)) for name, columns, rows in tables]
+    for name, data, count in documents:
+        await message.answer_document(
+            BufferedInputFile(data, filename=name),
+            caption=ctx.tr("admin-export-caption", file=name, rows=count),
+        )
+
+
+# ----------------------------------------------------------------------------------------- /link
+
+
+async def cmd_link(message: Message, ctx: Ctx, command: CommandObject, bot: Bot) -> None:
+    source = (command.args or "").strip()
+    if not source:
+        await message.answer(ctx.tr("admin-link-usage"))
+        return
+    if not DEEP_LINK_PAYLOAD.fullmatch(source):
+        await message.answer(ctx.tr("admin-link-invalid", source=escape(source[:80])))
+        return
+    me = await bot.me()
+    link = f"https://t.me/{me.username}?start={source}"
+    users = await stats.users_from(ctx.db, source)
+    await message.answer(ctx.tr("admin-link", source=source, link=link, users=users))
+
+
+# --------------------------------------------------------------------------------------- /offers
+
+
+def offers_text(ctx: Ctx, catalog: Catalog) -> str:
+    file = ctx.settings.offers_file
+    lines = [
+        ctx.tr(
+            "admin-offers-title",
+            count=len(catalog.offers),
+            file=f"<code>{escape(str(file))}</code>" if file else ctx.tr("admin-offers-builtin"),
+        )
+    ]
+    for offer in catalog.offers[:MAX_OFFERS]:
+        gpu = catalog.gpus[offer.gpu]
+        price = hourly_price(offer.price_per_hour, offer.currency, ctx.lang, is_from=offer.price_is_from)
+        config = config_text(offer.count, gpu.name, ctx.lang)
+        lines.append(
+            ctx.tr("admin-offers-row", id=escape(offer.id), config=escape(config), price=escape(price))
+        )
+    if len(catalog.offers) > MAX_OFFERS:
+        lines.append(ctx.tr("admin-offers-more", count=len(catalog.offers) - MAX_OFFERS))
+    if file:
+        lines.append(ctx.tr("admin-offers-hint"))
+    return "\n".join(lines)
+
+
+def load_offers(path: Path) -> Catalog:
+    """The catalogue with the offers of ``path``, checked as at start (every row valid, prices positive
+    finite numbers, URLs with a host); ConfigError naming the file and the row otherwise."""
+    check_offers_file(path)
+    return load_catalog(offers_file=path)
+
+
+def _problem(error: ConfigError) -> str:
+    return str(error).removeprefix("Invalid configuration: ").removeprefix("OFFERS_FILE: ")
+
+
+async def cmd_offers(message: Message, ctx: Ctx, command: CommandObject, dispatcher: Dispatcher) -> None:
+    argument = (command.args or "").strip().lower()
+    if not argument:
+        await message.answer(offers_text(ctx, ctx.catalog))
+        return
+    if argument != "reload":
+        await message.answer(ctx.tr("admin-offers-usage"))
+        return
+    path = ctx.settings.offers_file
+    if path is None:
+        await message.answer(ctx.tr("admin-offers-no-file"))
+        return
+    try:
+        catalog = await asyncio.to_thread(load_offers, path)
+    except ConfigError as e:
+        await message.answer(ctx.tr("admin-offers-bad", error=escape(_problem(e)[:MAX_ERROR])))
+        return
+    # The next updates are answered from it (LiveCatalog); this one's answer shows it.
+    dispatcher["catalog"] = catalog
+    ctx.catalog = catalog
+    await message.answer(ctx.tr("admin-offers-reloaded", file=f"<code>{escape(str(path))}</code>"))
+    await message.answer(offers_text(ctx, catalog))
+
+
+class LiveCatalog(BaseMiddleware):
+    """Outer middleware: the update is answered from the catalogue in force, ``dispatcher["catalog"]``
+    (what `/offers reload` replaces), not from the copy of the dispatcher's data that long polling took
+    when it started."""
+
+    async def __call__(
+        self,
+        handler: Callable[[TelegramObject, dict[str, Any]], Awaitable[Any]],
+        event: TelegramObject,
+        data: dict[str, Any],
+    ) -> Any:
+        dispatcher = data.get("dispatcher")
+        if isinstance(dispatcher, Dispatcher) and "catalog" in dispatcher.workflow_data:
+            data["catalog"] = dispatcher.workflow_data["catalog"]
+        return await handler(event, data)
+
+
+def make_router() -> Router:
+    """A fresh router per Dispatcher (a router attaches to one parent only)."""
+    router = Router(name="admin")
+    router.message.filter(IsAdmin())
+    router.message.register(cmd_stats, Command("stats"))
+    router.message.register(cmd_export, Command("export"))
+    router.message.register(cmd_link, Command("link"))
+    router.message.register(cmd_offers, Command("offers"))
+    return router

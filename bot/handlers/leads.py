@@ -1,0 +1,281 @@
+"""The quote form: "✉️ Request a quote" under every result, `/contact`, and free text asking for a
+manager (`bot/data/quote_intents.toml`) open it at any time. Two questions — how to reach you
+(Telegram @username, a phone shared with `request_contact`, or a typed e-mail / phone) and an optional
+comment — then the lead is written (bot.db.leads, de-duplicated), the user sees what was sent, and the
+outbox (bot.outbox) delivers it to the sales chat. The lead carries the last answer's configuration.
+"""
+
+from __future__ import annotations
+
+import logging
+from html import escape
+
+from aiogram import F, Router
+from aiogram.filters import Command, StateFilter
+from aiogram.fsm.context import FSMContext
+from aiogram.fsm.state import State, StatesGroup
+from aiogram.types import (
+    CallbackQuery,
+    KeyboardButton,
+    Message,
+    ReplyKeyboardMarkup,
+    ReplyKeyboardRemove,
+)
+from aiogram.types import User as TelegramUser
+from aiogram.utils.callback_answer import CallbackAnswer
+from aiogram.utils.keyboard import InlineKeyboardBuilder
+
+from bot import leads
+from bot.callbacks import Quote, QuoteCB
+from bot.context import Ctx
+from bot.db import leads as lead_db
+from bot.db import repository
+from bot.db.models import CONTACT_USERNAME
+from bot.dialog_state import DialogState, LeadDraft, update
+from bot.outbox import LeadOutbox
+from core.answer import headline_settings
+from core.catalog import Catalog
+
+log = logging.getLogger(__name__)
+
+
+class QuoteForm(StatesGroup):
+    contact = State()
+    comment = State()
+
+
+FORM_STATES = (QuoteForm.contact.state, QuoteForm.comment.state)
+
+
+def _config_line(ctx: Ctx, state: DialogState) -> str:
+    result = leads.sized(state.last_request, ctx.catalog)
+    if result is None:
+        return ctx.tr("lead-no-config")
+    return ctx.tr("lead-config", config=escape(headline_settings(result, ctx.lang), quote=False))
+
+
+def _contact_keyboard(ctx: Ctx, user: TelegramUser) -> ReplyKeyboardMarkup:
+    rows = []
+    if user.username:
+        rows.append([KeyboardButton(text=ctx.tr("btn-lead-username", username=user.username))])
+    rows.append([KeyboardButton(text=ctx.tr("btn-lead-phone"), request_contact=True)])
+    return ReplyKeyboardMarkup(keyboard=rows, resize_keyboard=True, one_time_keyboard=True)
+
+
+async def open_form(ctx: Ctx, chat_id: int, user: TelegramUser, message: Message | CallbackQuery) -> None:
+    """Ask how to reach the user; the state to return to and the dialog are kept in the draft."""
+    state = await DialogState.load(ctx.state)
+    current = await ctx.state.get_state()
+    back = state.lead.back_state if state.lead is not None and current in FORM_STATES else current
+    await lead_db.mark_quote_requested(ctx.db, state.dialog_id)
+    await update(ctx.state, lead=LeadDraft(back_state=back, dialog_id=state.dialog_id))
+    await ctx.state.set_state(QuoteForm.contact)
+    assert message.bot is not None
+    await message.bot.send_message(
+        chat_id,
+        ctx.tr("lead-ask-contact", config=_config_line(ctx, state)),
+        reply_markup=_contact_keyboard(ctx, user),
+    )
+
+
+async def on_quote_button(query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAnswer) -> None:
+    state = await DialogState.load(ctx.state)
+    if not isinstance(query.message, Message) or query.message.message_id != state.msg_id:
+        callback_answer.text = ctx.tr("stale-button")
+        return
+    await open_form(ctx, query.message.chat.id, query.from_user, query)
+
+
+async def cmd_contact(message: Message, ctx: Ctx) -> None:
+    assert message.from_user is not None
+    await open_form(ctx, message.chat.id, message.from_user, message)
+
+
+async def on_intent(message: Message, ctx: Ctx) -> None:
+    assert message.from_user is not None
+    await open_form(ctx, message.chat.id, message.from_user, message)
+
+
+async def is_intent(message: Message, state: FSMContext, catalog: Catalog) -> bool:
+    """Filter: free text asking for a manager or a quote (not a question the estimator answers).
+    (Filters run before the inner middleware that makes `ctx`.)"""
+    if not message.text or message.text.startswith("/"):
+        return False
+    previous = (await DialogState.load(state)).previous_request()
+    return leads.wants_quote(message.text, catalog, previous)
+
+
+async def on_contact_text(message: Message, ctx: Ctx) -> None:
+    assert message.text is not None and message.from_user is not None
+    user = message.from_user
+    if user.username and message.text == ctx.tr("btn-lead-username", username=user.username):
+        contact: leads.Contact | None = leads.Contact(CONTACT_USERNAME, f"@{user.username}")
+    else:
+        contact = leads.read_contact(message.text)
+    if contact is None:
+        await message.answer(ctx.tr("lead-bad-contact"), reply_markup=_contact_keyboard(ctx, user))
+        return
+    await _ask_comment(message, ctx, contact)
+
+
+async def on_contact_shared(message: Message, ctx: Ctx) -> None:
+    assert message.contact is not None and message.from_user is not None
+    shared = message.contact
+    contact = leads.read_phone(shared.phone_number) if shared.user_id == message.from_user.id else None
+    if contact is None:
+        await message.answer(
+            ctx.tr("lead-foreign-contact"), reply_markup=_contact_keyboard(ctx, message.from_user)
+        )
+        return
+    await _ask_comment(message, ctx, contact)
+
+
+async def on_contact_other(message: Message, ctx: Ctx) -> None:
+    assert message.from_user is not None
+    await message.answer(ctx.tr("lead-bad-contact"), reply_markup=_contact_keyboard(ctx, message.from_user))
+
+
+async def _ask_comment(message: Message, ctx: Ctx, contact: leads.Contact) -> None:
+    state = await DialogState.load(ctx.state)
+    draft = (state.lead or LeadDraft()).model_copy(
+        update={"contact_kind": contact.kind, "contact": contact.value}
+    )
+    await update(ctx.state, lead=draft)
+    await ctx.state.set_state(QuoteForm.comment)
+    builder = InlineKeyboardBuilder()
+    builder.button(text=ctx.tr("btn-lead-skip"), callback_data=QuoteCB(action=Quote.SKIP).pack())
+    await message.answer(ctx.tr("lead-ask-comment"), reply_markup=builder.as_markup())
+
+
+async def on_comment(message: Message, ctx: Ctx, lead_outbox: LeadOutbox | None = None) -> None:
+    assert message.text is not None and message.from_user is not None
+    await finish(ctx, message.chat.id, message.from_user, message, message.text, lead_outbox)
+
+
+async def on_skip(
+    query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAnswer, lead_outbox: LeadOutbox | None = None
+) -> None:
+    if await ctx.state.get_state() != QuoteForm.comment.state or not isinstance(query.message, Message):
+        callback_answer.text = ctx.tr("stale-button")
+        return
+    await query.message.edit_reply_markup(reply_markup=None)
+    await finish(ctx, query.message.chat.id, query.from_user, query, None, lead_outbox)
+
+
+async def finish(
+    ctx: Ctx,
+    chat_id: int,
+    user: TelegramUser,
+    event: Message | CallbackQuery,
+    comment: str | None,
+    outbox: LeadOutbox | None,
+) -> None:
+    """Write the lead (or find the same one written minutes ago), show what was sent, wake the outbox."""
+    state = await DialogState.load(ctx.state)
+    draft = state.lead
+    if draft is None or draft.contact is None or draft.contact_kind is None:  # forged or lost state
+        await ctx.state.set_state(None)
+        return
+    contact = leads.Contact(draft.contact_kind, draft.contact)
+    comment = comment.strip()[: leads.MAX_COMMENT] or None if comment else None
+    request = state.last_request
+    sales_lang = ctx.settings.default_language
+    result = leads.sized(request, ctx.catalog)
+    summary = leads.summary(result, request, sales_lang)
+    db_user = await repository.get_user(ctx.db, ctx.telegram_id)
+    source = db_user.source if db_user is not None else None
+    lead, created = await lead_db.create_lead(
+        ctx.db,
+        telegram_id=ctx.telegram_id,
+        contact_kind=contact.kind,
+        contact=contact.value,
+        comment=comment,
+        source=source,
+        dialog_id=draft.dialog_id,
+        request=request,
+        summary=summary,
+        dedup_key=leads.dedup_key(ctx.telegram_id, request, contact),
+    )
+    if created:
+        who = leads.Who(
+            telegram_id=ctx.telegram_id,
+            first_name=user.first_name,
+            username=user.username,
+            language=ctx.lang,
+            source=source,
+        )
+
+        def tr(key: str, **args: object) -> str:
+            return ctx.i18n.core.get(key, sales_lang, **args)
+
+        card = leads.card(
+            tr,
+            lead_id=lead.id,
+            who=who,
+            contact=contact,
+            comment=comment,
+            summary=summary,
+            created_at=lead.created_at,
+        )
+        await lead_db.set_card(ctx.db, lead, card)
+        if outbox is None or not outbox.enabled:
+            log.info("lead #%s stored (SALES_CHAT_ID not set, not sent): %s", lead.id, contact.kind)
+    back = draft.back_state if draft.back_state not in FORM_STATES else None
+    await update(ctx.state, lead=None)
+    await ctx.state.set_state(back)
+    assert event.bot is not None
+    # The update's transaction commits before this call (CommitBeforeTelegramCall): the outbox woken
+    # after it finds the lead.
+    await event.bot.send_message(
+        chat_id,
+        ctx.tr(
+            "lead-sent" if created else "lead-already-sent",
+            id=lead.id,
+            what=_what(
+                ctx, lead.contact_kind, lead.contact, lead.comment, leads.summary(result, request, ctx.lang)
+            ),
+        ),
+        reply_markup=ReplyKeyboardRemove(),
+    )
+    if outbox is not None:
+        outbox.wake()
+
+
+def _what(ctx: Ctx, kind: str, contact: str, comment: str | None, summary: dict[str, object]) -> str:
+    """What the sales chat gets, in the user's language: contact, comment, configuration, answer."""
+    e = lambda value: escape(str(value), quote=False)  # noqa: E731
+    lines = [ctx.tr("lead-what-contact", contact=f"{ctx.tr(f'lead-kind-{kind}')}: {e(contact)}")]
+    if comment:
+        lines.append(ctx.tr("lead-what-comment", comment=e(comment)))
+    if summary.get("headline"):
+        lines.append(ctx.tr("lead-what-config", config=e(summary["headline"])))
+        lines.append(ctx.tr("lead-what-answer", answer=e(summary.get("lead_line", ""))))
+    else:
+        lines.append(ctx.tr("lead-what-none"))
+    return "\n".join(lines)
+
+
+async def cmd_cancel_form(message: Message, ctx: Ctx) -> None:
+    """/cancel inside the form: the form goes, the dialog it was opened from stays."""
+    state = await DialogState.load(ctx.state)
+    back = state.lead.back_state if state.lead is not None else None
+    await update(ctx.state, lead=None)
+    await ctx.state.set_state(back if back not in FORM_STATES else None)
+    await message.answer(ctx.tr("lead-cancelled"), reply_markup=ReplyKeyboardRemove())
+
+
+def make_router() -> Router:
+    """A fresh router per Dispatcher; before the commands' and the wizard's (its states and intents
+    come first), after the groups' (nothing from a group reaches it)."""
+    router = Router(name="leads")
+    text = F.text & ~F.text.startswith("/")
+    router.message.register(cmd_cancel_form, StateFilter(*FORM_STATES), Command("cancel"))
+    router.message.register(cmd_contact, Command("contact"))
+    router.message.register(on_contact_shared, StateFilter(QuoteForm.contact), F.contact)
+    router.message.register(on_contact_text, StateFilter(QuoteForm.contact), text)
+    router.message.register(on_contact_other, StateFilter(QuoteForm.contact), ~F.text)
+    router.message.register(on_comment, StateFilter(QuoteForm.comment), text)
+    router.message.register(on_intent, text, is_intent)
+    router.callback_query.register(on_quote_button, QuoteCB.filter(F.action == Quote.OPEN))
+    router.callback_query.register(on_skip, QuoteCB.filter(F.action == Quote.SKIP))
+    return router

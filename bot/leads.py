@@ -1,0 +1,251 @@
+"""Quote requests (leads): what a lead carries, how a contact is read, which free text asks for one,
+and the HTML card the sales chat gets. No Telegram calls and no database here (bot.db.leads stores,
+bot.outbox delivers, bot.handlers.leads asks)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from core.answer import build_answer, config_text, headline_settings, price_of
+from core.catalog import Catalog
+from core.contract import Request, Result
+from core.errors import CoreError
+from core.estimate import estimate
+from core.parse import comparison, comparison_follow_up, follow_up, understand
+
+INTENTS_FILE = Path(__file__).parent / "data" / "quote_intents.toml"
+MAX_COMMENT = 1000  # characters of a comment kept (the card must stay under Telegram's 4096)
+MAX_CONTACT = 254  # an e-mail address's longest legal length
+EMAIL = re.compile(
+    r"^[^@\s<>\"']{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9-]{1,63})+$"
+)
+PHONE_CHARS = re.compile(r"^\+?[\d\s().-]{7,25}$")
+WORD = re.compile(r"[a-zа-я0-9]+(?:-[a-zа-я0-9]+)*")
+INTENT_ENTRY = re.compile(r"^[a-zа-я]+(?:-[a-zа-я]+)*(?: [a-zа-я]+(?:-[a-zа-я]+)*){0,3}$")
+WORKLOAD_FIELDS = ("context_length", "concurrency", "batch_size", "seq_len", "resolution", "images", "frames")
+
+Translate = Callable[..., str]
+"""`translate(key, **args)` in the sales chat's language."""
+
+
+# ---------------------------------------------------------------- free-text intents
+
+
+def normalize(text: str) -> list[str]:
+    return WORD.findall(text.lower().replace("ё", "е"))
+
+
+def load_intents(path: Path = INTENTS_FILE) -> dict[str, list[list[str]]]:
+    """The intent phrases per language, as word lists; ValueError naming the file and the entry."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise ValueError(f"{path}: {e}") from None
+    if not data:
+        raise ValueError(f"{path}: no intents")
+    intents: dict[str, list[list[str]]] = {}
+    for lang, entries in data.items():
+        if not isinstance(entries, list) or not entries:
+            raise ValueError(f"{path}: {lang} must be a non-empty list of phrases")
+        seen: set[str] = set()
+        for entry in entries:
+            if not isinstance(entry, str) or not INTENT_ENTRY.match(entry.replace("ё", "е")):
+                raise ValueError(f"{path}: {lang}: {entry!r} is not 1-4 lower-case words")
+            if entry in seen:
+                raise ValueError(f"{path}: {lang}: {entry!r} is listed twice")
+            seen.add(entry)
+        intents[lang] = [entry.replace("ё", "е").split() for entry in entries]
+    return intents
+
+
+INTENTS = load_intents()
+
+
+def mentions_intent(text: str, intents: Mapping[str, list[list[str]]] = INTENTS) -> bool:
+    """Whether the text has an intent phrase (any language): its words in a row, each a word's start."""
+    words = normalize(text)
+    for phrases in intents.values():
+        for phrase in phrases:
+            for i in range(len(words) - len(phrase) + 1):
+                if all(words[i + k].startswith(part) for k, part in enumerate(phrase)):
+                    return True
+    return False
+
+
+def wants_quote(text: str, catalog: Catalog, previous: Request | None) -> bool:
+    """Free text asking for a manager / a quote: an intent phrase, and no question the estimator would
+    answer (a named model, a follow-up of the last answer, a comparison)."""
+    if not mentions_intent(text):
+        return False
+    try:
+        if comparison(text, catalog) is not None:
+            return False
+        if previous is not None and (
+            follow_up(text, previous, catalog) is not None
+            or comparison_follow_up(text, previous, catalog) is not None
+        ):
+            return False
+        understand(text, catalog)
+    except CoreError:
+        return True
+    return False
+
+
+# ---------------------------------------------------------------- contacts
+
+
+@dataclass(frozen=True)
+class Contact:
+    kind: str  # bot.db.models CONTACT_USERNAME | CONTACT_PHONE | CONTACT_EMAIL
+    value: str
+
+
+def read_contact(text: str) -> Contact | None:
+    """A typed e-mail or phone number, normalized; None when it is neither."""
+    text = text.strip()
+    if "@" in text and not text.startswith("@"):
+        if len(text) <= MAX_CONTACT and EMAIL.match(text):
+            return Contact("email", text)
+        return None
+    return read_phone(text)
+
+
+def read_phone(text: str) -> Contact | None:
+    text = text.strip()
+    if not PHONE_CHARS.match(text):
+        return None
+    digits = re.sub(r"\D", "", text)
+    if not 7 <= len(digits) <= 15:
+        return None
+    return Contact("phone", f"+{digits}")
+
+
+# ---------------------------------------------------------------- what a lead carries
+
+
+def dedup_key(telegram_id: int, request: Mapping[str, Any] | None, contact: Contact) -> str:
+    """Same user, configuration and contact: the same lead (within bot.db.leads.DEDUP_WINDOW)."""
+    canonical = json.dumps(
+        [telegram_id, request or {}, contact.kind, contact.value.lower()], sort_keys=True, ensure_ascii=True
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()[:40]
+
+
+def sized(request: Mapping[str, Any] | None, catalog: Catalog) -> Result | None:
+    """The last answer sized again (the catalogue may have changed: same rules); None without one."""
+    if not request:
+        return None
+    try:
+        return estimate(dict(request), catalog)
+    except CoreError:
+        return None
+
+
+def summary(result: Result | None, request: Mapping[str, Any] | None, lang: str) -> dict[str, Any]:
+    """What the lead row keeps of its configuration (flat, for the admin stats and the CSV export):
+    model, task, precision, workload, the recommended config / offer id / price, the chosen offer (the
+    one the rent button showed), total_bytes, verdict; and the lines the card shows (in `lang`)."""
+    if result is None:
+        return {}
+    filled = result.request
+    rec = result.recommendation
+    out: dict[str, Any] = {
+        "model": result.model.name,
+        "model_id": str(request.get("model")) if request else None,
+        "task": str(filled.task),
+        "precision": str(filled.precision) if filled.precision is not None else None,
+        "workload": {
+            name: getattr(filled, name)
+            for name in WORKLOAD_FIELDS
+            if request and request.get(name) is not None and getattr(filled, name, None) is not None
+        },
+        "total_bytes": result.total_bytes,
+        "verdict": (result.target.verdict if result.target else rec.verdict if rec else "does_not_fit"),
+        "headline": headline_settings(result, lang),
+    }
+    if rec is not None:
+        out.update(
+            recommended_config=f"{rec.count}x {rec.gpu}",
+            recommended_offer_id=rec.offer_id,
+            recommended_text=config_text(rec.count, rec.gpu_name, lang),
+            price_per_hour=rec.price_per_hour,
+            currency=rec.currency,
+            price_is_from=rec.price_is_from,
+            price_text=price_of(rec, lang),
+            chosen_offer=rec.offer_id if rec.url else None,
+        )
+    if result.target is not None:
+        out["target_config"] = f"{result.target.count}x {result.target.gpu}"
+    answer = build_answer(result, lang)
+    out["lead_line"] = answer.lead
+    return out
+
+
+# ---------------------------------------------------------------- the sales card
+
+
+@dataclass(frozen=True)
+class Who:
+    telegram_id: int
+    first_name: str | None
+    username: str | None
+    language: str | None
+    source: str | None
+
+
+def card(
+    tr: Translate,
+    *,
+    lead_id: int,
+    who: Who,
+    contact: Contact,
+    comment: str | None,
+    summary: Mapping[str, Any],
+    created_at: datetime,
+) -> str:
+    """The sales chat's HTML card: who, how to reach them, what they asked, when. Everything the user
+    or the catalogue wrote is escaped."""
+
+    def e(value: Any) -> str:
+        return escape(str(value), quote=False)
+
+    name = e(who.first_name or "—")
+    lines = [
+        tr("lead-card-title", id=lead_id),
+        tr(
+            "lead-card-who",
+            name=name,
+            username=f"@{e(who.username)}" if who.username else "—",
+            link=f'<a href="tg://user?id={who.telegram_id}">{who.telegram_id}</a>',
+            language=e(who.language or "—"),
+            source=e(who.source or "—"),
+        ),
+        tr("lead-card-contact", kind=tr(f"lead-kind-{contact.kind}"), contact=e(contact.value)),
+    ]
+    if comment:
+        lines.append(tr("lead-card-comment", comment=e(comment)))
+    if summary.get("headline"):
+        lines.append(tr("lead-card-config", config=e(summary["headline"])))
+        lines.append(tr("lead-card-answer", answer=e(summary.get("lead_line", ""))))
+        if summary.get("recommended_text"):
+            lines.append(
+                tr(
+                    "lead-card-recommended",
+                    config=e(summary["recommended_text"]),
+                    price=e(summary.get("price_text") or "—"),
+                    offer=e(summary.get("recommended_offer_id") or "—"),
+                )
+            )
+    else:
+        lines.append(tr("lead-card-no-config"))
+    lines.append(tr("lead-card-when", when=created_at.strftime("%Y-%m-%d %H:%M UTC")))
+    return "\n".join(lines)

@@ -1,0 +1,90 @@
+"""The lead pieces without Telegram: intents data, contacts, UTM tags, back-off, the card's escaping."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+
+from bot import leads, outbox
+from bot.keyboards import with_utm
+from core.catalog import default_catalog
+
+
+def test_the_shipped_intents_load_and_match() -> None:
+    intents = leads.load_intents()
+    assert set(intents) == {"ru", "en"} and all(intents.values())
+    catalog = default_catalog()
+    for asked in ("Хочу поговорить с менеджером", "оставить заявку", "сколько стоит?", "хочу арендовать",
+                  "contact sales", "talk to a manager", "how much?"):  # fmt: skip
+        assert leads.wants_quote(asked, catalog, None), asked
+    for question in ("сколько стоит llama 3.1 8b int4", "llama 3.1 70b", "привет", "qwen3 8b on a 4090"):
+        assert not leads.wants_quote(question, catalog, None), question
+
+
+@pytest.mark.parametrize(
+    ("content", "error"),
+    [
+        ("ru = []", "ru must be a non-empty list"),
+        ('ru = ["Менеджер"]', "is not 1-4 lower-case words"),
+        ('ru = ["one two three four five"]', "is not 1-4 lower-case words"),
+        ('en = ["quote", "quote"]', "listed twice"),
+        ("en = [", "intents.toml"),
+        ("", "no intents"),
+    ],
+)
+def test_a_bad_intents_file_names_the_entry(tmp_path: Path, content: str, error: str) -> None:
+    path = tmp_path / "intents.toml"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(ValueError, match=error):
+        leads.load_intents(path)
+
+
+@pytest.mark.parametrize(
+    ("typed", "contact"),
+    [
+        ("ann.k@example.com", leads.Contact("email", "ann.k@example.com")),
+        ("  +7 (916) 123-45-67 ", leads.Contact("phone", "+79161234567")),
+        ("8 916 123 45 67", leads.Contact("phone", "+89161234567")),
+        ("ann@", None),
+        ("ann@example", None),
+        ("<b>@x.y", None),
+        ("12345", None),
+        ("call me maybe", None),
+    ],
+)
+def test_typed_contacts(typed: str, contact: leads.Contact | None) -> None:
+    assert leads.read_contact(typed) == contact
+
+
+def test_utm_keeps_the_offer_urls_own_parameters() -> None:
+    url = with_utm("https://shop.example/rent?id=7&ref=x&utm_source=old#top", campaign=None, content="h1")
+    parts = urlsplit(url)
+    assert (parts.path, parts.fragment) == ("/rent", "top")
+    assert parse_qsl(parts.query) == [
+        ("id", "7"), ("ref", "x"), ("utm_source", "telegram"), ("utm_medium", "bot"),
+        ("utm_campaign", "direct"), ("utm_content", "h1"),
+    ]  # fmt: skip
+
+
+def test_backoff_doubles_up_to_its_cap() -> None:
+    waits = [outbox.backoff_s(n) for n in range(1, 30)]
+    assert waits[:3] == [outbox.BACKOFF_BASE_S, 2 * outbox.BACKOFF_BASE_S, 4 * outbox.BACKOFF_BASE_S]
+    assert max(waits) == outbox.BACKOFF_MAX_S and waits == sorted(waits)
+
+
+def test_the_card_escapes_what_users_wrote() -> None:
+    def tr(key: str, **args: object) -> str:
+        return f"{key}:" + ",".join(f"{k}={v}" for k, v in sorted(args.items()))
+
+    card = leads.card(
+        tr, lead_id=3,
+        who=leads.Who(telegram_id=42, first_name="<i>Ann</i>", username="a_b", language="ru", source="x&y"),
+        contact=leads.Contact("email", "a<b>@example.com"), comment="</b> & <script>",
+        summary={}, created_at=datetime(2026, 1, 2, 3, 4, tzinfo=UTC),
+    )  # fmt: skip
+    assert "<i>" not in card and "&lt;i&gt;Ann&lt;/i&gt;" in card and "x&amp;y" in card
+    assert "&lt;/b&gt; &amp; &lt;script&gt;" in card and "a&lt;b&gt;@example.com" in card
+    assert '<a href="tg://user?id=42">42</a>' in card and "2026-01-02 03:04 UTC" in card

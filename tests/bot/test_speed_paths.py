@@ -1,0 +1,91 @@
+"""The update path's database work stays small: the FSM record is read once per update, however
+often handlers ask; written once, with the update's commit; a rolled-back update leaves nothing."""
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+import pytest
+from aiogram import Bot, Router
+from aiogram.fsm.context import FSMContext
+from aiogram.fsm.storage.base import BaseStorage
+from aiogram.fsm.storage.memory import SimpleEventIsolation
+from aiogram.types import Chat, Message, Update, User
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.app import BotDispatcher
+from bot.db.engine import create_engine, create_sessionmaker
+from bot.db.inbox import Inbox
+from bot.db.middleware import DbSessionMiddleware
+from bot.db.models import FsmRecord
+from bot.storage import SqlAlchemyStorage
+
+USER_ID = 4242
+
+
+def message_update(update_id: int, text: str) -> Update:
+    user = User(id=USER_ID, is_bot=False, first_name="Ann", language_code="en")
+    chat = Chat(id=USER_ID, type="private")
+    message = Message(message_id=update_id, date=datetime.now(UTC), chat=chat, from_user=user, text=text)
+    return Update(update_id=update_id, message=message)
+
+
+@pytest.fixture
+async def sessionmaker(migrated_sqlite_url: str) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
+    engine = create_engine(migrated_sqlite_url)
+    try:
+        yield create_sessionmaker(engine)
+    finally:
+        await engine.dispose()
+
+
+def dispatcher(sessionmaker: async_sessionmaker[AsyncSession], storage: BaseStorage) -> BotDispatcher:
+    router = Router()
+
+    @router.message()
+    async def chatty(message: Message, state: FSMContext) -> None:
+        for n in range(5):  # what the dialog code does: many small reads and writes of one record
+            await state.get_state()
+            await state.update_data(n=n)
+            await state.get_data()
+        await state.set_state("Wizard:model")
+        if message.text == "fail":
+            raise RuntimeError("handler failed")
+
+    dp = BotDispatcher(inbox=Inbox(sessionmaker), storage=storage, events_isolation=SimpleEventIsolation())
+    dp.update.outer_middleware(DbSessionMiddleware(sessionmaker))
+    dp.include_router(router)
+    return dp
+
+
+async def record(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> tuple[str | None, dict[str, object]] | None:
+    async with sessionmaker() as session:
+        row = (await session.execute(select(FsmRecord.state, FsmRecord.data))).one_or_none()
+    return (row.state, dict(row.data)) if row else None
+
+
+async def test_an_update_reads_its_fsm_record_once_and_writes_it_once(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    storage = SqlAlchemyStorage(sessionmaker)
+    bot = Bot("42:TEST")
+    try:
+        await dispatcher(sessionmaker, storage).feed_update(bot, message_update(1, "hello"))
+    finally:
+        await bot.session.close()
+    assert (storage.database_reads, storage.database_writes) == (1, 1)
+    assert await record(sessionmaker) == ("Wizard:model", {"n": 4})
+
+
+async def test_a_failed_update_writes_no_fsm_change(sessionmaker: async_sessionmaker[AsyncSession]) -> None:
+    storage = SqlAlchemyStorage(sessionmaker)
+    bot = Bot("42:TEST")
+    try:
+        with pytest.raises(RuntimeError):
+            await dispatcher(sessionmaker, storage).feed_update(bot, message_update(1, "fail"))
+    finally:
+        await bot.session.close()
+    assert storage.database_writes == 0
+    assert await record(sessionmaker) is None
