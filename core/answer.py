@@ -142,15 +142,31 @@ def config_text(count: int, gpu_name: str, lang: str) -> str:
 def price_of(rec: Recommendation, lang: str) -> str:
     if not rec.in_offers:
         return t("price-not-offered", lang)
-    return hourly_price(rec.price_per_hour, rec.currency, lang, is_from=rec.price_is_from)
+    return hourly_price(
+        rec.price_per_hour, rec.currency, lang, is_from=rec.price_is_from, monthly=rec.price_per_month
+    )
 
 
-def hourly_price(price: float | None, currency: str | None, lang: str, *, is_from: bool = False) -> str:
-    """'149 ₽/ч' ('от 149 ₽/ч' for a starting price), or 'price on request' for an offer without a price."""
-    if price is None or currency is None:
+def hourly_price(
+    price: float | None,
+    currency: str | None,
+    lang: str,
+    *,
+    is_from: bool = False,
+    monthly: float | None = None,
+) -> str:
+    """'149 ₽/ч' ('от 149 ₽/ч' for a starting price; '· 80 000 ₽/мес' where a monthly price is known),
+    or 'price on request' for an offer without a price."""
+    if currency is None or (price is None and monthly is None):
         return t("price-on-request", lang)
-    key = "price-from-per-hour" if is_from else "price-per-hour"
-    return t(key, lang, price=price, currency=label("currency", currency, lang))
+    sign = label("currency", currency, lang)
+    parts = []
+    if price is not None:
+        key = "price-from-per-hour" if is_from else "price-per-hour"
+        parts.append(t(key, lang, price=price, currency=sign))
+    if monthly is not None:
+        parts.append(t("price-per-month", lang, price=monthly, currency=sign))
+    return " · ".join(parts)
 
 
 def verdict_line(v: Verdict, lang: str) -> str:

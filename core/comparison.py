@@ -58,7 +58,13 @@ def comparison_answer(rows: Sequence[Compared], lang: str) -> ComparisonAnswer:
         speed = f" · {t('speed-short', lang, tokens=round(row.tokens_per_s))}" if row.tokens_per_s else ""
         offer = row.offer
         price = (
-            hourly_price(offer.price_per_hour, offer.currency, lang, is_from=offer.price_is_from)
+            hourly_price(
+                offer.price_per_hour,
+                offer.currency,
+                lang,
+                is_from=offer.price_is_from,
+                monthly=offer.price_per_month,
+            )
             if offer
             else t("price-not-offered", lang)
         )

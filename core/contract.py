@@ -356,6 +356,9 @@ class Recommendation(BaseModel):
     price_per_hour: float | None = Field(description="null: price on request")
     currency: str | None
     price_is_from: bool = Field(default=False, description="extension: price_per_hour is a starting price")
+    price_per_month: float | None = Field(
+        default=None, description="extension: the offer's monthly price, where the operator gives one"
+    )
     bytes_per_gpu: int
     verdict: VerdictKind
     reason: Literal["cheapest", "fastest", "most_headroom", "fewest_cards"] = "cheapest"

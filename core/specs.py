@@ -204,6 +204,9 @@ class RentalOffer(BaseModel):
     price_is_from: bool = Field(
         default=False, description="price_per_hour is a starting price: shown as 'from 149 ₽/h'"
     )
+    price_per_month: float | None = Field(
+        default=None, gt=0, allow_inf_nan=False, description="a monthly price where the operator has one"
+    )
     priority: int = Field(
         default=DEFAULT_OFFER_PRIORITY,
         ge=0,
@@ -213,7 +216,7 @@ class RentalOffer(BaseModel):
 
     @model_validator(mode="after")
     def _price_has_currency(self) -> RentalOffer:
-        if self.price_per_hour is not None and self.currency is None:
+        if (self.price_per_hour is not None or self.price_per_month is not None) and self.currency is None:
             raise ValueError("a price needs a currency")
         if self.price_is_from and self.price_per_hour is None:
             raise ValueError("price_is_from needs a price_per_hour")

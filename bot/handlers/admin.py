@@ -209,7 +209,13 @@ def offers_text(ctx: Ctx, catalog: Catalog) -> str:
     ]
     for offer in catalog.offers[:MAX_OFFERS]:
         gpu = catalog.gpus[offer.gpu]
-        price = hourly_price(offer.price_per_hour, offer.currency, ctx.lang, is_from=offer.price_is_from)
+        price = hourly_price(
+            offer.price_per_hour,
+            offer.currency,
+            ctx.lang,
+            is_from=offer.price_is_from,
+            monthly=offer.price_per_month,
+        )
         config = config_text(offer.count, gpu.name, ctx.lang)
         lines.append(
             ctx.tr("admin-offers-row", id=escape(offer.id), config=escape(config), price=escape(price))

@@ -119,6 +119,7 @@ def recommend(c: Candidate, reason: Any) -> Recommendation:
         price_per_hour=c.offer.price_per_hour if c.offer else None,
         currency=c.offer.currency if c.offer else None,
         price_is_from=c.offer.price_is_from if c.offer else False,
+        price_per_month=c.offer.price_per_month if c.offer else None,
         bytes_per_gpu=c.needed,
         verdict=c.verdict,
         reason=reason,

@@ -257,6 +257,7 @@ currency-RUB = ₽
 currency-USD = $
 currency-EUR = €
 price-per-hour = { NUMBER($price, maximumFractionDigits: 2) } { $currency }/h
+price-per-month = { NUMBER($price, maximumFractionDigits: 0) } { $currency }/month
 price-from-per-hour = from { NUMBER($price, maximumFractionDigits: 2) } { $currency }/h
 price-on-request = price on request
 price-not-offered = not in our offers, contact us

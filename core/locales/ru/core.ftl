@@ -304,6 +304,7 @@ currency-RUB = ₽
 currency-USD = $
 currency-EUR = €
 price-per-hour = { NUMBER($price, maximumFractionDigits: 2) } { $currency }/ч
+price-per-month = { NUMBER($price, maximumFractionDigits: 0) } { $currency }/мес
 price-from-per-hour = от { NUMBER($price, maximumFractionDigits: 2) } { $currency }/ч
 price-on-request = цена по запросу
 price-not-offered = нет в наших предложениях, свяжитесь с нами
