@@ -153,14 +153,19 @@ def is_size_word(word: str) -> bool:
     return _SIZE_WORD.match(word) is not None
 
 
-def _read_table(path: Path, table: str) -> list[Any]:
+def read_toml(path: Path) -> dict[str, Any]:
+    """A data file's TOML, or a CatalogError naming the file (missing, or not valid TOML)."""
     try:
         with path.open("rb") as f:
-            raw = tomllib.load(f)
+            return tomllib.load(f)
     except FileNotFoundError as e:
         raise CatalogError(f"{path}: file not found") from e
     except tomllib.TOMLDecodeError as e:
         raise CatalogError(f"{path}: not valid TOML: {e}") from e
+
+
+def _read_table(path: Path, table: str) -> list[Any]:
+    raw = read_toml(path)
     rows = raw.get(table, [])
     if not isinstance(rows, list) or not rows:
         raise CatalogError(f"{path}: expected a non-empty [[{table}]] array")
@@ -483,8 +488,7 @@ OFFERS_TABLES = ("offer", "ranking")
 def _load_ranking(path: Path) -> RankingPolicy:
     """The `[ranking]` table of an offers file (read after its `[[offer]]` rows, so the file is
     known to exist and parse); the documented defaults when the table is absent."""
-    with path.open("rb") as f:
-        raw = tomllib.load(f)
+    raw = read_toml(path)
     unknown = [k for k in raw if k not in OFFERS_TABLES]
     if unknown:
         raise CatalogError(

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
@@ -23,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from core.catalog import DATA_DIR
+from core.catalog import DATA_DIR, read_toml
 from core.contract import Attention, CpuOffload, Engine, Method, Optimizer, Precision, Sharding, Task
 from core.errors import CatalogError
 
@@ -250,13 +249,7 @@ def _load(path: Path) -> Vocabulary:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as f:
-            raw = tomllib.load(f)
-    except FileNotFoundError as e:
-        raise CatalogError(f"{path}: file not found") from e
-    except tomllib.TOMLDecodeError as e:
-        raise CatalogError(f"{path}: not valid TOML: {e}") from e
+    raw = read_toml(path)
     unknown = [k for k in raw if k not in _TABLES]
     if unknown:
         raise CatalogError(
