@@ -15,6 +15,7 @@ import secrets
 import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -26,8 +27,8 @@ from aiogram.client.telegram import PRODUCTION, TelegramAPIServer
 from aiogram.dispatcher.flags import get_flag
 from aiogram.enums import ParseMode
 from aiogram.exceptions import TelegramAPIError, TelegramRetryAfter
+from aiogram.fsm.storage.base import BaseEventIsolation
 from aiogram.fsm.storage.memory import SimpleEventIsolation
-from aiogram.fsm.storage.redis import RedisStorage
 from aiogram.methods import Response, TelegramMethod
 from aiogram.methods.base import TelegramType
 from aiogram.types import CallbackQuery, TelegramObject, Update
@@ -40,7 +41,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.config import Settings
 from bot.context import DialogContextMiddleware
 from bot.db import inbox
-from bot.db.engine import create_engine, create_sessionmaker, migrate, ping, sqlite_file
+from bot.db.engine import create_engine, create_sessionmaker, migrate_if_due, ping, sqlite_file
 from bot.db.inbox import Inbox, InboxDispatcher
 from bot.db.middleware import CommitBeforeTelegramCall, DbSessionMiddleware, forget_old_updates
 from bot.handlers import admin, routers
@@ -213,6 +214,13 @@ def build_bot(settings: Settings, token: str | None = None) -> Bot:
     )
 
 
+def commands_marker(database_url: str) -> Path | None:
+    """The file next to an SQLite database keeping what setMyCommands last set (None: other databases,
+    whose replicas set the menus at every start, as before)."""
+    path = sqlite_file(database_url)
+    return path.with_name(path.name + ".commands") if path is not None else None
+
+
 def catalog_for(settings: Settings) -> Catalog:
     return load_catalog(offers_file=settings.offers_file) if settings.offers_file else default_catalog()
 
@@ -224,13 +232,18 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
     bot.session.middleware(CommitBeforeTelegramCall())
     bot.session.middleware(RetryAfterMiddleware())
     if sqlite_file(settings.database_url) is not None:
-        await migrate(settings.database_url)
+        await migrate_if_due(settings.database_url)
     engine = create_engine(settings.database_url)
     sessionmaker = create_sessionmaker(engine)
     storage = build_storage(settings, sessionmaker)
     # One update per user at a time: a double tap must not run the same step twice. Across replicas
     # (Redis) the lock lives in Redis; the embedded database means one process, so a local lock.
-    isolation = storage.create_isolation() if isinstance(storage, RedisStorage) else SimpleEventIsolation()
+    isolation: BaseEventIsolation = SimpleEventIsolation()
+    if settings.redis_url:  # imported only then: polling on the database never loads Redis
+        from aiogram.fsm.storage.redis import RedisStorage
+
+        if isinstance(storage, RedisStorage):
+            isolation = storage.create_isolation()
     dp = BotDispatcher(
         inbox=Inbox(sessionmaker),
         storage=storage,
@@ -248,13 +261,15 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
 
     async def on_startup(bot: Bot) -> None:
         await set_commands(
-            bot, i18n.core.get, settings.default_language, settings.admin_ids, admin.ADMIN_COMMANDS
+            bot, i18n.core.get, settings.default_language, settings.admin_ids, admin.ADMIN_COMMANDS,
+            last_set=commands_marker(settings.database_url),
         )
         await forget_old_updates(sessionmaker)
         # What start-up built (aiogram's and pydantic's models, the texts) lives as long as the
         # process: out of the collector's way, no full collection walks it (pauses of ~300 ms).
         gc.collect()
         gc.freeze()
+        gc.enable()  # `python -m bot` starts with the collector off (bot.__main__)
 
     dp.startup.register(on_startup)
     from bot.outbox import LeadOutbox  # the lead outbox: pending leads to the sales chat, start to shutdown
@@ -309,6 +324,7 @@ def build_webhook_app(app: App, *, secret: str | None, path: str = WEBHOOK_PATH)
     An update is answered 200 only once it is recorded in the inbox (then handled in the background);
     a body that is not JSON or not an update gets 400, a failure to record it 503 (Telegram retries).
     """
+    from aiogram.fsm.storage.redis import RedisStorage  # here: polling without Redis never imports it
     from aiogram.webhook.aiohttp_server import setup_application
     from aiohttp import web
 

@@ -19,7 +19,6 @@ from aiogram.fsm.state import State
 from aiogram.fsm.storage.base import BaseStorage, DefaultKeyBuilder, KeyBuilder, StateType, StorageKey
 from aiogram.types import TelegramObject
 from sqlalchemy import delete, event, select
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session, SessionTransaction
@@ -126,7 +125,11 @@ def _store(session: Session, record_key: str, record: Record) -> None:
         session.execute(delete(FsmRecord).where(FsmRecord.key == record_key))
         return
     now = utc_now()
-    insert = postgresql_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    insert: Any = sqlite_insert
+    if session.get_bind().dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as postgresql_insert  # ~0.2 s: only when used
+
+        insert = postgresql_insert
     statement = insert(FsmRecord).values(key=record_key, state=state, data=data, updated_at=now)
     session.execute(
         statement.on_conflict_do_update(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import contextlib
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -165,6 +167,58 @@ def alembic_config(url: str) -> Config:
     # '%' is ConfigParser interpolation syntax; URL-encoded passwords contain it.
     config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
     return config
+
+
+def head_revisions(versions_dir: Path = MIGRATIONS_DIR / "versions") -> frozenset[str]:
+    """The head revision ids, read from the migration files' ``revision`` and ``down_revision``
+    (without importing Alembic, which costs start-up time). Empty when a file cannot be read so."""
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    for path in versions_dir.glob("*.py"):
+        values: dict[str, object] = {}
+        try:
+            for node in ast.parse(path.read_text(encoding="utf-8")).body:
+                target: ast.expr
+                if isinstance(node, ast.AnnAssign) and node.value is not None:
+                    target, value = node.target, node.value
+                elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+                    target, value = node.targets[0], node.value
+                else:
+                    continue
+                if isinstance(target, ast.Name) and target.id in ("revision", "down_revision"):
+                    values[target.id] = ast.literal_eval(value)
+        except (OSError, SyntaxError, ValueError):
+            return frozenset()
+        revision, down = values.get("revision"), values.get("down_revision")
+        if not isinstance(revision, str):
+            return frozenset()
+        revisions.add(revision)
+        parents.update([down] if isinstance(down, str) else down if isinstance(down, tuple | list) else [])
+    return frozenset(revisions - parents)
+
+
+def sqlite_revisions(path: Path) -> frozenset[str] | None:
+    """The revisions in an SQLite file's alembic_version table; None when there is none to read."""
+    if not path.is_file():
+        return None
+    try:
+        # mode=rw: never creates the file; plain sqlite3, no engine, no Alembic.
+        with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True)) as db:
+            return frozenset(row[0] for row in db.execute("SELECT version_num FROM alembic_version"))
+    except sqlite3.Error:
+        return None
+
+
+async def migrate_if_due(url: str) -> bool:
+    """Upgrade an SQLite file to the newest schema unless it is there already (checked without
+    Alembic, whose import and run cost every start); other databases: always upgrade. True if it ran."""
+    path = sqlite_file(url)
+    if path is not None:
+        heads = head_revisions()
+        if heads and sqlite_revisions(path) == heads:
+            return False
+    await migrate(url)
+    return True
 
 
 async def migrate(url: str, revision: str = "head") -> None:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 
 from aiogram import Bot, Router
 from aiogram.exceptions import TelegramBadRequest
@@ -92,32 +95,80 @@ async def set_commands(
     default_language: str,
     admin_ids: Iterable[int] = (),
     admin_commands: Sequence[str] = (),
-) -> None:
+    last_set: Path | None = None,
+) -> bool:
     """Register the command menu in every language; users of other languages get the default one.
 
     Each admin's private chat gets its own menu (scope chat, which Telegram prefers to the default):
     the everyday commands and then `admin_commands`. An admin who has not started the bot yet cannot
     get one ("chat not found"): logged, and set at the next start.
+
+    ``last_set``: a file keeping a hash of the menus last set in full (with the bot and its Bot API
+    server); when it matches, nothing is sent (a restart with unchanged commands costs no calls).
+    Returns whether setMyCommands was called.
     """
+    menus: list[tuple[int | None, str | None, list[BotCommand]]] = []
     for lang in (*LANGUAGES, None):
         commands = [
             BotCommand(command=c, description=translate(f"cmd-{c}", lang or default_language))
             for c in COMMANDS
         ]
-        await bot.set_my_commands(commands, scope=BotCommandScopeDefault(), language_code=lang)
-    if not admin_commands:
-        return
-    for admin_id in sorted(admin_ids):
-        try:
+        menus.append((None, lang, commands))
+    if admin_commands:
+        for admin_id in sorted(admin_ids):
             for lang in (*LANGUAGES, None):
                 commands = [
                     BotCommand(command=c, description=translate(f"cmd-{c}", lang or default_language))
                     for c in (*COMMANDS, *admin_commands)
                 ]
-                scope = BotCommandScopeChat(chat_id=admin_id)
-                await bot.set_my_commands(commands, scope=scope, language_code=lang)
+                menus.append((admin_id, lang, commands))
+    digest = _menus_digest(bot, menus)
+    if last_set is not None and _read(last_set) == digest:
+        log.debug("command menus unchanged since they were last set")
+        return False
+    complete = True
+    failed_admins: set[int] = set()
+    for chat_id, lang, commands in menus:
+        if chat_id is None:
+            await bot.set_my_commands(commands, scope=BotCommandScopeDefault(), language_code=lang)
+            continue
+        if chat_id in failed_admins:
+            continue
+        try:
+            scope = BotCommandScopeChat(chat_id=chat_id)
+            await bot.set_my_commands(commands, scope=scope, language_code=lang)
         except TelegramBadRequest as e:
-            log.warning("no admin command menu for %s (has not started the bot?): %s", admin_id, e.message)
+            log.warning("no admin command menu for %s (has not started the bot?): %s", chat_id, e.message)
+            failed_admins.add(chat_id)
+            complete = False
+    if last_set is not None and complete:
+        _write(last_set, digest)
+    return True
+
+
+def _menus_digest(bot: Bot, menus: Sequence[tuple[int | None, str | None, list[BotCommand]]]) -> str:
+    described = {
+        "bot": bot.id,
+        "api": bot.session.api.base,
+        "menus": [[chat_id, lang, [c.model_dump() for c in commands]] for chat_id, lang, commands in menus],
+    }
+    return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _write(path: Path, digest: str) -> None:
+    try:
+        temporary = path.with_name(path.name + ".tmp")
+        temporary.write_text(digest + "\n", encoding="ascii")
+        temporary.replace(path)
+    except OSError as e:  # the menus are set; only the next start sets them again
+        log.warning("could not record the command menus in %s: %s", path, e)
 
 
 def make_router() -> Router:

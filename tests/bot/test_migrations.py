@@ -8,7 +8,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Column, Connection, MetaData, String, inspect
 
-from bot.db.engine import alembic_config, create_engine, downgrade, migrate
+from bot.db.engine import alembic_config, create_engine, downgrade, head_revisions, migrate, migrate_if_due
 from bot.db.models import Base
 
 MODEL_TABLES = {"users", "dialog_sessions", "processed_updates", "fsm_records", "leads"}
@@ -78,3 +78,15 @@ async def test_the_schema_comparison_notices_a_model_the_migrations_lack(sqlite_
     changed.tables["users"].append_column(Column("phone", String(32)))
     _, differences = await inspect_database(sqlite_url, changed)
     assert [difference[0] for difference in differences] == ["add_column"]
+
+
+async def test_migrate_if_due_skips_alembic_at_head(sqlite_url: str) -> None:
+    """The bot's start checks the SQLite revision without Alembic: the file-read head is Alembic's."""
+    assert head_revisions() == frozenset(ScriptDirectory.from_config(alembic_config(sqlite_url)).get_heads())
+    assert await migrate_if_due(sqlite_url)  # a new database: migrated
+    assert not await migrate_if_due(sqlite_url)  # at head: nothing to do
+    await downgrade(sqlite_url, "-1")
+    assert await migrate_if_due(sqlite_url)  # one behind: upgraded again
+    tables, differences = await inspect_database(sqlite_url)
+    assert tables == MODEL_TABLES | {"alembic_version"}
+    assert differences == []
