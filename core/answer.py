@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
+from core.catalog import default_catalog
 from core.contract import Assumption, Mitigation, Recommendation, Result, Throughput, Verdict
 from core.render import (
     action_text,
@@ -129,10 +131,14 @@ def components(result: Result) -> list[tuple[str, int]]:
 
 
 def short_gpu_name(name: str) -> str:
-    """'NVIDIA GeForce RTX 4090 48 GB (modded)' → 'RTX 4090 48 GB': what people call the card."""
-    for prefix in ("NVIDIA ", "GeForce ", "AMD Instinct ", "AMD "):
-        name = name.removeprefix(prefix)
-    return name.split(" (")[0]
+    """'NVIDIA GeForce RTX 4090 48 GB (modded)' → 'RTX 4090 48 GB': the catalogue's `short_name`, what
+    people call the card (GPUs come from the shipped catalogue only; OFFERS_FILE replaces offers)."""
+    return _short_names().get(name, name)
+
+
+@lru_cache(maxsize=1)
+def _short_names() -> dict[str, str]:
+    return {g.name: g.short_name or g.name for g in default_catalog().gpus.values()}
 
 
 def config_text(count: int, gpu_name: str, lang: str) -> str:

@@ -129,6 +129,9 @@ class GpuSpec(BaseModel):
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
     name: str
+    short_name: str | None = Field(
+        default=None, min_length=1, description="as answers name it; default: name"
+    )
     aliases: list[str] = Field(default_factory=list)
     vendor: Literal["nvidia", "amd"] = "nvidia"
     marketing_memory_gb: float = Field(gt=0, description="the number on the box")

@@ -89,7 +89,7 @@ def make_result(**changes: object) -> Result:
         },
         range=Range(low_bytes=40 * GiB, high_bytes=48 * GiB),
         verdicts=[
-            verdict("rtx4090", "NVIDIA GeForce RTX 4090", 24, "does_not_fit"),
+            verdict("rtx4090", "NVIDIA GeForce RTX 4090 24 GB", 24, "does_not_fit"),
             verdict("rtx4090-48gb", "NVIDIA GeForce RTX 4090 48 GB (modded)", 48, "tight"),
             verdict("h100-sxm", "NVIDIA H100 SXM 80 GB", 79.6, "fits"),
             verdict("a100-80gb", "NVIDIA A100 80 GB", 79.6, "fits"),
@@ -167,7 +167,7 @@ def test_every_part_of_a_result_shows_up_without_fluent_leftovers(lang: str) -> 
         "Llama 3 70B",
         "1× RTX 4090 48 GB",  # the recommendation, named as people call the card
         "1× H100 SXM 80 GB",  # the fastest alternative
-        "1× RTX 4090:",  # where the line runs: the biggest card that is too small
+        "1× RTX 4090 24 GB:",  # where the line runs: the biggest card that is too small
         "1× A100 80 GB",
         "149 ₽",
         "https://example.com/4090",
@@ -191,7 +191,7 @@ def test_the_answer_in_english_reads_as_expected() -> None:
     assert "  weights: 35.0 GB\n  KV cache: 6.0 GB\n  CUDA context and allocator reserve: 2.5 GB\n" in text
     assert "  activations: 512 MB" in text
     assert "Cheapest: 1× RTX 4090 48 GB, 149 ₽/h · fastest: 1× H100 SXM 80 GB, price on request" in text
-    assert "❌ 1× RTX 4090: does not fit, 44.0 GB of 24.0 GB" in text
+    assert "❌ 1× RTX 4090 24 GB: does not fit, 44.0 GB of 24.0 GB" in text
     assert "Speed on 1× RTX 4090 48 GB: ~21 tokens/s per user, ~86 tokens/s in total" in text
     assert (
         "✅ shorten the context to 16,384 tokens: −3.0 GB → 41.0 GB, then it fits on 1× H100 SXM 80 GB"
@@ -213,7 +213,7 @@ def test_the_answer_in_russian_uses_russian_words_and_decimal_comma() -> None:
         "Дешевле всего: 1× RTX 4090 48 GB, 149 ₽/ч · быстрее всего: 1× H100 SXM 80 GB, цена по запросу"
         in text
     )
-    assert "❌ 1× RTX 4090: не влезает, 44,0 ГБ из 24,0 ГБ" in text
+    assert "❌ 1× RTX 4090 24 GB: не влезает, 44,0 ГБ из 24,0 ГБ" in text
     assert "Скорость на 1× RTX 4090 48 GB: ~21 токен/с на пользователя, ~86 всего" in text
     assert "Допущения:" in text
 
@@ -223,7 +223,7 @@ def test_the_details_show_where_the_line_runs() -> None:
     assert answer.verdicts == (
         "⚠️ 1× RTX 4090 48 GB: fits, but tight, 44.0 GB of 48.0 GB",
         "✅ 1× H100 SXM 80 GB: fits, 44.0 GB of 79.6 GB",
-        "❌ 1× RTX 4090: does not fit, 44.0 GB of 24.0 GB",
+        "❌ 1× RTX 4090 24 GB: does not fit, 44.0 GB of 24.0 GB",
         "✅ 1× A100 80 GB: fits, 44.0 GB of 79.6 GB",
     )
 
