@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
-from sqlalchemy.util import await_only
 
 import migrations
 
@@ -46,95 +45,10 @@ def create_engine(url: str) -> AsyncEngine:
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
     # Connections are kept, not opened per burst: an overflow connection closed on return costs a new
-    # thread, a connect and the PRAGMAs the next time (aiosqlite); writers queue in SqliteWriteQueue.
+    # thread, a connect and the PRAGMAs the next time (aiosqlite).
     engine = create_async_engine(url, pool_size=SQLITE_POOL_SIZE, max_overflow=SQLITE_POOL_OVERFLOW)
     event.listen(engine.sync_engine, "connect", _tune_sqlite)
-    SqliteWriteQueue(SQLITE_BUSY_TIMEOUT_MS / 1000).install(engine)
     return engine
-
-
-_WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
-_HOLDS_WRITE = "bot_holds_write_turn"
-
-
-class SqliteWriteQueue:
-    """SQLite has one writer at a time; this process's writers take their turn in order (FIFO).
-
-    A connection waits here before its transaction's first write and leaves at its commit or
-    rollback. Without it the writers meet at SQLite's lock, whose busy handler sleeps and retries
-    (1, 2, 5 … 100 ms) in no order: under a burst old waiters starve behind new ones (seconds).
-    Other processes (the CLI) still meet the lock and its busy timeout. Waiting longer than
-    ``timeout_s`` fails as SQLite would ("database is locked").
-    """
-
-    def __init__(self, timeout_s: float) -> None:
-        self.timeout_s = timeout_s
-        self._locks: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
-
-    def install(self, engine: AsyncEngine) -> None:
-        sync_engine = engine.sync_engine
-        event.listen(sync_engine, "before_cursor_execute", self._before_execute)
-        dialect = sync_engine.dialect
-        do_commit, do_rollback = dialect.do_commit, dialect.do_rollback
-
-        def commit(dbapi_connection: Any) -> None:
-            try:
-                do_commit(dbapi_connection)
-            finally:
-                self._release(dbapi_connection)
-
-        def rollback(dbapi_connection: Any) -> None:
-            try:
-                do_rollback(dbapi_connection)
-            finally:
-                self._release(dbapi_connection)
-
-        dialect.do_commit = commit  # type: ignore[method-assign]
-        dialect.do_rollback = rollback  # type: ignore[method-assign]
-        for name in ("close", "invalidate", "soft_invalidate", "close_detached"):
-            event.listen(sync_engine.pool, name, self._released_by_pool)
-
-    def _lock(self) -> asyncio.Lock:
-        loop = asyncio.get_running_loop()
-        lock = self._locks.get(loop)
-        if lock is None:
-            # One event loop per engine in practice; closed loops (tests) are forgotten here.
-            self._locks = {known: lock for known, lock in self._locks.items() if not known.is_closed()}
-            lock = self._locks[loop] = asyncio.Lock()
-        return lock
-
-    def _before_execute(
-        self, conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, executemany: bool
-    ) -> None:
-        if not statement.lstrip()[:7].upper().startswith(_WRITES):
-            return
-        info = conn.connection.info  # the pooled connection's, kept with it
-        if info.get(_HOLDS_WRITE):
-            return
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:  # used synchronously (no event loop): SQLite's own lock only
-            return
-        try:
-            await_only(asyncio.wait_for(self._lock().acquire(), self.timeout_s))
-        except TimeoutError:
-            raise sqlite3.OperationalError("database is locked (waited for this process's writers)") from None
-        info[_HOLDS_WRITE] = True
-
-    def _release(self, connection: Any) -> None:
-        """``connection``: the pool's proxy (what the dialect's commit and rollback are given)."""
-        try:
-            info = connection.info
-        except (AttributeError, NotImplementedError):  # not a pooled connection (the first connect)
-            return
-        self._release_info(info)
-
-    def _released_by_pool(self, dbapi_connection: Any, connection_record: Any, *args: Any) -> None:
-        self._release_info(getattr(connection_record, "info", {}))
-
-    def _release_info(self, info: dict[Any, Any]) -> None:
-        if info.pop(_HOLDS_WRITE, False):
-            self._lock().release()
 
 
 def _tune_sqlite(dbapi_connection: Any, connection_record: Any) -> None:
