@@ -157,6 +157,13 @@ class CustomModel(BaseModel):
     intermediate_size: int | None = Field(default=None, gt=0, le=MAX_INTERMEDIATE_SIZE)
     vocab_size: int | None = Field(default=None, gt=0, le=MAX_VOCAB_SIZE)
     tied_embeddings: bool = False
+    gated_mlp: bool | None = Field(
+        default=None,
+        description="extension: True for a gated MLP of three matrices (SwiGLU: Llama, Qwen, Mistral), "
+        "False for two (OPT, BLOOM, BERT, StarCoder, GPT-2); default: the variant whose parameter "
+        "count is closer to params_b when layers, hidden_size and intermediate_size are given, "
+        "else the typical model's",
+    )
     experts: int | None = Field(default=None, gt=0, le=MAX_EXPERTS)
     active_experts: int | None = Field(default=None, gt=0, le=MAX_EXPERTS)
 
@@ -286,6 +293,17 @@ class Request(BaseModel):
     )
     gpus: list[str] | None = Field(
         default=None, description="extension: GPU ids to give verdicts for; default every catalogue GPU"
+    )
+    quantized_components: list[Literal["denoiser", "text_encoder"]] | None = Field(
+        default=None,
+        description="extension, diffusion: the components a quantized `precision` applies to; default: "
+        "the denoiser and the text encoders of 1B parameters or more (the diffusers bitsandbytes "
+        "recipes), the denoiser alone for a GGUF precision (GGUF checkpoints hold the transformer only)",
+    )
+    text_encoder_on_cpu: bool = Field(
+        default=False,
+        description="extension, diffusion: the text encoders run on the CPU (Wan's `--t5_cpu`, "
+        "HunyuanVideo's CPU-offloaded text encoder); none of their weights on the GPU",
     )
 
     @field_validator("num_gpus")

@@ -31,13 +31,16 @@ BITS_PER_WEIGHT: dict[Precision, float] = {
     Precision.Q8_0: 34 * 8 / 32,
     Precision.Q4_0: 18 * 8 / 32,
     Precision.Q4_1: 20 * 8 / 32,
-    # K-quant mixes: whole-file bits per weight of Llama 2 7B (llama.cpp tools/quantize/README.md),
-    # which already include the wider output tensor and the mixed layers of each recipe.
+    # K-quant mixes where no architecture is known: whole-file bits per weight of Llama 2 7B, which
+    # include the wider output tensor and the mixed layers of each recipe. With an architecture
+    # the file is sized tensor by tensor (core.formulas.gguf: Llama 3.1 8B Q4_K_M 4.89, Mixtral
+    # 8x22B 4.87); these are that function's Llama 2 7B figures (Q2_K: 3.00 since llama.cpp gives
+    # attn_v/ffn_down/attn_output Q3_K and the rest Q2_K, not the old README's 3.35).
     Precision.Q6_K: 6.56,
     Precision.Q5_K_M: 5.68,
     Precision.Q4_K_M: 4.84,
     Precision.Q3_K_M: 3.91,
-    Precision.Q2_K: 3.35,
+    Precision.Q2_K: 3.00,
 }
 
 GGUF_FORMATS = frozenset(

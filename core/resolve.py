@@ -226,7 +226,7 @@ def spec_from_custom(model: CustomModel, catalog: Catalog) -> tuple[ModelSpec, l
             source="architecture given in the request",
             params_b=model.params_b,
             tied_embeddings=model.tied_embeddings,
-            gated_ffn=reference.gated_ffn,
+            gated_ffn=_custom_gated(model, given, reference),
             max_context=reference.max_context,
             **shape,
             **moe,
@@ -234,6 +234,17 @@ def spec_from_custom(model: CustomModel, catalog: Catalog) -> tuple[ModelSpec, l
     except ValidationError as e:
         raise CoreError(f"inconsistent model architecture: {e.errors()[0]['msg']}", field="model") from e
     return spec, assumptions
+
+
+def _custom_gated(model: CustomModel, given: dict[str, int], reference: ModelSpec) -> bool | None:
+    """The MLP kind a custom model states; None (arch_of picks the variant whose count is closer to
+    params_b) when its MLP shape is given, as OPT/BLOOM/BERT numbers are not SwiGLU; else the
+    typical model's."""
+    if model.gated_mlp is not None:
+        return model.gated_mlp
+    if {"layers", "hidden_size", "intermediate_size"} <= given.keys():
+        return None
+    return reference.gated_ffn
 
 
 # --- architecture arithmetic ---------------------------------------------------------------------

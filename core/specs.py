@@ -28,6 +28,38 @@ class PipelineComponent(BaseModel):
     params_b: float = Field(gt=0)
     precision: Precision = Field(description="as shipped / as the pipeline loads it by default")
 
+    # A DiT denoiser's shape, from its transformer/config.json (see core.formulas.diffusion.dit_params)
+    layers: int | None = Field(default=None, gt=0, description="all transformer blocks")
+    hidden_size: int | None = Field(default=None, gt=0, description="heads × head dim (inner_dim)")
+    attention_heads: int | None = Field(default=None, gt=0)
+    intermediate_size: int | None = Field(default=None, gt=0, description="MLP width; default 4 × hidden")
+    dual_stream_layers: int = Field(
+        default=0, ge=0, description="blocks with separate text-stream weights (FLUX double, SD3 MMDiT)"
+    )
+    parallel_single: bool = Field(
+        default=False, description="single-stream blocks fuse attention and MLP (FLUX, HunyuanVideo)"
+    )
+    cross_attention: bool = Field(default=False, description="blocks cross-attend to the text (Wan, LTX)")
+    adaln_dim: int | None = Field(
+        default=None,
+        gt=0,
+        description="width of the vector each block's own adaLN projection reads (FLUX/SD3: hidden, "
+        "CogVideoX: 512); None: one adaLN shared by all blocks (PixArt-style: Wan, LTX, Allegro)",
+    )
+    adaln_sets: int = Field(
+        default=1, ge=1, le=2, description="6·hidden modulation sets per single-stream block (CogVideoX: 2)"
+    )
+
+    @model_validator(mode="after")
+    def _shape(self) -> PipelineComponent:
+        if self.layers is not None and self.dual_stream_layers > self.layers:
+            raise ValueError("dual_stream_layers exceeds layers")
+        if (self.layers is None) != (self.hidden_size is None):
+            raise ValueError("give a denoiser's `layers` and `hidden_size` together")
+        if self.hidden_size and self.attention_heads and self.hidden_size % self.attention_heads:
+            raise ValueError("hidden_size must be a multiple of attention_heads")
+        return self
+
 
 class ModelSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")

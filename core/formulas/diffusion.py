@@ -24,10 +24,13 @@ VIDEO_VAE_TILE = 256
 
 # DiT denoisers patchify latents 2×2 (DiT, Peebles & Xie 2023; FLUX, SD3, Wan, HunyuanVideo).
 PATCH = 2
-# A denoiser given only by its parameter count: a DiT block holds ~12h² parameters (4h² attention,
-# 8h² MLP; Peebles & Xie 2023), so h ≈ sqrt(P / (12 · depth)) at a typical depth of 40 blocks
-# (Wan 2.1 14B: 40 × 5120 → 12.6B; CogVideoX-5B: 42 × 3072 → 4.8B). For UNets it is a proxy width.
+# A denoiser given only by its parameter count (the UNets of SD 1.x/SDXL, whose widths vary by
+# stage): a DiT block holds ~12h² parameters (4h² attention, 8h² MLP; Peebles & Xie 2023), so
+# h ≈ sqrt(P / (12 · depth)) at a typical depth of 40 blocks, a proxy width. Every DiT in the
+# catalogue gives its real width and depth from its transformer/config.json instead.
 DIT_TYPICAL_DEPTH = 40
+# DiT MLPs are 4× wide unless the config says otherwise (DiT `mlp_ratio` 4; Wan's `ffn_dim` is not).
+DIT_MLP_RATIO = 4
 # Classifier-free guidance runs conditional and unconditional passes as one batch of 2
 # (Ho & Salimans 2022) in the SD/SDXL/SD3, CogVideoX and LTX pipelines of diffusers.
 CFG_BATCH = 2
@@ -48,11 +51,48 @@ def latent_frame_count(frames: int, temporal_factor: int) -> int:
     return (frames - 1) // temporal_factor + 1
 
 
-def denoiser_activation_bytes(tokens: int, batch: int, h: int, e: int) -> float:
+def denoiser_activation_bytes(tokens: int, batch: int, h: int, e: int, i: int | None = None) -> float:
     """One transformer block's working set at a time (inference frees activations per block):
-    residual, normed, attention output and projection (4h) plus a 4h MLP's two 4h tensors (16h).
-    Attention itself runs through SDPA/flash, so no tokens² term."""
-    return tokens * batch * 20 * h * e
+    residual, normed, attention output and projection (4h) plus the MLP's hidden tensor before and
+    after its activation, counted 4i (16h at the usual i = 4h). Attention itself runs through
+    SDPA/flash, so no tokens² term."""
+    mlp = i if i is not None else DIT_MLP_RATIO * h
+    return tokens * batch * (4 * h + 4 * mlp) * e
+
+
+def dit_params(
+    layers: int,
+    h: int,
+    i: int | None = None,
+    *,
+    dual_stream_layers: int = 0,
+    parallel_single: bool = False,
+    cross_attention: bool = False,
+    adaln_dim: int | None = None,
+    adaln_sets: int = 1,
+) -> float:
+    """Parameters of a DiT's blocks from its config (biases, norms, patch and text embedders left
+    out: under 2 % in FLUX.1, Wan 2.1, CogVideoX).
+
+    - attention 4h² (q, k, v, out); cross-attention to the text another 4h²; MLP 2·h·i;
+    - a dual-stream block (FLUX double block, SD3 MMDiT) has both for the image and the text stream,
+      and adaLN-Zero per stream: Linear(adaln_dim, 6h) (diffusers AdaLayerNormZero);
+    - a parallel single-stream block (FLUX/HunyuanVideo single block) fuses q, k, v and the MLP's
+      up projection into one Linear(h, 3h + i) and projects [attention, MLP] back with
+      Linear(h + i, h); its adaLN gives 3h (AdaLayerNormZeroSingle);
+    - any other block: attention (+ cross) + MLP, with `adaln_sets` × 6h modulation
+      (CogVideoXLayerNormZero modulates video and text: 2 sets, from a 512-wide time embedding);
+      `adaln_dim` None means one adaLN shared by all blocks (PixArt-α `adaln_single`: Wan, LTX,
+      Allegro), negligible per block.
+    """
+    i = i if i is not None else DIT_MLP_RATIO * h
+    attn = 4 * h * h + (4 * h * h if cross_attention else 0)
+    mlp = 2 * h * i
+    mod = 6 * h * adaln_dim if adaln_dim else 0
+    dual = 2 * (attn + mlp + mod)
+    parallel = h * (3 * h + i) + (h + i) * h + mod // 2
+    single = parallel if parallel_single else attn + mlp + adaln_sets * mod
+    return float(dual_stream_layers * dual + (layers - dual_stream_layers) * single)
 
 
 def vae_decode_bytes(width: int, height: int, images_at_once: int, tiled: bool, tile: int) -> float:

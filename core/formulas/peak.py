@@ -30,6 +30,7 @@ from core.precision import (
     bits_per_weight,
     bytes_per_weight,
     compute_bytes,
+    is_gguf,
     kv_bytes_per_element,
 )
 from core.specs import ModelKind, ModelSpec, PipelineComponent
@@ -259,15 +260,23 @@ def _with_reserve(phase: Breakdown) -> float:
 
 def _component_precision(req: Request, spec: ModelSpec, c: PipelineComponent) -> Precision:
     """A float `precision` is the pipeline's torch_dtype (every component); a quantized one applies
-    to the denoiser and the big text encoders; the shipped precision leaves everything as shipped."""
+    to the components `quantized_components` names, by default the denoiser and the big text
+    encoders (bitsandbytes/torchao recipes) or, for a GGUF precision, the denoiser alone: a GGUF
+    checkpoint holds the transformer only and the text encoders load from the 16-bit repo
+    (diffusers GGUFQuantizationConfig, city96's FLUX/Wan GGUFs). The shipped precision leaves
+    everything as shipped."""
     assert req.precision
     denoiser = _denoiser(spec)
     if req.precision is denoiser.precision:
         return c.precision
     if req.precision in (Precision.FP32, Precision.FP16, Precision.BF16):
         return req.precision
+    if req.quantized_components is not None:
+        return req.precision if c.role in req.quantized_components else c.precision
     if c.role == "denoiser" or (
-        c.role == "text_encoder" and c.params_b >= QUANTIZED_TEXT_ENCODER_MIN_PARAMS_B
+        c.role == "text_encoder"
+        and c.params_b >= QUANTIZED_TEXT_ENCODER_MIN_PARAMS_B
+        and not is_gguf(req.precision)
     ):
         return req.precision
     return c.precision
@@ -277,12 +286,34 @@ def _denoiser(spec: ModelSpec) -> PipelineComponent:
     return next(c for c in spec.components if c.role == "denoiser")
 
 
+def denoiser_shape(spec: ModelSpec) -> tuple[int, int, int, int]:
+    """(blocks, hidden, heads, MLP width) of the denoiser: from its config where the catalogue has
+    it (every DiT), else the typical-depth proxy of its parameter count (the UNets)."""
+    den = _denoiser(spec)
+    h = den.hidden_size or spec.hidden_size or dif.denoiser_width(den.params_b * BILLION)
+    layers = den.layers or spec.layers or dif.DIT_TYPICAL_DEPTH
+    heads = den.attention_heads or spec.attention_heads or max(1, h // DIT_HEAD_DIM)
+    return layers, h, heads, den.intermediate_size or dif.DIT_MLP_RATIO * h
+
+
 def _component_bytes(req: Request, spec: ModelSpec, role: str) -> list[float]:
+    if role == "text_encoder" and req.text_encoder_on_cpu:
+        return []  # encoded on the CPU; only the embeddings reach the GPU
     return [
         weight_bytes(c.params_b * BILLION, bits_per_weight(_component_precision(req, spec, c)))
         for c in spec.components
         if c.role == role
     ]
+
+
+def _quantized_on_load_params(req: Request, spec: ModelSpec) -> float:
+    """Parameters that bitsandbytes/torchao quantize on the GPU while the pipeline loads."""
+    return sum(
+        c.params_b * BILLION
+        for c in spec.components
+        if _component_precision(req, spec, c) in QUANTIZED_ON_LOAD
+        and not (c.role == "text_encoder" and req.text_encoder_on_cpu)
+    )
 
 
 def _latent_tokens(req: Request, spec: ModelSpec) -> int:
@@ -310,54 +341,62 @@ def _cfg_batch(spec: ModelSpec) -> int:
 
 
 def _diffusion_inference(req: Request, spec: ModelSpec) -> Breakdown:
-    den_w = sum(_component_bytes(req, spec, "denoiser"))
+    denoisers = _component_bytes(req, spec, "denoiser")  # Wan 2.2 A14B: two experts, both loaded
     te = _component_bytes(req, spec, "text_encoder")
     vae_w = sum(_component_bytes(req, spec, "vae"))
     den_precision = _component_precision(req, spec, _denoiser(spec))
     e = 4 if den_precision is Precision.FP32 else 2
-    h = spec.hidden_size or dif.denoiser_width(_denoiser(spec).params_b * BILLION)
-    den_act = dif.denoiser_activation_bytes(_latent_tokens(req, spec), req.images * _cfg_batch(spec), h, e)
+    blocks, h, _, i = denoiser_shape(spec)
+    den_act = dif.denoiser_activation_bytes(_latent_tokens(req, spec), req.images * _cfg_batch(spec), h, e, i)
     vae_dec = _vae_decode(req, spec)
+    on_load = _quantized_on_load_params(req, spec)
     if req.cpu_offload is CpuOffload.NONE:
-        parts = {"weights": den_w + vae_w, "text_encoders": sum(te)}
+        parts = {"weights": sum(denoisers) + vae_w, "text_encoders": sum(te)}
         peak_act = {"activations": den_act} if den_act >= vae_dec else {"vae_decode": vae_dec}
         parts |= peak_act
-    else:
-        if req.cpu_offload is CpuOffload.SEQUENTIAL:
-            blocks = spec.layers or DEFAULT_DENOISER_BLOCKS
-            den_w = dif.sequential_offload_resident(den_w, blocks)
-            te = [dif.sequential_offload_resident(t, blocks) for t in te]
-        # model offload: one component on the GPU at a time; the peak is the largest stage
-        stages = [
-            {"text_encoders": max(te, default=0.0)},
-            {"weights": den_w, "activations": den_act},
-            {"weights": vae_w, "vae_decode": vae_dec},
-        ]
-        parts = max(stages, key=lambda s: sum(s.values()))
-    dynamic = parts.get("activations", 0.0) + parts.get("vae_decode", 0.0)
-    on_load = sum(
-        c.params_b * BILLION
-        for c in spec.components
-        if _component_precision(req, spec, c) in QUANTIZED_ON_LOAD
-    )
-    return _with_overhead(parts, dynamic, req, on_load if req.cpu_offload is CpuOffload.NONE else 0.0)
+        dynamic = parts.get("activations", 0.0) + parts.get("vae_decode", 0.0)
+        return _with_overhead(parts, dynamic, req, on_load)
+    if req.cpu_offload is CpuOffload.SEQUENTIAL:
+        denoisers = [dif.sequential_offload_resident(d, blocks) for d in denoisers]
+        te = [dif.sequential_offload_resident(t, blocks) for t in te]
+    # model offload: one component on the GPU at a time; the peak is the largest stage
+    stages = [
+        {"text_encoders": max(te, default=0.0)},
+        *({"weights": d, "activations": den_act} for d in denoisers),
+        {"weights": vae_w, "vae_decode": vae_dec},
+    ]
+    run = max(stages, key=lambda s: sum(s.values()))
+    run = _with_overhead(run, run.get("activations", 0.0) + run.get("vae_decode", 0.0), req)
+    if not on_load:
+        return run
+    # bitsandbytes quantizes on the GPU as each component loads; the quantized components stay
+    # there until the offload hooks move them to the CPU: the peak is max(load, run).
+    quantized = [c for c in spec.components if _component_precision(req, spec, c) in QUANTIZED_ON_LOAD]
+    load: Breakdown = {"weights": 0.0, "text_encoders": 0.0}
+    for c in quantized:
+        if c.role == "text_encoder" and req.text_encoder_on_cpu:
+            continue
+        key = "text_encoders" if c.role == "text_encoder" else "weights"
+        load[key] += weight_bytes(c.params_b * BILLION, bits_per_weight(_component_precision(req, spec, c)))
+    load = _with_overhead(load, 0.0, req, on_load)
+    return max(run, load, key=lambda s: sum(s.values()))
 
 
 def _diffusion_training(req: Request, spec: ModelSpec) -> Breakdown:
-    """Fine-tuning the denoiser (DreamBooth, LoRA); text encoders and VAE frozen and resident."""
+    """Fine-tuning the denoiser (DreamBooth, LoRA); text encoders and VAE frozen and resident.
+    Across GPUs as LLM training: DDP replicas keep gradient buckets, ZeRO/FSDP shard the denoiser's
+    states, gradients and (ZeRO-3/FSDP) parameters; the frozen components stay whole on every GPU."""
     assert req.precision and req.mixed_precision
     den = _denoiser(spec)
     P = den.params_b * BILLION
-    L = spec.layers or dif.DIT_TYPICAL_DEPTH
-    h = spec.hidden_size or dif.denoiser_width(P)
-    a = spec.attention_heads or max(1, h // DIT_HEAD_DIM)
+    L, h, a, i = denoiser_shape(spec)
     arch = Arch(
         L=L,
         h=h,
         a=a,
         k=a,
         d=h // a,
-        i=4 * h,
+        i=i,
         V=0,
         experts=1,
         active_experts=1,
@@ -367,23 +406,39 @@ def _diffusion_training(req: Request, spec: ModelSpec) -> Breakdown:
         dropout=0.0,
         attention_dropout=0.0,
     )
+    n, sharding = req.num_gpus, req.sharding
     mixed = req.mixed_precision is not MixedPrecision.NONE
     e = compute_bytes(_component_precision(req, spec, den), req.mixed_precision)
+    autocast_copy = 0.0
     if req.method is Method.FULL:
         pb = FP32 if mixed else bytes_per_weight(req.precision)
         weights = P * pb
-        autocast_copy = tr.autocast_weight_copy_bytes(P, e) if mixed else 0.0
-        grads = tr.gradient_bytes(P, pb)
+        grad_bytes = pb
         states = tr.optimizer_state_bytes(P, req.optimizer, pb, h)
+        if mixed and sharding is Sharding.NONE:
+            autocast_copy = tr.autocast_weight_copy_bytes(P, e)
+        elif mixed:  # ZeRO/FSDP mixed precision: 16-bit params and grads, fp32 master in the states
+            weights, grad_bytes = P * 2, 2
+            states += tr.master_weight_bytes(P)
+        grads = tr.gradient_bytes(P, grad_bytes)
         temporaries = tr.optimizer_step_temporary_bytes(req.optimizer, h * arch.i, pb)
     else:
-        base = Precision.NF4 if req.method is Method.QLORA else _component_precision(req, spec, den)
+        quantized_base = req.method is Method.QLORA and bits_per_weight(req.precision) < 16
+        base = req.precision if quantized_base else Precision.NF4 if req.method is Method.QLORA else (
+            _component_precision(req, spec, den)
+        )
         adapters = tr.lora_params(arch, req.lora_rank, req.lora_targets)
         weights = weight_bytes(P, bits_per_weight(base)) + weight_bytes(adapters, 32)
-        autocast_copy = 0.0
         grads = tr.gradient_bytes(adapters, FP32)
         states = tr.optimizer_state_bytes(adapters, req.optimizer, FP32, h)
         temporaries = tr.optimizer_step_temporary_bytes(req.optimizer, req.lora_rank * arch.i, FP32)
+    shard_states, shard_grads, shard_params = tr.shards(sharding)
+    buckets = tr.ddp_bucket_bytes(grads) if n > 1 and sharding is Sharding.NONE else 0.0
+    if n > 1:
+        states = tr.zero_shard(states, n) if shard_states else states
+        grads = tr.zero_shard(grads, n) if shard_grads else grads
+        if shard_params:
+            weights = tr.zero_shard(weights, n) + tr.gathered_layer_bytes(arch, P, e)
     weights += sum(_component_bytes(req, spec, "vae"))  # frozen, resident
     tokens = _latent_tokens(req, spec)
     activations = act.training_activation_bytes(
@@ -395,7 +450,7 @@ def _diffusion_training(req: Request, spec: ModelSpec) -> Breakdown:
         autocast_copy=autocast_copy,
         states=states,
         grads=grads,
-        buckets=0.0,
+        buckets=buckets,
         activations=activations,
         loss=0.0,
         first_grads=(0.0, 0.0),

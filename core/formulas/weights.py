@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from core.contract import Precision
+from core.formulas.gguf import gguf_weight_bytes
 from core.formulas.params import Arch, embedding_params, mlp_params_per_layer
-from core.precision import EXPERTS_ONLY_ON_MOE, bits_per_weight, embedding_bits
+from core.precision import EXPERTS_ONLY_ON_MOE, bits_per_weight, embedding_bits, is_gguf
 
 
 def weight_bytes(params: float, bits: float) -> float:
@@ -16,7 +17,10 @@ def model_weight_bytes(params: float, precision: Precision, arch: Arch | None) -
     """Whole model: quantizers that leave embeddings and LM head in 16 bits are counted so.
 
     Without an architecture the embeddings are unknown and everything takes the format's bits.
+    GGUF files are sized tensor by tensor with llama.cpp's quantization mix (core.formulas.gguf).
     """
+    if arch is not None and is_gguf(precision):
+        return gguf_weight_bytes(precision, arch) * params / arch.params
     bits = bits_per_weight(precision)
     wide = embedding_bits(precision)
     if arch is None or wide == bits:

@@ -160,7 +160,9 @@ def test_diffusion_fine_tuning_goes_through_training() -> None:
 
 def test_video_frames_and_offload() -> None:
     base = {"task": "video_generation", "model": "wan2.1-t2v-14b", "resolution": [1280, 720]}
-    assert run(**base, frames=81).total_bytes > run(**base, frames=33).total_bytes
+    # With Wan's real shape (5120 wide, ffn 13824) the causal VAE decode of 720p (4 frames at once)
+    # outweighs the denoiser's working set up to ~100 frames; past that, more frames cost more.
+    assert run(**base, frames=161).total_bytes > run(**base, frames=81).total_bytes
     none, model, seq = (run(**base, cpu_offload=m).total_bytes for m in ("none", "model", "sequential"))
     assert none > model > seq
 
