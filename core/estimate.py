@@ -58,7 +58,8 @@ def estimate(request: Request | dict[str, Any], catalog: Catalog | None = None) 
     req = parse_request(request)
     catalog = catalog or default_catalog()
     spec, resolved, assumptions = resolve_model(req.model, catalog)
-    filled, default_notes = fill_defaults(req, spec)
+    named = [catalog.gpus[g] for g in req.gpus or [] if g in catalog.gpus]
+    filled, default_notes = fill_defaults(req, spec, no_bf16=bool(named) and not any(g.bf16 for g in named))
     arch = arch_of(spec)
     limit = max_model_split(filled.task, filled.engine, arch.L, arch.a) if arch else None
     if limit is not None and filled.num_gpus > limit:
@@ -104,8 +105,11 @@ def parse_request(request: Request | dict[str, Any]) -> Request:
         raise CoreError(f"{field or 'request'}: {first['msg']}", field=field) from e
 
 
-def fill_defaults(req: Request, spec: ModelSpec) -> tuple[Request, list[Assumption]]:
-    """The request with every documented default filled in, and what was assumed."""
+def fill_defaults(req: Request, spec: ModelSpec, no_bf16: bool = False) -> tuple[Request, list[Assumption]]:
+    """The request with every documented default filled in, and what was assumed.
+
+    `no_bf16`: the cards the request names have no bf16 (T4, V100: compute capability below 8.0);
+    a 16-bit default is then fp16, as torch_dtype=float16 is what runs there."""
     diffusion = spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO)
     _check_task(req, spec)
     notes: list[Assumption] = []
@@ -121,6 +125,9 @@ def fill_defaults(req: Request, spec: ModelSpec) -> tuple[Request, list[Assumpti
             precision = spec.native_precision
         else:
             precision = Precision.BF16  # training dequantizes a quantized checkpoint to bf16
+        if no_bf16 and precision is Precision.BF16:
+            precision = Precision.FP16
+            notes.append(note("no_bf16_fp16"))
         if precision is spec.native_precision and req.task is Task.INFERENCE:
             notes.append(
                 note(
@@ -138,8 +145,9 @@ def fill_defaults(req: Request, spec: ModelSpec) -> tuple[Request, list[Assumpti
     elif (
         req.task is Task.TRAINING
         and req.method is Method.QLORA
-        and precision not in (Precision.NF4, Precision.INT4, Precision.GPTQ_INT4, Precision.AWQ_INT4)
-    ):
+        and precision
+        not in (Precision.NF4, Precision.INT4, Precision.GPTQ_INT4, Precision.AWQ_INT4, Precision.INT8)
+    ):  # an int8 base (bitsandbytes load_in_8bit + LoRA, peft's 8-bit recipe) stays int8
         notes.append(
             note(
                 "qlora_base_nf4",

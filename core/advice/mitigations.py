@@ -115,6 +115,10 @@ def mitigations(
             add("vae_tiling", dict(vae_tiling=True), vae_tiling=1)
         if req.images > 1 and not req.vae_slicing:
             add("vae_slicing", dict(vae_slicing=True), vae_slicing=1)
+        if req.cpu_offload is CpuOffload.NONE:
+            # the standard recipe (FLUX.1 model card: `pipe.enable_model_cpu_offload()`): the same
+            # output, each component on the GPU only while it runs; before any cut in quality
+            add("cpu_offload", dict(cpu_offload=CpuOffload.MODEL), cpu_offload="model", experiments_only=0)
         if req.images > 1:
             add("fewer_images", dict(images=1), images=1)
         if req.frames and req.frames > 1:
@@ -141,7 +145,7 @@ def mitigations(
                     **_str_values(sizer.count_changes(n)),
                 )
                 break
-    _offload_mitigations(req, add)
+    _offload_mitigations(req, add, diffusion)
     return out
 
 
@@ -178,12 +182,16 @@ def _training_mitigations(
         add("shard", dict(sharding=Sharding.ZERO3), sharding="zero3")
 
 
-def _offload_mitigations(req: Request, add: Callable[..., None]) -> None:
+def _offload_mitigations(req: Request, add: Callable[..., None], diffusion: bool = False) -> None:
     """Last resort, for experiments: several times slower. `model` then `sequential`, as the request's
-    `cpu_offload` field means them (for language models `model` already streams every layer)."""
+    `cpu_offload` field means them (for language models `model` already streams every layer). A
+    diffusion pipeline's model offload is no last resort (offered with the VAE options); only
+    its sequential offload is."""
     modes = [CpuOffload.MODEL, CpuOffload.SEQUENTIAL]
     if req.task is Task.INFERENCE:
         modes = [CpuOffload.MODEL]
+    elif diffusion and req.task is not Task.TRAINING:
+        modes = [CpuOffload.SEQUENTIAL]
     elif req.task is Task.TRAINING and req.method is not Method.FULL:
         modes = [CpuOffload.SEQUENTIAL]  # LoRA has next to no optimizer state to offload
     for mode in modes:

@@ -13,7 +13,7 @@ from pydantic import TypeAdapter
 from core.contract import Engine, Request, Sharding, Task, Verdict, VerdictKind
 from core.formulas.params import Arch
 from core.formulas.peak import peak_breakdown
-from core.specs import GpuSpec, ModelSpec
+from core.specs import GpuSpec, ModelKind, ModelSpec
 
 CARD_COUNTS = (1, 2, 4, 8)
 # Below 10% free memory a run is "tight": allocator fragmentation and spikes (longer prompts, a
@@ -46,7 +46,14 @@ class Sizer:
 
     def splits(self, count: int) -> bool:
         """Whether `count` GPUs can run the request: vLLM's tensor parallelism needs the attention
-        heads to divide evenly (vLLM `verify_with_parallel_config`)."""
+        heads to divide evenly (vLLM `verify_with_parallel_config`). A diffusion pipeline generates
+        on one card (diffusers has no model split): more cards never help it, so none are sized."""
+        if (
+            count > 1
+            and self.spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO)
+            and self.req.task is not Task.TRAINING
+        ):
+            return False
         return tensor_parallel_divides(self.req, self.arch, count)
 
     def count_changes(self, count: int) -> dict[str, Any]:

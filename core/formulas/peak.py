@@ -423,10 +423,9 @@ def _diffusion_training(req: Request, spec: ModelSpec) -> Breakdown:
         grads = tr.gradient_bytes(P, grad_bytes)
         temporaries = tr.optimizer_step_temporary_bytes(req.optimizer, h * arch.i, pb)
     else:
-        quantized_base = req.method is Method.QLORA and bits_per_weight(req.precision) < 16
-        base = req.precision if quantized_base else Precision.NF4 if req.method is Method.QLORA else (
-            _component_precision(req, spec, den)
-        )
+        base = _component_precision(req, spec, den)
+        if req.method is Method.QLORA:  # an int8 or 4-bit base as asked, else NF4
+            base = req.precision if bits_per_weight(req.precision) < 16 else Precision.NF4
         adapters = tr.lora_params(arch, req.lora_rank, req.lora_targets)
         weights = weight_bytes(P, bits_per_weight(base)) + weight_bytes(adapters, 32)
         grads = tr.gradient_bytes(adapters, FP32)

@@ -141,7 +141,10 @@ action-shard = shard the training state across the cards ({ $sharding })
 action-lower_resolution = a lower resolution: { NUMBER($width, useGrouping: 0) }×{ NUMBER($height, useGrouping: 0) }
 action-smaller_model = a smaller model: { $model }
 action-more_gpus = use { $num_gpus } cards
-action-cpu_offload = CPU offload ({ $cpu_offload }): a last resort, for experiments only, much slower
+action-cpu_offload = { $experiments_only ->
+    [0] model CPU offload: each component on the GPU only while it runs (the recipe of the FLUX model card), the same output, a little slower
+   *[other] CPU offload ({ $cpu_offload }): a last resort, for experiments only, much slower
+}
 
 ## Assumptions (args are the Assumption's params)
 assumption-parse_gguf_default = GGUF without a type: assumed Q4_K_M, the most common choice.
@@ -163,6 +166,7 @@ assumption-huggingface_params_from_config = Parameters computed from config.json
 }.
 
 assumption-default_precision = Weights in { $precision } (precision not given).
+assumption-no_bf16_fp16 = The named card has no bf16 (compute capability below 8.0): weights and compute in fp16.
 assumption-native_precision = Weights in { $precision }, as the published checkpoint ships (precision not given).
 assumption-experts_only_quantized = { $precision } quantizes the expert MLPs only; attention, router, token embeddings and the LM head stay 16-bit (as GPT-OSS ships).
 assumption-qlora_base_nf4 = QLoRA keeps the base in 4-bit NF4; { $compute } is the compute dtype.
@@ -192,7 +196,10 @@ assumption-training_peak_backward = Peak at the start of the backward pass: weig
 assumption-training_peak_optimizer_step = Peak at the optimizer step: weights, all gradients and optimizer states; the activations of the micro-batch are freed by then.
 assumption-training_peak_accumulation = Peak at the start of the backward pass: with { $steps } accumulation steps the gradients stay allocated next to the weights, optimizer states and activations.
 assumption-vae_decode_fp32 = The VAE decode at { NUMBER($width, useGrouping: 0) }×{ NUMBER($height, useGrouping: 0) } is counted in fp32.
-assumption-cpu_offload_slow = CPU offload ({ $cpu_offload }) keeps only part of the pipeline on the GPU; generation is several times slower.
+assumption-cpu_offload_slow = { $cpu_offload ->
+    [model] Model CPU offload (diffusers enable_model_cpu_offload, the standard recipe of the FLUX model card): one component on the GPU at a time; a little slower for the transfers.
+   *[other] CPU offload ({ $cpu_offload }) keeps one block of the pipeline on the GPU at a time; generation is several times slower.
+}
 assumption-cfg_single_pass = One denoiser pass at a time (guidance-distilled, or guidance passes run one after another).
 assumption-cfg_double_batch = Classifier-free guidance: the denoiser runs a batch of 2 per image.
 assumption-vllm_preallocates = vLLM reserves 90% of each GPU by default (gpu_memory_utilization) and fills the rest with KV cache; the estimate is what this workload needs.

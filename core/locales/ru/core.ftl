@@ -142,7 +142,10 @@ action-more_gpus = взять { $num_gpus ->
     [few] { $num_gpus } карты
    *[many] { $num_gpus } карт
 }
-action-cpu_offload = выгрузка на CPU ({ $cpu_offload }): крайний случай, только для экспериментов, намного медленнее
+action-cpu_offload = { $experiments_only ->
+    [0] выгрузка модели на CPU: каждый компонент на карте только пока работает (рецепт из карточки FLUX), тот же результат, чуть медленнее
+   *[other] выгрузка на CPU ({ $cpu_offload }): крайний случай, только для экспериментов, намного медленнее
+}
 
 ## Допущения (аргументы — params допущения)
 assumption-parse_gguf_default = GGUF без указания типа: взят Q4_K_M, самый распространённый.
@@ -168,6 +171,7 @@ assumption-huggingface_params_from_config = Параметры вычислен�
 }.
 
 assumption-default_precision = Веса в { $precision } (точность не указана).
+assumption-no_bf16_fp16 = У указанной карты нет bf16 (compute capability ниже 8.0): веса и вычисления в fp16.
 assumption-native_precision = Веса в { $precision }, как опубликован чекпоинт (точность не указана).
 assumption-experts_only_quantized = { $precision } квантует только MLP экспертов; внимание, роутер, эмбеддинги и LM head остаются 16-битными (как поставляется GPT-OSS).
 assumption-qlora_base_nf4 = QLoRA хранит базу в 4-битном NF4; { $compute } — тип вычислений.
@@ -218,7 +222,10 @@ assumption-training_peak_accumulation = Пик в начале обратног�
    *[many] шагов
 } они остаются в памяти рядом с весами, состояниями оптимизатора и активациями.
 assumption-vae_decode_fp32 = Декодирование VAE при { NUMBER($width, useGrouping: 0) }×{ NUMBER($height, useGrouping: 0) } посчитано в fp32.
-assumption-cpu_offload_slow = Выгрузка на CPU ({ $cpu_offload }) держит на карте только часть пайплайна; генерация в разы медленнее.
+assumption-cpu_offload_slow = { $cpu_offload ->
+    [model] Выгрузка модели на CPU (enable_model_cpu_offload в diffusers, стандартный рецепт из карточки FLUX): на карте один компонент за раз; чуть медленнее из-за передач.
+   *[other] Выгрузка на CPU ({ $cpu_offload }) держит на карте по одному блоку пайплайна; генерация в разы медленнее.
+}
 assumption-cfg_single_pass = Денойзер работает по одному проходу (модель с дистиллированным guidance или проходы guidance идут друг за другом).
 assumption-cfg_double_batch = Classifier-free guidance: денойзер считает батч из 2 на каждое изображение.
 assumption-vllm_preallocates = vLLM по умолчанию занимает 90 % каждой карты (gpu_memory_utilization) и заполняет остаток KV-кэшем; оценка — то, что нужно этой нагрузке.
