@@ -479,6 +479,19 @@ _NOT_PLAIN_DECODERS = {
     "deepseek-v3": "MLA low-rank attention and a shared expert",
     "deepseek-r1": "MLA low-rank attention and a shared expert",
     "opt-350m": "embeddings are 512 wide with projections to 1024",
+    "qwen3-vl-8b": "total includes the vision encoder",
+    "qwen3-vl-30b-a3b": "total includes the vision encoder",
+    "qwen3-vl-32b": "total includes the vision encoder",
+    "mistral-small-3.1-24b": "total includes the Pixtral vision encoder",
+    "llama-4-scout": "a shared expert beside the routed ones, and the vision encoder",
+    "llama-4-maverick": "routed experts in every other layer only (interleave_moe_layer_step 2)",
+    "deepseek-v3.1": "MLA low-rank attention and a shared expert",
+    "kimi-k2": "MLA low-rank attention and a shared expert",
+    "glm-4.5": "dense first layers and a shared expert",
+    "glm-4.5-air": "a dense first layer and a shared expert",
+    "glm-4.6": "dense first layers and a shared expert",
+    "gemma-3n-e4b": "per-layer embeddings, vision and audio encoders in the raw total",
+    "gemma-3n-e2b": "per-layer embeddings, vision and audio encoders in the raw total",
 }
 
 
