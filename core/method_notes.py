@@ -55,7 +55,7 @@ def method_notes(
                 precision=str(req.precision),
             )
         )
-    if is_gguf(req.precision):
+    if is_gguf(req.precision) and spec.kind not in (ModelKind.IMAGE, ModelKind.VIDEO):
         notes.append(
             note(
                 "gguf_average_bits",
@@ -202,4 +202,8 @@ def _diffusion_notes(req: Request, spec: ModelSpec) -> list[Assumption]:
                 cpu_offload=str(req.cpu_offload),
             )
         )
+    if req.precision and is_gguf(req.precision) and req.quantized_components is None:
+        notes.append(note("gguf_denoiser_only", precision=str(req.precision)))
+    if req.text_encoder_on_cpu:
+        notes.append(note("text_encoder_cpu"))
     return notes

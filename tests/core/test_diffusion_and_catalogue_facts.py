@@ -200,6 +200,7 @@ def test_gguf_quantizes_the_transformer_only() -> None:
     assert gguf.breakdown["text_encoders"] == bf16.breakdown["text_encoders"]  # T5 stays 16-bit
     assert nf4.breakdown["text_encoders"] < bf16.breakdown["text_encoders"]  # bnb recipe: T5 too
     assert gguf.breakdown["weights"] < bf16.breakdown["weights"]
+    assert "gguf_denoiser_only" in {a.code for a in gguf.assumptions}
 
 
 def test_quantized_components_name_what_is_quantized() -> None:
@@ -215,6 +216,7 @@ def test_text_encoder_on_the_cpu() -> None:
     on_cpu = run(task="video_generation", model="wan2.1-t2v-14b", text_encoder_on_cpu=True)
     on_gpu = run(task="video_generation", model="wan2.1-t2v-14b")
     assert "text_encoders" not in on_cpu.breakdown
+    assert "text_encoder_cpu" in {a.code for a in on_cpu.assumptions}
     assert on_gpu.total_bytes - on_cpu.total_bytes == pytest.approx(5.68e9 * 2, rel=0.01)
 
 

@@ -177,7 +177,7 @@ assumption-default_checkpointing_qlora = Gradient checkpointing on, as the usual
 assumption-overhead = Overhead: the CUDA context of each GPU plus the PyTorch allocator reserve.
 assumption-moe_total_params = Mixture of experts: memory holds all { $total_b }B parameters; speed follows the { $active_b }B active per token.
 assumption-embeddings_wide = { $precision } quantizes the linear layers only; token embeddings and the LM head stay 16-bit.
-assumption-gguf_average_bits = { $precision } counted at llama.cpp's whole-file average bits per weight (mixed tensor types included).
+assumption-gguf_average_bits = { $precision } sized tensor by tensor with llama.cpp's quantization mix (wider output, attn_v and ffn_down layers).
 assumption-kv_full_context = KV cache for { $concurrency } { $concurrency ->
     [one] sequence
    *[other] sequences
@@ -200,6 +200,8 @@ assumption-cpu_offload_slow = { $cpu_offload ->
     [model] Model CPU offload (diffusers enable_model_cpu_offload, the standard recipe of the FLUX model card): one component on the GPU at a time; a little slower for the transfers.
    *[other] CPU offload ({ $cpu_offload }) keeps one block of the pipeline on the GPU at a time; generation is several times slower.
 }
+assumption-gguf_denoiser_only = A { $precision } GGUF file holds the transformer only: the text encoders and the VAE load from the 16-bit repo (diffusers GGUFQuantizationConfig).
+assumption-text_encoder_cpu = The text encoders run on the CPU (as Wan's --t5_cpu): none of their weights on the GPU; encoding the prompt takes longer.
 assumption-cfg_single_pass = One denoiser pass at a time (guidance-distilled, or guidance passes run one after another).
 assumption-cfg_double_batch = Classifier-free guidance: the denoiser runs a batch of 2 per image.
 assumption-vllm_preallocates = vLLM reserves 90% of each GPU by default (gpu_memory_utilization) and fills the rest with KV cache; the estimate is what this workload needs.

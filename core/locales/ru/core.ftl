@@ -194,7 +194,7 @@ assumption-default_checkpointing_qlora = Gradient checkpointing включён, 
 assumption-overhead = Накладные расходы: контекст CUDA на каждой карте плюс резерв аллокатора PyTorch.
 assumption-moe_total_params = Смесь экспертов: в памяти все { $total_b } млрд параметров; скорость определяют { $active_b } млрд активных на токен.
 assumption-embeddings_wide = { $precision } квантует только линейные слои; эмбеддинги и LM head остаются 16-битными.
-assumption-gguf_average_bits = { $precision } посчитан по среднему числу бит на вес для всего файла llama.cpp (со смешанными типами тензоров).
+assumption-gguf_average_bits = { $precision } посчитан по тензорам, как их квантует llama.cpp (выход, attn_v и ffn_down шире).
 assumption-kv_full_context = KV-кэш на { $concurrency } { $concurrency ->
     [one] последовательность
     [few] последовательности
@@ -226,6 +226,8 @@ assumption-cpu_offload_slow = { $cpu_offload ->
     [model] Выгрузка модели на CPU (enable_model_cpu_offload в diffusers, стандартный рецепт из карточки FLUX): на карте один компонент за раз; чуть медленнее из-за передач.
    *[other] Выгрузка на CPU ({ $cpu_offload }) держит на карте по одному блоку пайплайна; генерация в разы медленнее.
 }
+assumption-gguf_denoiser_only = GGUF-файл { $precision } содержит только трансформер: текстовые энкодеры и VAE грузятся из 16-битного репозитория (GGUFQuantizationConfig в diffusers).
+assumption-text_encoder_cpu = Текстовые энкодеры работают на CPU (как --t5_cpu у Wan): их весов на карте нет; кодирование промпта дольше.
 assumption-cfg_single_pass = Денойзер работает по одному проходу (модель с дистиллированным guidance или проходы guidance идут друг за другом).
 assumption-cfg_double_batch = Classifier-free guidance: денойзер считает батч из 2 на каждое изображение.
 assumption-vllm_preallocates = vLLM по умолчанию занимает 90 % каждой карты (gpu_memory_utilization) и заполняет остаток KV-кэшем; оценка — то, что нужно этой нагрузке.
