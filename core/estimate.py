@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from core.accuracy import uncertainty
 from core.advice import advise
 from core.catalog import Catalog, default_catalog
 from core.contract import (
@@ -40,12 +41,11 @@ DEFAULT_SEQ_LEN = 2048
 DEFAULT_RESOLUTION = (1024, 1024)
 DEFAULT_FRAMES = 49  # CogVideoX / HunyuanVideo-style clip when a video model states none
 
-# Range around the point estimate. The calibration cases with stated settings land within about
-# ±10% (docs/estimator.md); unknown architecture or pipeline details widen it.
-BASE_UNCERTAINTY = 0.10
-TYPICAL_ARCH_UNCERTAINTY = 0.15  # model known by size only: layers, KV heads and vocab guessed
-DIFFUSION_UNCERTAINTY = 0.15  # VAE decode and denoiser working set are coarse (one fitted constant)
-TRAINING_UNCERTAINTY = 0.05  # sequence packing, allocator churn across steps
+# Range around the point estimate: the measured p90 |error| of the request's workload class
+# (core/accuracy.py, generated from the calibration cases); a model known by size only adds this
+# (layers, KV heads and vocab guessed). The low end never goes below zero: capped at ±90%.
+TYPICAL_ARCH_UNCERTAINTY = 0.15
+MAX_UNCERTAINTY = 0.9
 
 _LLM_TASKS = (Task.INFERENCE, Task.TRAINING)
 
@@ -70,13 +70,20 @@ def estimate(request: Request | dict[str, Any], catalog: Catalog | None = None) 
     breakdown = {k: round(v) for k, v in parts.items() if v > 0 or k == "overhead"}
     total = sum(breakdown.values())
     advice = advise(filled, spec, arch, catalog, total)
-    notes = [*assumptions, *default_notes, *method_notes(filled, spec, arch, parts), *advice.assumptions]
+    value_range, range_notes = _range(total, filled, resolved)
+    notes = [
+        *assumptions,
+        *default_notes,
+        *method_notes(filled, spec, arch, parts),
+        *advice.assumptions,
+        *range_notes,
+    ]
     return Result(
         request=filled,
         model=resolved,
         total_bytes=total,
         breakdown=breakdown,
-        range=_range(total, filled, resolved, spec),
+        range=value_range,
         verdicts=advice.verdicts,
         recommendation=advice.recommendation,
         alternatives=advice.alternatives,
@@ -256,12 +263,28 @@ def _check_task(req: Request, spec: ModelSpec) -> None:
         raise EstimateError(f"llama.cpp runs GGUF formats, not {req.precision}", "precision")
 
 
-def _range(total: int, req: Request, resolved: ResolvedModel, spec: ModelSpec) -> Range:
-    u = BASE_UNCERTAINTY
+def _range(total: int, req: Request, resolved: ResolvedModel) -> tuple[Range, list[Assumption]]:
+    """± the measured p90 |error| of the request's workload class (core/data/accuracy.toml), doubled
+    outside the parameters that class was measured on (said in a note); a model known by its size
+    only adds TYPICAL_ARCH_UNCERTAINTY (its architecture is guessed, which no case measures)."""
+    found = uncertainty(req, resolved.params_b)
+    u = found.fraction
     if resolved.source == "size":
         u += TYPICAL_ARCH_UNCERTAINTY
-    if spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO):
-        u += DIFFUSION_UNCERTAINTY
-    if req.task is Task.TRAINING:
-        u += TRAINING_UNCERTAINTY
-    return Range(low_bytes=round(total * (1 - u)), high_bytes=round(total * (1 + u)))
+    percent = round(100 * min(u, MAX_UNCERTAINTY))
+    notes = [
+        note(
+            "outside_measured_range",
+            workload=found.class_id,
+            dimension=o.dimension,
+            value=f"{o.value:g}",
+            low=f"{o.low:g}",
+            high=f"{o.high:g}",
+            percent=percent,
+        )
+        for o in found.outside
+    ]
+    if not found.measured:
+        notes.append(note("few_measured_cases", workload=found.class_id, cases=found.cases, percent=percent))
+    u = min(u, MAX_UNCERTAINTY)
+    return Range(low_bytes=round(total * (1 - u)), high_bytes=round(total * (1 + u))), notes

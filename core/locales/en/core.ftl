@@ -207,6 +207,16 @@ assumption-cfg_double_batch = Classifier-free guidance: the denoiser runs a batc
 assumption-vllm_preallocates = vLLM reserves 90% of each GPU by default (gpu_memory_utilization) and fills the rest with KV cache; the estimate is what this workload needs.
 assumption-cpu_offload_layers = CPU offload ({ $cpu_offload }): the weights stream from CPU RAM one layer at a time; several times slower.
 assumption-cpu_offload_zero = CPU offload ({ $cpu_offload }) as DeepSpeed ZeRO-Offload does it: optimizer states (with sequential also the parameters) live in CPU RAM; several times slower.
+assumption-outside_measured_range = { $dimension ->
+    [params_b] The model size ({ $value }B)
+    [tokens] The length of { $value } tokens
+    [batch] A batch of { $value }
+    [num_gpus] { $value } GPUs
+    [megapixels] { $value } megapixels a frame
+    [frames] { $value } frames
+   *[other] { $dimension } = { $value }
+} lies outside what was measured for this kind of workload ({ $low }–{ $high }): the range is widened to ±{ $percent }%.
+assumption-few_measured_cases = Few published measurements of this kind of workload ({ $cases }): the range ±{ $percent }% is the error over all measured cases.
 assumption-decode_bandwidth_bound = Decode speed = memory bandwidth × { NUMBER($efficiency, style: "percent") } / bytes read per token (weights + KV cache).
 
 ## Request fields, for error messages

@@ -233,6 +233,16 @@ assumption-cfg_double_batch = Classifier-free guidance: денойзер счи�
 assumption-vllm_preallocates = vLLM по умолчанию занимает 90 % каждой карты (gpu_memory_utilization) и заполняет остаток KV-кэшем; оценка — то, что нужно этой нагрузке.
 assumption-cpu_offload_layers = Выгрузка на CPU ({ $cpu_offload }): веса подгружаются из ОЗУ по одному слою; в разы медленнее.
 assumption-cpu_offload_zero = Выгрузка на CPU ({ $cpu_offload }) как в DeepSpeed ZeRO-Offload: состояния оптимизатора (при sequential и параметры) живут в ОЗУ; в разы медленнее.
+assumption-outside_measured_range = { $dimension ->
+    [params_b] Размер модели ({ $value }B)
+    [tokens] Длина { $value } токенов
+    [batch] Батч { $value }
+    [num_gpus] { $value } GPU
+    [megapixels] { $value } мегапикселя на кадр
+    [frames] { $value } кадров
+   *[other] { $dimension } = { $value }
+} — вне того, что замерено для такой нагрузки ({ $low }–{ $high }): диапазон расширен до ±{ $percent }%.
+assumption-few_measured_cases = Опубликованных замеров такой нагрузки мало ({ $cases }): диапазон ±{ $percent }% — ошибка по всем замерам.
 assumption-decode_bandwidth_bound = Скорость декодирования = пропускная способность памяти × { NUMBER($efficiency, style: "percent") } / байты, читаемые на токен (веса + KV-кэш).
 
 ## Поля запроса, для сообщений об ошибках

@@ -1,36 +1,34 @@
-"""/about quotes the estimator's measured accuracy: the figures of `python bench/calibration_table.py`'s
-summary line, so that a change of the estimator or of its calibration cases cannot leave it stale."""
+"""/about quotes the estimator's measured accuracy: the figures of the generated core/data/accuracy.toml
+(`python bench/calibration_table.py --write`), so that a change of the estimator or of its calibration
+cases cannot leave it stale."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
+import tomllib
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from bot.handlers.commands import ACCURACY
 from tests.bot.e2e.conftest import Harness, text
 
-CALIBRATION_TABLE = Path(__file__).parents[3] / "bench" / "calibration_table.py"
+ACCURACY_FILE = Path(__file__).parents[3] / "core" / "data" / "accuracy.toml"
 
 
-def calibration_summary() -> Any:
-    spec = importlib.util.spec_from_file_location("calibration_table", CALIBRATION_TABLE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module.summarize()
-
-
-def test_about_figures_are_the_calibration_tables() -> None:
-    summary = calibration_summary()
-    assert (ACCURACY["cases"], ACCURACY["stated_cases"]) == (summary.cases, summary.stated_cases)
-    for name in ("median", "rules", "stated_median", "stated_rules"):
-        # as the table prints them: one decimal, in percent
-        assert f"{ACCURACY[name]:.1f}%" == f"{getattr(summary, name):.1%}", (name, summary.line())
+def test_about_figures_are_the_generated_accuracy_file() -> None:
+    """The figures come from core/data/accuracy.toml (which tests/core/test_calibration.py checks
+    against the estimator), in percent with one decimal."""
+    overall = tomllib.loads(ACCURACY_FILE.read_text())["overall"]
+    assert (ACCURACY["cases"], ACCURACY["stated_cases"]) == (overall["cases"], overall["stated_cases"])
+    for name, key in (
+        ("median", "median_abs_error"),
+        ("p90", "p90_abs_error"),
+        ("rules", "rules_median_abs_error"),
+        ("stated_median", "stated_median_abs_error"),
+        ("stated_rules", "stated_rules_median_abs_error"),
+    ):
+        assert ACCURACY[name] == round(100 * overall[key], 1), name
+    assert 0 < ACCURACY["range_low"] <= ACCURACY["range_high"]
 
 
 @pytest.mark.parametrize(("lang", "decimal"), [("ru", ","), ("en", ".")])
@@ -39,6 +37,6 @@ async def test_about_shows_them(harness: Harness, lang: str, decimal: str) -> No
     (reply,) = await user.send("/about")
     shown = reply.text or ""
     assert text("about", lang, **ACCURACY).split("\n")[-2] in shown
-    for name in ("median", "rules", "stated_median", "stated_rules"):
+    for name in ("median", "p90", "rules", "stated_median", "stated_rules", "range_low", "range_high"):
         assert f"{ACCURACY[name]:.1f}%".replace(".", decimal) in shown, name
     assert f"{ACCURACY['cases']} " in shown
