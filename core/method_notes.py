@@ -12,11 +12,14 @@ from core.contract import (
     Method,
     MixedPrecision,
     Request,
+    Sharding,
     Task,
 )
 from core.formulas.diffusion import SINGLE_PASS_FAMILIES
 from core.formulas.overhead import CUDA_CONTEXT_BYTES
 from core.formulas.params import Arch
+from core.formulas.peak import qlora_upcasts
+from core.formulas.training import ZERO_REDUCE_BUCKET_ELEMENTS
 from core.notes import note
 from core.precision import EXPERTS_ONLY_ON_MOE, KEEPS_EMBEDDINGS_WIDE, is_gguf
 from core.specs import ModelKind, ModelSpec
@@ -129,14 +132,22 @@ def _training_notes(req: Request, step_is_peak: bool) -> list[Assumption]:
                     "mixed_precision_zero",
                 )
             )
-    if req.method is not Method.FULL:
+    if req.method is not Method.FULL and req.engine is not Engine.TORCHTUNE:
         notes.append(
             note(
                 "lora_adapters_fp32",
                 rank=req.lora_rank,
             )
         )
-    if req.method is Method.QLORA and req.engine is not Engine.UNSLOTH:
+    if req.engine is Engine.TORCHTUNE:
+        notes.append(note("torchtune_features"))
+    if req.method is not Method.FULL and req.lora_dropout > 0:
+        notes.append(note("lora_dropout_inputs", dropout=req.lora_dropout))
+    if req.sharding in (Sharding.ZERO2, Sharding.ZERO3) or (
+        req.cpu_offload is not CpuOffload.NONE and req.sharding is not Sharding.FSDP
+    ):
+        notes.append(note("zero_buckets", bucket_elements=f"{ZERO_REDUCE_BUCKET_ELEMENTS:.0e}"))
+    if qlora_upcasts(req):
         notes.append(
             note(
                 "qlora_fp32_upcast",

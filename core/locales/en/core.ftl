@@ -78,6 +78,7 @@ engine-vllm = vLLM
 engine-llama_cpp = llama.cpp
 engine-diffusers = Diffusers
 engine-unsloth = Unsloth
+engine-torchtune = torchtune
 optimizer-adamw = AdamW
 optimizer-adamw_8bit = 8-bit AdamW
 optimizer-paged_adamw = paged AdamW
@@ -170,6 +171,11 @@ assumption-default_context = A context of { $context_length } tokens per sequenc
 assumption-context_beyond_model = The context is longer than the model's { $max_context } tokens; sized as asked.
 assumption-default_seq_len = Training sequences of { $seq_len } tokens (not given).
 assumption-default_checkpointing_qlora = Gradient checkpointing on, as the usual QLoRA recipe (peft) does (not given).
+assumption-default_checkpointing_trainers = Gradient checkpointing on, as the usual fine-tuning trainers do (TRL's SFTTrainer, LLaMA-Factory, Axolotl recipes, Unsloth) (not given).
+assumption-default_checkpointing_torchtune = Gradient checkpointing on, as torchtune's recipe configs set it (not given).
+assumption-torchtune_features = torchtune: the loss computed in 8 chunks (no full fp32 logits); adapters, their gradients and optimizer states in bf16.
+assumption-zero_buckets = DeepSpeed keeps a gradient bucket of { $bucket_elements } elements on each GPU (reduce_bucket_size); ZeRO-3 keeps the LM head and the parameters reused soon after gathered from forward into backward.
+assumption-lora_dropout_inputs = LoRA dropout { $dropout }: every adapted layer saves a dropped-out copy of its input and the mask for backward.
 assumption-overhead = Overhead: the CUDA context of each GPU plus the PyTorch allocator reserve.
 assumption-moe_total_params = Mixture of experts: memory holds all { $total_b }B parameters; speed follows the { $active_b }B active per token.
 assumption-embeddings_wide = { $precision } quantizes the linear layers only; token embeddings and the LM head stay 16-bit.
@@ -197,7 +203,7 @@ assumption-cfg_single_pass = One denoiser pass at a time (guidance-distilled, or
 assumption-cfg_double_batch = Classifier-free guidance: the denoiser runs a batch of 2 per image.
 assumption-vllm_preallocates = vLLM reserves 90% of each GPU by default (gpu_memory_utilization) and fills the rest with KV cache; the estimate is what this workload needs.
 assumption-cpu_offload_layers = CPU offload ({ $cpu_offload }): the weights stream from CPU RAM one layer at a time; several times slower.
-assumption-cpu_offload_zero = CPU offload ({ $cpu_offload }) as DeepSpeed ZeRO-Offload does it: optimizer states (with sequential also the parameters) live in CPU RAM; several times slower.
+assumption-cpu_offload_zero = CPU offload ({ $cpu_offload }) as DeepSpeed ZeRO-Offload does it: optimizer states, fp32 master weights and gradients (with sequential also the parameters, as FSDP's CPUOffload) live in CPU RAM; several times slower.
 assumption-decode_bandwidth_bound = Decode speed = memory bandwidth × { NUMBER($efficiency, style: "percent") } / bytes read per token (weights + KV cache).
 
 ## Request fields, for error messages
@@ -287,6 +293,7 @@ answer-verdicts = Does it fit:
 answer-speed = Speed on { $config }: ~{ $per_user } tokens/s per user
 answer-speed-many = Speed on { $config }: ~{ $per_user } tokens/s per user, ~{ $total } tokens/s in total
 answer-mitigations = If it does not fit:
+answer-without-checkpointing = Without gradient checkpointing (faster: no forward recomputed in backward): { $need } per card.
 answer-mitigations-own = To fit on { $config }:
 answer-mitigation = { $icon } { $action }: −{ $saves } → { $total }, { $outcome }
 answer-more-mitigations = More ways:

@@ -68,6 +68,7 @@ engine-vllm = vLLM
 engine-llama_cpp = llama.cpp
 engine-diffusers = Diffusers
 engine-unsloth = Unsloth
+engine-torchtune = torchtune
 optimizer-adamw = AdamW
 optimizer-adamw_8bit = 8-битный AdamW
 optimizer-paged_adamw = paged AdamW
@@ -187,6 +188,11 @@ assumption-default_seq_len = Обучающие последовательнос
    *[many] токенов
 } (не указано).
 assumption-default_checkpointing_qlora = Gradient checkpointing включён, как в обычном рецепте QLoRA (peft) (не указано).
+assumption-default_checkpointing_trainers = Gradient checkpointing включён, как в обычных тренерах для дообучения (SFTTrainer из TRL, LLaMA-Factory, рецепты Axolotl, Unsloth) (не указано).
+assumption-default_checkpointing_torchtune = Gradient checkpointing включён, как в конфигах рецептов torchtune (не указано).
+assumption-torchtune_features = torchtune: loss считается восемью частями (без полных логитов в fp32); адаптеры, их градиенты и состояния оптимизатора в bf16.
+assumption-zero_buckets = DeepSpeed держит на каждой карте буфер градиентов на { $bucket_elements } элементов (reduce_bucket_size); ZeRO-3 держит собранными LM head и параметры, которые скоро понадобятся снова, от прямого прохода до обратного.
+assumption-lora_dropout_inputs = LoRA dropout { $dropout }: каждый адаптированный слой сохраняет для обратного прохода копию входа после dropout и маску.
 assumption-overhead = Накладные расходы: контекст CUDA на каждой карте плюс резерв аллокатора PyTorch.
 assumption-moe_total_params = Смесь экспертов: в памяти все { $total_b } млрд параметров; скорость определяют { $active_b } млрд активных на токен.
 assumption-embeddings_wide = { $precision } квантует только линейные слои; эмбеддинги и LM head остаются 16-битными.
@@ -223,7 +229,7 @@ assumption-cfg_single_pass = Денойзер работает по одному
 assumption-cfg_double_batch = Classifier-free guidance: денойзер считает батч из 2 на каждое изображение.
 assumption-vllm_preallocates = vLLM по умолчанию занимает 90 % каждой карты (gpu_memory_utilization) и заполняет остаток KV-кэшем; оценка — то, что нужно этой нагрузке.
 assumption-cpu_offload_layers = Выгрузка на CPU ({ $cpu_offload }): веса подгружаются из ОЗУ по одному слою; в разы медленнее.
-assumption-cpu_offload_zero = Выгрузка на CPU ({ $cpu_offload }) как в DeepSpeed ZeRO-Offload: состояния оптимизатора (при sequential и параметры) живут в ОЗУ; в разы медленнее.
+assumption-cpu_offload_zero = Выгрузка на CPU ({ $cpu_offload }) как в DeepSpeed ZeRO-Offload: состояния оптимизатора, fp32-копия весов и градиенты (при sequential и параметры, как CPUOffload во FSDP) живут в ОЗУ; в разы медленнее.
 assumption-decode_bandwidth_bound = Скорость декодирования = пропускная способность памяти × { NUMBER($efficiency, style: "percent") } / байты, читаемые на токен (веса + KV-кэш).
 
 ## Поля запроса, для сообщений об ошибках
@@ -342,6 +348,7 @@ answer-speed-many = Скорость на { $config }: ~{ $per_user } { $per_use
    *[many] токенов
 }/с на пользователя, ~{ $total } всего
 answer-mitigations = Если не влезает:
+answer-without-checkpointing = Без gradient checkpointing (быстрее: прямой проход не пересчитывается): { $need } на карту.
 answer-mitigations-own = Как уместить на { $config }:
 answer-mitigation = { $icon } { $action }: −{ $saves } → { $total }, { $outcome }
 answer-more-mitigations = Ещё способы:
