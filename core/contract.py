@@ -102,6 +102,11 @@ class CpuOffload(StrEnum):
     SEQUENTIAL = "sequential"
 
 
+class AdapterDtype(StrEnum):
+    FP32 = "fp32"  # peft's default (autocast_adapter_dtype=True upcasts the adapters)
+    BF16 = "bf16"  # torchtune; the reference QLoRA script casts adapters back to bf16
+
+
 class LoraTargets(StrEnum):
     ALL_LINEAR = "all-linear"
     ATTENTION = "attention"  # q_proj + v_proj, the original LoRA paper's choice
@@ -271,6 +276,13 @@ class Request(BaseModel):
     attention: Attention = Attention.SDPA
     lora_rank: int = Field(default=16, gt=0, le=4096)
     lora_targets: LoraTargets = LoraTargets.ALL_LINEAR
+    adapter_dtype: AdapterDtype | None = Field(
+        default=None,
+        description="extension: LoRA/QLoRA adapter weights (and so their gradients and optimizer "
+        "states); default fp32 as peft keeps them, bf16 under torchtune. bf16 is also what the "
+        "reference QLoRA script does (artidoro/qlora qlora.py casts adapters, embeddings and the LM "
+        "head back to bf16): with it QLoRA's embeddings and LM head stay bf16; null for full training",
+    )
     lora_dropout: float = Field(
         default=0.0,
         ge=0,

@@ -34,7 +34,7 @@ from core.notes import note
 from core.precision import is_gguf
 from core.resolve import resolve_model
 from core.specs import ModelKind, ModelSpec
-from core.training_defaults import default_checkpointing
+from core.training_defaults import default_adapter_dtype, default_checkpointing
 
 DEFAULT_CONTEXT = 4096
 DEFAULT_SEQ_LEN = 2048
@@ -203,6 +203,8 @@ def fill_defaults(req: Request, spec: ModelSpec) -> tuple[Request, list[Assumpti
         elif full and precision is Precision.FP16:  # fp16 weights ask for fp16 AMP (pre-Ampere cards)
             mixed = MixedPrecision.FP16
         update["mixed_precision"] = mixed
+    if req.task is Task.TRAINING and req.method is not Method.FULL and req.adapter_dtype is None:
+        update["adapter_dtype"] = default_adapter_dtype(engine)
     if req.gradient_checkpointing is None:
         # what the common trainer does (core/training_defaults.py cites each one)
         checkpointing, why = default_checkpointing(req.task, req.method, spec.kind, engine)

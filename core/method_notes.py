@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from core.advice import tensor_parallel_divides
 from core.contract import (
+    AdapterDtype,
     Assumption,
     CpuOffload,
     Engine,
@@ -132,7 +133,10 @@ def _training_notes(req: Request, step_is_peak: bool) -> list[Assumption]:
                     "mixed_precision_zero",
                 )
             )
-    if req.method is not Method.FULL and req.engine is not Engine.TORCHTUNE:
+    if req.method is not Method.FULL and req.adapter_dtype is AdapterDtype.BF16:
+        if req.engine is not Engine.TORCHTUNE:  # torchtune_features says it
+            notes.append(note("lora_adapters_bf16", rank=req.lora_rank))
+    elif req.method is not Method.FULL:
         notes.append(
             note(
                 "lora_adapters_fp32",

@@ -20,8 +20,15 @@ default is off; so are the diffusers training scripts (`--gradient_checkpointing
 
 from __future__ import annotations
 
-from core.contract import Engine, Method, Task
+from core.contract import AdapterDtype, Engine, Method, Task
 from core.specs import ModelKind
+
+
+def default_adapter_dtype(engine: Engine | None) -> AdapterDtype:
+    """peft upcasts LoRA adapters to fp32 (`autocast_adapter_dtype=True`); torchtune builds the whole
+    model, adapters included, in its dtype (`training.set_default_dtype(self._dtype)`, bf16 in its
+    configs: recipes/lora_finetune_single_device.py)."""
+    return AdapterDtype.BF16 if engine is Engine.TORCHTUNE else AdapterDtype.FP32
 
 
 def default_checkpointing(

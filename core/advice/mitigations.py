@@ -27,7 +27,7 @@ from core.contract import (
 from core.formulas.params import arch_of
 from core.precision import bits_per_weight, kv_bytes_per_element
 from core.specs import GpuSpec, ModelKind, ModelSpec
-from core.training_defaults import default_checkpointing
+from core.training_defaults import default_adapter_dtype, default_checkpointing
 
 from .sizing import CARD_COUNTS, Sizer
 
@@ -198,12 +198,15 @@ def _training_mitigations(
 
 
 def _method_defaults(req: Request, given: Request, spec: ModelSpec, method: Method) -> dict[str, Any]:
-    """What choosing `method` would default differently: gradient checkpointing, when not given
-    (QLoRA turns it on where plain LoRA on an encoder leaves it off)."""
-    if given.gradient_checkpointing is not None:
-        return {}
-    checkpointing, _ = default_checkpointing(req.task, method, spec.kind, req.engine)
-    return {"gradient_checkpointing": checkpointing}
+    """What choosing `method` would default differently, where the request did not say: gradient
+    checkpointing (QLoRA turns it on where plain LoRA on an encoder leaves it off) and, from full
+    training, the adapters' dtype."""
+    changes: dict[str, Any] = {}
+    if given.gradient_checkpointing is None:
+        changes["gradient_checkpointing"] = default_checkpointing(req.task, method, spec.kind, req.engine)[0]
+    if given.adapter_dtype is None:
+        changes["adapter_dtype"] = default_adapter_dtype(req.engine)
+    return changes
 
 
 def _offload_mitigations(req: Request, add: Callable[..., None]) -> None:

@@ -7,6 +7,7 @@ always sums to the total and always has `overhead`.
 from __future__ import annotations
 
 from core.contract import (
+    AdapterDtype,
     Attention,
     CpuOffload,
     Engine,
@@ -156,8 +157,9 @@ def _llm_training(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
             head_bytes = FP32
         # peft keeps adapter weights in fp32 (autocast_adapter_dtype=True), so grads and states too;
         # torchtune builds the whole model, adapters included, in its dtype (`training.
-        # set_default_dtype(self._dtype)` in recipes/lora_finetune_single_device.py).
-        adapter_bytes = e if torchtune else FP32
+        # set_default_dtype(self._dtype)` in recipes/lora_finetune_single_device.py): the default
+        # `adapter_dtype` (fill_defaults) says which.
+        adapter_bytes = 2 if req.adapter_dtype is AdapterDtype.BF16 else FP32
         adapters = tr.lora_params(arch, req.lora_rank, req.lora_targets)
         weights += adapters * adapter_bytes
         grads = tr.gradient_bytes(adapters, adapter_bytes)
@@ -227,10 +229,12 @@ def qlora_upcasts(req: Request) -> bool:
     """Whether QLoRA's non-quantized parameters (embeddings, LM head, norms) are cast to fp32:
     peft's prepare_model_for_kbit_training does, and TRL's SFTTrainer calls it except for sharded
     QLoRA (FSDP / ZeRO-3: `is_sharded_qlora`, trl/trainer/sft_trainer.py). Unsloth and torchtune
-    keep them in bf16."""
+    keep them in bf16, and so does the reference QLoRA script with bf16 adapters (artidoro/qlora
+    qlora.py casts `lm_head` and `embed_tokens` back to bf16; only the norms, a few MB, stay fp32)."""
     return (
         req.method is Method.QLORA
         and req.engine not in (Engine.UNSLOTH, Engine.TORCHTUNE)
+        and req.adapter_dtype is not AdapterDtype.BF16
         and not tr.shards(req.sharding)[2]
     )
 

@@ -220,3 +220,24 @@ def test_lora_dropout_costs_memory_without_checkpointing() -> None:
     base = dict(task="training", model="llama-3.1-8b", method="lora", gradient_checkpointing=False)
     assert run(**base, lora_dropout=0.05).total_bytes > run(**base).total_bytes
     assert "lora_dropout_inputs" in codes(run(**base, lora_dropout=0.05))
+
+
+def test_adapter_dtype_defaults_and_the_reference_qlora_script() -> None:
+    assert run(task="training", model="llama-3.1-8b", method="lora").request.adapter_dtype == "fp32"
+    tune = run(task="training", model="llama-3.1-8b", method="lora", engine="torchtune")
+    assert tune.request.adapter_dtype == "bf16"
+    assert run(task="training", model="llama-3.1-8b", method="full").request.adapter_dtype is None
+    # artidoro/qlora: adapters, embeddings and LM head back in bf16 — no fp32 upcast of the head
+    peft = run(task="training", model="llama-3.1-8b", method="qlora")
+    reference = run(task="training", model="llama-3.1-8b", method="qlora", adapter_dtype="bf16")
+    arch = arch_of(CATALOG.models["llama-3.1-8b"])
+    assert arch is not None
+    upcast = 2 * arch.V * arch.h * 2  # embeddings and LM head: 4 bytes instead of 2
+    assert peft.breakdown["weights"] - reference.breakdown["weights"] > upcast
+    assert "qlora_fp32_upcast" not in codes(reference) and "lora_adapters_bf16" in codes(reference)
+
+
+def test_torchtune_lora_mitigation_keeps_torchtunes_adapters() -> None:
+    full = dict(task="training", model="llama-3.1-70b", method="full", engine="torchtune")
+    fixes = {m.action: m for m in run(**full).mitigations}
+    assert fixes["use_lora"].total_bytes == run(**{**full, "method": "lora"}).total_bytes

@@ -191,6 +191,7 @@ assumption-not_in_offers = No rental offer fits: the recommended configuration i
 assumption-mixed_precision_amp = Mixed precision as PyTorch AMP does it: fp32 weights, gradients and optimizer states (16 bytes per parameter with AdamW) plus a 16-bit copy of the weights from the forward pass until each layer's backward.
 assumption-mixed_precision_zero = Mixed precision as ZeRO/FSDP do it: 16-bit weights and gradients, fp32 master weights and AdamW states (16 bytes per parameter), sharded over the GPUs.
 assumption-lora_adapters_fp32 = LoRA rank { $rank }; the adapters, their gradients and optimizer states in fp32 (peft).
+assumption-lora_adapters_bf16 = LoRA rank { $rank }; the adapters, their gradients and optimizer states in bf16 (as the reference QLoRA script casts them); QLoRA's embeddings and LM head stay bf16.
 assumption-qlora_fp32_upcast = QLoRA base in NF4 with double quantization; embeddings, norms and the LM head cast to fp32 for training.
 assumption-unsloth_features = Unsloth: checkpointed layer inputs offloaded to CPU RAM, loss computed without the full logits.
 assumption-eager_attention_scores = Eager attention stores the seq×seq scores of every layer; SDPA/FlashAttention would not.

@@ -213,6 +213,7 @@ assumption-not_in_offers = Ни одно из наших предложений 
 assumption-mixed_precision_amp = Смешанная точность как в PyTorch AMP: веса, градиенты и состояния оптимизатора в fp32 (16 байт на параметр с AdamW) плюс 16-битная копия весов от прямого прохода до обратного прохода каждого слоя.
 assumption-mixed_precision_zero = Смешанная точность как в ZeRO/FSDP: 16-битные веса и градиенты, fp32 мастер-веса и состояния AdamW (16 байт на параметр), шардированные по картам.
 assumption-lora_adapters_fp32 = LoRA ранга { $rank }; адаптеры, их градиенты и состояния оптимизатора в fp32 (peft).
+assumption-lora_adapters_bf16 = LoRA ранга { $rank }; адаптеры, их градиенты и состояния оптимизатора в bf16 (как их приводит эталонный скрипт QLoRA); эмбеддинги и LM head у QLoRA остаются в bf16.
 assumption-qlora_fp32_upcast = База QLoRA в NF4 с двойной квантизацией; эмбеддинги, нормализации и LM head приводятся к fp32 для обучения.
 assumption-unsloth_features = Unsloth: входы слоёв для чекпоинтинга выгружаются в ОЗУ, loss считается без полных логитов.
 assumption-eager_attention_scores = Eager-внимание хранит матрицу seq×seq каждого слоя; SDPA/FlashAttention — нет.
