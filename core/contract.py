@@ -283,6 +283,12 @@ class Request(BaseModel):
         "reference QLoRA script does (artidoro/qlora qlora.py casts adapters, embeddings and the LM "
         "head back to bf16): with it QLoRA's embeddings and LM head stay bf16; null for full training",
     )
+    torch_compile: bool = Field(
+        default=False,
+        description="extension: training under torch.compile (transformers' TrainingArguments "
+        "torch_compile, torchtune `compile`; both off by default): the backward recomputes cheap "
+        "elementwise ops instead of saving their outputs",
+    )
     lora_dropout: float = Field(
         default=0.0,
         ge=0,

@@ -145,6 +145,8 @@ def _training_notes(req: Request, step_is_peak: bool) -> list[Assumption]:
         )
     if req.engine is Engine.TORCHTUNE:
         notes.append(note("torchtune_features"))
+    if req.torch_compile:
+        notes.append(note("torch_compile_recomputes"))
     if req.method is not Method.FULL and req.lora_dropout > 0:
         notes.append(note("lora_dropout_inputs", dropout=req.lora_dropout))
     if req.sharding in (Sharding.ZERO2, Sharding.ZERO3) or (

@@ -176,7 +176,14 @@ def _llm_training(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
             # autocast (TRL's SFTConfig bf16=True), which casts peft's fp32 copy back
             cast = adapter_bytes != e
             adapter_inputs = act.lora_input_bytes_per_layer(
-                req.seq_len, req.batch_size, arch, attention_only, e, cast, req.lora_dropout
+                req.seq_len,
+                req.batch_size,
+                arch,
+                attention_only,
+                e,
+                cast,
+                req.lora_dropout,
+                compiled=req.torch_compile,
             )
 
     weights, grads, states, temporaries, buckets = _distribute(
@@ -196,6 +203,7 @@ def _llm_training(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
         checkpointing,
         offload_checkpoints=unsloth,
         adapter_inputs=adapter_inputs,
+        compiled=req.torch_compile,
     )
     loss = logits_grad = head_grad = 0.0
     if spec.kind is not ModelKind.ENCODER and not unsloth:  # Unsloth's loss never materialises logits

@@ -241,3 +241,18 @@ def test_torchtune_lora_mitigation_keeps_torchtunes_adapters() -> None:
     full = dict(task="training", model="llama-3.1-70b", method="full", engine="torchtune")
     fixes = {m.action: m for m in run(**full).mitigations}
     assert fixes["use_lora"].total_bytes == run(**{**full, "method": "lora"}).total_bytes
+
+
+def test_torch_compile_recomputes_pointwise_ops() -> None:
+    arch = arch_of(CATALOG.models["llama-3.1-8b"])
+    assert arch is not None
+    h, kv, i = 4096, 1024, 14336
+    assert act.stored_elements_per_layer(1, 1, arch) == 6 * h + 2 * kv + 4 * i
+    assert act.stored_elements_per_layer(1, 1, arch, compiled=True) == 4 * h + 2 * kv + 2 * i
+    # peft's cast copies are pointwise too; a dropout mask is random and stays
+    assert act.lora_input_bytes_per_layer(1, 1, arch, True, 2, True, 0.0, compiled=True) == 0
+    assert act.lora_input_bytes_per_layer(1, 1, arch, True, 2, True, 0.1, compiled=True) == 2 * h
+    base = dict(task="training", model="llama-3.1-8b", method="lora", gradient_checkpointing=False)
+    compiled = run(**base, torch_compile=True)
+    assert compiled.total_bytes < run(**base).total_bytes
+    assert "torch_compile_recomputes" in codes(compiled)

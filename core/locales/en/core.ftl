@@ -173,6 +173,7 @@ assumption-default_seq_len = Training sequences of { $seq_len } tokens (not give
 assumption-default_checkpointing_qlora = Gradient checkpointing on, as the usual QLoRA recipe (peft) does (not given).
 assumption-default_checkpointing_trainers = Gradient checkpointing on, as the usual fine-tuning trainers do (TRL's SFTTrainer, LLaMA-Factory, Axolotl recipes, Unsloth) (not given).
 assumption-default_checkpointing_torchtune = Gradient checkpointing on, as torchtune's recipe configs set it (not given).
+assumption-torch_compile_recomputes = torch.compile: the backward recomputes cheap elementwise ops (norms, activations, casts) instead of saving their outputs; matmul outputs are still saved.
 assumption-torchtune_features = torchtune: the loss computed in 8 chunks (no full fp32 logits); adapters, their gradients and optimizer states in bf16.
 assumption-zero_buckets = DeepSpeed keeps a gradient bucket of { $bucket_elements } elements on each GPU (reduce_bucket_size); ZeRO-3 keeps the LM head and the parameters reused soon after gathered from forward into backward.
 assumption-lora_dropout_inputs = LoRA dropout { $dropout }: every adapted layer saves a dropped-out copy of its input and the mask for backward.

@@ -190,6 +190,7 @@ assumption-default_seq_len = Обучающие последовательнос
 assumption-default_checkpointing_qlora = Gradient checkpointing включён, как в обычном рецепте QLoRA (peft) (не указано).
 assumption-default_checkpointing_trainers = Gradient checkpointing включён, как в обычных тренерах для дообучения (SFTTrainer из TRL, LLaMA-Factory, рецепты Axolotl, Unsloth) (не указано).
 assumption-default_checkpointing_torchtune = Gradient checkpointing включён, как в конфигах рецептов torchtune (не указано).
+assumption-torch_compile_recomputes = torch.compile: обратный проход пересчитывает дешёвые поэлементные операции (нормализации, активации, приведения типов) вместо хранения их выходов; выходы матричных умножений сохраняются.
 assumption-torchtune_features = torchtune: loss считается восемью частями (без полных логитов в fp32); адаптеры, их градиенты и состояния оптимизатора в bf16.
 assumption-zero_buckets = DeepSpeed держит на каждой карте буфер градиентов на { $bucket_elements } элементов (reduce_bucket_size); ZeRO-3 держит собранными LM head и параметры, которые скоро понадобятся снова, от прямого прохода до обратного.
 assumption-lora_dropout_inputs = LoRA dropout { $dropout }: каждый адаптированный слой сохраняет для обратного прохода копию входа после dropout и маску.
