@@ -173,8 +173,10 @@ def _llm_training(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
         if not unsloth:  # Unsloth's LoRA kernels save no adapter inputs of their own
             attention_only = req.lora_targets is LoraTargets.ATTENTION
             # the copy lora_A saves is in the compute dtype: the trainers run LoRA under bf16
-            # autocast (TRL's SFTConfig bf16=True), which casts peft's fp32 copy back
-            cast = adapter_bytes != e
+            # autocast (TRL's SFTConfig bf16=True), which casts peft's fp32 copy back. peft's
+            # 4-bit layers (peft/tuners/lora/bnb.py) skip the cast under autocast
+            # (`requires_conversion = not torch.is_autocast_enabled()`): QLoRA saves no copy.
+            cast = adapter_bytes != e and req.method is Method.LORA
             adapter_inputs = act.lora_input_bytes_per_layer(
                 req.seq_len,
                 req.batch_size,

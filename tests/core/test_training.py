@@ -98,7 +98,8 @@ def test_a_method_mitigation_is_sized_as_choosing_that_method(request_fields: di
     for action, method in (("use_qlora", "qlora"), ("use_lora", "lora")):
         if action in fixes:
             chosen = run(**{**request_fields, "method": method})
-            assert fixes[action].total_bytes == chosen.total_bytes, action
+            # the same sizing; the estimate rounds each component, the mitigation their sum
+            assert abs(fixes[action].total_bytes - chosen.total_bytes) <= len(chosen.breakdown), action
 
 
 def test_mitigations_that_fit_come_before_those_that_do_not() -> None:
@@ -116,7 +117,8 @@ def test_mitigations_that_fit_come_before_those_that_do_not() -> None:
 def test_checkpointing_is_the_first_training_mitigation_when_off() -> None:
     result = run(**LORA_8B, gradient_checkpointing=False)
     assert result.mitigations[0].action == "gradient_checkpointing"
-    assert result.mitigations[0].total_bytes == run(**LORA_8B).total_bytes
+    on = run(**LORA_8B)
+    assert abs(result.mitigations[0].total_bytes - on.total_bytes) <= len(on.breakdown)
 
 
 # --- sharding and offload --------------------------------------------------------------------------
@@ -240,7 +242,8 @@ def test_adapter_dtype_defaults_and_the_reference_qlora_script() -> None:
 def test_torchtune_lora_mitigation_keeps_torchtunes_adapters() -> None:
     full = dict(task="training", model="llama-3.1-70b", method="full", engine="torchtune")
     fixes = {m.action: m for m in run(**full).mitigations}
-    assert fixes["use_lora"].total_bytes == run(**{**full, "method": "lora"}).total_bytes
+    chosen = run(**{**full, "method": "lora"})
+    assert abs(fixes["use_lora"].total_bytes - chosen.total_bytes) <= len(chosen.breakdown)
 
 
 def test_torch_compile_recomputes_pointwise_ops() -> None:
