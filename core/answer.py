@@ -113,7 +113,7 @@ def build_answer(
         ),
         verdicts=tuple(verdict_line(v, lang) for v in _verdicts(result, target)),
         speed=_speed_line(result, rec, lang),
-        assumptions=tuple(assumption_texts(said, lang)),
+        assumptions=(*assumption_texts(said, lang), *_without_checkpointing(result, lang)),
         change=_change(previous, result, lang) if previous is not None else None,
         total_bytes=result.total_bytes,
     )
@@ -280,6 +280,14 @@ def _verdicts(result: Result, target: Verdict | None) -> list[Verdict]:
     if target is not None and all((v.gpu, v.count) != (target.gpu, target.count) for v in rows):
         rows.insert(0, target)
     return rows
+
+
+def _without_checkpointing(result: Result, lang: str) -> tuple[str, ...]:
+    """'Without gradient checkpointing: 79 GB per card', when that is more than the estimate."""
+    without = result.without_checkpointing_bytes
+    if without is None or without <= result.total_bytes:
+        return ()
+    return (t("answer-without-checkpointing", lang, need=format_bytes(without, lang)),)
 
 
 def _mitigations_title(target: Verdict | None, lang: str) -> str:

@@ -59,6 +59,7 @@ class Engine(StrEnum):
     LLAMA_CPP = "llama.cpp"
     DIFFUSERS = "diffusers"
     UNSLOTH = "unsloth"  # training: offloaded checkpoints, loss without full logits
+    TORCHTUNE = "torchtune"  # training: chunked loss, adapters in the model dtype (bf16)
 
 
 class Method(StrEnum):
@@ -99,6 +100,11 @@ class CpuOffload(StrEnum):
     NONE = "none"
     MODEL = "model"
     SEQUENTIAL = "sequential"
+
+
+class AdapterDtype(StrEnum):
+    FP32 = "fp32"  # peft's default (autocast_adapter_dtype=True upcasts the adapters)
+    BF16 = "bf16"  # torchtune; the reference QLoRA script casts adapters back to bf16
 
 
 class LoraTargets(StrEnum):
@@ -262,8 +268,10 @@ class Request(BaseModel):
     seq_len: int | None = Field(default=None, gt=0, le=10_000_000, description="training; default 2048")
     gradient_checkpointing: bool | None = Field(
         default=None,
-        description="default: on for QLoRA (peft's prepare_model_for_kbit_training turns it on), "
-        "off otherwise",
+        description="default: on for decoder language models (TRL's SFTTrainer, LLaMA-Factory, Axolotl "
+        "recipes, Unsloth and torchtune turn it on) and for QLoRA (peft's "
+        "prepare_model_for_kbit_training); off for encoders, encoder-decoders and diffusion "
+        "(transformers' TrainingArguments and the diffusers training scripts leave it off)",
     )
     gradient_accumulation_steps: int = Field(
         default=1,
@@ -275,6 +283,26 @@ class Request(BaseModel):
     attention: Attention = Attention.SDPA
     lora_rank: int = Field(default=16, gt=0, le=4096)
     lora_targets: LoraTargets = LoraTargets.ALL_LINEAR
+    adapter_dtype: AdapterDtype | None = Field(
+        default=None,
+        description="extension: LoRA/QLoRA adapter weights (and so their gradients and optimizer "
+        "states); default fp32 as peft keeps them, bf16 under torchtune. bf16 is also what the "
+        "reference QLoRA script does (artidoro/qlora qlora.py casts adapters, embeddings and the LM "
+        "head back to bf16): with it QLoRA's embeddings and LM head stay bf16; null for full training",
+    )
+    torch_compile: bool = Field(
+        default=False,
+        description="extension: training under torch.compile (transformers' TrainingArguments "
+        "torch_compile, torchtune `compile`; both off by default): the backward recomputes cheap "
+        "elementwise ops instead of saving their outputs",
+    )
+    lora_dropout: float = Field(
+        default=0.0,
+        ge=0,
+        lt=1,
+        description="extension: dropout on the adapters' input (peft LoraConfig, default 0.0); above 0 "
+        "every adapted layer saves a dropped-out copy of its input and the mask for backward",
+    )
     num_gpus: int = Field(default=1, gt=0, le=1024, description="GPUs of the requested configuration")
     sharding: Sharding = Field(default=Sharding.NONE, description="training across GPUs")
     resolution: tuple[Pixels, Pixels] | None = Field(
@@ -284,7 +312,15 @@ class Request(BaseModel):
     frames: int | None = Field(
         default=None, gt=0, le=10_000, description="video frames; default: the model's"
     )
-    cpu_offload: CpuOffload = CpuOffload.NONE
+    cpu_offload: CpuOffload = Field(
+        default=CpuOffload.NONE,
+        description="inference: `model` streams the weights from CPU RAM a layer (diffusion: a "
+        "component) at a time, `sequential` a block at a time. Training: `model` = the optimizer in "
+        "CPU RAM (DeepSpeed offload_optimizer: fp32 master weights, optimizer states and gradients; "
+        "16-bit weights stay on the GPU), `sequential` = parameters too (DeepSpeed ZeRO-3 "
+        "offload_param + offload_optimizer, FSDP CPUOffload(offload_params=True), which moves the "
+        "gradients with them)",
+    )
     vae_tiling: bool = False
     vae_slicing: bool = Field(
         default=False,
@@ -441,6 +477,11 @@ class Result(BaseModel):
         "num_gpus — when gpus is given (the user's own card); null otherwise",
     )
     mitigations: list[Mitigation]
+    without_checkpointing_bytes: int | None = Field(
+        default=None,
+        description="extension: training with gradient checkpointing on (and optional): the peak per "
+        "GPU without it, faster by the recomputed forward; null otherwise",
+    )
     throughput: list[Throughput]
     host: HostAdvice
     assumptions: list[Assumption]

@@ -28,13 +28,14 @@ from core.contract import (
     max_model_split,
 )
 from core.errors import CoreError, EstimateError
-from core.formulas.params import arch_of
+from core.formulas.params import Arch, arch_of
 from core.formulas.peak import peak_breakdown
 from core.method_notes import method_notes
 from core.notes import note
 from core.precision import is_gguf
 from core.resolve import resolve_model
 from core.specs import ModelKind, ModelSpec
+from core.training_defaults import default_adapter_dtype, default_checkpointing
 
 DEFAULT_CONTEXT = 4096
 DEFAULT_SEQ_LEN = 2048
@@ -69,7 +70,7 @@ def estimate(request: Request | dict[str, Any], catalog: Catalog | None = None) 
     parts = peak_breakdown(filled, spec, arch)
     breakdown = {k: round(v) for k, v in parts.items() if v > 0 or k == "overhead"}
     total = sum(breakdown.values())
-    advice = advise(filled, spec, arch, catalog, total)
+    advice = advise(filled, spec, arch, catalog, total, given=req)
     value_range, range_notes = _range(total, filled, resolved)
     notes = [
         *assumptions,
@@ -89,10 +90,20 @@ def estimate(request: Request | dict[str, Any], catalog: Catalog | None = None) 
         alternatives=advice.alternatives,
         target=advice.target,
         mitigations=advice.mitigations,
+        without_checkpointing_bytes=_without_checkpointing(filled, spec, arch),
         throughput=advice.throughput,
         host=advice.host,
         assumptions=notes,
     )
+
+
+def _without_checkpointing(req: Request, spec: ModelSpec, arch: Arch | None) -> int | None:
+    """Training with gradient checkpointing on: the peak per GPU with it off (Unsloth cannot turn it
+    off). Shown beside the estimate, so a user with memory to spare sees the faster setting."""
+    if req.task is not Task.TRAINING or not req.gradient_checkpointing or req.engine is Engine.UNSLOTH:
+        return None
+    variant = req.model_copy(update={"gradient_checkpointing": False})
+    return round(sum(peak_breakdown(variant, spec, arch).values()))
 
 
 def parse_request(request: Request | dict[str, Any]) -> Request:
@@ -207,16 +218,14 @@ def fill_defaults(req: Request, spec: ModelSpec, no_bf16: bool = False) -> tuple
         elif full and precision is Precision.FP16:  # fp16 weights ask for fp16 AMP (pre-Ampere cards)
             mixed = MixedPrecision.FP16
         update["mixed_precision"] = mixed
+    if req.task is Task.TRAINING and req.method is not Method.FULL and req.adapter_dtype is None:
+        update["adapter_dtype"] = default_adapter_dtype(engine)
     if req.gradient_checkpointing is None:
-        # peft's prepare_model_for_kbit_training(use_gradient_checkpointing=True) is the QLoRA recipe
-        qlora = req.task is Task.TRAINING and req.method is Method.QLORA
-        update["gradient_checkpointing"] = qlora
-        if qlora:
-            notes.append(
-                note(
-                    "default_checkpointing_qlora",
-                )
-            )
+        # what the common trainer does (core/training_defaults.py cites each one)
+        checkpointing, why = default_checkpointing(req.task, req.method, spec.kind, engine)
+        update["gradient_checkpointing"] = checkpointing
+        if why:
+            notes.append(note(why))
     if diffusion:
         if req.resolution is None:
             update["resolution"] = spec.default_resolution or DEFAULT_RESOLUTION

@@ -6,17 +6,21 @@ from __future__ import annotations
 
 from core.advice import tensor_parallel_divides
 from core.contract import (
+    AdapterDtype,
     Assumption,
     CpuOffload,
     Engine,
     Method,
     MixedPrecision,
     Request,
+    Sharding,
     Task,
 )
 from core.formulas.diffusion import SINGLE_PASS_FAMILIES
 from core.formulas.overhead import CUDA_CONTEXT_BYTES
 from core.formulas.params import Arch
+from core.formulas.peak import qlora_upcasts
+from core.formulas.training import ZERO_REDUCE_BUCKET_ELEMENTS
 from core.notes import note
 from core.precision import EXPERTS_ONLY_ON_MOE, KEEPS_EMBEDDINGS_WIDE, is_gguf
 from core.specs import ModelKind, ModelSpec
@@ -129,14 +133,27 @@ def _training_notes(req: Request, step_is_peak: bool) -> list[Assumption]:
                     "mixed_precision_zero",
                 )
             )
-    if req.method is not Method.FULL:
+    if req.method is not Method.FULL and req.adapter_dtype is AdapterDtype.BF16:
+        if req.engine is not Engine.TORCHTUNE:  # torchtune_features says it
+            notes.append(note("lora_adapters_bf16", rank=req.lora_rank))
+    elif req.method is not Method.FULL:
         notes.append(
             note(
                 "lora_adapters_fp32",
                 rank=req.lora_rank,
             )
         )
-    if req.method is Method.QLORA and req.engine is not Engine.UNSLOTH:
+    if req.engine is Engine.TORCHTUNE:
+        notes.append(note("torchtune_features"))
+    if req.torch_compile:
+        notes.append(note("torch_compile_recomputes"))
+    if req.method is not Method.FULL and req.lora_dropout > 0:
+        notes.append(note("lora_dropout_inputs", dropout=req.lora_dropout))
+    if req.sharding in (Sharding.ZERO2, Sharding.ZERO3) or (
+        req.cpu_offload is not CpuOffload.NONE and req.sharding is not Sharding.FSDP
+    ):
+        notes.append(note("zero_buckets", bucket_elements=f"{ZERO_REDUCE_BUCKET_ELEMENTS:.0e}"))
+    if qlora_upcasts(req):
         notes.append(
             note(
                 "qlora_fp32_upcast",

@@ -82,7 +82,16 @@ class Advice:
     target: Verdict | None = None
 
 
-def advise(req: Request, spec: ModelSpec, arch: Arch | None, catalog: Catalog, total: int) -> Advice:
+def advise(
+    req: Request,
+    spec: ModelSpec,
+    arch: Arch | None,
+    catalog: Catalog,
+    total: int,
+    given: Request | None = None,
+) -> Advice:
+    """`req` has every default filled; `given` is the request as asked (its unset fields tell which
+    defaults a mitigation that switches the method must recompute), `req` when not given."""
     sizer = Sizer(req, spec, arch)
     named = _unique(catalog.gpu(g) for g in req.gpus) if req.gpus else []
     rows = verdicts(named or list(catalog.gpus.values()), sizer)
@@ -97,7 +106,7 @@ def advise(req: Request, spec: ModelSpec, arch: Arch | None, catalog: Catalog, t
     if req.task is Task.TRAINING and req.sharding is Sharding.NONE:
         notes.append(note("multi_gpu_fsdp"))
     targets = named or _unique(catalog.gpus[o.gpu] for o in catalog.offers) or list(catalog.gpus.values())
-    fixes = mitigations(req, spec, catalog, sizer, total, targets)
+    fixes = mitigations(req, spec, catalog, sizer, total, targets, given=given)
     configs = [(c.gpu, c.count) for c in (pick, fast) if c is not None]
     if target is not None and target.verdict != "does_not_fit":
         configs.append((named[0], req.num_gpus))

@@ -27,6 +27,7 @@ from core.contract import (
 from core.formulas.params import arch_of
 from core.precision import bits_per_weight, kv_bytes_per_element
 from core.specs import GpuSpec, ModelKind, ModelSpec
+from core.training_defaults import default_adapter_dtype, default_checkpointing
 
 from .sizing import CARD_COUNTS, Sizer
 
@@ -36,9 +37,18 @@ MIN_SEQ_LEN = 512
 
 
 def mitigations(
-    req: Request, spec: ModelSpec, catalog: Catalog, sizer: Sizer, total: int, targets: list[GpuSpec]
+    req: Request,
+    spec: ModelSpec,
+    catalog: Catalog,
+    sizer: Sizer,
+    total: int,
+    targets: list[GpuSpec],
+    given: Request | None = None,
 ) -> list[Mitigation]:
-    """Cheapest first as in practice; each sized in full and checked against the target GPUs."""
+    """Those that fit first, then those that fit on more cards, then the rest, CPU offload last;
+    cheapest first as in practice within each, so a list cut for a phone never hides one that fits
+    below a cheaper one that does not. Each is sized in full and checked against the target GPUs.
+    `given`: the request as asked, for the defaults a method switch recomputes (`req` if None)."""
     count = req.num_gpus
     out: list[Mitigation] = []
     diffusion = spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO)
@@ -109,7 +119,7 @@ def mitigations(
             if best:
                 add("reduce_concurrency", dict(concurrency=best), concurrency=best)
     if req.task is Task.TRAINING:
-        _training_mitigations(req, spec, add, largest_fitting)
+        _training_mitigations(req, given or req, spec, add, largest_fitting)
     if diffusion and req.task is not Task.TRAINING:
         if not req.vae_tiling:
             add("vae_tiling", dict(vae_tiling=True), vae_tiling=1)
@@ -146,15 +156,30 @@ def mitigations(
                 )
                 break
     _offload_mitigations(req, add, diffusion)
-    return out
+    return sorted(out, key=_fit_rank)
+
+
+def _fit_rank(m: Mitigation) -> int:
+    """0: fits the requested cards; 1: fits on more cards; 2: does not fit anywhere tried; 3: CPU
+    offload for experiments, the last resort whatever it fits (a diffusion pipeline's model offload
+    is its standard recipe, ranked by fit like the rest)."""
+    if m.action == "cpu_offload" and m.params.get("experiments_only", 1):
+        return 3
+    if m.action == "more_gpus":
+        return 1  # it fits by construction, on more cards than asked
+    return 0 if m.fits else 1 if m.fits_count else 2
 
 
 def _training_mitigations(
     req: Request,
+    given: Request,
     spec: ModelSpec,
     add: Callable[..., None],
     largest_fitting: Callable[..., int | None],
 ) -> None:
+    # checkpointing first: the same model and data, about a third slower, nothing else changes
+    if not req.gradient_checkpointing:
+        add("gradient_checkpointing", dict(gradient_checkpointing=True), gradient_checkpointing=1)
     if req.optimizer in (Optimizer.ADAMW, Optimizer.PAGED_ADAMW):
         add("optimizer_8bit", dict(optimizer=Optimizer.ADAMW_8BIT), optimizer="adamw_8bit")
     if req.batch_size > 1:
@@ -169,17 +194,24 @@ def _training_mitigations(
         "precision": Precision.BF16 if req.precision is Precision.FP32 else req.precision,
     }
     if req.method is Method.FULL:
-        add("use_lora", lora, method="lora")
+        add("use_lora", lora | _method_defaults(req, given, spec, Method.LORA), method="lora")
     if req.method is not Method.QLORA:
-        add(
-            "use_qlora",
-            dict(method=Method.QLORA, precision=Precision.NF4, mixed_precision=MixedPrecision.NONE),
-            method="qlora",
-        )
-    if not req.gradient_checkpointing:
-        add("gradient_checkpointing", dict(gradient_checkpointing=True), gradient_checkpointing=1)
+        qlora = dict(method=Method.QLORA, precision=Precision.NF4, mixed_precision=MixedPrecision.NONE)
+        add("use_qlora", qlora | _method_defaults(req, given, spec, Method.QLORA), method="qlora")
     if req.num_gpus > 1 and req.sharding is not Sharding.ZERO3 and req.sharding is not Sharding.FSDP:
         add("shard", dict(sharding=Sharding.ZERO3), sharding="zero3")
+
+
+def _method_defaults(req: Request, given: Request, spec: ModelSpec, method: Method) -> dict[str, Any]:
+    """What choosing `method` would default differently, where the request did not say: gradient
+    checkpointing (QLoRA turns it on where plain LoRA on an encoder leaves it off) and, from full
+    training, the adapters' dtype."""
+    changes: dict[str, Any] = {}
+    if given.gradient_checkpointing is None:
+        changes["gradient_checkpointing"] = default_checkpointing(req.task, method, spec.kind, req.engine)[0]
+    if given.adapter_dtype is None:
+        changes["adapter_dtype"] = default_adapter_dtype(req.engine)
+    return changes
 
 
 def _offload_mitigations(req: Request, add: Callable[..., None], diffusion: bool = False) -> None:

@@ -33,9 +33,18 @@ def mlp_intermediate(arch: Arch) -> int:
     return arch.i * (arch.active_experts if arch.experts > 1 else 1)
 
 
-def stored_elements_per_layer(s: int, b: int, arch: Arch) -> float:
-    """Elements one layer keeps for backward (excluding attention scores), see module docstring."""
+def stored_elements_per_layer(s: int, b: int, arch: Arch, compiled: bool = False) -> float:
+    """Elements one layer keeps for backward (excluding attention scores), see module docstring.
+
+    `compiled` (torch.compile): AOTAutograd's min-cut partitioner "partitions the joint graph such
+    that the backward recomputes the forward" for cheap pointwise ops (torch/_functorch/
+    partitioners.py `min_cut_rematerialization_partition`, inductor's default); matmuls are never
+    recomputed. The two normed inputs (a pointwise function of the saved residual and its rstd)
+    and the MLP's activation and product (pointwise of the gate and up outputs) are recomputed:
+    4h + 2kd + (m/2)·i elements stay."""
     m = 4 if arch.gated else 2
+    if compiled:
+        return s * b * (4 * arch.h + 2 * arch.kv_dim + m // 2 * mlp_intermediate(arch))
     return s * b * (6 * arch.h + 2 * arch.kv_dim + m * mlp_intermediate(arch))
 
 
@@ -56,23 +65,33 @@ def attention_scores_elements(s: int, b: int, a: int) -> float:
     return a * s * s * b
 
 
-def training_layer_bytes(s: int, b: int, e: int, arch: Arch, eager: bool) -> float:
+def training_layer_bytes(s: int, b: int, e: int, arch: Arch, eager: bool, compiled: bool = False) -> float:
     """Everything one layer stores for backward."""
     scores = (
         attention_scores_elements(s, b, arch.a) * eager_score_bytes_per_element(e, arch.attention_dropout)
         if eager
         else 0.0
     )
-    return stored_elements_per_layer(s, b, arch) * e + dropout_mask_bytes_per_layer(s, b, arch) + scores
+    stored = stored_elements_per_layer(s, b, arch, compiled) * e
+    return stored + dropout_mask_bytes_per_layer(s, b, arch) + scores
 
 
 def training_activation_bytes(
-    s: int, b: int, e: int, arch: Arch, eager: bool, checkpointing: bool, offload_checkpoints: bool = False
+    s: int,
+    b: int,
+    e: int,
+    arch: Arch,
+    eager: bool,
+    checkpointing: bool,
+    offload_checkpoints: bool = False,
+    adapter_inputs: float = 0.0,
+    compiled: bool = False,
 ) -> float:
     """All layers; with full activation checkpointing (Chen et al. 2016, arXiv:1604.06174) only each
     layer's input (sbh) is kept and one layer is recomputed at a time. Unsloth offloads those
-    inputs to CPU RAM, leaving one in flight."""
-    layer = training_layer_bytes(s, b, e, arch, eager)
+    inputs to CPU RAM, leaving one in flight. `adapter_inputs`: what the LoRA adapters of one layer
+    save on top (`lora_input_bytes_per_layer`); `compiled`: torch.compile (`stored_elements_per_layer`)."""
+    layer = training_layer_bytes(s, b, e, arch, eager, compiled) + adapter_inputs
     if not checkpointing:
         return arch.L * layer
     boundaries = (1 if offload_checkpoints else arch.L) * s * b * arch.h * e
@@ -95,6 +114,62 @@ def training_loss_bytes(s: int, b: int, V: int, e: int) -> float:
     forward = e + (FP32 if e < FP32 else 0) + FP32
     backward_start = 3 * FP32
     return s * b * V * max(forward, backward_start)
+
+
+# torchtune's chunked cross-entropy splits the tokens in 8 (CEWithChunkedOutputLoss /
+# LinearCrossEntropyLoss `num_output_chunks = 8`, torchtune/modules/loss/).
+TORCHTUNE_LOSS_CHUNKS = 8
+
+
+def chunked_loss_bytes(s: int, b: int, V: int, e: int, chunks: int = TORCHTUNE_LOSS_CHUNKS) -> float:
+    """torchtune's loss: the LM head runs per chunk of tokens and each chunk is upcast on its own
+    (torchtune/modules/loss/ce_chunked_output_loss.py: "saves memory by only upcasting one chunk at
+    a time"). Per logit: at the end of forward the 16-bit logits (e) and the fp32 log-probabilities
+    each chunk's cross_entropy saved (4), plus one chunk's fp32 upcast; at the start of backward
+    (the recipe `del logits` first) the saved log-probabilities plus one chunk's nll and
+    log_softmax gradients (fp32) and its logits gradient (e): the full logits gradient never
+    exists, the head's backward runs chunk by chunk. Includes `logits_gradient_bytes`."""
+    forward = e + FP32 + FP32 / chunks
+    backward_start = FP32 + (2 * FP32 + e) / chunks
+    return s * b * V * max(forward, backward_start)
+
+
+def lora_input_elements_per_token(arch: Arch, attention_only: bool) -> float:
+    """Input widths of the linears LoRA adapts in one layer, per token: q and v (h each), or all
+    linears: q, k, v (h each), o (a·d), the MLP's gate and up (h each; up only when ungated) and
+    down (i), the MLP per expert a token is routed to."""
+    if attention_only:
+        return 2 * arch.h
+    experts = arch.active_experts if arch.experts > 1 else 1
+    mlp_in = (2 if arch.gated else 1) * arch.h + arch.i
+    return 3 * arch.h + arch.q_dim + experts * mlp_in
+
+
+def lora_input_bytes_per_layer(
+    s: int,
+    b: int,
+    arch: Arch,
+    attention_only: bool,
+    input_bytes: int,
+    cast: bool,
+    dropout: float,
+    compiled: bool = False,
+) -> float:
+    """What the adapters of one layer save for backward besides the base layer's activations.
+
+    peft's LoRA Linear.forward (peft/tuners/lora/layer.py) computes `lora_B(lora_A(dropout(x)))`
+    on `x` cast to the adapter's dtype (`_cast_input_dtype`). lora_A saves its input: the base
+    layer's own `x` (nothing new) when there is no cast (`cast` false: the adapter runs in the
+    compute dtype) and dropout is off (nn.Identity); otherwise a new tensor of `input_bytes` per
+    element for every adapted module — plus, with dropout, its mask (bool). Under torch.compile the
+    cast and the masking are pointwise and recomputed (`stored_elements_per_layer`): only the
+    dropout masks stay.
+    """
+    if not cast and dropout <= 0:
+        return 0.0
+    mask = MASK_BYTES if dropout > 0 else 0
+    per_element = mask if compiled else input_bytes + mask
+    return s * b * lora_input_elements_per_token(arch, attention_only) * per_element
 
 
 def logits_gradient_bytes(s: int, b: int, V: int, e: int) -> float:

@@ -7,9 +7,11 @@ always sums to the total and always has `overhead`.
 from __future__ import annotations
 
 from core.contract import (
+    AdapterDtype,
     Attention,
     CpuOffload,
     Engine,
+    LoraTargets,
     Method,
     MixedPrecision,
     Precision,
@@ -23,7 +25,7 @@ from core.formulas import diffusion as dif
 from core.formulas import training as tr
 from core.formulas.kv_cache import model_kv_cache_bytes
 from core.formulas.overhead import ALLOCATOR_RESERVE_FRACTION, overhead_bytes
-from core.formulas.params import Arch, linear_params
+from core.formulas.params import Arch, embedding_params, linear_params
 from core.formulas.weights import model_weight_bytes, weight_bytes
 from core.precision import (
     QUANTIZED_ON_LOAD,
@@ -110,16 +112,21 @@ def _llm_inference(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
 
 def _llm_training(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
     assert req.precision and req.seq_len and req.mixed_precision and req.engine
-    n, sharding = req.num_gpus, req.sharding
+    n, sharding, offload = req.num_gpus, req.sharding, req.cpu_offload
     mixed = req.mixed_precision is not MixedPrecision.NONE
     e = compute_bytes(req.precision, req.mixed_precision)
     P = arch.params
     h = arch.h
+    unsloth, torchtune = req.engine is Engine.UNSLOTH, req.engine is Engine.TORCHTUNE
+    # ZeRO/FSDP (and DeepSpeed's offload) hold 16-bit weights and an fp32 master copy; plain
+    # PyTorch AMP keeps fp32 weights and casts them in forward.
+    zero_layout = sharding is not Sharding.NONE or offload is not CpuOffload.NONE
     autocast_copy = 0.0
+    adapter_inputs = 0.0
     if req.method is Method.FULL:
         if bits_per_weight(req.precision) < 16:
             raise EstimateError("full training needs 16- or 32-bit weights; use method qlora", "precision")
-        if mixed and sharding is Sharding.NONE:
+        if mixed and not zero_layout:
             # PyTorch AMP: fp32 parameters (they are the master), fp32 grads, autocast 16-bit copies.
             weights = weight_bytes(P, 32)
             autocast_copy = tr.autocast_weight_copy_bytes(P, e)
@@ -139,39 +146,56 @@ def _llm_training(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
         largest = tr.largest_tensor_params(arch)
         temporaries = tr.optimizer_step_temporary_bytes(req.optimizer, largest, state_bytes)
         trains_head = True
+        layer_bytes = head_bytes = weights / P  # as stored, and so gathered
     else:
         base_precision = req.precision
         weights = model_weight_bytes(P, base_precision, arch)
-        if req.method is Method.QLORA and req.engine is not Engine.UNSLOTH:
+        head_bytes = 2.0
+        if qlora_upcasts(req):
             # peft.prepare_model_for_kbit_training casts every non-quantized parameter (embeddings,
             # LM head, norms) to fp32.
             weights += (P - linear_params(arch)) * (FP32 - 2)
+            head_bytes = FP32
+        # peft keeps adapter weights in fp32 (autocast_adapter_dtype=True), so grads and states too;
+        # torchtune builds the whole model, adapters included, in its dtype (`training.
+        # set_default_dtype(self._dtype)` in recipes/lora_finetune_single_device.py): the default
+        # `adapter_dtype` (fill_defaults) says which.
+        adapter_bytes = 2 if req.adapter_dtype is AdapterDtype.BF16 else FP32
         adapters = tr.lora_params(arch, req.lora_rank, req.lora_targets)
-        # peft keeps adapter weights in fp32 (autocast_adapter_dtype=True), so grads and states too.
-        weights += weight_bytes(adapters, 32)
-        grads = tr.gradient_bytes(adapters, FP32)
-        states = tr.optimizer_state_bytes(adapters, req.optimizer, FP32, h)
+        weights += adapters * adapter_bytes
+        grads = tr.gradient_bytes(adapters, adapter_bytes)
+        states = tr.optimizer_state_bytes(adapters, req.optimizer, adapter_bytes, h)
         largest_adapter = req.lora_rank * max(arch.h, arch.i)
-        temporaries = tr.optimizer_step_temporary_bytes(req.optimizer, largest_adapter, FP32)
-        grad_bytes = FP32
+        temporaries = tr.optimizer_step_temporary_bytes(req.optimizer, largest_adapter, adapter_bytes)
+        grad_bytes = adapter_bytes
         trains_head = False
+        # QLoRA layers are gathered at their stored 4-bit size (FSDP-QLoRA's bnb quant_storage)
+        layer_bytes = bits_per_weight(base_precision) / 8
+        if not unsloth:  # Unsloth's LoRA kernels save no adapter inputs of their own
+            attention_only = req.lora_targets is LoraTargets.ATTENTION
+            # the copy lora_A saves is in the compute dtype: the trainers run LoRA under bf16
+            # autocast (TRL's SFTConfig bf16=True), which casts peft's fp32 copy back. peft's
+            # 4-bit layers (peft/tuners/lora/bnb.py) skip the cast under autocast
+            # (`requires_conversion = not torch.is_autocast_enabled()`): QLoRA saves no copy.
+            cast = adapter_bytes != e and req.method is Method.LORA
+            adapter_inputs = act.lora_input_bytes_per_layer(
+                req.seq_len,
+                req.batch_size,
+                arch,
+                attention_only,
+                e,
+                cast,
+                req.lora_dropout,
+                compiled=req.torch_compile,
+            )
 
-    if req.cpu_offload is not CpuOffload.NONE:
-        # DeepSpeed ZeRO-Offload: optimizer states and their update in CPU RAM; `sequential` also
-        # offloads the parameters (ZeRO-Infinity), leaving the layers being computed.
-        states = temporaries = 0.0
-        if req.cpu_offload is CpuOffload.SEQUENTIAL:
-            weights = tr.gathered_layer_bytes(arch, P, e)
-            autocast_copy = 0.0
-    shard_states, shard_grads, shard_params = tr.shards(sharding)
-    buckets = tr.ddp_bucket_bytes(grads) if n > 1 and sharding is Sharding.NONE else 0.0
-    if n > 1:
-        states = tr.zero_shard(states, n) if shard_states else states
-        grads = tr.zero_shard(grads, n) if shard_grads else grads
-        if shard_params:
-            weights = tr.zero_shard(weights, n) + tr.gathered_layer_bytes(arch, P, e)
+    weights, grads, states, temporaries, buckets = _distribute(
+        req, arch, weights=weights, grads=grads, states=states, temporaries=temporaries,
+        layer_bytes=layer_bytes, head_bytes=head_bytes, e=e,
+    )
+    if offload is CpuOffload.SEQUENTIAL:
+        autocast_copy = 0.0
 
-    unsloth = req.engine is Engine.UNSLOTH
     checkpointing = bool(req.gradient_checkpointing) or unsloth  # Unsloth always checkpoints
     activations = act.training_activation_bytes(
         req.seq_len,
@@ -181,11 +205,16 @@ def _llm_training(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
         req.attention is Attention.EAGER,
         checkpointing,
         offload_checkpoints=unsloth,
+        adapter_inputs=adapter_inputs,
+        compiled=req.torch_compile,
     )
     loss = logits_grad = head_grad = 0.0
     if spec.kind is not ModelKind.ENCODER and not unsloth:  # Unsloth's loss never materialises logits
-        loss = act.training_loss_bytes(req.seq_len, req.batch_size, arch.V, e)
-        logits_grad = act.logits_gradient_bytes(req.seq_len, req.batch_size, arch.V, e)
+        if torchtune:
+            loss = act.chunked_loss_bytes(req.seq_len, req.batch_size, arch.V, e)
+        else:
+            loss = act.training_loss_bytes(req.seq_len, req.batch_size, arch.V, e)
+            logits_grad = act.logits_gradient_bytes(req.seq_len, req.batch_size, arch.V, e)
         if trains_head:
             head_grad = tr.lm_head_gradient_bytes(arch, grad_bytes)
     parts = training_peak(
@@ -202,8 +231,78 @@ def _llm_training(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
     )
     # Unsloth loads checkpoints saved already in 4 bit (its `-bnb-4bit` uploads): nothing to quantize.
     quantizes = req.method is Method.QLORA and not unsloth
+    shard_params = tr.shards(sharding)[2]
     on_load = _quantized_on_load(req.precision, spec, arch, n if shard_params else 1) if quantizes else 0.0
     return _with_overhead(parts, parts["activations"] + parts["gradients"], req, on_load)
+
+
+def qlora_upcasts(req: Request) -> bool:
+    """Whether QLoRA's non-quantized parameters (embeddings, LM head, norms) are cast to fp32:
+    peft's prepare_model_for_kbit_training does, and TRL's SFTTrainer calls it except for sharded
+    QLoRA (FSDP / ZeRO-3: `is_sharded_qlora`, trl/trainer/sft_trainer.py). Unsloth and torchtune
+    keep them in bf16, and so does the reference QLoRA script with bf16 adapters (artidoro/qlora
+    qlora.py casts `lm_head` and `embed_tokens` back to bf16; only the norms, a few MB, stay fp32)."""
+    return (
+        req.method is Method.QLORA
+        and req.engine not in (Engine.UNSLOTH, Engine.TORCHTUNE)
+        and req.adapter_dtype is not AdapterDtype.BF16
+        and not tr.shards(req.sharding)[2]
+    )
+
+
+def _distribute(
+    req: Request,
+    arch: Arch,
+    *,
+    weights: float,
+    grads: float,
+    states: float,
+    temporaries: float,
+    layer_bytes: float,
+    head_bytes: float,
+    e: int,
+) -> tuple[float, float, float, float, float]:
+    """(weights, gradients, optimizer states, step scratch, always-alive buckets) on one GPU after
+    sharding and CPU offload.
+
+    - ZeRO-2 shards the optimizer states and gradients, ZeRO-3 and FSDP the parameters too (each
+      GPU then holds its shard plus the parameters gathered at the start of backward:
+      `zero3_live_bytes`, `fsdp_live_bytes`). A sharding asked for one GPU is sized as run
+      (world size 1: the shard is the whole, the gathered copies come on top).
+    - DeepSpeed (ZeRO-2/3, and every CPU offload, which is DeepSpeed's) reduces gradients through
+      a flat bucket of `reduce_bucket_size` elements in the compute dtype; DDP keeps its buckets
+      as a copy of the gradients.
+    - `cpu_offload = model`: DeepSpeed offload_optimizer — optimizer states, fp32 master weights,
+      their update and the gradients live in CPU RAM (the gradients leave the GPU through the
+      bucket); 16-bit weights stay. `sequential`: the parameters too (ZeRO-3 offload_param,
+      ZeRO-Infinity; FSDP CPUOffload(offload_params=True), which "offloads gradients to CPU as
+      well"): only the gathered parameters are on the GPU.
+    """
+    n, sharding, offload = req.num_gpus, req.sharding, req.cpu_offload
+    shard_states, shard_grads, shard_params = tr.shards(sharding)
+    layer = linear_params(arch) / arch.L
+    head = arch.V * arch.h
+    if sharding is Sharding.FSDP:
+        live = tr.fsdp_live_bytes(layer, embedding_params(arch.V, arch.h, arch.tied), layer_bytes, head_bytes)
+    else:
+        live = tr.zero3_live_bytes(layer, head, arch.L, layer_bytes, head_bytes)
+    states = tr.zero_shard(states, n) if shard_states else states
+    grads = tr.zero_shard(grads, n) if shard_grads else grads
+    buckets = 0.0
+    if offload is not CpuOffload.NONE:
+        states = temporaries = 0.0
+        grads = 0.0
+        if sharding is not Sharding.FSDP:
+            buckets = tr.zero_reduce_bucket_bytes(e)
+        if offload is CpuOffload.SEQUENTIAL:
+            return live, grads, states, temporaries, buckets
+    elif sharding in (Sharding.ZERO2, Sharding.ZERO3):
+        buckets = tr.zero_reduce_bucket_bytes(e)
+    elif sharding is Sharding.NONE and n > 1:
+        buckets = tr.ddp_bucket_bytes(grads)
+    if shard_params:
+        weights = tr.zero_shard(weights, n) + live
+    return weights, grads, states, temporaries, buckets
 
 
 def training_peak(
@@ -436,8 +535,14 @@ def _diffusion_training(req: Request, spec: ModelSpec) -> Breakdown:
     if n > 1:
         states = tr.zero_shard(states, n) if shard_states else states
         grads = tr.zero_shard(grads, n) if shard_grads else grads
-        if shard_params:
-            weights = tr.zero_shard(weights, n) + tr.gathered_layer_bytes(arch, P, e)
+        if shard_params:  # a DiT has no LM head: only its blocks are gathered
+            layer = P / arch.L
+            live = (
+                tr.fsdp_live_bytes(layer, 0.0, e, e)
+                if sharding is Sharding.FSDP
+                else tr.zero3_live_bytes(layer, 0.0, arch.L, e, e)
+            )
+            weights = tr.zero_shard(weights, n) + live
     weights += sum(_component_bytes(req, spec, "vae"))  # frozen, resident
     tokens = _latent_tokens(req, spec)
     activations = act.training_activation_bytes(

@@ -7,6 +7,8 @@ PyTorch actually allocates, see `mixed_precision_bytes`.
 
 from __future__ import annotations
 
+import math
+
 from core.contract import LoraTargets, Optimizer, Sharding
 from core.formulas.params import Arch
 
@@ -125,11 +127,45 @@ def shards(sharding: Sharding) -> tuple[bool, bool, bool]:
     return False, False, False
 
 
-def gathered_layer_bytes(arch: Arch | None, params: float, param_bytes: float) -> float:
-    """ZeRO-3/FSDP materialise the full parameters of the layer being computed and prefetch the
-    next one: two layers' worth of unsharded weights per GPU."""
-    per_layer = params / arch.L if arch else params / 32
-    return 2 * per_layer * param_bytes
+# DeepSpeed ZeRO defaults, in elements (DeepSpeed config docs, "ZeRO Optimizations";
+# deepspeed/runtime/zero/config.py).
+ZERO_REDUCE_BUCKET_ELEMENTS = 5e8  # reduce_bucket_size
+ZERO3_MAX_REUSE_DISTANCE = 1e9  # stage3_max_reuse_distance
+
+
+def zero_reduce_bucket_bytes(grad_bytes: float) -> float:
+    """The flat gradient bucket DeepSpeed keeps on the GPU: with `contiguous_gradients` (default on)
+    deepspeed/runtime/zero/stage3.py allocates `__ipg_bucket_flat_buffer = torch.empty(
+    reduce_bucket_size, dtype=self.dtype)` up front, stage_1_and_2.py its `ipg_buffer` of the
+    same size at the first backward; gradients pass through it to be reduced (and, under
+    offload_optimizer, copied to CPU RAM)."""
+    return ZERO_REDUCE_BUCKET_ELEMENTS * grad_bytes
+
+
+def zero3_live_bytes(layer: float, head: float, layers: int, layer_bytes: float, head_bytes: float) -> float:
+    """Parameters ZeRO-3 holds gathered at the start of backward (`layer`, `head`: elements of one
+    decoder layer and of the LM head).
+
+    deepspeed/runtime/zero/partitioned_param_coordinator.py (`__params_to_release`) keeps a
+    module's parameters gathered when the recorded trace uses them again within
+    `stage3_max_reuse_distance` elements. Forward ends with the LM head, backward starts with it:
+    the head stays. The j-th layer from the end is used again after the j − 1 layers behind it
+    and the head, forward and backward (2·(j−1)·layer + 2·head elements): it stays while that is
+    under the distance. Plus the layer being computed (or prefetched).
+    """
+    room = ZERO3_MAX_REUSE_DISTANCE - 2 * head
+    kept_layers = min(layers, math.ceil(room / (2 * layer))) if room > 0 and layer > 0 else 0
+    return head * head_bytes + (kept_layers + 1) * layer * layer_bytes
+
+
+def fsdp_live_bytes(layer: float, root: float, layer_bytes: float, root_bytes: float) -> float:
+    """Parameters FSDP (FULL_SHARD) holds unsharded at the start of backward (`root`: elements of
+    the root module's own parameters: embeddings, final norm, LM head). FSDP does not reshard the
+    root after forward, "with the intention that they are immediately used for backward
+    computation" (torch/distributed/fsdp/_runtime_utils.py `_post_forward_reshard`; FSDP2
+    `fully_shard` sets the root's reshard_after_forward to False); and two units: the one computed
+    and the next, prefetched (BackwardPrefetch.BACKWARD_PRE, the default)."""
+    return root * root_bytes + 2 * layer * layer_bytes
 
 
 def ddp_bucket_bytes(grad_bytes_total: float) -> float:

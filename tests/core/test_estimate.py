@@ -164,7 +164,8 @@ def test_full_training_bytes_per_parameter() -> None:
 
 
 def test_training_peak_is_the_larger_phase() -> None:
-    base = dict(task="training", model="llama-8b", seq_len=8192)
+    # without checkpointing (now on by default for decoders), so the activations dwarf the gradients
+    base = dict(task="training", model="llama-8b", seq_len=8192, gradient_checkpointing=False)
     long = run(**base).breakdown  # activations dwarf the gradients: the backward start is the peak
     assert long["activations"] > 0
     assert long.get("gradients", 0) < 0.1 * 4 * 8.03e9  # at most the LM head's gradient so far
@@ -186,8 +187,9 @@ def test_gradient_accumulation_is_validated() -> None:
 
 def test_training_settings_move_the_total_the_right_way() -> None:
     base = dict(task="training", model="llama-8b", seq_len=8192)
-    full = total(**base)
-    assert total(**base, gradient_checkpointing=True) < full
+    full = total(**base, gradient_checkpointing=False)
+    assert total(**base) < full  # checkpointing, on by default for decoders
+    base["gradient_checkpointing"] = False
     assert total(**base, attention="eager") > full
     assert total(**base, batch_size=4) > full
     assert total(**base, optimizer="adamw_8bit") < full
@@ -206,7 +208,10 @@ def test_sharding_reduces_memory_per_gpu() -> None:
     base = dict(task="training", model="llama-8b", num_gpus=8)
     ddp, zero2, zero3 = (total(**base, sharding=s) for s in ("none", "zero2", "zero3"))
     assert zero3 < zero2 < ddp
-    assert total(**base, sharding="fsdp") == zero3
+    # FSDP and ZeRO-3 shard the same; they differ in what stays gathered (FSDP's root, ZeRO-3's
+    # reuse window) and in DeepSpeed's gradient bucket
+    fsdp = total(**base, sharding="fsdp")
+    assert fsdp < zero2 and fsdp == pytest.approx(zero3, rel=0.1)
 
 
 def test_unsloth_offloads_checkpoints_and_skips_logits() -> None:

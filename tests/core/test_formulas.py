@@ -252,10 +252,6 @@ def test_zero_stages_shard_what_they_promise() -> None:
     assert tr.zero_shard(8e9, 8) == 1e9
 
 
-def test_gathered_layer_is_two_layers_of_weights() -> None:
-    assert tr.gathered_layer_bytes(gpt(L=32), 32e9, 2) == 2 * 1e9 * 2
-
-
 def test_optimizer_step_scratch() -> None:
     big = 128256 * 4096
     assert tr.optimizer_step_temporary_bytes(Optimizer.ADAMW, big, 4) == 0  # fused, in place

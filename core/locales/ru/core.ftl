@@ -68,6 +68,7 @@ engine-vllm = vLLM
 engine-llama_cpp = llama.cpp
 engine-diffusers = Diffusers
 engine-unsloth = Unsloth
+engine-torchtune = torchtune
 optimizer-adamw = AdamW
 optimizer-adamw_8bit = 8-битный AdamW
 optimizer-paged_adamw = paged AdamW
@@ -191,6 +192,12 @@ assumption-default_seq_len = Обучающие последовательнос
    *[many] токенов
 } (не указано).
 assumption-default_checkpointing_qlora = Gradient checkpointing включён, как в обычном рецепте QLoRA (peft) (не указано).
+assumption-default_checkpointing_trainers = Gradient checkpointing включён, как в обычных тренерах для дообучения (SFTTrainer из TRL, LLaMA-Factory, рецепты Axolotl, Unsloth) (не указано).
+assumption-default_checkpointing_torchtune = Gradient checkpointing включён, как в конфигах рецептов torchtune (не указано).
+assumption-torch_compile_recomputes = torch.compile: обратный проход пересчитывает дешёвые поэлементные операции (нормализации, активации, приведения типов) вместо хранения их выходов; выходы матричных умножений сохраняются.
+assumption-torchtune_features = torchtune: loss считается восемью частями (без полных логитов в fp32); адаптеры, их градиенты и состояния оптимизатора в bf16.
+assumption-zero_buckets = DeepSpeed держит на каждой карте буфер градиентов на { $bucket_elements } элементов (reduce_bucket_size); ZeRO-3 держит собранными LM head и параметры, которые скоро понадобятся снова, от прямого прохода до обратного.
+assumption-lora_dropout_inputs = LoRA dropout { $dropout }: каждый адаптированный слой сохраняет для обратного прохода копию входа после dropout и маску.
 assumption-overhead = Накладные расходы: контекст CUDA на каждой карте плюс резерв аллокатора PyTorch.
 assumption-moe_total_params = Смесь экспертов: в памяти все { $total_b } млрд параметров; скорость определяют { $active_b } млрд активных на токен.
 assumption-embeddings_wide = { $precision } квантует только линейные слои; эмбеддинги и LM head остаются 16-битными.
@@ -211,6 +218,7 @@ assumption-not_in_offers = Ни одно из наших предложений 
 assumption-mixed_precision_amp = Смешанная точность как в PyTorch AMP: веса, градиенты и состояния оптимизатора в fp32 (16 байт на параметр с AdamW) плюс 16-битная копия весов от прямого прохода до обратного прохода каждого слоя.
 assumption-mixed_precision_zero = Смешанная точность как в ZeRO/FSDP: 16-битные веса и градиенты, fp32 мастер-веса и состояния AdamW (16 байт на параметр), шардированные по картам.
 assumption-lora_adapters_fp32 = LoRA ранга { $rank }; адаптеры, их градиенты и состояния оптимизатора в fp32 (peft).
+assumption-lora_adapters_bf16 = LoRA ранга { $rank }; адаптеры, их градиенты и состояния оптимизатора в bf16 (как их приводит эталонный скрипт QLoRA); эмбеддинги и LM head у QLoRA остаются в bf16.
 assumption-qlora_fp32_upcast = База QLoRA в NF4 с двойной квантизацией; эмбеддинги, нормализации и LM head приводятся к fp32 для обучения.
 assumption-unsloth_features = Unsloth: входы слоёв для чекпоинтинга выгружаются в ОЗУ, loss считается без полных логитов.
 assumption-eager_attention_scores = Eager-внимание хранит матрицу seq×seq каждого слоя; SDPA/FlashAttention — нет.
@@ -232,7 +240,7 @@ assumption-cfg_single_pass = Денойзер работает по одному
 assumption-cfg_double_batch = Classifier-free guidance: денойзер считает батч из 2 на каждое изображение.
 assumption-vllm_preallocates = vLLM по умолчанию занимает 90 % каждой карты (gpu_memory_utilization) и заполняет остаток KV-кэшем; оценка — то, что нужно этой нагрузке.
 assumption-cpu_offload_layers = Выгрузка на CPU ({ $cpu_offload }): веса подгружаются из ОЗУ по одному слою; в разы медленнее.
-assumption-cpu_offload_zero = Выгрузка на CPU ({ $cpu_offload }) как в DeepSpeed ZeRO-Offload: состояния оптимизатора (при sequential и параметры) живут в ОЗУ; в разы медленнее.
+assumption-cpu_offload_zero = Выгрузка на CPU ({ $cpu_offload }) как в DeepSpeed ZeRO-Offload: состояния оптимизатора, fp32-копия весов и градиенты (при sequential и параметры, как CPUOffload во FSDP) живут в ОЗУ; в разы медленнее.
 assumption-outside_measured_range = { $dimension ->
     [params_b] Размер модели ({ $value }B)
     [tokens] Длина { $value } токенов
@@ -361,6 +369,7 @@ answer-speed-many = Скорость на { $config }: ~{ $per_user } { $per_use
    *[many] токенов
 }/с на пользователя, ~{ $total } всего
 answer-mitigations = Если не влезает:
+answer-without-checkpointing = Без gradient checkpointing (быстрее: прямой проход не пересчитывается): { $need } на карту.
 answer-mitigations-own = Как уместить на { $config }:
 answer-mitigation = { $icon } { $action }: −{ $saves } → { $total }, { $outcome }
 answer-more-mitigations = Ещё способы:
