@@ -19,16 +19,20 @@ from dataclasses import dataclass, field
 from core.catalog import Catalog
 from core.contract import (
     Assumption,
+    Engine,
     HostAdvice,
     Mitigation,
     Recommendation,
     Request,
+    ServingCapacity,
     Sharding,
     Task,
     Throughput,
     Verdict,
 )
+from core.formulas import vllm
 from core.formulas.params import Arch
+from core.formulas.peak import peak_breakdown
 from core.notes import note
 from core.specs import GpuSpec, ModelSpec
 
@@ -80,6 +84,7 @@ class Advice:
     host: HostAdvice
     assumptions: list[Assumption] = field(default_factory=list)
     target: Verdict | None = None
+    serving: ServingCapacity | None = None
 
 
 def advise(req: Request, spec: ModelSpec, arch: Arch | None, catalog: Catalog, total: int) -> Advice:
@@ -89,7 +94,7 @@ def advise(req: Request, spec: ModelSpec, arch: Arch | None, catalog: Catalog, t
     pick, fast = _choose(req, catalog, sizer, named, rows)
     recommendation = recommend(pick, "cheapest") if pick else None
     alternatives = [recommend(fast, "fastest")] if fast and fast != pick else []
-    target = verdict(named[0], req.num_gpus, total) if named else None
+    target = verdict(named[0], req.num_gpus, total, sizer.usable(named[0])) if named else None
 
     notes: list[Assumption] = []
     if pick is not None and pick.offer is None:
@@ -106,7 +111,25 @@ def advise(req: Request, spec: ModelSpec, arch: Arch | None, catalog: Catalog, t
         notes.append(note("decode_bandwidth_bound", efficiency=DECODE_BANDWIDTH_EFFICIENCY))
     if named:  # the configurations recommended on other GPUs get their verdict rows too
         shown = {v.gpu for v in rows}
-        rows += [verdict(c.gpu, c.count, c.needed) for c in (pick, fast) if c and c.gpu.id not in shown]
+        rows += [
+            verdict(c.gpu, c.count, c.needed, sizer.usable(c.gpu))
+            for c in (pick, fast)
+            if c and c.gpu.id not in shown
+        ]
+    serving = None
+    if req.engine is Engine.VLLM and req.task is Task.INFERENCE and arch is not None:
+        config = (named[0], req.num_gpus) if named else (pick.gpu, pick.count) if pick else None
+        serving = serving_capacity(req, spec, arch, sizer, *config) if config else None
+        if serving is not None:
+            notes.append(
+                note(
+                    "vllm_budget",
+                    utilization=serving.gpu_memory_utilization,
+                    tokens=serving.kv_cache_tokens,
+                    concurrency=serving.max_concurrency,
+                    context_length=serving.context_length,
+                )
+            )
     return Advice(
         rows,
         recommendation,
@@ -116,6 +139,32 @@ def advise(req: Request, spec: ModelSpec, arch: Arch | None, catalog: Catalog, t
         host(req, spec, arch, recommendation, total),
         notes,
         target,
+        serving,
+    )
+
+
+def serving_capacity(
+    req: Request, spec: ModelSpec, arch: Arch, sizer: Sizer, gpu: GpuSpec, count: int
+) -> ServingCapacity:
+    """What vLLM would log on `count` × `gpu`: its KV pool (budget less the rest of the sized peak)
+    in tokens, and the requests of the requested context it holds (core.formulas.vllm)."""
+    assert req.context_length
+    variant = req.model_copy(update=sizer.count_changes(count)) if count != req.num_gpus else req
+    parts = peak_breakdown(variant, spec, arch)
+    budget = sizer.usable(gpu)
+    kv = parts.get("kv_cache", 0.0)
+    pool = vllm.kv_pool_bytes(budget, sum(parts.values()), kv)
+    per_token = kv / (req.context_length * req.concurrency)
+    tokens = vllm.kv_cache_tokens(pool, per_token)
+    return ServingCapacity(
+        gpu=gpu.id,
+        count=count,
+        gpu_memory_utilization=vllm.memory_fraction(req.engine, req.gpu_memory_utilization),
+        budget_bytes=budget,
+        kv_cache_bytes=max(round(pool), 0),
+        kv_cache_tokens=tokens,
+        context_length=req.context_length,
+        max_concurrency=round(vllm.max_concurrency(tokens, req.context_length), 2),
     )
 
 

@@ -44,8 +44,9 @@ def mitigations(
     diffusion = spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO)
     splits_model = not diffusion  # diffusion pipelines run on one GPU: more cards do not help
 
-    def smallest_fitting(needed: int) -> GpuSpec | None:
-        ok = [g for g in targets if needed <= g.usable_bytes]
+    def smallest_fitting(needed: int, changes: dict[str, Any] | None = None) -> GpuSpec | None:
+        # against the share of the card the variant may use (vLLM: gpu_memory_utilization)
+        ok = [g for g in targets if needed <= sizer.usable(g, **(changes or {}))]
         return min(ok, key=lambda g: g.usable_bytes) if ok else None
 
     def fits_on(needed: int, n: int) -> str | None:
@@ -58,11 +59,11 @@ def mitigations(
         variant_total = sizer.total(**changes)
         if variant_total >= total and action != "more_gpus":
             return
-        gpu, fit_n = smallest_fitting(variant_total), n
+        gpu, fit_n = smallest_fitting(variant_total, changes), n
         if gpu is None and splits_model and action != "more_gpus":
             for m in CARD_COUNTS:
                 if m > n and sizer.splits(m):
-                    gpu = smallest_fitting(sizer.total(**{**sizer.count_changes(m), **changes}))
+                    gpu = smallest_fitting(sizer.total(**{**sizer.count_changes(m), **changes}), changes)
                     if gpu is not None:
                         fit_n = m
                         break

@@ -13,6 +13,7 @@ from pydantic import TypeAdapter
 from core.contract import Engine, Request, Sharding, Task, Verdict, VerdictKind
 from core.formulas.params import Arch
 from core.formulas.peak import peak_breakdown
+from core.formulas.vllm import budget_bytes, memory_fraction
 from core.specs import GpuSpec, ModelSpec
 
 CARD_COUNTS = (1, 2, 4, 8)
@@ -38,6 +39,13 @@ class Sizer:
             variant = self.req.model_copy(update=changes) if changes else self.req
             self._cache[key] = round(sum(peak_breakdown(variant, spec, arch or self.arch).values()))
         return self._cache[key]
+
+    def usable(self, gpu: GpuSpec, **changes: Any) -> int:
+        """The bytes of one card the request may use: all of it, or under vLLM its budget,
+        `gpu_memory_utilization` of the card (0.9 by default), of the variant `changes` describe."""
+        engine = changes.get("engine", self.req.engine)
+        utilization = changes.get("gpu_memory_utilization", self.req.gpu_memory_utilization)
+        return budget_bytes(gpu.usable_bytes, memory_fraction(engine, utilization))
 
     def at_count(self, count: int) -> int:
         if count not in self._by_count:
@@ -83,8 +91,9 @@ def verdict_fields(gpu: str, gpu_name: str, usable: int, count: int, needed: int
     }
 
 
-def verdict(gpu: GpuSpec, count: int, needed: int) -> Verdict:
-    return Verdict(**verdict_fields(gpu.id, gpu.name, gpu.usable_bytes, count, needed))
+def verdict(gpu: GpuSpec, count: int, needed: int, usable: int | None = None) -> Verdict:
+    """`usable`: the bytes per card the request may use (`Sizer.usable`); default the whole card."""
+    return Verdict(**verdict_fields(gpu.id, gpu.name, usable or gpu.usable_bytes, count, needed))
 
 
 def verdicts(gpus: list[GpuSpec], sizer: Sizer) -> list[Verdict]:
@@ -95,7 +104,7 @@ def verdicts(gpus: list[GpuSpec], sizer: Sizer) -> list[Verdict]:
         for count in CARD_COUNTS:
             if not sizer.splits(count):
                 continue
-            row = verdict_fields(gpu.id, gpu.name, gpu.usable_bytes, count, sizer.at_count(count))
+            row = verdict_fields(gpu.id, gpu.name, sizer.usable(gpu), count, sizer.at_count(count))
             rows.append(row)
             if row["verdict"] == "fits":
                 break

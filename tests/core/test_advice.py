@@ -27,7 +27,9 @@ def test_verdicts_step_through_card_counts_until_one_fits() -> None:
     result = run(task="inference", model="llama-70b", engine="vllm")
     on_24 = [v for v in result.verdicts if v.gpu == "card24"]
     assert [v.count for v in on_24] == [1, 2, 4, 8][: len(on_24)]
-    assert on_24[0].verdict == "does_not_fit" and on_24[-1].verdict == "fits"
+    # under vLLM the last row may be tight: it is compared with 90% of the card (its budget)
+    assert on_24[0].verdict == "does_not_fit" and on_24[-1].verdict != "does_not_fit"
+    assert all(v.verdict != "fits" for v in on_24[:-1])
     assert all(v.bytes_per_gpu < w.bytes_per_gpu for v, w in zip(on_24[1:], on_24, strict=False))
     for v in result.verdicts:
         assert v.headroom_bytes == v.usable_bytes - v.bytes_per_gpu

@@ -199,6 +199,7 @@ assumption-vllm_preallocates = vLLM reserves 90% of each GPU by default (gpu_mem
 assumption-cpu_offload_layers = CPU offload ({ $cpu_offload }): the weights stream from CPU RAM one layer at a time; several times slower.
 assumption-cpu_offload_zero = CPU offload ({ $cpu_offload }) as DeepSpeed ZeRO-Offload does it: optimizer states (with sequential also the parameters) live in CPU RAM; several times slower.
 assumption-decode_bandwidth_bound = Decode speed = memory bandwidth × { NUMBER($efficiency, style: "percent") } / bytes read per token (weights + KV cache).
+assumption-vllm_budget = vLLM takes { NUMBER($utilization, style: "percent") } of each card (gpu_memory_utilization) and fills what the model leaves with KV cache: verdicts compare with that share; it holds { NUMBER($tokens) } tokens, { NUMBER($concurrency, maximumFractionDigits: 2) }× requests of { NUMBER($context_length) } tokens at once.
 
 ## Request fields, for error messages
 field-text = the text
