@@ -52,6 +52,7 @@ from .speed import (
     CHECKPOINT_BYTES_PER_PARAM,
     DECODE_BANDWIDTH_EFFICIENCY,
     HOST_RAM_RECOMMENDED_FACTOR,
+    TENSOR_PARALLEL_DECODE_EFFICIENCY,
     host,
     throughput,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "MIN_CONTEXT",
     "MIN_QUANTIZE_STEP_BITS",
     "MIN_SEQ_LEN",
+    "TENSOR_PARALLEL_DECODE_EFFICIENCY",
     "TIGHT_HEADROOM",
     "Advice",
     "Sizer",
@@ -109,6 +111,7 @@ def advise(req: Request, spec: ModelSpec, arch: Arch | None, catalog: Catalog, t
     speeds = throughput(req, spec, arch, list({(g.id, n): (g, n) for g, n in configs}.values()))
     if speeds:
         notes.append(note("decode_bandwidth_bound", efficiency=DECODE_BANDWIDTH_EFFICIENCY))
+        notes += _multi_gpu_decode_notes(req, [(g, n) for g, n in configs if n > 1])
     if named:  # the configurations recommended on other GPUs get their verdict rows too
         shown = {v.gpu for v in rows}
         rows += [
@@ -166,6 +169,19 @@ def serving_capacity(
         context_length=req.context_length,
         max_concurrency=round(vllm.max_concurrency(tokens, req.context_length), 2),
     )
+
+
+def _multi_gpu_decode_notes(req: Request, configs: list[tuple[GpuSpec, int]]) -> list[Assumption]:
+    """How speed scales on the multi-card configurations shown (core.advice.speed)."""
+    if not configs:
+        return []
+    if req.engine is not Engine.VLLM:
+        return [note("decode_layer_split")]
+    links = {g.interconnect: TENSOR_PARALLEL_DECODE_EFFICIENCY[g.interconnect] for g, _ in configs}
+    return [
+        note("decode_tensor_parallel", interconnect=link, efficiency=eff)
+        for link, eff in sorted(links.items())
+    ]
 
 
 def _choose(
