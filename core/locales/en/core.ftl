@@ -289,6 +289,7 @@ answer-verdict = { $icon } { $config }: { $verdict }, { $need } of { $usable }
 answer-verdicts = Does it fit:
 answer-speed = Speed on { $config }: ~{ $per_user } tokens/s per user
 answer-speed-many = Speed on { $config }: ~{ $per_user } tokens/s per user, ~{ $total } tokens/s in total
+answer-kv-capacity = vLLM on { $config }: KV cache for { NUMBER($tokens) } tokens, up to { NUMBER($concurrency, maximumFractionDigits: 2) }× requests of { NUMBER($context_length) } tokens at once
 answer-mitigations = If it does not fit:
 answer-mitigations-own = To fit on { $config }:
 answer-mitigation = { $icon } { $action }: −{ $saves } → { $total }, { $outcome }
