@@ -34,7 +34,7 @@ ACCURACY: dict[str, int | float] = {
     "median": 4.6,
     "rules": 22.8,
     "stated_cases": 14,
-    "stated_median": 2.6,
+    "stated_median": 2.8,
     "stated_rules": 35.4,
 }
 
