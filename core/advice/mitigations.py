@@ -25,6 +25,7 @@ from core.contract import (
     Task,
 )
 from core.formulas.params import arch_of
+from core.formulas.vllm import budget_bytes
 from core.precision import bits_per_weight, kv_bytes_per_element
 from core.specs import GpuSpec, ModelKind, ModelSpec
 
@@ -46,7 +47,8 @@ def mitigations(
 
     def smallest_fitting(needed: int, changes: dict[str, Any] | None = None) -> GpuSpec | None:
         # against the share of the card the variant may use (vLLM: gpu_memory_utilization)
-        ok = [g for g in targets if needed <= sizer.usable(g, **(changes or {}))]
+        share = sizer.fraction(changes)
+        ok = [g for g in targets if needed <= budget_bytes(g.usable_bytes, share)]
         return min(ok, key=lambda g: g.usable_bytes) if ok else None
 
     def fits_on(needed: int, n: int) -> str | None:

@@ -31,6 +31,8 @@ class Sizer:
         self.req, self.spec, self.arch = req, spec, arch
         self._cache: dict[tuple[Any, ...], int] = {}
         self._by_count: dict[int, int] = {}
+        self._usable: dict[str, int] = {}
+        self._fraction = memory_fraction(req.engine, req.gpu_memory_utilization)
 
     def total(self, spec: ModelSpec | None = None, arch: Arch | None = None, **changes: Any) -> int:
         spec = spec or self.spec
@@ -40,12 +42,21 @@ class Sizer:
             self._cache[key] = round(sum(peak_breakdown(variant, spec, arch or self.arch).values()))
         return self._cache[key]
 
-    def usable(self, gpu: GpuSpec, **changes: Any) -> int:
-        """The bytes of one card the request may use: all of it, or under vLLM its budget,
-        `gpu_memory_utilization` of the card (0.9 by default), of the variant `changes` describe."""
+    def fraction(self, changes: dict[str, Any] | None = None) -> float:
+        """The share of each card the request (or the variant `changes` describe) may use: all of
+        it, or under vLLM `gpu_memory_utilization` (0.9 by default)."""
+        if not changes:
+            return self._fraction
         engine = changes.get("engine", self.req.engine)
-        utilization = changes.get("gpu_memory_utilization", self.req.gpu_memory_utilization)
-        return budget_bytes(gpu.usable_bytes, memory_fraction(engine, utilization))
+        return memory_fraction(engine, changes.get("gpu_memory_utilization", self.req.gpu_memory_utilization))
+
+    def usable(self, gpu: GpuSpec, **changes: Any) -> int:
+        """The bytes of one card the request (or the variant `changes` describe) may use."""
+        if changes:
+            return budget_bytes(gpu.usable_bytes, self.fraction(changes))
+        if gpu.id not in self._usable:
+            self._usable[gpu.id] = budget_bytes(gpu.usable_bytes, self._fraction)
+        return self._usable[gpu.id]
 
     def at_count(self, count: int) -> int:
         if count not in self._by_count:

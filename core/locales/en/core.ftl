@@ -199,8 +199,8 @@ assumption-vllm_preallocates = vLLM reserves 90% of each GPU by default (gpu_mem
 assumption-cpu_offload_layers = CPU offload ({ $cpu_offload }): the weights stream from CPU RAM one layer at a time; several times slower.
 assumption-cpu_offload_zero = CPU offload ({ $cpu_offload }) as DeepSpeed ZeRO-Offload does it: optimizer states (with sequential also the parameters) live in CPU RAM; several times slower.
 assumption-decode_bandwidth_bound = Decode speed = memory bandwidth × { NUMBER($efficiency, style: "percent") } / bytes read per token (weights + KV cache).
-assumption-vllm_budget = Verdicts compare with vLLM's share of each card ({ NUMBER($utilization, style: "percent") }, gpu_memory_utilization); its KV pool holds { NUMBER($tokens) } tokens: { NUMBER($concurrency, maximumFractionDigits: 2) }× requests of { NUMBER($context_length) } tokens at once.
-assumption-decode_tensor_parallel = vLLM splits every layer over the cards (tensor parallel, { $interconnect }): each doubling of cards keeps { NUMBER($efficiency, style: "percent") } of the ideal gain, the rest goes to the all-reduces between layers.
+assumption-vllm_budget = Verdicts compare with vLLM's share of each card ({ $percent }%, gpu_memory_utilization); what the model leaves of it is KV cache (its size in tokens is shown with the speed).
+assumption-decode_tensor_parallel = vLLM splits every layer over the cards (tensor parallel, { $interconnect }): each doubling of cards keeps { $percent }% of the ideal gain, the rest goes to the all-reduces between layers.
 assumption-decode_layer_split = Several cards hold consecutive layers: a token passes them in turn, so decoding is no faster than on one card (vLLM tensor parallelism would be).
 
 ## Request fields, for error messages

@@ -225,16 +225,8 @@ assumption-vllm_preallocates = vLLM по умолчанию занимает 90 
 assumption-cpu_offload_layers = Выгрузка на CPU ({ $cpu_offload }): веса подгружаются из ОЗУ по одному слою; в разы медленнее.
 assumption-cpu_offload_zero = Выгрузка на CPU ({ $cpu_offload }) как в DeepSpeed ZeRO-Offload: состояния оптимизатора (при sequential и параметры) живут в ОЗУ; в разы медленнее.
 assumption-decode_bandwidth_bound = Скорость декодирования = пропускная способность памяти × { NUMBER($efficiency, style: "percent") } / байты, читаемые на токен (веса + KV-кэш).
-assumption-vllm_budget = Вердикты сравниваются с долей карты, которую берёт vLLM ({ NUMBER($utilization, style: "percent") }, gpu_memory_utilization); его KV-пул вмещает { NUMBER($tokens) } { $tokens ->
-    [one] токен
-    [few] токена
-   *[many] токенов
-}: одновременно { NUMBER($concurrency, maximumFractionDigits: 2) }× запросов по { NUMBER($context_length) } { $context_length ->
-    [one] токен
-    [few] токена
-   *[many] токенов
-}.
-assumption-decode_tensor_parallel = vLLM делит каждый слой между картами (тензорный параллелизм, { $interconnect }): каждое удвоение числа карт даёт { NUMBER($efficiency, style: "percent") } от идеального ускорения, остальное уходит на all-reduce между слоями.
+assumption-vllm_budget = Вердикты сравниваются с долей карты, которую берёт vLLM ({ $percent } %, gpu_memory_utilization); всё, что от неё оставила модель, — KV-кэш (его размер в токенах — рядом со скоростью).
+assumption-decode_tensor_parallel = vLLM делит каждый слой между картами (тензорный параллелизм, { $interconnect }): каждое удвоение числа карт даёт { $percent } % от идеального ускорения, остальное уходит на all-reduce между слоями.
 assumption-decode_layer_split = Карты держат слои по очереди: токен проходит их одну за другой, поэтому декодирование не быстрее, чем на одной карте (тензорный параллелизм vLLM был бы быстрее).
 
 ## Поля запроса, для сообщений об ошибках
