@@ -31,9 +31,11 @@ from core.contract import (
     Verdict,
 )
 from core.formulas import vllm
+from core.formulas.kv_cache import model_kv_cache_bytes
 from core.formulas.params import Arch
 from core.formulas.peak import peak_breakdown
 from core.notes import note
+from core.precision import kv_bytes_per_element
 from core.specs import GpuSpec, ModelSpec
 
 from .mitigations import MIN_CONTEXT, MIN_QUANTIZE_STEP_BITS, MIN_SEQ_LEN, mitigations
@@ -151,8 +153,15 @@ def serving_capacity(
     budget = sizer.usable(gpu)
     kv = parts.get("kv_cache", 0.0)
     pool = vllm.kv_pool_bytes(budget, sum(parts.values()), kv)
-    per_token = kv / (req.context_length * req.concurrency)
+    # vLLM counts its pool in tokens of every layer (sliding-window layers included); a request
+    # takes less where layers keep only their window (the hybrid KV-cache manager)
+    assert req.kv_cache_precision
+    e = kv_bytes_per_element(req.kv_cache_precision)
+    full = model_kv_cache_bytes(spec, req.context_length, 1, e, windows=False)
+    windowed = (model_kv_cache_bytes(spec, req.context_length, 1, e) / full if full else 0.0) or 1.0
+    per_token = kv / (req.context_length * req.concurrency * windowed)
     tokens = vllm.kv_cache_tokens(pool, per_token)
+    concurrency = vllm.max_concurrency(tokens, req.context_length, windowed_share=windowed)
     return ServingCapacity(
         gpu=gpu.id,
         count=count,
@@ -161,7 +170,7 @@ def serving_capacity(
         kv_cache_bytes=max(round(pool), 0),
         kv_cache_tokens=tokens,
         context_length=req.context_length,
-        max_concurrency=round(vllm.max_concurrency(tokens, req.context_length), 2),
+        max_concurrency=round(concurrency, 2),
     )
 
 

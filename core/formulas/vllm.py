@@ -43,10 +43,14 @@ def kv_cache_tokens(pool_bytes: float, bytes_per_token: float, block_size: int =
     return int(pool_bytes // (bytes_per_token * block_size)) * block_size
 
 
-def max_concurrency(tokens: int, context_length: int, block_size: int = VLLM_BLOCK_SIZE) -> float:
+def max_concurrency(
+    tokens: int, context_length: int, block_size: int = VLLM_BLOCK_SIZE, windowed_share: float = 1.0
+) -> float:
     """Requests of `context_length` tokens the pool holds at once: blocks / blocks per request
-    (`get_max_concurrency_for_kv_cache_config`)."""
-    return (tokens // block_size) / math.ceil(context_length / block_size)
+    (`get_max_concurrency_for_kv_cache_config`). `tokens` count every layer at the whole context;
+    `windowed_share` (< 1 with sliding-window layers, which keep only their window) is the share of
+    that a request really takes."""
+    return (tokens // block_size) / (math.ceil(context_length / block_size) * windowed_share)
 
 
 def kv_pool_bytes(budget: int, needed_bytes: float, kv_cache_bytes: float) -> float:

@@ -245,3 +245,15 @@ def test_a_variant_that_switches_to_vllm_is_checked_against_its_budget() -> None
     assert sizer.usable(gpu, engine=Engine.VLLM, gpu_memory_utilization=0.8) == math.ceil(
         gpu.usable_bytes * 0.8
     )
+
+
+def test_sliding_window_layers_count_in_vllms_tokens_but_take_only_their_window() -> None:
+    # gpt-oss-120b: 18 of 36 layers keep 128 tokens. vLLM logs its pool in tokens of all 36 layers
+    # (kv_cache_utils `_report_kv_cache_config`), and a 4K request takes about half of that
+    r = run(task="inference", model="gpt-oss-120b", engine="vllm", gpus=["h100-sxm"])
+    cap = r.serving_capacity
+    assert cap is not None
+    every_layer = 2 * 36 * 8 * 64 * 2  # bytes per token, all layers at bf16
+    assert cap.kv_cache_tokens == vllm.kv_cache_tokens(cap.kv_cache_bytes, every_layer)
+    plain = cap.kv_cache_tokens // 4096
+    assert 1.8 * plain < cap.max_concurrency < 2.0 * plain + 2
