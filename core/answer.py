@@ -266,13 +266,26 @@ def _speed_line(result: Result, rec: Recommendation | None, lang: str) -> str | 
     name = next(
         (v.gpu_name for v in [*result.verdicts] if v.gpu == pick.gpu), rec.gpu_name if rec else pick.gpu
     )
-    return t(
+    line = t(
         "answer-speed-many" if result.request.concurrency > 1 else "answer-speed",
         lang,
         config=config_text(pick.count, name, lang),
         per_user=round(pick.tokens_per_s),
         total=round(pick.aggregate_tokens_per_s),
     )
+    cap = result.serving_capacity
+    if cap is None:
+        return line
+    gpu_name = next((v.gpu_name for v in result.verdicts if v.gpu == cap.gpu), cap.gpu)
+    capacity = t(
+        "answer-kv-capacity",
+        lang,
+        config=config_text(cap.count, gpu_name, lang),
+        tokens=cap.kv_cache_tokens,
+        concurrency=cap.max_concurrency,
+        context_length=cap.context_length,
+    )
+    return f"{line}. {capacity}"
 
 
 def _verdicts(result: Result, target: Verdict | None) -> list[Verdict]:

@@ -341,6 +341,13 @@ class Request(BaseModel):
         description="extension, diffusion: the text encoders run on the CPU (Wan's `--t5_cpu`, "
         "HunyuanVideo's CPU-offloaded text encoder); none of their weights on the GPU",
     )
+    gpu_memory_utilization: float | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        description="extension: vLLM's share of each card (--gpu-memory-utilization); verdicts compare "
+        "with that share and the rest of it becomes KV cache; default 0.9 under vLLM, null otherwise",
+    )
 
     @field_validator("num_gpus")
     @classmethod
@@ -446,6 +453,22 @@ class Throughput(BaseModel):
     aggregate_tokens_per_s: float = Field(description="all concurrent sequences together")
 
 
+class ServingCapacity(BaseModel):
+    """What vLLM would log at start-up on one configuration: the KV pool it pre-allocates in its
+    budget and how many requests of the requested context that pool holds."""
+
+    gpu: str
+    count: int
+    gpu_memory_utilization: float
+    budget_bytes: int = Field(description="per card: ceil(usable_bytes × gpu_memory_utilization)")
+    kv_cache_bytes: int = Field(description="per card: the budget minus weights, activations, runtime")
+    kv_cache_tokens: int = Field(description="'GPU KV cache size: N tokens' (whole blocks of 16)")
+    context_length: int
+    max_concurrency: float = Field(
+        description="'Maximum concurrency for <context> tokens per request': KV blocks / blocks per request"
+    )
+
+
 class HostAdvice(BaseModel):
     ram_min_bytes: int
     ram_recommended_bytes: int
@@ -485,6 +508,11 @@ class Result(BaseModel):
     throughput: list[Throughput]
     host: HostAdvice
     assumptions: list[Assumption]
+    serving_capacity: ServingCapacity | None = Field(
+        default=None,
+        description="extension: vLLM only — the KV-cache tokens and maximum concurrency of the target "
+        "configuration (gpus[0] × num_gpus) or else the recommended one",
+    )
 
 
 class ErrorResponse(BaseModel):

@@ -30,6 +30,7 @@ from core.contract import (
 from core.errors import CoreError, EstimateError
 from core.formulas.params import Arch, arch_of
 from core.formulas.peak import peak_breakdown
+from core.formulas.vllm import VLLM_GPU_MEMORY_UTILIZATION
 from core.method_notes import method_notes
 from core.notes import note
 from core.precision import is_gguf
@@ -94,6 +95,7 @@ def estimate(request: Request | dict[str, Any], catalog: Catalog | None = None) 
         throughput=advice.throughput,
         host=advice.host,
         assumptions=notes,
+        serving_capacity=advice.serving,
     )
 
 
@@ -181,6 +183,8 @@ def fill_defaults(req: Request, spec: ModelSpec, no_bf16: bool = False) -> tuple
         update["engine"] = engine
         if engine is Engine.VLLM:
             notes.append(note("parse_serving_vllm", concurrency=req.concurrency))
+    if engine is Engine.VLLM and req.gpu_memory_utilization is None:
+        update["gpu_memory_utilization"] = VLLM_GPU_MEMORY_UTILIZATION
 
     if not diffusion:
         context = req.context_length

@@ -76,9 +76,10 @@ KEEPS_EMBEDDINGS_WIDE = frozenset(
 EXPERTS_ONLY_ON_MOE = frozenset({Precision.MXFP4})
 WIDE_BITS = 16.0
 
-# Formats produced on the fly while a 16-bit checkpoint is loaded (bitsandbytes, torchao, vLLM fp8),
-# as opposed to pre-quantized checkpoints (GPTQ, AWQ, GGUF) that load as stored.
-QUANTIZED_ON_LOAD = frozenset({Precision.FP8, Precision.INT8, Precision.INT4, Precision.NF4})
+# Formats produced on the fly while a 16-bit checkpoint is loaded (bitsandbytes, torchao), as
+# opposed to pre-quantized checkpoints that load as stored: GPTQ, AWQ, GGUF, MXFP4 and FP8 (FP8 ships
+# as its own checkpoint: meta-llama/Llama-3.1-405B-Instruct-FP8, DeepSeek V3/R1, Qwen *-FP8).
+QUANTIZED_ON_LOAD = frozenset({Precision.INT8, Precision.INT4, Precision.NF4})
 
 # 4-bit and 8-bit formats a mitigation may propose, by the bits a user asks for.
 QUANTIZED_FORMATS = frozenset(BITS_PER_WEIGHT) - {Precision.FP32, Precision.FP16, Precision.BF16}

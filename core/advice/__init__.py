@@ -19,17 +19,23 @@ from dataclasses import dataclass, field
 from core.catalog import Catalog
 from core.contract import (
     Assumption,
+    Engine,
     HostAdvice,
     Mitigation,
     Recommendation,
     Request,
+    ServingCapacity,
     Sharding,
     Task,
     Throughput,
     Verdict,
 )
+from core.formulas import vllm
+from core.formulas.kv_cache import model_kv_cache_bytes
 from core.formulas.params import Arch
+from core.formulas.peak import peak_breakdown
 from core.notes import note
+from core.precision import kv_bytes_per_element
 from core.specs import GpuSpec, ModelSpec
 
 from .mitigations import MIN_CONTEXT, MIN_QUANTIZE_STEP_BITS, MIN_SEQ_LEN, mitigations
@@ -48,6 +54,7 @@ from .speed import (
     CHECKPOINT_BYTES_PER_PARAM,
     DECODE_BANDWIDTH_EFFICIENCY,
     HOST_RAM_RECOMMENDED_FACTOR,
+    TENSOR_PARALLEL_DECODE_EFFICIENCY,
     host,
     throughput,
 )
@@ -60,6 +67,7 @@ __all__ = [
     "MIN_CONTEXT",
     "MIN_QUANTIZE_STEP_BITS",
     "MIN_SEQ_LEN",
+    "TENSOR_PARALLEL_DECODE_EFFICIENCY",
     "TIGHT_HEADROOM",
     "Advice",
     "Sizer",
@@ -80,6 +88,7 @@ class Advice:
     host: HostAdvice
     assumptions: list[Assumption] = field(default_factory=list)
     target: Verdict | None = None
+    serving: ServingCapacity | None = None
 
 
 def advise(
@@ -98,7 +107,7 @@ def advise(
     pick, fast = _choose(req, catalog, sizer, named, rows)
     recommendation = recommend(pick, "cheapest") if pick else None
     alternatives = [recommend(fast, "fastest")] if fast and fast != pick else []
-    target = verdict(named[0], req.num_gpus, total) if named else None
+    target = verdict(named[0], req.num_gpus, total, sizer.usable(named[0])) if named else None
 
     notes: list[Assumption] = []
     if pick is not None and pick.offer is None:
@@ -113,9 +122,22 @@ def advise(
     speeds = throughput(req, spec, arch, list({(g.id, n): (g, n) for g, n in configs}.values()))
     if speeds:
         notes.append(note("decode_bandwidth_bound", efficiency=DECODE_BANDWIDTH_EFFICIENCY))
+        notes += _multi_gpu_decode_notes(req, [(g, n) for g, n in configs if n > 1])
     if named:  # the configurations recommended on other GPUs get their verdict rows too
         shown = {v.gpu for v in rows}
-        rows += [verdict(c.gpu, c.count, c.needed) for c in (pick, fast) if c and c.gpu.id not in shown]
+        rows += [
+            verdict(c.gpu, c.count, c.needed, sizer.usable(c.gpu))
+            for c in (pick, fast)
+            if c and c.gpu.id not in shown
+        ]
+    serving = None
+    if req.engine is Engine.VLLM and req.task is Task.INFERENCE and arch is not None:
+        config = (named[0], req.num_gpus) if named else (pick.gpu, pick.count) if pick else None
+        serving = serving_capacity(req, spec, arch, sizer, *config) if config else None
+        if serving is not None:
+            # a whole percent, without NUMBER(): Fluent's number formatting costs ~0.1 ms per note
+            percent = round(serving.gpu_memory_utilization * 100)
+            notes.append(note("vllm_budget", percent=percent))
     return Advice(
         rows,
         recommendation,
@@ -125,7 +147,53 @@ def advise(
         host(req, spec, arch, recommendation, total),
         notes,
         target,
+        serving,
     )
+
+
+def serving_capacity(
+    req: Request, spec: ModelSpec, arch: Arch, sizer: Sizer, gpu: GpuSpec, count: int
+) -> ServingCapacity:
+    """What vLLM would log on `count` × `gpu`: its KV pool (budget less the rest of the sized peak)
+    in tokens, and the requests of the requested context it holds (core.formulas.vllm)."""
+    assert req.context_length
+    variant = req.model_copy(update=sizer.count_changes(count)) if count != req.num_gpus else req
+    parts = peak_breakdown(variant, spec, arch)
+    budget = sizer.usable(gpu)
+    kv = parts.get("kv_cache", 0.0)
+    pool = vllm.kv_pool_bytes(budget, sum(parts.values()), kv)
+    # vLLM counts its pool in tokens of every layer (sliding-window layers included); a request
+    # takes less where layers keep only their window (the hybrid KV-cache manager)
+    assert req.kv_cache_precision
+    e = kv_bytes_per_element(req.kv_cache_precision)
+    full = model_kv_cache_bytes(spec, req.context_length, 1, e, windows=False)
+    windowed = (model_kv_cache_bytes(spec, req.context_length, 1, e) / full if full else 0.0) or 1.0
+    per_token = kv / (req.context_length * req.concurrency * windowed)
+    tokens = vllm.kv_cache_tokens(pool, per_token)
+    concurrency = vllm.max_concurrency(tokens, req.context_length, windowed_share=windowed)
+    return ServingCapacity(
+        gpu=gpu.id,
+        count=count,
+        gpu_memory_utilization=vllm.memory_fraction(req.engine, req.gpu_memory_utilization),
+        budget_bytes=budget,
+        kv_cache_bytes=max(round(pool), 0),
+        kv_cache_tokens=tokens,
+        context_length=req.context_length,
+        max_concurrency=round(concurrency, 2),
+    )
+
+
+def _multi_gpu_decode_notes(req: Request, configs: list[tuple[GpuSpec, int]]) -> list[Assumption]:
+    """How speed scales on the multi-card configurations shown (core.advice.speed)."""
+    if not configs:
+        return []
+    if req.engine is not Engine.VLLM:
+        return [note("decode_layer_split")]
+    links = {g.interconnect: TENSOR_PARALLEL_DECODE_EFFICIENCY[g.interconnect] for g, _ in configs}
+    return [
+        note("decode_tensor_parallel", interconnect=link, percent=round(eff * 100))
+        for link, eff in sorted(links.items())
+    ]
 
 
 def _choose(

@@ -25,6 +25,7 @@ from core.contract import (
     Task,
 )
 from core.formulas.params import arch_of
+from core.formulas.vllm import budget_bytes
 from core.precision import bits_per_weight, kv_bytes_per_element
 from core.specs import GpuSpec, ModelKind, ModelSpec
 from core.training_defaults import default_adapter_dtype, default_checkpointing
@@ -54,8 +55,10 @@ def mitigations(
     diffusion = spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO)
     splits_model = not diffusion  # diffusion pipelines run on one GPU: more cards do not help
 
-    def smallest_fitting(needed: int) -> GpuSpec | None:
-        ok = [g for g in targets if needed <= g.usable_bytes]
+    def smallest_fitting(needed: int, changes: dict[str, Any] | None = None) -> GpuSpec | None:
+        # against the share of the card the variant may use (vLLM: gpu_memory_utilization)
+        share = sizer.fraction(changes)
+        ok = [g for g in targets if needed <= budget_bytes(g.usable_bytes, share)]
         return min(ok, key=lambda g: g.usable_bytes) if ok else None
 
     def fits_on(needed: int, n: int) -> str | None:
@@ -68,11 +71,11 @@ def mitigations(
         variant_total = sizer.total(**changes)
         if variant_total >= total and action != "more_gpus":
             return
-        gpu, fit_n = smallest_fitting(variant_total), n
+        gpu, fit_n = smallest_fitting(variant_total, changes), n
         if gpu is None and splits_model and action != "more_gpus":
             for m in CARD_COUNTS:
                 if m > n and sizer.splits(m):
-                    gpu = smallest_fitting(sizer.total(**{**sizer.count_changes(m), **changes}))
+                    gpu = smallest_fitting(sizer.total(**{**sizer.count_changes(m), **changes}), changes)
                     if gpu is not None:
                         fit_n = m
                         break

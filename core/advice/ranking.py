@@ -29,10 +29,12 @@ class Candidate:
     verdict: VerdictKind
     offer: RentalOffer | None
     position: int  # in the offers file (catalogue order for catalogue configurations): the last tie-break
+    usable: int = 0  # bytes per card the request may use (vLLM: its budget); 0: the whole card
 
     @property
     def headroom(self) -> float:
-        return (self.gpu.usable_bytes - self.needed) / self.gpu.usable_bytes
+        usable = self.usable or self.gpu.usable_bytes
+        return (usable - self.needed) / usable
 
     @property
     def price(self) -> float | None:
@@ -47,16 +49,17 @@ def offer_candidates(catalog: Catalog, sizer: Sizer, gpus: set[str] | None = Non
             continue
         gpu = catalog.gpus[offer.gpu]
         needed = sizer.at_count(offer.count)
-        kind = verdict_kind(needed, gpu.usable_bytes)
+        usable = sizer.usable(gpu)
+        kind = verdict_kind(needed, usable)
         if kind != "does_not_fit":
-            out.append(Candidate(gpu, offer.count, needed, kind, offer, position))
+            out.append(Candidate(gpu, offer.count, needed, kind, offer, position, usable))
     return out
 
 
 def catalogue_candidates(verdicts: Iterable[Verdict], catalog: Catalog) -> list[Candidate]:
     """No rental offer fits: catalogue configurations that do, price on request."""
     return [
-        Candidate(catalog.gpus[v.gpu], v.count, v.bytes_per_gpu, v.verdict, None, position)
+        Candidate(catalog.gpus[v.gpu], v.count, v.bytes_per_gpu, v.verdict, None, position, v.usable_bytes)
         for position, v in enumerate(verdicts)
         if v.verdict != "does_not_fit"
     ]

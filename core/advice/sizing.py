@@ -13,6 +13,7 @@ from pydantic import TypeAdapter
 from core.contract import Engine, Request, Sharding, Task, Verdict, VerdictKind
 from core.formulas.params import Arch
 from core.formulas.peak import peak_breakdown
+from core.formulas.vllm import budget_bytes, memory_fraction
 from core.specs import GpuSpec, ModelKind, ModelSpec
 
 CARD_COUNTS = (1, 2, 4, 8)
@@ -30,6 +31,8 @@ class Sizer:
         self.req, self.spec, self.arch = req, spec, arch
         self._cache: dict[tuple[Any, ...], int] = {}
         self._by_count: dict[int, int] = {}
+        self._usable: dict[str, int] = {}
+        self._fraction = memory_fraction(req.engine, req.gpu_memory_utilization)
 
     def total(self, spec: ModelSpec | None = None, arch: Arch | None = None, **changes: Any) -> int:
         spec = spec or self.spec
@@ -38,6 +41,22 @@ class Sizer:
             variant = self.req.model_copy(update=changes) if changes else self.req
             self._cache[key] = round(sum(peak_breakdown(variant, spec, arch or self.arch).values()))
         return self._cache[key]
+
+    def fraction(self, changes: dict[str, Any] | None = None) -> float:
+        """The share of each card the request (or the variant `changes` describe) may use: all of
+        it, or under vLLM `gpu_memory_utilization` (0.9 by default)."""
+        if not changes:
+            return self._fraction
+        engine = changes.get("engine", self.req.engine)
+        return memory_fraction(engine, changes.get("gpu_memory_utilization", self.req.gpu_memory_utilization))
+
+    def usable(self, gpu: GpuSpec, **changes: Any) -> int:
+        """The bytes of one card the request (or the variant `changes` describe) may use."""
+        if changes:
+            return budget_bytes(gpu.usable_bytes, self.fraction(changes))
+        if gpu.id not in self._usable:
+            self._usable[gpu.id] = budget_bytes(gpu.usable_bytes, self._fraction)
+        return self._usable[gpu.id]
 
     def at_count(self, count: int) -> int:
         if count not in self._by_count:
@@ -90,8 +109,9 @@ def verdict_fields(gpu: str, gpu_name: str, usable: int, count: int, needed: int
     }
 
 
-def verdict(gpu: GpuSpec, count: int, needed: int) -> Verdict:
-    return Verdict(**verdict_fields(gpu.id, gpu.name, gpu.usable_bytes, count, needed))
+def verdict(gpu: GpuSpec, count: int, needed: int, usable: int | None = None) -> Verdict:
+    """`usable`: the bytes per card the request may use (`Sizer.usable`); default the whole card."""
+    return Verdict(**verdict_fields(gpu.id, gpu.name, usable or gpu.usable_bytes, count, needed))
 
 
 def verdicts(gpus: list[GpuSpec], sizer: Sizer) -> list[Verdict]:
@@ -102,7 +122,7 @@ def verdicts(gpus: list[GpuSpec], sizer: Sizer) -> list[Verdict]:
         for count in CARD_COUNTS:
             if not sizer.splits(count):
                 continue
-            row = verdict_fields(gpu.id, gpu.name, gpu.usable_bytes, count, sizer.at_count(count))
+            row = verdict_fields(gpu.id, gpu.name, sizer.usable(gpu), count, sizer.at_count(count))
             rows.append(row)
             if row["verdict"] == "fits":
                 break

@@ -2,19 +2,86 @@
 
 from __future__ import annotations
 
-from core.contract import HostAdvice, Method, Recommendation, Request, Task, Throughput
-from core.formulas.params import Arch
+import math
+
+from core.contract import (
+    Engine,
+    HostAdvice,
+    Method,
+    Precision,
+    Recommendation,
+    Request,
+    Task,
+    Throughput,
+)
+from core.formulas.params import Arch, linear_params, mlp_params_per_layer
 from core.formulas.peak import peak_breakdown
 from core.formulas.training import lora_params
-from core.formulas.weights import model_weight_bytes
-from core.precision import bits_per_weight
+from core.formulas.weights import model_weight_bytes, weight_bytes
+from core.precision import (
+    EXPERTS_ONLY_ON_MOE,
+    QUANTIZED_ON_LOAD,
+    WIDE_BITS,
+    bits_per_weight,
+    embedding_bits,
+)
 from core.specs import GpuSpec, ModelSpec
 
 # Decode reads every weight once per step; real kernels reach ~70% of peak bandwidth:
-# Llama-2-7B bf16 on an A100-80GB decodes at 1418.93 GB/s of 2039 GB/s (torchao README benchmark).
+# Llama-2-7B bf16 on an A100-80GB decodes at 1418.93 GB/s of 2039 GB/s (torchao README benchmark;
+# torchao counts the whole model, its 2% of input embedding included, which a decode step does not
+# read in full: 0.68-0.70 either way).
 DECODE_BANDWIDTH_EFFICIENCY = 0.70
-HOST_RAM_RECOMMENDED_FACTOR = 2  # RAM ≥ VRAM to load and pin weights; 2× for page cache and data loaders
+# Tensor-parallel decode does not scale linearly: every layer all-reduces its activations twice
+# (Megatron-LM), a latency-bound exchange of a few KB per token. The factor is the speed-up kept per
+# doubling of cards, by the interconnect of the GPU (gpus.toml `interconnect`):
+# - pcie: vLLM on 2x RTX 4090 (no NVLink, no P2P) serves 1.38x (DeepSeek-R1-Distill-Qwen-7B,
+#   4623.98 vs 3344.91 output tok/s) and 1.47x (-Llama-8B, 3349.59 vs 2285.44) of one card
+#   (databasemart.com blog "vLLM Distributed Inference Optimization"): 0.69-0.73 of 2x, so 0.70;
+# - nvlink: TP=2 over an NVLink bridge gave +25% at concurrency 1 over the same pair over PCIe
+#   (4x RTX 3090, vLLM 0.20.1, Qwen3.6-27B AWQ; r/LocalLLaMA post 1t6susj): 0.70 x 1.25 = 0.875;
+# - infinity_fabric (MI300X): direct GPU-to-GPU links like NVLink; no measurement found, NVLink's.
+TENSOR_PARALLEL_DECODE_EFFICIENCY: dict[str, float] = {
+    "pcie": 0.70,
+    "nvlink": 0.875,
+    "infinity_fabric": 0.875,
+}
+HOST_RAM_RECOMMENDED_FACTOR = 2  # RAM ≥ the weights to load and pin them; 2× for page cache and data loaders
 CHECKPOINT_BYTES_PER_PARAM = 4 + 8  # fp32 weights + AdamW moments in a resumable full checkpoint
+
+
+def decode_weight_bytes(spec: ModelSpec, arch: Arch, req: Request) -> float:
+    """Weight bytes one decode step reads: every weight but the input embedding table (a row lookup
+    per token; when tied it is the LM head, read once), each at its own precision; on a mixture of
+    experts only the routed experts the router picks, plus what runs for every token — attention,
+    shared experts, dense layers, router and LM head (`active_params_b` of the model card, which
+    counts them; gpt-oss-120b: 5.13B = 0.96B attention + 3.58B of 4 experts + 0.58B LM head)."""
+    assert req.precision
+    bits, wide = bits_per_weight(req.precision), embedding_bits(req.precision)
+    head = arch.V * arch.h
+    body = linear_params(arch)  # decoder blocks: attention, MLP or experts, norms
+    if arch.experts <= 1:
+        return weight_bytes(body, bits) + weight_bytes(head, wide)
+    experts = min(arch.L * mlp_params_per_layer(arch.h, arch.i, arch.gated, arch.experts), body)
+    routed = experts * arch.active_experts / arch.experts
+    if spec.active_params_b:
+        dense = max(spec.active_params_b * 1e9 - routed - head, 0.0)
+    else:
+        dense = body - experts
+    dense_bits = WIDE_BITS if req.precision in EXPERTS_ONLY_ON_MOE else bits
+    return weight_bytes(routed, bits) + weight_bytes(dense, dense_bits) + weight_bytes(head, wide)
+
+
+def multi_gpu_speedup(gpu: GpuSpec, count: int, engine: Engine | None) -> float:
+    """How much faster `count` cards decode one token than one. vLLM splits every layer (tensor
+    parallel): `TENSOR_PARALLEL_DECODE_EFFICIENCY` kept per doubling. transformers (`device_map`)
+    and llama.cpp (`--split-mode layer`) spread whole layers: a token passes the cards in turn, one
+    works at a time (accelerate big-model inference docs), so no faster than one card."""
+    if count <= 1:
+        return 1.0
+    if engine is not Engine.VLLM:
+        return 1.0
+    return count * TENSOR_PARALLEL_DECODE_EFFICIENCY[gpu.interconnect] ** math.log2(count)
 
 
 def throughput(
@@ -24,15 +91,14 @@ def throughput(
     if req.task is not Task.INFERENCE or arch is None:
         return []
     assert req.precision and req.context_length and req.kv_cache_precision
-    weights = model_weight_bytes(arch.params, req.precision, arch)
-    if spec.active_params_b:
-        weights *= spec.active_params_b / spec.params_b
+    weights = decode_weight_bytes(spec, arch, req)
     one = req.model_copy(update={"num_gpus": 1})
     kv = peak_breakdown(one, spec, arch).get("kv_cache", 0.0)
     step_bytes = weights + kv
     out = []
     for gpu, count in configs:
-        step_s = step_bytes / (gpu.bandwidth_gb_s * 1e9 * DECODE_BANDWIDTH_EFFICIENCY * count)
+        bandwidth = gpu.bandwidth_gb_s * 1e9 * DECODE_BANDWIDTH_EFFICIENCY
+        step_s = step_bytes / (bandwidth * multi_gpu_speedup(gpu, count, req.engine))
         out.append(
             Throughput(
                 gpu=gpu.id,
@@ -44,16 +110,32 @@ def throughput(
     return out
 
 
+def checkpoint_precision(req: Request, spec: ModelSpec) -> Precision:
+    """The precision of the checkpoint to download: a format quantized while loading (bitsandbytes,
+    torchao) starts from the published 16-bit (or shipped) checkpoint; Unsloth downloads its
+    pre-quantized `-bnb-4bit` uploads."""
+    assert req.precision
+    on_load = req.precision in QUANTIZED_ON_LOAD and req.precision is not spec.native_precision
+    if not on_load or req.engine is Engine.UNSLOTH:
+        return req.precision
+    return spec.native_precision or Precision.BF16
+
+
 def host(
     req: Request, spec: ModelSpec, arch: Arch | None, pick: Recommendation | None, total: int
 ) -> HostAdvice:
+    """RAM and disk of the server. Inference and generation: RAM holds the weights to load and pin
+    (the KV cache, activations and allocator blocks live on the GPUs only); training: as much as the
+    cards hold (checkpoints, data loaders, offloaded states). Disk: the checkpoint as downloaded."""
     count = pick.count if pick else req.num_gpus
     vram = (pick.bytes_per_gpu if pick else total) * count
     assert req.precision
     if arch is not None:
-        disk = model_weight_bytes(arch.params, req.precision, arch)
-    else:
-        disk = sum(c.params_b * 1e9 * bits_per_weight(c.precision) / 8 for c in spec.components)
+        weights = model_weight_bytes(arch.params, req.precision, arch)
+        disk = model_weight_bytes(arch.params, checkpoint_precision(req, spec), arch)
+    else:  # diffusion pipelines: each component as shipped
+        weights = disk = sum(c.params_b * 1e9 * bits_per_weight(c.precision) / 8 for c in spec.components)
+    ram = vram if req.task is Task.TRAINING else weights
     if req.task is Task.TRAINING:
         trainable = (
             spec.params_b * 1e9
@@ -62,7 +144,7 @@ def host(
         )
         disk += trainable * CHECKPOINT_BYTES_PER_PARAM
     return HostAdvice(
-        ram_min_bytes=round(vram),
-        ram_recommended_bytes=round(vram * HOST_RAM_RECOMMENDED_FACTOR),
+        ram_min_bytes=round(ram),
+        ram_recommended_bytes=round(ram * HOST_RAM_RECOMMENDED_FACTOR),
         disk_bytes=round(disk),
     )

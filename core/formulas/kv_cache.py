@@ -27,8 +27,9 @@ def mla_kv_cache_bytes(L: int, kv_lora_rank: int, rope_dim: int, s: int, b: int,
     return L * (kv_lora_rank + rope_dim) * s * b * e
 
 
-def model_kv_cache_bytes(spec: ModelSpec, s: int, b: int, e: float) -> float:
-    """Pick the formula the architecture calls for; encoders keep no cache."""
+def model_kv_cache_bytes(spec: ModelSpec, s: int, b: int, e: float, windows: bool = True) -> float:
+    """Pick the formula the architecture calls for; encoders keep no cache. `windows=False`: as if
+    every layer kept the whole context (how vLLM counts its "GPU KV cache size" in tokens)."""
     if spec.kind is ModelKind.ENCODER or not (spec.layers and spec.attention_heads):
         return 0.0
     L = spec.layers
@@ -36,6 +37,8 @@ def model_kv_cache_bytes(spec: ModelSpec, s: int, b: int, e: float) -> float:
         return mla_kv_cache_bytes(L, spec.kv_lora_rank, spec.qk_rope_head_dim or 0, s, b, e)
     k = spec.kv_heads or spec.attention_heads
     d = spec.resolved_head_dim or 128
+    if not windows:
+        return kv_cache_bytes(L, k, d, s, b, e)
     if spec.sliding_window and spec.sliding_window_layers:
         return sliding_window_kv_cache_bytes(
             L, spec.sliding_window_layers, spec.sliding_window, k, d, s, b, e

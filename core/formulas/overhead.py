@@ -26,6 +26,15 @@ ALLOCATOR_RESERVE_FRACTION = 0.10
 # weights quantized on load: 11-13% for bitsandbytes NF4/int8 on FLUX.1-dev (diffusers blog
 # "memory after loading" minus the weights) and torchao int8 on Llama-2-7B; 6% for torchao int4.
 QUANTIZE_ON_LOAD_RESIDUE_FRACTION = 0.10
+# ... but the loaders quantize tensor by tensor, one checkpoint shard at a time: transformers'
+# `_load_state_dict_into_meta_model` walks the state dict of one shard and hands each tensor to
+# `hf_quantizer.create_quantized_param`; bitsandbytes `Params4bit._quantize` copies that one 16-bit
+# tensor to the GPU (`self.data.contiguous().to(device)`), quantizes it and drops the copy. The
+# freed 16-bit blocks are reused for the next tensors, so what stays reserved is bounded by what is
+# in flight, about one shard, not by the model. One shard: `save_pretrained` / `push_to_hub` split
+# checkpoints at `max_shard_size="5GB"` by default (transformers modeling_utils.py and utils/hub.py;
+# "5GB" = 5 * 10^9 bytes, `convert_file_size_to_int`), which is how Hub checkpoints are cut.
+CHECKPOINT_SHARD_BYTES = 5 * 10**9
 
 # Engine runtime outside PyTorch's allocator, per GPU. vLLM: CUDA graphs + NCCL + sampler
 # workspace; its profiler reports `non_torch_memory` 1.79 GiB for Llama-3-8B on an H100
@@ -40,8 +49,9 @@ NCCL_BUFFER_BYTES = 256 * MiB
 
 
 def quantize_on_load_residue_bytes(params_quantized_on_load: float) -> float:
-    """Allocator blocks left reserved by quantizing 16-bit weights (2 bytes each) on load."""
-    return QUANTIZE_ON_LOAD_RESIDUE_FRACTION * 2 * params_quantized_on_load
+    """Allocator blocks left reserved by quantizing 16-bit weights (2 bytes each) on load: the
+    fitted share of their 16-bit bytes, at most one checkpoint shard (what is in flight)."""
+    return min(QUANTIZE_ON_LOAD_RESIDUE_FRACTION * 2 * params_quantized_on_load, CHECKPOINT_SHARD_BYTES)
 
 
 def overhead_bytes(

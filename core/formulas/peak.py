@@ -107,6 +107,12 @@ def _llm_inference(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
         req.concurrency, arch.V
     )
     parts = {"weights": weights, "kv_cache": kv, "activations": activations}
+    if req.engine is Engine.VLLM:
+        # vLLM allocates its KV cache in one block per layer, sized exactly (gpu_model_runner
+        # `initialize_kv_cache_tensors`): no allocator reserve on it. Nor a quantize-on-load residue:
+        # the worker empties the allocator's cache before it profiles (`torch.cuda.empty_cache()` in
+        # vllm/worker/worker.py `determine_num_available_blocks`, gpu_worker's memory_profiling).
+        return _with_overhead(parts, activations, req)
     return _with_overhead(parts, kv + activations, req, _quantized_on_load(req.precision, spec, arch, n))
 
 

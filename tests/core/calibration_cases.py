@@ -12,7 +12,7 @@ per-GPU estimate times the GPUs.
 
 `vllm_kv_tokens` cases record what vLLM prints at start-up ("GPU KV cache size: N tokens",
 "Maximum concurrency for L tokens per request: Cx") on a named card at a `gpu_memory_utilization`;
-they are compared with `Result.kv_cache_tokens` once the result carries it, and skipped until then.
+they are compared with `Result.serving_capacity.kv_cache_tokens` (test_vllm_kv_cache_tokens).
 
 Each case belongs to one workload class (`workload_class`): the error table and the answer's range
 are given per class (bench/calibration_table.py, core/data/accuracy.toml).
@@ -39,7 +39,7 @@ GiB = 2**30
 STATED_TOLERANCE = 0.25
 ASSUMED_TOLERANCE = 0.40
 BOUND_METERS = frozenset({"capacity", "oom"})  # a card's size the estimate must stay under / exceed
-SKIPPED_METERS = frozenset({"vllm_kv_tokens"})  # compared once Result.kv_cache_tokens exists
+SKIPPED_METERS = frozenset({"vllm_kv_tokens"})  # token counts: test_vllm_kv_cache_tokens
 
 
 def workload_class(request: dict[str, Any]) -> str:

@@ -27,7 +27,9 @@ def test_verdicts_step_through_card_counts_until_one_fits() -> None:
     result = run(task="inference", model="llama-70b", engine="vllm")
     on_24 = [v for v in result.verdicts if v.gpu == "card24"]
     assert [v.count for v in on_24] == [1, 2, 4, 8][: len(on_24)]
-    assert on_24[0].verdict == "does_not_fit" and on_24[-1].verdict == "fits"
+    # under vLLM the last row may be tight: it is compared with 90% of the card (its budget)
+    assert on_24[0].verdict == "does_not_fit" and on_24[-1].verdict != "does_not_fit"
+    assert all(v.verdict != "fits" for v in on_24[:-1])
     assert all(v.bytes_per_gpu < w.bytes_per_gpu for v, w in zip(on_24[1:], on_24, strict=False))
     for v in result.verdicts:
         assert v.headroom_bytes == v.usable_bytes - v.bytes_per_gpu
@@ -153,8 +155,9 @@ def test_decode_speed_is_bandwidth_bound() -> None:
         slow.aggregate_tokens_per_s == round(8 * slow.tokens_per_s, 1)
         or abs(slow.aggregate_tokens_per_s - 8 * slow.tokens_per_s) < 1
     )
-    # weights + KV of 8 sequences read once per step at 70% of 1000 GB/s
-    step_bytes = 16.06e9 + 8 * 2**29
+    # weights + KV of 8 sequences read once per step at 70% of 1000 GB/s; the input embedding
+    # table (128256 × 4096 in bf16) is a row lookup, not read in full
+    step_bytes = 16.06e9 - 128256 * 4096 * 2 + 8 * 2**29
     assert slow.tokens_per_s == round(1000e9 * DECODE_BANDWIDTH_EFFICIENCY / step_bytes, 1)
 
 
@@ -171,7 +174,11 @@ def test_moe_decodes_at_the_speed_of_its_active_parameters() -> None:
 def test_host_advice() -> None:
     result = run(task="inference", model="llama-8b")
     assert result.host.ram_recommended_bytes == 2 * result.host.ram_min_bytes
-    assert result.host.ram_min_bytes >= result.total_bytes
+    # RAM holds the weights to load; the KV cache and activations live on the GPU only
+    assert result.host.ram_min_bytes == result.breakdown["weights"]
+    served = run(task="inference", model="llama-8b", concurrency=16, context_length=65536)
+    assert served.breakdown["kv_cache"] > 100 * GiB
+    assert served.host.ram_min_bytes == result.host.ram_min_bytes
     assert result.host.disk_bytes == result.breakdown["weights"]
     training = run(task="training", model="llama-8b")
     assert training.host.disk_bytes > training.breakdown["weights"]

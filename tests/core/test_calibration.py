@@ -26,7 +26,6 @@ from calibration_cases import (
     run_all,
 )
 
-from core.contract import Request, Result
 from core.estimate import estimate
 
 OUTCOMES = {o.case.id: o for o in run_all()}
@@ -36,6 +35,11 @@ METERS = {"allocated", "reserved", "nvidia-smi", "vllm_profile", "capacity", "oo
 # Cases outside their tolerance today, with the reason; formula fixes in other branches (issue 8:
 # trainer profiles, diffusion offload and sharding) are expected to bring them back inside.
 KNOWN_MISSES: dict[str, str] = {
+    "c160": "vLLM KV tokens at max-model-len 29k: its profile run prefills one 29k-token batch "
+    "(peak_torch 17.98 GiB on 14.99 GiB of weights); our vLLM activations (chunked prefill) are "
+    "lower, so the KV pool comes out 27% large",
+    "c204": "vLLM KV tokens, Qwen3-235B FP8 on TP 4: about 8 GiB a card more outside the KV pool "
+    "than modelled (MoE profile run, block-scale tensors, CUDA graphs)",
     "c043": "torchtune QLoRA tutorial, reserved: NF4 weights are dequantized to bf16 layer by layer in "
     "the forward and again in the recomputed backward; those transient copies are not modelled",
     "c148": "torchtune full with checkpointing: optimizer_in_bwd, chunked loss (issue 8, 5)",
@@ -86,7 +90,7 @@ def test_each_case_within_its_tolerance(case_id: str) -> None:
         assert outcome.within_tolerance, f"{case_id}: {outcome.error:+.1%} outside ±{case.tolerance:.0%}"
 
 
-@pytest.mark.parametrize("case_id", sorted(KNOWN_MISSES))
+@pytest.mark.parametrize("case_id", sorted(i for i in KNOWN_MISSES if i in OUTCOMES))
 def test_known_misses_are_still_misses(case_id: str) -> None:
     outcome = OUTCOMES[case_id]
     assert not outcome.within_tolerance, (
@@ -102,18 +106,18 @@ def test_beats_the_simple_rules() -> None:
 
 @pytest.mark.parametrize("case_id", sorted(c.id for c in load_cases() if c.meter == "vllm_kv_tokens"))
 def test_vllm_kv_cache_tokens(case_id: str) -> None:
-    """vLLM's start-up line "GPU KV cache size: N tokens": compared once the result reports it."""
-    if "kv_cache_tokens" not in Result.model_fields:
-        pytest.skip("Result.kv_cache_tokens is not there yet (added in a parallel branch)")
+    """vLLM's start-up line "GPU KV cache size: N tokens" against `Result.serving_capacity`."""
     case = next(c for c in load_cases() if c.id == case_id)
-    request = dict(case.request)
-    if "gpu_memory_utilization" in Request.model_fields:  # the budget vLLM ran with, once it is a field
-        request["gpu_memory_utilization"] = case.row["gpu_memory_utilization"]
+    request = dict(case.request, gpu_memory_utilization=case.row["gpu_memory_utilization"])
     result = estimate(request, calibration_catalog(case.row.get("gpu")))
-    tokens = getattr(result, "kv_cache_tokens", None)
-    assert tokens is not None, f"{case_id}: no kv_cache_tokens for a vLLM request"
+    assert result.serving_capacity is not None, f"{case_id}: no serving capacity for a vLLM request"
+    tokens = result.serving_capacity.kv_cache_tokens
     measured = case.row["measured_tokens"]
-    assert abs(tokens - measured) / measured <= case.tolerance, (case_id, tokens, measured)
+    within = abs(tokens - measured) / measured <= case.tolerance
+    if case_id in KNOWN_MISSES:
+        assert not within, f"{case_id} is back within its tolerance: remove it from KNOWN_MISSES"
+    else:
+        assert within, (case_id, tokens, measured)
 
 
 def _calibration_table() -> ModuleType:

@@ -226,6 +226,9 @@ assumption-outside_measured_range = { $dimension ->
 } lies outside what was measured for this kind of workload ({ $low }–{ $high }): the range is widened to ±{ $percent }%.
 assumption-few_measured_cases = Few published measurements of this kind of workload ({ $cases }): the range ±{ $percent }% is the error over all measured cases.
 assumption-decode_bandwidth_bound = Decode speed = memory bandwidth × { NUMBER($efficiency, style: "percent") } / bytes read per token (weights + KV cache).
+assumption-vllm_budget = Verdicts compare with vLLM's share of each card ({ $percent }%, gpu_memory_utilization); what the model leaves of it is KV cache (its size in tokens is shown with the speed).
+assumption-decode_tensor_parallel = vLLM splits every layer over the cards (tensor parallel, { $interconnect }): each doubling of cards keeps { $percent }% of the ideal gain, the rest goes to the all-reduces between layers.
+assumption-decode_layer_split = Several cards hold consecutive layers: a token passes them in turn, so decoding is no faster than on one card (vLLM tensor parallelism would be).
 
 ## Request fields, for error messages
 field-text = the text
@@ -313,6 +316,7 @@ answer-verdict = { $icon } { $config }: { $verdict }, { $need } of { $usable }
 answer-verdicts = Does it fit:
 answer-speed = Speed on { $config }: ~{ $per_user } tokens/s per user
 answer-speed-many = Speed on { $config }: ~{ $per_user } tokens/s per user, ~{ $total } tokens/s in total
+answer-kv-capacity = vLLM on { $config }: KV cache for { NUMBER($tokens) } tokens, up to { NUMBER($concurrency, maximumFractionDigits: 2) }× requests of { NUMBER($context_length) } tokens at once
 answer-mitigations = If it does not fit:
 answer-without-checkpointing = Without gradient checkpointing (faster: no forward recomputed in backward): { $need } per card.
 answer-mitigations-own = To fit on { $config }:

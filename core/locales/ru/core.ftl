@@ -252,6 +252,9 @@ assumption-outside_measured_range = { $dimension ->
 } — вне того, что замерено для такой нагрузки ({ $low }–{ $high }): диапазон расширен до ±{ $percent }%.
 assumption-few_measured_cases = Опубликованных замеров такой нагрузки мало ({ $cases }): диапазон ±{ $percent }% — ошибка по всем замерам.
 assumption-decode_bandwidth_bound = Скорость декодирования = пропускная способность памяти × { NUMBER($efficiency, style: "percent") } / байты, читаемые на токен (веса + KV-кэш).
+assumption-vllm_budget = Вердикты сравниваются с долей карты, которую берёт vLLM ({ $percent } %, gpu_memory_utilization); всё, что от неё оставила модель, — KV-кэш (его размер в токенах — рядом со скоростью).
+assumption-decode_tensor_parallel = vLLM делит каждый слой между картами (тензорный параллелизм, { $interconnect }): каждое удвоение числа карт даёт { $percent } % от идеального ускорения, остальное уходит на all-reduce между слоями.
+assumption-decode_layer_split = Карты держат слои по очереди: токен проходит их одну за другой, поэтому декодирование не быстрее, чем на одной карте (тензорный параллелизм vLLM был бы быстрее).
 
 ## Поля запроса, для сообщений об ошибках
 field-text = текст
@@ -368,6 +371,15 @@ answer-speed-many = Скорость на { $config }: ~{ $per_user } { $per_use
     [few] токена
    *[many] токенов
 }/с на пользователя, ~{ $total } всего
+answer-kv-capacity = vLLM на { $config }: KV-кэш на { NUMBER($tokens) } { $tokens ->
+    [one] токен
+    [few] токена
+   *[many] токенов
+}, одновременно до { NUMBER($concurrency, maximumFractionDigits: 2) }× запросов по { NUMBER($context_length) } { $context_length ->
+    [one] токен
+    [few] токена
+   *[many] токенов
+}
 answer-mitigations = Если не влезает:
 answer-without-checkpointing = Без gradient checkpointing (быстрее: прямой проход не пересчитывается): { $need } на карту.
 answer-mitigations-own = Как уместить на { $config }:
