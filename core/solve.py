@@ -151,6 +151,8 @@ class _Judge:
         self._exact: dict[tuple[tuple[str, Any], ...], Result | None] = {}
 
     def variant(self, **changes: Any) -> Request:
+        if "precision" in changes:  # the contract's enum, so the result serialises as it validates
+            changes["precision"] = Precision(changes["precision"])
         return self.base.model_copy(update=changes)
 
     def quick_need(self, req: Request) -> int:

@@ -321,3 +321,47 @@ assumption-cost_serving = Serving time: decode at { $fill_low }–100 % of the m
 assumption-cost_default_request = Each request: { $prompt } prompt tokens, { $tokens } generated (not given).
 assumption-cost_generation_figures = Seconds per image from published measurements (core/data/throughput.toml), batch 1; each card of a server renders on its own.
 assumption-cost_no_figure = No published speed of { $model } on these cards at this resolution: no time or price per image given.
+
+## Inverse answers (core/answer_solve.py)
+solve-memory-config = { $count ->
+    [1] a { NUMBER($gb, maximumFractionDigits: 1) } GB card
+   *[other] { $count }× { NUMBER($gb, maximumFractionDigits: 1) } GB cards
+  }
+solve-tokens = { NUMBER($tokens) } tokens
+solve-found-context_length = 📏 Longest context on { $config }: { $value }
+solve-found-concurrency = 👥 Up to { $value } concurrent users at a { NUMBER($context) }-token context on { $config }
+solve-found-batch_size = 📦 Largest micro-batch on { $config }: { $value }
+solve-found-seq_len = 📏 Longest training sequence on { $config }: { $value }
+solve-found-precision = 🎚 Best precision that fits { $config }: { $value }
+solve-found-model = 🧩 Largest { $family } model that fits { $config }: { $value }
+solve-margin = Needs { $need } of { $usable }, { $margin } free
+solve-speed = ~{ NUMBER($total) } tokens/s in all, ~{ $per_user } per user
+solve-next = { $value } would not fit: { $need } of { $usable } (the { $grows } grows)
+solve-all-fit-model = Everything up to the model's own limit fits: { $value }
+solve-all-fit-contract_max = Everything up to { $value } fits
+solve-all-fit-catalogue = The top of the list fits: { $value }
+solve-all-fit-memory = Everything up to { $value } fits
+solve-none-context_length = ❌ Nothing fits { $config }: even { $value } needs { $need } of { $usable }
+solve-none-concurrency = ❌ Not even { $value } user fits { $config }: { $need } of { $usable }
+solve-none-batch_size = ❌ Not even a micro-batch of { $value } fits { $config }: { $need } of { $usable }
+solve-none-seq_len = ❌ Nothing fits { $config }: even { $value } needs { $need } of { $usable }
+solve-none-precision = ❌ No precision fits { $config }: even { $value } needs { $need } of { $usable }
+solve-none-model = ❌ No model of the family fits { $config }: even the smallest, { $value }, needs { $need } of { $usable }
+
+## Time and cost (core/answer_solve.py)
+cost-training = ⏱ Training on { NUMBER($tokens) } tokens ({ NUMBER($epochs) } { $epochs ->
+    [one] epoch
+   *[other] epochs
+  }): ≈ { $flops } FLOPs ({ NUMBER($factor) } × parameters × tokens) at { $mfu_low }–{ $mfu_high } % of the cards' peak
+cost-serving = ⏱ { NUMBER($requests) } requests a day ({ NUMBER($prompt) } prompt + { NUMBER($tokens) } generated tokens each):
+cost-generation = ⏱ { NUMBER($outputs) } images:
+cost-money = { NUMBER($low, maximumSignificantDigits: 3) }–{ NUMBER($high, maximumSignificantDigits: 3) } { $currency }
+cost-option-training = • { $config }: { NUMBER($low, maximumSignificantDigits: 2) }–{ NUMBER($high, maximumSignificantDigits: 2) } h ({ NUMBER($gpu_low, maximumSignificantDigits: 2) }–{ NUMBER($gpu_high, maximumSignificantDigits: 2) } GPU-hours) · { $price }
+cost-option-serving = • { $config }: { NUMBER($low, maximumSignificantDigits: 2) }–{ NUMBER($high, maximumSignificantDigits: 2) } busy hours a day · { $price }{ $day }
+cost-serving-day = ; a server around the clock ({ $servers }×): { NUMBER($price) } { $currency } a day
+cost-option-generation = • { $config }: { NUMBER($seconds_low, maximumSignificantDigits: 3) }–{ NUMBER($seconds_high, maximumSignificantDigits: 3) } s an image, { NUMBER($low, maximumSignificantDigits: 2) }–{ NUMBER($high, maximumSignificantDigits: 2) } h · { $price }
+cost-option-no-time = • { $config }: no published speed of this model on this card
+cost-no-options = No configuration to price.
+solve-next-step = { $value } would not fit: { $need } of { $usable }
+cost-flops = { NUMBER($mantissa, maximumFractionDigits: 1) }·10{ $exponent }
+cost-per-day = { $price } a day
