@@ -31,11 +31,8 @@ def _value(field: SolveFor, value: int | str, result: Result, lang: str) -> str:
     return str(value)
 
 
-def _family(result: Result) -> str:
-    from core.catalog import default_catalog
-
-    spec = default_catalog().models.get(result.model.id or "")
-    return spec.family.title() if spec else result.model.name
+def _family(solved: Solved) -> str:
+    return solved.family.title() if solved.family else "-"
 
 
 def solved_lines(result: Result, lang: str) -> tuple[str, ...]:
@@ -59,13 +56,13 @@ def solved_lines(result: Result, lang: str) -> tuple[str, ...]:
         )
     lines = [
         t(
-            f"solve-found-{what}",
+            f"solve-found-{what}" if what != "model" or solved.family else "solve-found-any-model",
             lang,
             config=config,
             value=_value(field, solved.value, result, lang),
             count=int(solved.value) if isinstance(solved.value, int) else 0,
             context=result.request.context_length or 0,
-            family=_family(result),
+            family=_family(solved),
         )
     ]
     lines.append(

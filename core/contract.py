@@ -117,6 +117,10 @@ class SolveFor(StrEnum):
     MODEL = "model"  # the largest catalogue model of the family that fits
 
 
+# `model` for solve_for "model" when no model is named: every catalogue model of the task's kind.
+ANY_MODEL = "*"
+
+
 # One side of an image or video frame: latents need at least 8 × 8 of them; 16K is past any model.
 Pixels = Annotated[int, Field(ge=64, le=16_384)]
 
@@ -480,6 +484,9 @@ class Solved(BaseModel):
     next_bytes_per_gpu: int | None = Field(description="need at `next_value`, per card")
     grows: str | None = Field(
         default=None, description="the breakdown component that grows most from value to next_value"
+    )
+    family: str | None = Field(
+        default=None, description="solve_for model: the family searched; null: every catalogue model"
     )
     tokens_per_s: float | None = Field(default=None, description="decode per sequence at `value`")
     aggregate_tokens_per_s: float | None = Field(default=None, description="all sequences at `value`")

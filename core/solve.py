@@ -27,6 +27,7 @@ from typing import Any
 
 from core.catalog import Catalog, default_catalog
 from core.contract import (
+    ANY_MODEL,
     Engine,
     Method,
     Precision,
@@ -67,6 +68,9 @@ PRECISION_LADDER: tuple[Precision, ...] = (
 # Training quantizes only the frozen base (LoRA on an 8-bit base, QLoRA on NF4); full training
 # keeps 16-bit weights.
 TRAINING_LADDER: tuple[Precision, ...] = (Precision.BF16, Precision.INT8, Precision.NF4)
+# How far the quick sums may be from the verdict's judgement (a memory budget it applies, rounding):
+# values needing up to this much more than the card are confirmed with the full estimate.
+EDGE = 0.10
 COUNT_FIELDS = (SolveFor.CONTEXT_LENGTH, SolveFor.CONCURRENCY, SolveFor.BATCH_SIZE, SolveFor.SEQ_LEN)
 
 
@@ -166,6 +170,13 @@ class _Judge:
         return sum(
             round(v) for k, v in peak_breakdown(filled, spec, arch).items() if v > 0 or k == "overhead"
         )
+
+    def near_edge(self, req: Request) -> bool:
+        """Within `EDGE` of the card's memory by the quick sums: where the verdict may judge otherwise."""
+        try:
+            return self.quick_need(req) <= self.target.usable * (1 + EDGE)
+        except CoreError:
+            return False
 
     def quick(self, req: Request) -> bool:
         try:
@@ -306,23 +317,40 @@ def _ladder(base: Request, target: Target, spec: ModelSpec) -> list[Precision]:
     return rungs
 
 
-def _family(base: Request, spec: ModelSpec, catalog: Catalog) -> list[ModelSpec]:
-    """The catalogue models of `spec`'s family and kind, largest first (total parameters)."""
-    same = [m for m in catalog.models.values() if m.family == spec.family and m.kind == spec.kind]
+_KINDS = {
+    Task.INFERENCE: (ModelKind.LLM,),
+    Task.TRAINING: (ModelKind.LLM,),
+    Task.IMAGE_GENERATION: (ModelKind.IMAGE,),
+    Task.VIDEO_GENERATION: (ModelKind.VIDEO,),
+}
+
+
+def _family(base: Request, spec: ModelSpec | None, catalog: Catalog) -> list[ModelSpec]:
+    """The catalogue models of `spec`'s family and kind (every model of the task's kind when `spec` is
+    None), largest first (total parameters)."""
+    if spec is None:
+        same = [m for m in catalog.models.values() if m.kind in _KINDS[base.task]]
+    else:
+        same = [m for m in catalog.models.values() if m.family == spec.family and m.kind == spec.kind]
     return sorted(same, key=lambda m: (-m.params_b, m.id))
 
 
 def _solve_step(base: Request, field: SolveFor, target: Target, catalog: Catalog) -> tuple[Result, Solved]:
-    spec, _, _ = resolve_model(base.model, catalog)
+    if base.model == ANY_MODEL and field is SolveFor.MODEL:
+        spec = None
+    else:
+        spec, _, _ = resolve_model(base.model, catalog)
     if field is SolveFor.PRECISION:
+        assert spec is not None
         values: Sequence[str] = [str(p) for p in _ladder(base, target, spec)]
         name = "precision"
     else:
         values = [m.id for m in _family(base, spec, catalog)]
         name = "model"
         if not values:
-            raise EstimateError(f"{spec.name} has no catalogue family to choose from", "model")
+            raise EstimateError("no catalogue model to choose from", "model")
     judge = _Judge(base, target, catalog)
+    family = spec.family if field is SolveFor.MODEL and spec is not None else None
     first: int | None = None
     for index, value in enumerate(values):
         variant = judge.variant(**{name: value})
@@ -330,20 +358,22 @@ def _solve_step(base: Request, field: SolveFor, target: Target, catalog: Catalog
             first = index
             break
     if first is None and field is SolveFor.PRECISION:
-        # the quick sums can disagree with the verdict at the edge: confirm the last rungs exactly
+        # the quick sums can disagree with the verdict at the edge: confirm the rungs near it exactly
+        near = [i for i, v in enumerate(values) if judge.near_edge(judge.variant(**{name: v}))]
         first = next(
-            (i for i, v in enumerate(values) if judge.exact(judge.variant(**{name: v}), ((name, v),))), None
+            (i for i in near if judge.exact(judge.variant(**{name: values[i]}), ((name, values[i]),))), None
         )
     top = values[0]
     if first is None:
         shown = estimate(judge.variant(**{name: values[-1]}), catalog)
-        return shown, _solved(field, judge, shown, None, values[-1], None, top, "nothing_fits")
+        return shown, _solved(field, judge, shown, None, values[-1], None, top, "nothing_fits", family)
     found = judge.exact(judge.variant(**{name: values[first]}), ((name, values[first]),))
     assert found is not None
     if first == 0:
-        return found, _solved(field, judge, found, values[0], None, None, top, "catalogue")
+        return found, _solved(field, judge, found, values[0], None, None, top, "catalogue", family)
     above = estimate(judge.variant(**{name: values[first - 1]}), catalog)
-    return found, _solved(field, judge, found, values[first], values[first - 1], above, top, "memory")
+    solved = _solved(field, judge, found, values[first], values[first - 1], above, top, "memory", family)
+    return found, solved
 
 
 # --- the answer ----------------------------------------------------------------------------------
@@ -358,6 +388,7 @@ def _solved(
     above: Result | None,
     max_value: int | str,
     limit: SolveLimit,
+    family: str | None = None,
 ) -> Solved:
     target = judge.target
     need = judge.need(shown) if value is not None else None
@@ -383,6 +414,7 @@ def _solved(
         margin=round(margin / target.usable, 4) if margin is not None else None,
         next_bytes_per_gpu=next_bytes,
         grows=_grows(shown if value is not None else None, above),
+        family=family,
         tokens_per_s=speed.tokens_per_s if speed and value is not None else None,
         aggregate_tokens_per_s=speed.aggregate_tokens_per_s if speed and value is not None else None,
         estimates=judge.runs,
