@@ -128,8 +128,24 @@ def render_result(
     return layout_result(build_answer(result, lang, notes, previous), tr)
 
 
+def solved_block(answer: Answer) -> list[str]:
+    """The inverse answer first (the value found in bold), then a blank line: `Answer.solved`."""
+    if not answer.solved:
+        return []
+    first, *rest = answer.solved
+    return [f"<b>{escape(first)}</b>", *map(escape, rest), ""]
+
+
+def cost_block(answer: Answer) -> list[str]:
+    """Time and cost after the lead: `Answer.cost`, its heading in bold."""
+    if not answer.cost:
+        return []
+    first, *rest = answer.cost
+    return ["", f"<b>{escape(first)}</b>", *map(escape, rest)]
+
+
 def layout_result(answer: Answer, tr: Tr) -> str:
-    head = [f"<b>{escape(answer.lead)}</b>", escape(answer.need)]
+    head = [*solved_block(answer), f"<b>{escape(answer.lead)}</b>", escape(answer.need)]
     if answer.change:
         head.append(f"↔ {escape(answer.change)}")
     head += [f"<i>{escape(answer.settings)}</i>", ""]
@@ -138,7 +154,13 @@ def layout_result(answer: Answer, tr: Tr) -> str:
     mitigations: list[str] = []
     if answer.mitigations:
         mitigations = ["", f"<b>{escape(answer.mitigations_title)}</b>", *map(escape, answer.mitigations)]
-    sections = [head, ["", *offers] if offers else [], mitigations, ["", f"🖥 {escape(answer.host)}"]]
+    sections = [
+        head,
+        cost_block(answer),
+        ["", *offers] if offers else [],
+        mitigations,
+        ["", f"🖥 {escape(answer.host)}"],
+    ]
     return fit(sections, [(mitigations, 1)])
 
 
@@ -146,7 +168,8 @@ def render_details(result: Result, tr: Tr, lang: str, *, notes: Sequence[Assumpt
     """The details of an answer: the verdicts where the line runs, speed, every way to cut the memory
     and the assumptions — what the short answer leaves out."""
     answer = build_answer(result, lang, notes)
-    lines = [f"<b>{escape(answer.lead)}</b>", f"<i>{escape(answer.settings)}</i>"]
+    lines = [*solved_block(answer), f"<b>{escape(answer.lead)}</b>", f"<i>{escape(answer.settings)}</i>"]
+    lines += cost_block(answer)
     verdicts: list[str] = []
     if answer.verdicts:
         title = core_texts.t("answer-verdicts", lang)
