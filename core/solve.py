@@ -148,11 +148,15 @@ class _Judge:
     """Whether a request variant fits the target: `quick` by the summed formulas, `exact` by the full
     estimate's target verdict (or its total against a bare memory size). Counts the runs."""
 
-    def __init__(self, base: Request, target: Target, catalog: Catalog) -> None:
+    def __init__(
+        self, base: Request, target: Target, catalog: Catalog, searched: str | None = None
+    ) -> None:
         self.base, self.target, self.catalog = base, target, catalog
+        self.searched = searched  # a count field whose value no default depends on (see `_count_base`)
         self.runs = 0
         self._resolved: dict[str, tuple[ModelSpec, Any]] = {}
-        self._exact: dict[tuple[tuple[str, Any], ...], Result | None] = {}
+        self._filled: dict[str, Request] = {}
+        self._results: dict[tuple[tuple[str, Any], ...], Result | None] = {}
 
     def variant(self, **changes: Any) -> Request:
         if "precision" in changes:  # the contract's enum, so the result serialises as it validates
@@ -166,10 +170,14 @@ class _Judge:
             spec, _, _ = resolve_model(req.model, self.catalog)
             self._resolved[key] = (spec, arch_of(spec))
         spec, arch = self._resolved[key]
-        filled, _ = fill_defaults(req, spec)
-        return sum(
-            round(v) for k, v in peak_breakdown(filled, spec, arch).items() if v > 0 or k == "overhead"
-        )
+        if self.searched is None:
+            filled, _ = fill_defaults(req, spec)
+        else:  # the defaults are those of the first probe: only the searched value changes
+            if key not in self._filled:
+                self._filled[key] = fill_defaults(req, spec)[0]
+            filled = self._filled[key].model_copy(update={self.searched: getattr(req, self.searched)})
+        parts = peak_breakdown(filled, spec, arch).items()
+        return sum(round(v) for k, v in parts if v > 0 or k == "overhead")
 
     def near_edge(self, req: Request) -> bool:
         """Within `EDGE` of the card's memory by the quick sums: where the verdict may judge otherwise."""
@@ -184,17 +192,20 @@ class _Judge:
         except CoreError:
             return False
 
-    def exact(self, req: Request, key: tuple[tuple[str, Any], ...]) -> Result | None:
-        """The estimate when it fits the target, else None."""
-        if key not in self._exact:
+    def result(self, req: Request, key: tuple[tuple[str, Any], ...]) -> Result | None:
+        """The full estimate of a variant (None when the estimator refuses it), run once per key."""
+        if key not in self._results:
             self._count()
             try:
-                result = estimate(req, self.catalog)
+                self._results[key] = estimate(req, self.catalog)
             except CoreError:
-                self._exact[key] = None
-            else:
-                self._exact[key] = result if self.fits(result) else None
-        return self._exact[key]
+                self._results[key] = None
+        return self._results[key]
+
+    def exact(self, req: Request, key: tuple[tuple[str, Any], ...]) -> Result | None:
+        """The estimate when it fits the target, else None."""
+        result = self.result(req, key)
+        return result if result is not None and self.fits(result) else None
 
     def fits(self, result: Result) -> bool:
         if self.target.gpu is not None and result.target is not None:
@@ -277,8 +288,8 @@ def _count_base(base: Request, field: SolveFor, spec: ModelSpec) -> Request:
 def _solve_count(base: Request, field: SolveFor, target: Target, catalog: Catalog) -> tuple[Result, Solved]:
     spec, _, _ = resolve_model(base.model, catalog)
     base = _count_base(base, field, spec)
-    judge = _Judge(base, target, catalog)
     name = str(field)
+    judge = _Judge(base, target, catalog, searched=name)
     lo, hi, bound = _count_bounds(base, field, spec)
     guess = largest(lambda v: judge.quick(judge.variant(**{name: v})), lo, hi)
 
@@ -293,7 +304,7 @@ def _solve_count(base: Request, field: SolveFor, target: Target, catalog: Catalo
     assert found is not None
     if value >= hi:
         return found, _solved(field, judge, found, value, None, None, hi, bound)
-    above = estimate(judge.variant(**{name: value + 1}), catalog)
+    above = judge.result(judge.variant(**{name: value + 1}), ((name, value + 1),))
     return found, _solved(field, judge, found, value, value + 1, above, hi, "memory")
 
 
@@ -371,7 +382,7 @@ def _solve_step(base: Request, field: SolveFor, target: Target, catalog: Catalog
     assert found is not None
     if first == 0:
         return found, _solved(field, judge, found, values[0], None, None, top, "catalogue", family)
-    above = estimate(judge.variant(**{name: values[first - 1]}), catalog)
+    above = judge.result(judge.variant(**{name: values[first - 1]}), ((name, values[first - 1]),))
     solved = _solved(field, judge, found, values[first], values[first - 1], above, top, "memory", family)
     return found, solved
 
