@@ -218,11 +218,12 @@ def render_inline(result: Result, tr: Tr, lang: str) -> InlineArticle:
     parts = " · ".join(f"{name} {size}" for name, size in answer.parts)
     # with nothing to rent the short answer points at fixes below it; inline shows none: say where they are
     need = answer.need if answer.cheapest is not None else tr("inline-no-offer")
-    head = [f"<b>{escape(answer.lead)}</b>", escape(need), f"<i>{escape(answer.settings)}</i>", ""]
+    head = [*solved_block(answer), f"<b>{escape(answer.lead)}</b>", escape(need)]
+    head += [f"<i>{escape(answer.settings)}</i>", ""]
     head += [tr("result-part", name=escape(name), size=escape(size)) for name, size in answer.parts]
     offers = [escape(line) for line in offer_lines(answer) if not line.startswith("  ")]
     return InlineArticle(
-        title=answer.lead,
+        title=answer.solved[0] if answer.solved else answer.lead,  # an inverse question: the value found
         description=f"{need} · {parts}",
         text=fit([head, ["", *offers] if offers else []], []),
     )

@@ -5,7 +5,7 @@ what is said first (the value found), then the margin, then what would not fit a
 
 from __future__ import annotations
 
-from core.contract import Cost, CostOption, Result, Solved, SolveFor
+from core.contract import Cost, CostOption, Result, Solved, SolveFor, Task
 from core.render import format_bytes
 from core.texts import label, t
 
@@ -130,7 +130,8 @@ def cost_lines(result: Result, lang: str) -> tuple[str, ...]:
             tokens=cost.tokens_per_request or 0,
         )
     else:
-        head = t("cost-generation", lang, outputs=cost.outputs or 0)
+        video = req.task is Task.VIDEO_GENERATION
+        head = t("cost-generation-video" if video else "cost-generation", lang, outputs=cost.outputs or 0)
     # an option without a published time is said once, for the recommended configuration only
     shown = [o for o in cost.options if o.hours_low is not None or o.reason == "recommended"]
     lines = [head, *(_option_line(o, cost, lang) for o in shown)]

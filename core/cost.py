@@ -206,7 +206,10 @@ def _training(result: Result, catalog: Catalog) -> tuple[Cost, list[Assumption]]
             fast, slow = (flops / (rec.count * peak * m) / SECONDS_AN_HOUR for m in (mfu[1], mfu[0]))
             hours = (fast, slow)
         options.append(_option(rec, reason, hours))
-    notes = [
+    notes = []
+    if not req.dataset_tokens and not req.tokens_per_example:
+        notes.append(note("cost_example_length", tokens=req.seq_len or 0))
+    notes += [
         note("cost_training_flops", factor=factor, method=str(req.method)),
         note("cost_mfu", low=round(mfu[0] * 100), high=round(mfu[1] * 100), method=str(req.method)),
         note("cost_linear_scaling"),

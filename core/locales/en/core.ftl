@@ -366,3 +366,5 @@ solve-next-step = { $value } would not fit: { $need } of { $usable }
 cost-flops = { NUMBER($mantissa, maximumFractionDigits: 1) }·10{ $exponent }
 cost-per-day = { $price } a day
 solve-found-any-model = 🧩 Largest catalogue model that fits { $config }: { $value }
+cost-generation-video = ⏱ { NUMBER($outputs) } clips:
+assumption-cost_example_length = Each example as long as the training sequence, { $tokens } tokens (no length given).

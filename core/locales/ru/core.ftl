@@ -428,3 +428,5 @@ solve-next-step = { $value } уже не влезет: { $need } из { $usable 
 cost-flops = { NUMBER($mantissa, maximumFractionDigits: 1) }·10{ $exponent }
 cost-per-day = { $price } в день
 solve-found-any-model = 🧩 Самая большая модель каталога, которая влезет на { $config }: { $value }
+cost-generation-video = ⏱ { NUMBER($outputs) } роликов:
+assumption-cost_example_length = Каждый пример длиной в обучающую последовательность, { $tokens } токенов (длина не указана).

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.bot.e2e.conftest import Harness, assert_no_failed_calls
+from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, text
 
 
 def plain(message_text: str | None) -> str:
@@ -116,3 +116,20 @@ async def test_a_follow_up_after_an_inverse_answer_solves_again_on_the_new_card(
     assert "на 1× RTX 3090 24 GB" in first.splitlines()[0]
     again = plain((await user.send("а на 4090 48?"))[-1].text)
     assert again.splitlines()[0].startswith("📏 Максимальный контекст на 1× RTX 4090 48 GB"), again
+
+
+async def test_inline_mode_titles_an_inverse_answer_with_the_value_found(harness: Harness) -> None:
+    user = harness.user(language_code="en")
+    answer = await user.inline("how many users can H100 serve with llama 3.1 70b int4 at 8k")
+    (article,) = answer.results
+    assert article["title"].startswith("👥 Up to "), article["title"]
+    assert "would not fit" in plain(article["input_message_content"]["message_text"])
+    assert_no_failed_calls(harness.sandbox)
+
+
+async def test_details_keep_the_inverse_answer(harness: Harness) -> None:
+    user = harness.user(language_code="ru")
+    await user.send("какая точность влезет на 4090 48 для llama 3.1 70b")
+    details = await user.click(text("btn-details", "ru"))
+    body = plain(details.messages[-1].text)
+    assert body.splitlines()[0].startswith("🎚 Лучшая точность"), body
