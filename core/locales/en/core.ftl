@@ -329,7 +329,7 @@ solve-memory-config = { $count ->
   }
 solve-tokens = { NUMBER($tokens) } tokens
 solve-found-context_length = 📏 Longest context on { $config }: { $value }
-solve-found-concurrency = 👥 Up to { $value } concurrent users at a { NUMBER($context) }-token context on { $config }
+solve-found-concurrency = 👥 Up to { $value } concurrent users at a context of { NUMBER($context) } tokens on { $config }
 solve-found-batch_size = 📦 Largest micro-batch on { $config }: { $value }
 solve-found-seq_len = 📏 Longest training sequence on { $config }: { $value }
 solve-found-precision = 🎚 Best precision that fits { $config }: { $value }
