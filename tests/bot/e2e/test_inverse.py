@@ -133,3 +133,14 @@ async def test_details_keep_the_inverse_answer(harness: Harness) -> None:
     details = await user.click(text("btn-details", "ru"))
     body = plain(details.messages[-1].text)
     assert body.splitlines()[0].startswith("🎚 Лучшая точность"), body
+
+
+async def test_an_ambiguous_model_is_asked_then_the_question_is_answered(harness: Harness) -> None:
+    user = harness.user(language_code="en")
+    replies = await user.send("how many users can H100 serve with llama 70b int4 at 8k")
+    choice = [b.text for row in replies[-1].buttons for b in row if "70B" in b.text]
+    assert choice, replies[-1].text
+    await user.click(choice[0])
+    answer = plain(user.last_message().text)
+    assert answer.startswith("👥 Up to "), answer
+    assert "context of 8,192 tokens on 1× H100" in answer
