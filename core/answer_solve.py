@@ -5,6 +5,7 @@ what is said first (the value found), then the margin, then what would not fit a
 
 from __future__ import annotations
 
+from core.advice import TIGHT_HEADROOM
 from core.contract import Cost, CostOption, Result, Solved, SolveFor, Task
 from core.render import format_bytes
 from core.texts import label, t
@@ -74,6 +75,10 @@ def solved_lines(result: Result, lang: str) -> tuple[str, ...]:
             margin=format_bytes(solved.margin_bytes or 0, lang),
         )
     )
+    comfortable = solved.comfortable_value
+    if comfortable is not None and comfortable != solved.value:
+        value = _value(field, comfortable, result, lang)
+        lines.append(t("solve-comfortable", lang, value=value, percent=round(TIGHT_HEADROOM * 100)))
     if field is SolveFor.CONCURRENCY and solved.aggregate_tokens_per_s:
         lines.append(
             t(

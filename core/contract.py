@@ -488,6 +488,11 @@ class Solved(BaseModel):
     family: str | None = Field(
         default=None, description="solve_for model: the family searched; null: every catalogue model"
     )
+    comfortable_value: int | None = Field(
+        default=None,
+        description="counts: the largest value leaving 10% of the card free (what the recommender asks "
+        "of an offer); null when even the smallest does not, or for precision and model",
+    )
     tokens_per_s: float | None = Field(default=None, description="decode per sequence at `value`")
     aggregate_tokens_per_s: float | None = Field(default=None, description="all sequences at `value`")
     estimates: int = Field(description="estimator runs the search took")

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.advice import TIGHT_HEADROOM
 from core.catalog import Catalog, default_catalog
 from core.contract import (
     ANY_MODEL,
@@ -298,14 +299,36 @@ def _solve_count(base: Request, field: SolveFor, target: Target, catalog: Catalo
 
     value = _near(exact, guess if guess is not None else lo, lo, hi)
     if value is None:
-        shown = estimate(judge.variant(**{name: lo}), catalog)
+        shown = estimate(judge.variant(**{name: lo}), catalog)  # raises what the estimator refuses
         return shown, _solved(field, judge, shown, None, lo, None, hi, "nothing_fits")
     found = judge.exact(judge.variant(**{name: value}), ((name, value),))
     assert found is not None
+    comfortable = _comfortable(judge, name, lo, value)
     if value >= hi:
-        return found, _solved(field, judge, found, value, None, None, hi, bound)
-    above = judge.result(judge.variant(**{name: value + 1}), ((name, value + 1),))
-    return found, _solved(field, judge, found, value, value + 1, above, hi, "memory")
+        solved = _solved(field, judge, found, value, None, None, hi, bound)
+    else:
+        above = judge.result(judge.variant(**{name: value + 1}), ((name, value + 1),))
+        solved = _solved(field, judge, found, value, value + 1, above, hi, "memory")
+    return found, solved.model_copy(update={"comfortable_value": comfortable})
+
+
+def _comfortable(judge: _Judge, name: str, lo: int, value: int) -> int | None:
+    """The largest value up to `value` that leaves `TIGHT_HEADROOM` of the card free (verdict "fits",
+    what the recommender asks of an offer): the same search, against the smaller budget."""
+    budget = judge.target.usable * (1 - TIGHT_HEADROOM)
+
+    def quick(v: int) -> bool:
+        try:
+            return judge.quick_need(judge.variant(**{name: v})) <= budget
+        except CoreError:
+            return False
+
+    def exact(v: int) -> bool:
+        result = judge.result(judge.variant(**{name: v}), ((name, v),))
+        return result is not None and judge.need(result) <= budget
+
+    guess = largest(quick, lo, value)
+    return _near(exact, guess if guess is not None else lo, lo, value)
 
 
 # --- steps: precision, model ---------------------------------------------------------------------

@@ -190,3 +190,22 @@ def test_largest_finds_the_threshold_of_any_monotone_predicate(threshold: int, h
     found = largest(below, 1, hi)
     assert found == (None if threshold < 1 else min(threshold, hi))
     assert len(calls) <= 2 * hi.bit_length() + 2  # exponential probe, then binary search
+
+
+@pytest.mark.parametrize(("request_fields", "field"), COUNT_CASES[:3])
+def test_the_comfortable_value_leaves_the_recommended_headroom(
+    request_fields: dict[str, Any], field: str
+) -> None:
+    """Verdict "fits" (at least TIGHT_HEADROOM of the card free) at the value, "tight" one above."""
+    solved = solve({**request_fields, "solve_for": field}).solved
+    assert solved is not None and solved.comfortable_value is not None
+    assert isinstance(solved.value, int) and solved.comfortable_value <= solved.value
+    base = {**request_fields, **({"engine": "vllm"} if field == "concurrency" else {})}
+
+    def verdict(value: int) -> str:
+        target = estimate({**base, field: value}).target
+        assert target is not None
+        return target.verdict
+
+    assert verdict(solved.comfortable_value) == "fits"
+    assert verdict(solved.comfortable_value + 1) == "tight"

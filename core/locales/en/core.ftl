@@ -368,3 +368,4 @@ cost-per-day = { $price } a day
 solve-found-any-model = 🧩 Largest catalogue model that fits { $config }: { $value }
 cost-generation-video = ⏱ { NUMBER($outputs) } clips:
 assumption-cost_example_length = Each example as long as the training sequence, { $tokens } tokens (no length given).
+solve-comfortable = With { $percent } % of the card left free (as we recommend): up to { $value }

@@ -430,3 +430,4 @@ cost-per-day = { $price } в день
 solve-found-any-model = 🧩 Самая большая модель каталога, которая влезет на { $config }: { $value }
 cost-generation-video = ⏱ { NUMBER($outputs) } роликов:
 assumption-cost_example_length = Каждый пример длиной в обучающую последовательность, { $tokens } токенов (длина не указана).
+solve-comfortable = С запасом { $percent } % памяти (как мы советуем): до { $value }
