@@ -22,8 +22,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from core.catalog import DATA_DIR, read_toml
-from core.contract import SolveFor, Task
+from core.contract import Assumption, SolveFor, Task
 from core.errors import CatalogError
+from core.notes import note
 from core.parse.text import Fields, _number, _Text
 from core.parse.vocabulary import _compiles, _word_regex, spelling
 
@@ -165,9 +166,10 @@ def take_solve(text: _Text, f: Fields) -> None:
             f["memory_gb"] = float(memory.group(1))
 
 
-def settle(f: Fields, asks_cost: bool) -> None:
+def settle(f: Fields, asks_cost: bool) -> list[Assumption]:
     """After the task is known: a training "context" question is the sequence length; inference
-    "batch" is users; a cost question about images with no count prices a thousand."""
+    "batch" is users; a cost question about images with no count prices a thousand. Returns what
+    the answer should say: a cost question without the work to price asks for it."""
     task = f.get("task")
     solve = f.get("solve_for")
     if task == Task.TRAINING and solve == SolveFor.CONTEXT_LENGTH:
@@ -189,3 +191,7 @@ def settle(f: Fields, asks_cost: bool) -> None:
     if task != Task.INFERENCE:
         for name in ("requests_per_day", "tokens_per_request"):
             f.pop(name, None)
+    priced = any(f.get(n) for n in ("examples", "dataset_tokens", "requests_per_day", "outputs"))
+    if asks_cost and not priced and task in (Task.TRAINING, Task.INFERENCE):
+        return [note(f"parse_cost_needs_{'dataset' if task == Task.TRAINING else 'requests'}")]
+    return []

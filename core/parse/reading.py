@@ -81,7 +81,7 @@ def read(raw: str, catalog: Catalog, base: Task | None = None) -> Reading:
     _settle_task(f, kind, reading, base)
     _settle_numbers(text, f, reading)
     _settle_batch(f)
-    questions.settle(f, asks_cost)
+    reading.notes += questions.settle(f, asks_cost)
     if model is not None:
         f["model"] = model
     _any_model(f, reading)

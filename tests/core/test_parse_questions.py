@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from core.parse import parse
+from core.parse import parse, understand
 
 CASES: list[tuple[str, dict[str, Any]]] = [
     (
@@ -72,3 +72,21 @@ def test_plain_questions_stay_plain(text: str) -> None:
 def test_a_context_question_does_not_keep_the_context_it_asks_for() -> None:
     request = parse("какой максимальный контекст влезет на 3090 для llama 3.1 8b 8k")
     assert request.solve_for == "context_length" and request.context_length is None
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("сколько будет стоить дообучение llama 3.1 8b", "parse_cost_needs_dataset"),
+        ("how much does serving llama 3.1 8b cost", "parse_cost_needs_requests"),
+    ],
+)
+def test_a_cost_question_without_the_work_asks_for_it(text: str, code: str) -> None:
+    understood = understand(text)
+    assert code in {n.code for n in understood.notes}
+    assert understood.request.examples is understood.request.requests_per_day is None
+
+
+def test_a_priced_question_does_not_ask() -> None:
+    notes = understand("сколько стоит обучить llama 3.1 8b на 1B токенов").notes
+    assert not {n.code for n in notes} & {"parse_cost_needs_dataset", "parse_cost_needs_requests"}

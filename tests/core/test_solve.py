@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.contract import Request, SolveFor
@@ -209,3 +209,35 @@ def test_the_comfortable_value_leaves_the_recommended_headroom(
 
     assert verdict(solved.comfortable_value) == "fits"
     assert verdict(solved.comfortable_value + 1) == "tight"
+
+
+MODELS = ["llama-3.1-8b", "qwen2.5-7b", "llama-3.1-70b", "mistral-7b", "qwen2.5-32b"]
+CARDS = ["rtx3090", "rtx4090-48gb", "l4", "a100-80gb", "h100-sxm"]
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    model=st.sampled_from(MODELS),
+    gpu=st.sampled_from(CARDS),
+    precision=st.sampled_from(["bf16", "int4", "q4_k_m", "fp8"]),
+    field=st.sampled_from(["context_length", "concurrency"]),
+)
+def test_any_inverse_answer_fits_and_one_more_does_not(
+    model: str, gpu: str, precision: str, field: str
+) -> None:
+    req: dict[str, Any] = {"task": "inference", "model": model, "gpus": [gpu], "precision": precision}
+    if field == "concurrency":
+        req["context_length"] = 4096
+    try:
+        solved = solve({**req, "solve_for": field}).solved
+    except CoreError:
+        return  # a combination the estimator refuses (e.g. a precision the engine cannot run)
+    assert solved is not None
+    if field == "concurrency" and precision != "q4_k_m":
+        req["engine"] = "vllm"
+    if solved.value is None:
+        assert not fits({**req, field: 1})
+        return
+    assert fits({**req, field: solved.value})
+    if solved.next_value is not None:
+        assert not fits({**req, field: solved.next_value})

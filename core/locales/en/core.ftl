@@ -369,3 +369,5 @@ solve-found-any-model = 🧩 Largest catalogue model that fits { $config }: { $v
 cost-generation-video = ⏱ { NUMBER($outputs) } clips:
 assumption-cost_example_length = Each example as long as the training sequence, { $tokens } tokens (no length given).
 solve-comfortable = With { $percent } % of the card left free (as we recommend): up to { $value }
+assumption-parse_cost_needs_dataset = To say how long and how much, give the dataset: “10000 examples of 1000 tokens, 3 epochs” or “1B tokens”.
+assumption-parse_cost_needs_requests = To price serving, give the load: “10000 requests a day of 500 tokens”.

@@ -431,3 +431,5 @@ solve-found-any-model = 🧩 Самая большая модель катало
 cost-generation-video = ⏱ { NUMBER($outputs) } роликов:
 assumption-cost_example_length = Каждый пример длиной в обучающую последовательность, { $tokens } токенов (длина не указана).
 solve-comfortable = С запасом { $percent } % памяти (как мы советуем): до { $value }
+assumption-parse_cost_needs_dataset = Чтобы посчитать время и стоимость, назовите датасет: «10000 примеров по 1000 токенов, 3 эпохи» или «1B токенов».
+assumption-parse_cost_needs_requests = Чтобы посчитать стоимость обслуживания, назовите нагрузку: «10000 запросов в день по 500 токенов».
