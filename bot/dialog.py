@@ -21,9 +21,9 @@ from bot.dialog_state import DialogState, update
 from core.catalog import Catalog
 from core.contract import Assumption, Result
 from core.errors import CoreError, ParseError
-from core.estimate import estimate
 from core.parse import understand
 from core.render import render_parse_error
+from core.solve import run as estimate  # plain estimates, inverse questions (solve_for), cost
 
 log = logging.getLogger(__name__)
 

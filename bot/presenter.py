@@ -128,8 +128,24 @@ def render_result(
     return layout_result(build_answer(result, lang, notes, previous), tr)
 
 
+def solved_block(answer: Answer) -> list[str]:
+    """The inverse answer first (the value found in bold), then a blank line: `Answer.solved`."""
+    if not answer.solved:
+        return []
+    first, *rest = answer.solved
+    return [f"<b>{escape(first)}</b>", *map(escape, rest), ""]
+
+
+def cost_block(answer: Answer) -> list[str]:
+    """Time and cost after the lead: `Answer.cost`, its heading in bold."""
+    if not answer.cost:
+        return []
+    first, *rest = answer.cost
+    return ["", f"<b>{escape(first)}</b>", *map(escape, rest)]
+
+
 def layout_result(answer: Answer, tr: Tr) -> str:
-    head = [f"<b>{escape(answer.lead)}</b>", escape(answer.need)]
+    head = [*solved_block(answer), f"<b>{escape(answer.lead)}</b>", escape(answer.need)]
     if answer.change:
         head.append(f"↔ {escape(answer.change)}")
     head += [f"<i>{escape(answer.settings)}</i>", ""]
@@ -138,7 +154,13 @@ def layout_result(answer: Answer, tr: Tr) -> str:
     mitigations: list[str] = []
     if answer.mitigations:
         mitigations = ["", f"<b>{escape(answer.mitigations_title)}</b>", *map(escape, answer.mitigations)]
-    sections = [head, ["", *offers] if offers else [], mitigations, ["", f"🖥 {escape(answer.host)}"]]
+    sections = [
+        head,
+        cost_block(answer),
+        ["", *offers] if offers else [],
+        mitigations,
+        ["", f"🖥 {escape(answer.host)}"],
+    ]
     return fit(sections, [(mitigations, 1)])
 
 
@@ -146,7 +168,8 @@ def render_details(result: Result, tr: Tr, lang: str, *, notes: Sequence[Assumpt
     """The details of an answer: the verdicts where the line runs, speed, every way to cut the memory
     and the assumptions — what the short answer leaves out."""
     answer = build_answer(result, lang, notes)
-    lines = [f"<b>{escape(answer.lead)}</b>", f"<i>{escape(answer.settings)}</i>"]
+    lines = [*solved_block(answer), f"<b>{escape(answer.lead)}</b>", f"<i>{escape(answer.settings)}</i>"]
+    lines += cost_block(answer)
     verdicts: list[str] = []
     if answer.verdicts:
         title = core_texts.t("answer-verdicts", lang)
@@ -195,11 +218,12 @@ def render_inline(result: Result, tr: Tr, lang: str) -> InlineArticle:
     parts = " · ".join(f"{name} {size}" for name, size in answer.parts)
     # with nothing to rent the short answer points at fixes below it; inline shows none: say where they are
     need = answer.need if answer.cheapest is not None else tr("inline-no-offer")
-    head = [f"<b>{escape(answer.lead)}</b>", escape(need), f"<i>{escape(answer.settings)}</i>", ""]
+    head = [*solved_block(answer), f"<b>{escape(answer.lead)}</b>", escape(need)]
+    head += [f"<i>{escape(answer.settings)}</i>", ""]
     head += [tr("result-part", name=escape(name), size=escape(size)) for name, size in answer.parts]
     offers = [escape(line) for line in offer_lines(answer) if not line.startswith("  ")]
     return InlineArticle(
-        title=answer.lead,
+        title=answer.solved[0] if answer.solved else answer.lead,  # an inverse question: the value found
         description=f"{need} · {parts}",
         text=fit([head, ["", *offers] if offers else []], []),
     )

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from core.answer_solve import cost_lines, solved_lines
 from core.catalog import default_catalog
 from core.contract import Assumption, Mitigation, Recommendation, Result, Throughput, Verdict
 from core.render import (
@@ -68,6 +69,8 @@ class Answer:
     change: str | None = None  # one line against the previous answer, when there was one
     total_bytes: int = 0
     extra_mitigations: tuple[str, ...] = field(default=())  # details: the rest of the list
+    solved: tuple[str, ...] = field(default=())  # the inverse answer (solve_for), shown first
+    cost: tuple[str, ...] = field(default=())  # time and cost, after the lead
 
     @property
     def offer(self) -> Offer | None:
@@ -116,6 +119,8 @@ def build_answer(
         assumptions=(*assumption_texts(said, lang), *_without_checkpointing(result, lang)),
         change=_change(previous, result, lang) if previous is not None else None,
         total_bytes=result.total_bytes,
+        solved=solved_lines(result, lang),
+        cost=cost_lines(result, lang),
     )
 
 

@@ -73,7 +73,7 @@ def _read_request(text: str) -> Any:
 
 def _estimate(text: str, out: TextIO, as_json: bool) -> int:
     from core.errors import CoreError
-    from core.estimate import estimate
+    from core.solve import run as estimate  # a plain estimate, or solve_for / time & cost (core.solve)
 
     try:
         request = _read_request(text)
@@ -106,7 +106,7 @@ def _ask(text: str, lang: str, out: TextIO) -> int:
         sys.stderr.write(f"`ask` is not available: {e}\n")
         return EXIT_UNAVAILABLE
     from core.errors import CoreError, ParseError
-    from core.estimate import estimate
+    from core.solve import run as estimate  # inverse questions and time & cost too
 
     try:
         understood = understand(text)

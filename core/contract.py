@@ -112,6 +112,21 @@ class LoraTargets(StrEnum):
     ATTENTION = "attention"  # q_proj + v_proj, the original LoRA paper's choice
 
 
+class SolveFor(StrEnum):
+    """Inverse questions (core.solve): the largest value of this field that fits the target cards."""
+
+    CONTEXT_LENGTH = "context_length"
+    CONCURRENCY = "concurrency"
+    BATCH_SIZE = "batch_size"
+    SEQ_LEN = "seq_len"
+    PRECISION = "precision"  # the highest-quality weight format that fits
+    MODEL = "model"  # the largest catalogue model of the family that fits
+
+
+# `model` for solve_for "model" when no model is named: every catalogue model of the task's kind.
+ANY_MODEL = "*"
+
+
 # One side of an image or video frame: latents need at least 8 × 8 of them; 16K is past any model.
 Pixels = Annotated[int, Field(ge=64, le=16_384)]
 
@@ -348,6 +363,42 @@ class Request(BaseModel):
         description="extension: vLLM's share of each card (--gpu-memory-utilization); verdicts compare "
         "with that share and the rest of it becomes KV cache; default 0.9 under vLLM, null otherwise",
     )
+    # --- extension: inverse questions and time & cost (core.solve, core.cost; `core.solve.run`) ----
+    solve_for: SolveFor | None = Field(
+        default=None,
+        description="extension: find the largest value of this field that fits gpus[0] × num_gpus "
+        "(or memory_gb); the other fields stay as given. Answered by core.solve.run (CLI: estimate "
+        "--json), which fills Result.solved",
+    )
+    memory_gb: float | None = Field(
+        default=None,
+        gt=0,
+        le=100_000,
+        description="extension: the target card for solve_for as a bare memory size, GB = 2^30 bytes "
+        "per card ('24 GB'), when no catalogue GPU is named",
+    )
+    dataset_tokens: int | None = Field(
+        default=None, gt=0, le=10**15, description="extension: training tokens per epoch (time & cost)"
+    )
+    examples: int | None = Field(
+        default=None, gt=0, le=10**12, description="extension: training examples per epoch (time & cost)"
+    )
+    tokens_per_example: int | None = Field(
+        default=None, gt=0, le=10_000_000, description="extension: typical example length; default seq_len"
+    )
+    epochs: float = Field(default=1, gt=0, le=10_000, description="extension: passes over the dataset")
+    requests_per_day: int | None = Field(
+        default=None, gt=0, le=10**10, description="extension: inference requests a day to price"
+    )
+    tokens_per_request: int | None = Field(
+        default=None, gt=0, le=10_000_000, description="extension: tokens generated per request; default 500"
+    )
+    prompt_tokens: int | None = Field(
+        default=None, ge=0, le=10_000_000, description="extension: prompt tokens per request; default 1000"
+    )
+    outputs: int | None = Field(
+        default=None, gt=0, le=10**9, description="extension: images (clips) to price; default 1000"
+    )
 
     @field_validator("num_gpus")
     @classmethod
@@ -482,6 +533,89 @@ class Assumption(BaseModel):
     params: dict[str, str | int | float] = Field(default_factory=dict)
 
 
+SolveLimit = Literal["memory", "model_max", "contract_max", "nothing_fits", "catalogue"]
+
+
+class Solved(BaseModel):
+    """The answer to `solve_for`: the largest value that fits the target, and the next that does not.
+
+    `value` null: nothing fits (even the smallest value, the lowest precision, the smallest model);
+    `next_value` null: everything up to `max_value` fits (`limit` says which bound stopped it).
+    Precision and model are steps of a list (quality first, largest first): `next_value` is the step
+    just above `value` that does not fit."""
+
+    solve_for: SolveFor
+    value: int | str | None
+    next_value: int | str | None
+    max_value: int | str | None = Field(
+        description="the search's bound (the model's context, the list's top)"
+    )
+    limit: SolveLimit
+    gpu: str | None = Field(description="target GPU id; null for a bare memory size")
+    gpu_name: str
+    count: int
+    usable_bytes: int = Field(description="per card")
+    bytes_per_gpu: int | None = Field(description="need at `value`, per card")
+    margin_bytes: int | None = Field(description="usable - need at `value`, per card")
+    margin: float | None = Field(description="margin_bytes / usable_bytes")
+    next_bytes_per_gpu: int | None = Field(description="need at `next_value`, per card")
+    grows: str | None = Field(
+        default=None, description="the breakdown component that grows most from value to next_value"
+    )
+    family: str | None = Field(
+        default=None, description="solve_for model: the family searched; null: every catalogue model"
+    )
+    comfortable_value: int | None = Field(
+        default=None,
+        description="counts: the largest value leaving 10% of the card free (what the recommender asks "
+        "of an offer); null when even the smallest does not, or for precision and model",
+    )
+    tokens_per_s: float | None = Field(default=None, description="decode per sequence at `value`")
+    aggregate_tokens_per_s: float | None = Field(default=None, description="all sequences at `value`")
+    estimates: int = Field(description="estimator runs the search took")
+
+
+CostKind = Literal["training", "serving", "generation"]
+
+
+class CostOption(BaseModel):
+    """Time and price of the job on one configuration; ranges follow the utilisation range."""
+
+    gpu: str
+    gpu_name: str
+    count: int
+    reason: str = Field(description="recommended, fastest, more_cards")
+    offer_id: str | None
+    url: str | None = None
+    price_per_hour: float | None
+    currency: str | None
+    price_is_from: bool = False
+    hours_low: float | None = Field(description="wall-clock hours (serving: busy hours a day)")
+    hours_high: float | None
+    gpu_hours_low: float | None
+    gpu_hours_high: float | None
+    cost_low: float | None = Field(description="hours × price_per_hour; null: price on request")
+    cost_high: float | None
+    seconds_per_output_low: float | None = None  # generation: one image or clip
+    seconds_per_output_high: float | None = None
+    servers: int | None = Field(default=None, description="serving: servers busy around the clock")
+
+
+class Cost(BaseModel):
+    kind: CostKind
+    tokens: float | None = Field(default=None, description="training: tokens over all epochs")
+    flops: float | None = Field(default=None, description="training: FLOPs (flops_factor × N × tokens)")
+    flops_factor: float | None = None
+    mfu_low: float | None = None
+    mfu_high: float | None = None
+    requests_per_day: int | None = None
+    tokens_per_request: int | None = None
+    prompt_tokens: int | None = None
+    outputs: int | None = None
+    source: str | None = Field(default=None, description="generation: the published figure used")
+    options: list[CostOption]
+
+
 class Result(BaseModel):
     request: Request = Field(description="the request with every default filled in")
     model: ResolvedModel
@@ -512,6 +646,10 @@ class Result(BaseModel):
         default=None,
         description="extension: vLLM only — the KV-cache tokens and maximum concurrency of the target "
         "configuration (gpus[0] × num_gpus) or else the recommended one",
+    )
+    solved: Solved | None = Field(default=None, description="extension: the inverse answer (solve_for)")
+    cost: Cost | None = Field(
+        default=None, description="extension: time and cost (dataset, requests, outputs)"
     )
 
 

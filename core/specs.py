@@ -172,6 +172,7 @@ class GpuSpec(BaseModel):
     bf16: bool
     fp8: bool
     fp16_tflops: float | None = Field(default=None, gt=0, description="dense tensor-core TFLOPS")
+    fp8_tflops: float | None = Field(default=None, gt=0, description="dense FP8 tensor-core TFLOPS")
     interconnect: Literal["nvlink", "pcie", "infinity_fabric"] = "pcie"
     datacenter: bool = False
     source: str

@@ -20,7 +20,9 @@ def render_answer(
 def layout(answer: Answer) -> str:
     lang = answer.lang
     blocks: list[list[str]] = [
+        list(answer.solved),
         [answer.lead, answer.need, *([answer.change] if answer.change else [])],
+        list(answer.cost),
         [answer.settings],
         [t("answer-parts", lang), *(f"  {name}: {size}" for name, size in answer.parts)],
         offer_lines(answer),

@@ -11,9 +11,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from core.catalog import Catalog, default_catalog
-from core.contract import CpuOffload, Engine, KvPrecision, Method, Precision, Task
+from core.contract import ANY_MODEL, CpuOffload, Engine, KvPrecision, Method, Precision, SolveFor, Task
 from core.errors import CatalogError, ParseError
 from core.notes import note
+from core.parse import questions
 from core.parse.models import _no_model_error, _read_model, _take_hf_id
 from core.parse.names import take_names
 from core.parse.text import (
@@ -66,9 +67,11 @@ def read(raw: str, catalog: Catalog, base: Task | None = None) -> Reading:
     raw, hf_id = _take_hf_id(raw)
     text = _Text(_normalize(raw))
     f = reading.fields
+    asks_cost = questions.take_cost(text, f)  # "1B токенов" before sizes are read
     _take_first(text, f, "engine", vocabulary().engines)
     names = take_names(text, catalog, f)
     reading.gpu_configs = names.configs
+    questions.take_solve(text, f)
     _read_settings(text, f, reading)
     _read_task(text, f, reading)
     model, kind = _read_model(text, catalog, hf_id, names, reading)
@@ -78,13 +81,27 @@ def read(raw: str, catalog: Catalog, base: Task | None = None) -> Reading:
     _settle_task(f, kind, reading, base)
     _settle_numbers(text, f, reading)
     _settle_batch(f)
+    reading.notes += questions.settle(f, asks_cost)
     if model is not None:
         f["model"] = model
+    _any_model(f, reading)
     if reading.error is None and "model" not in f and base is None:
         reading.error = _no_model_error(text, catalog)
     if reading.error is not None:
         reading.error.partial = {**f, **reading.error.partial}
     return reading
+
+
+def _any_model(f: Fields, reading: Reading) -> None:
+    """"Какую самую большую модель…": no model (or only a family, "qwen") is a question about the
+    catalogue — every model of the task's kind, or that family."""
+    if f.get("solve_for") != SolveFor.MODEL or "model" in f:
+        return
+    error = reading.error
+    if error is not None and error.code == "ambiguous_model" and error.candidates:
+        f["model"], reading.error = error.candidates[0], None
+    elif error is None:
+        f["model"] = ANY_MODEL
 
 
 def _take_first(text: _Text, f: Fields, name: str, table: Iterable[tuple[re.Pattern[str], Any]]) -> None:

@@ -344,3 +344,62 @@ disk-nvme = NVMe
 disk-ssd = SSD
 disk-hdd = HDD
 answer-assumptions = Assumptions:
+assumption-solve_search = The largest { $field } that fits was found by search over the same estimate (exponential, then binary; each value sized in full).
+assumption-solve_default_target = No card named: solved for { $gpu }, the card we rent first.
+assumption-cost_training_flops = Training compute: { $factor } × parameters × tokens ({ $method }): forward 2, backward 4 for full training (Kaplan et al. 2020); LoRA/QLoRA skip the frozen weights' gradients (4); gradient checkpointing adds a forward (+2).
+assumption-cost_mfu = Time at { $low }–{ $high } % of the cards' peak bf16 TFLOPS ({ $method }; full training: Llama 3 reports 38–43 % on H100, PaLM 46 %; LoRA and QLoRA lower, our assumption).
+assumption-cost_linear_scaling = More cards are assumed to speed training up in proportion (data parallel); across PCIe cards it is less.
+assumption-cost_serving = Serving time: decode at { $fill_low }–100 % of the modelled aggregate speed (how full the batch stays), prefill at { $prefill_low }–{ $prefill_high } % of peak TFLOPS.
+assumption-cost_default_request = Each request: { $prompt } prompt tokens, { $tokens } generated (not given).
+assumption-cost_generation_figures = Seconds per image from published measurements (core/data/throughput.toml), batch 1; each card of a server renders on its own.
+assumption-cost_no_figure = No published speed of { $model } on these cards at this resolution: no time or price per image given.
+
+## Inverse answers (core/answer_solve.py)
+solve-memory-config = { $count ->
+    [1] a { NUMBER($gb, maximumFractionDigits: 1) } GB card
+   *[other] { $count }× { NUMBER($gb, maximumFractionDigits: 1) } GB cards
+  }
+solve-tokens = { NUMBER($tokens) } tokens
+solve-found-context_length = 📏 Longest context on { $config }: { $value }
+solve-found-concurrency = 👥 Up to { $value } concurrent users at a context of { NUMBER($context) } tokens on { $config }
+solve-found-batch_size = 📦 Largest micro-batch on { $config }: { $value }
+solve-found-seq_len = 📏 Longest training sequence on { $config }: { $value }
+solve-found-precision = 🎚 Best precision that fits { $config }: { $value }
+solve-found-model = 🧩 Largest { $family } model that fits { $config }: { $value }
+solve-margin = Needs { $need } of { $usable }, { $margin } free
+solve-speed = ~{ NUMBER($total) } tokens/s in all, ~{ $per_user } per user
+solve-next = { $value } would not fit: { $need } of { $usable } (grows most: { $grows })
+solve-all-fit-model = Everything up to the model's own limit fits: { $value }
+solve-all-fit-contract_max = Everything up to { $value } fits
+solve-all-fit-catalogue = The top of the list fits: { $value }
+solve-all-fit-memory = Everything up to { $value } fits
+solve-none-context_length = ❌ Nothing fits { $config }: even { $value } needs { $need } of { $usable }
+solve-none-concurrency = ❌ Not even { $value } user fits { $config }: { $need } of { $usable }
+solve-none-batch_size = ❌ Not even a micro-batch of { $value } fits { $config }: { $need } of { $usable }
+solve-none-seq_len = ❌ Nothing fits { $config }: even { $value } needs { $need } of { $usable }
+solve-none-precision = ❌ No precision fits { $config }: even { $value } needs { $need } of { $usable }
+solve-none-model = ❌ No model of the family fits { $config }: even the smallest, { $value }, needs { $need } of { $usable }
+
+## Time and cost (core/answer_solve.py)
+cost-training = ⏱ Training on { NUMBER($tokens) } tokens ({ NUMBER($epochs) } { $epochs ->
+    [one] epoch
+   *[other] epochs
+  }): ≈ { $flops } FLOPs ({ NUMBER($factor) } × parameters × tokens) at { $mfu_low }–{ $mfu_high } % of the cards' peak
+cost-serving = ⏱ { NUMBER($requests) } requests a day ({ NUMBER($prompt) } prompt + { NUMBER($tokens) } generated tokens each):
+cost-generation = ⏱ { NUMBER($outputs) } images:
+cost-money = { NUMBER($low, maximumSignificantDigits: 3) }–{ NUMBER($high, maximumSignificantDigits: 3) } { $currency }
+cost-option-training = • { $config }: { NUMBER($low, maximumSignificantDigits: 2) }–{ NUMBER($high, maximumSignificantDigits: 2) } h ({ NUMBER($gpu_low, maximumSignificantDigits: 2) }–{ NUMBER($gpu_high, maximumSignificantDigits: 2) } GPU-hours) · { $price }
+cost-option-serving = • { $config }: { NUMBER($low, maximumSignificantDigits: 2) }–{ NUMBER($high, maximumSignificantDigits: 2) } busy hours a day · { $price }{ $day }
+cost-serving-day = ; a server around the clock ({ $servers }×): { NUMBER($price) } { $currency } a day
+cost-option-generation = • { $config }: { NUMBER($seconds_low, maximumSignificantDigits: 3) }–{ NUMBER($seconds_high, maximumSignificantDigits: 3) } s an image, { NUMBER($low, maximumSignificantDigits: 2) }–{ NUMBER($high, maximumSignificantDigits: 2) } h · { $price }
+cost-option-no-time = • { $config }: no published speed of this model on this card
+cost-no-options = No configuration to price.
+solve-next-step = { $value } would not fit: { $need } of { $usable }
+cost-flops = { NUMBER($mantissa, maximumFractionDigits: 1) }·10{ $exponent }
+cost-per-day = { $price } a day
+solve-found-any-model = 🧩 Largest catalogue model that fits { $config }: { $value }
+cost-generation-video = ⏱ { NUMBER($outputs) } clips:
+assumption-cost_example_length = Each example as long as the training sequence, { $tokens } tokens (no length given).
+solve-comfortable = With { $percent } % of the card left free (as we recommend): up to { $value }
+assumption-parse_cost_needs_dataset = To say how long and how much, give the dataset: “10000 examples of 1000 tokens, 3 epochs” or “1B tokens”.
+assumption-parse_cost_needs_requests = To price serving, give the load: “10000 requests a day of 500 tokens”.

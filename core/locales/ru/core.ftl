@@ -409,3 +409,67 @@ disk-nvme = NVMe
 disk-ssd = SSD
 disk-hdd = HDD
 answer-assumptions = Допущения:
+assumption-solve_search = Наибольшее значение { $field }, которое влезает, найдено поиском по той же оценке (экспоненциальный, затем двоичный; каждое значение посчитано полностью).
+assumption-solve_default_target = Карта не названа: считаем для { $gpu } — её мы сдаём в аренду первой.
+assumption-cost_training_flops = Вычисления обучения: { $factor } × параметры × токены ({ $method }): прямой проход 2, обратный 4 при полном обучении (Kaplan et al. 2020); LoRA/QLoRA не считают градиенты замороженных весов (4); gradient checkpointing добавляет прямой проход (+2).
+assumption-cost_mfu = Время при { $low }–{ $high } % пиковых bf16 TFLOPS карт ({ $method }; полное обучение: Llama 3 — 38–43 % на H100, PaLM — 46 %; для LoRA и QLoRA ниже, наше допущение).
+assumption-cost_linear_scaling = Считаем, что больше карт ускоряют обучение пропорционально (data parallel); на картах без NVLink — меньше.
+assumption-cost_serving = Время обслуживания: генерация на { $fill_low }–100 % расчётной суммарной скорости (насколько заполнен батч), prefill на { $prefill_low }–{ $prefill_high } % пиковых TFLOPS.
+assumption-cost_default_request = Каждый запрос: { $prompt } токенов промпта, { $tokens } сгенерированных (не указано).
+assumption-cost_generation_figures = Секунды на картинку — из опубликованных замеров (core/data/throughput.toml), батч 1; каждая карта сервера генерирует отдельно.
+assumption-cost_no_figure = Нет опубликованной скорости { $model } на этих картах при таком разрешении: время и цену за картинку не даём.
+
+## Обратные вопросы (core/answer_solve.py)
+solve-memory-config = { $count ->
+    [1] { NUMBER($gb, maximumFractionDigits: 1) } ГБ
+   *[other] { $count }× { NUMBER($gb, maximumFractionDigits: 1) } ГБ
+  }
+solve-tokens = { NUMBER($tokens) } { $tokens ->
+    [one] токен
+    [few] токена
+   *[many] токенов
+  }
+solve-found-context_length = 📏 Максимальный контекст на { $config }: { $value }
+solve-found-concurrency = 👥 До { $value } одновременных пользователей при контексте { NUMBER($context) } на { $config }
+solve-found-batch_size = 📦 Наибольший микробатч на { $config }: { $value }
+solve-found-seq_len = 📏 Наибольшая длина последовательности на { $config }: { $value }
+solve-found-precision = 🎚 Лучшая точность, которая влезет на { $config }: { $value }
+solve-found-model = 🧩 Самая большая модель { $family }, которая влезет на { $config }: { $value }
+solve-margin = Нужно { $need } из { $usable }, свободно { $margin }
+solve-speed = ~{ NUMBER($total) } ток/с всего, ~{ $per_user } на пользователя
+solve-next = { $value } уже не влезет: { $need } из { $usable } (больше всего растёт: { $grows })
+solve-all-fit-model = Влезает всё до предела самой модели: { $value }
+solve-all-fit-contract_max = Влезает всё до { $value }
+solve-all-fit-catalogue = Влезает даже лучший вариант: { $value }
+solve-all-fit-memory = Влезает всё до { $value }
+solve-none-context_length = ❌ На { $config } не влезет ничего: даже { $value } — это { $need } из { $usable }
+solve-none-concurrency = ❌ На { $config } не влезет даже { $value } пользователь: { $need } из { $usable }
+solve-none-batch_size = ❌ На { $config } не влезет даже микробатч { $value }: { $need } из { $usable }
+solve-none-seq_len = ❌ На { $config } не влезет ничего: даже { $value } — это { $need } из { $usable }
+solve-none-precision = ❌ На { $config } не влезет ни одна точность: даже { $value } — это { $need } из { $usable }
+solve-none-model = ❌ На { $config } не влезет ни одна модель семейства: даже самая маленькая, { $value }, — это { $need } из { $usable }
+
+## Время и стоимость (core/answer_solve.py)
+cost-training = ⏱ Обучение на { NUMBER($tokens) } токенов ({ NUMBER($epochs) } { $epochs ->
+    [one] эпоха
+    [few] эпохи
+   *[many] эпох
+  }): ≈ { $flops } FLOP ({ NUMBER($factor) } × параметры × токены) при { $mfu_low }–{ $mfu_high } % пиковой скорости карт
+cost-serving = ⏱ { NUMBER($requests) } запросов в день (по { NUMBER($prompt) } токенов промпта и { NUMBER($tokens) } сгенерированных):
+cost-generation = ⏱ { NUMBER($outputs) } картинок:
+cost-money = { NUMBER($low, maximumSignificantDigits: 3) }–{ NUMBER($high, maximumSignificantDigits: 3) } { $currency }
+cost-option-training = • { $config }: { NUMBER($low, maximumSignificantDigits: 2) }–{ NUMBER($high, maximumSignificantDigits: 2) } ч ({ NUMBER($gpu_low, maximumSignificantDigits: 2) }–{ NUMBER($gpu_high, maximumSignificantDigits: 2) } GPU-часов) · { $price }
+cost-option-serving = • { $config }: { NUMBER($low, maximumSignificantDigits: 2) }–{ NUMBER($high, maximumSignificantDigits: 2) } ч работы в день · { $price }{ $day }
+cost-serving-day = ; сервер круглосуточно ({ $servers }×): { NUMBER($price) } { $currency } в день
+cost-option-generation = • { $config }: { NUMBER($seconds_low, maximumSignificantDigits: 3) }–{ NUMBER($seconds_high, maximumSignificantDigits: 3) } с на картинку, { NUMBER($low, maximumSignificantDigits: 2) }–{ NUMBER($high, maximumSignificantDigits: 2) } ч · { $price }
+cost-option-no-time = • { $config }: нет опубликованной скорости этой модели на этой карте
+cost-no-options = Нечего посчитать: ни одна конфигурация не подходит.
+solve-next-step = { $value } уже не влезет: { $need } из { $usable }
+cost-flops = { NUMBER($mantissa, maximumFractionDigits: 1) }·10{ $exponent }
+cost-per-day = { $price } в день
+solve-found-any-model = 🧩 Самая большая модель каталога, которая влезет на { $config }: { $value }
+cost-generation-video = ⏱ { NUMBER($outputs) } роликов:
+assumption-cost_example_length = Каждый пример длиной в обучающую последовательность, { $tokens } токенов (длина не указана).
+solve-comfortable = С запасом { $percent } % памяти (как мы советуем): до { $value }
+assumption-parse_cost_needs_dataset = Чтобы посчитать время и стоимость, назовите датасет: «10000 примеров по 1000 токенов, 3 эпохи» или «1B токенов».
+assumption-parse_cost_needs_requests = Чтобы посчитать стоимость обслуживания, назовите нагрузку: «10000 запросов в день по 500 токенов».

@@ -1,0 +1,146 @@
+"""Inverse questions and time & cost through the real bot, as users type them (ru and en): the value
+found leads the answer, with its margin and the next value that would not fit; a cost question gets the
+hours and the price on the recommended offer."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, text
+
+
+def plain(message_text: str | None) -> str:
+    return (message_text or "").replace("\xa0", " ")
+
+
+@pytest.mark.parametrize(
+    ("question", "lang", "lead", "next_word"),
+    [
+        (
+            "какой максимальный контекст влезет в 4090 48 для llama 3.1 8b",
+            "ru",
+            "📏 Максимальный контекст",
+            "Влезает всё",
+        ),
+        ("сколько пользователей выдержит H100 с qwen2.5 32b awq при 8k", "ru", "👥 До ", "уже не влезет"),
+        ("how many users can H100 serve with llama 3.1 70b int4 at 8k", "en", "👥 Up to ", "would not fit"),
+        (
+            "какой батч влезет на 4090 48 для lora llama 3.1 8b",
+            "ru",
+            "📦 Наибольший микробатч",
+            "уже не влезет",
+        ),
+        (
+            "what is the longest context llama 3.1 8b fits on a 3090",
+            "en",
+            "📏 Longest context",
+            "would not fit",
+        ),
+        (
+            "какую самую большую модель можно запустить на 24 ГБ",
+            "ru",
+            "🧩 Самая большая модель",
+            "уже не влезет",
+        ),
+        ("which precision fits a 4090 48 for llama 3.1 70b", "en", "🎚 Best precision", "would not fit"),
+    ],
+)
+async def test_inverse_questions_lead_with_the_value_found(
+    harness: Harness, question: str, lang: str, lead: str, next_word: str
+) -> None:
+    user = harness.user(language_code=lang)
+    result = (await user.send(question))[-1]
+    text = plain(result.text)
+    first = text.splitlines()[0]
+    assert first.startswith(lead), text
+    assert next_word in text, text
+    assert "Не знаю модель" not in text and "I don't know the model" not in text
+    assert_no_failed_calls(harness.sandbox)
+
+
+async def test_users_on_h100_say_the_aggregate_speed(harness: Harness) -> None:
+    user = harness.user(language_code="ru")
+    text = plain((await user.send("сколько пользователей выдержит H100 с qwen2.5 32b awq при 8k"))[-1].text)
+    users = int(re.search(r"До (\d+) одновременных", text).group(1))  # type: ignore[union-attr]
+    assert users > 1
+    assert f"{users + 1} уже не влезет" in text
+    assert "ток/с всего" in text
+
+
+@pytest.mark.parametrize(
+    ("question", "lang", "head", "money"),
+    [
+        (
+            "сколько будет стоить дообучение llama 3.1 8b на 10000 примеров по 1000 токенов, 3 эпохи",
+            "ru",
+            "⏱ Обучение на 30 000 000 токенов (3 эпохи)",
+            "₽",
+        ),
+        (
+            "how long to fine-tune llama 3.1 8b on 50k examples of 2k tokens",
+            "en",
+            "⏱ Training on 100,000,000",
+            "₽",
+        ),
+        (
+            "сколько стоит обслуживать 10000 запросов в день на llama 3.1 8b",
+            "ru",
+            "⏱ 10 000 запросов в день",
+            "₽ в день",
+        ),
+    ],
+)
+async def test_cost_questions_give_hours_and_price(
+    harness: Harness, question: str, lang: str, head: str, money: str
+) -> None:
+    user = harness.user(language_code=lang)
+    text = plain((await user.send(question))[-1].text)
+    assert head in text, text
+    assert "1× RTX 4090 48 GB:" in text and money in text, text
+    assert_no_failed_calls(harness.sandbox)
+
+
+async def test_image_cost_cites_published_speed_where_there_is_one(harness: Harness) -> None:
+    user = harness.user(language_code="en")
+    text = plain((await user.send("how much do 1000 images with flux dev cost"))[-1].text)
+    assert "⏱ 1,000 images:" in text
+    assert "1× A100 80 GB: 14.3–15.6 s an image" in text  # throughput.toml: BenchmarkFlux, 28 steps
+    assert "no published speed" in text  # the recommended 4090 48 GB has none: said, not guessed
+
+
+async def test_a_follow_up_after_an_inverse_answer_solves_again_on_the_new_card(harness: Harness) -> None:
+    user = harness.user(language_code="ru")
+    first = plain((await user.send("какой максимальный контекст влезет в 3090 для llama 3.1 8b"))[-1].text)
+    assert "на 1× RTX 3090 24 GB" in first.splitlines()[0]
+    again = plain((await user.send("а на 4090 48?"))[-1].text)
+    assert again.splitlines()[0].startswith("📏 Максимальный контекст на 1× RTX 4090 48 GB"), again
+
+
+async def test_inline_mode_titles_an_inverse_answer_with_the_value_found(harness: Harness) -> None:
+    user = harness.user(language_code="en")
+    answer = await user.inline("how many users can H100 serve with llama 3.1 70b int4 at 8k")
+    (article,) = answer.results
+    assert article["title"].startswith("👥 Up to "), article["title"]
+    assert "would not fit" in plain(article["input_message_content"]["message_text"])
+    assert_no_failed_calls(harness.sandbox)
+
+
+async def test_details_keep_the_inverse_answer(harness: Harness) -> None:
+    user = harness.user(language_code="ru")
+    await user.send("какая точность влезет на 4090 48 для llama 3.1 70b")
+    details = await user.click(text("btn-details", "ru"))
+    body = plain(details.messages[-1].text)
+    assert body.splitlines()[0].startswith("🎚 Лучшая точность"), body
+
+
+async def test_an_ambiguous_model_is_asked_then_the_question_is_answered(harness: Harness) -> None:
+    user = harness.user(language_code="en")
+    replies = await user.send("how many users can H100 serve with llama 70b int4 at 8k")
+    choice = [b.text for row in replies[-1].buttons for b in row if "70B" in b.text]
+    assert choice, replies[-1].text
+    await user.click(choice[0])
+    answer = plain(user.last_message().text)
+    assert answer.startswith("👥 Up to "), answer
+    assert "context of 8,192 tokens on 1× H100" in answer
