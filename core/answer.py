@@ -51,6 +51,20 @@ class Offer:
 
 
 @dataclass(frozen=True)
+class CardFit:
+    """A card drawn beside the breakdown: the one the user named (`own`) or the recommended one."""
+
+    config: str
+    count: int
+    need_bytes: int  # per card, on `count` of them
+    usable_bytes: int  # per card
+    verdict: str  # fits / tight / does_not_fit
+    own: bool
+    as_asked: bool  # the requested configuration: `need_bytes` is the breakdown's total
+    line: str  # `verdict_line`: '✅ 1× RTX 4090 48 GB: fits, 26.9 of 48.0 GB'
+
+
+@dataclass(frozen=True)
 class Answer:
     lang: str
     lead: str  # line 1: the decision — verdict, card, price, speed
@@ -68,6 +82,10 @@ class Answer:
     change: str | None = None  # one line against the previous answer, when there was one
     total_bytes: int = 0
     extra_mitigations: tuple[str, ...] = field(default=())  # details: the rest of the list
+    part_codes: tuple[str, ...] = field(default=())  # the breakdown keys of `parts`, same order
+    part_bytes: tuple[int, ...] = field(default=())  # the bytes of `parts` (per card), same order
+    cards: tuple[CardFit, ...] = field(default=())  # the user's card (if named), then the recommended
+    verdict: str | None = None  # what the lead says: fits / tight / does_not_fit; None: nothing fits
 
     @property
     def offer(self) -> Offer | None:
@@ -92,12 +110,14 @@ def build_answer(
     mitigations = [_mitigation(m, lang, result.request.num_gpus) for m in result.mitigations]
     shown = needs_mitigations(result) or (target is not None and target.verdict != "fits")
     said = [a for a in [*notes, *result.assumptions] if a.code not in SAID_ELSEWHERE]
+    shown_parts = components(result)
+    cards = _cards(result, target, lang)
     return Answer(
         lang=lang,
         lead=lead,
         need=need,
         settings=headline_settings(result, lang),
-        parts=tuple((label("component", c, lang), format_bytes(n, lang)) for c, n in components(result)),
+        parts=tuple((label("component", c, lang), format_bytes(n, lang)) for c, n in shown_parts),
         cheapest=cheapest,
         fastest=fastest,
         mitigations_title=_mitigations_title(target, lang),
@@ -116,6 +136,33 @@ def build_answer(
         assumptions=tuple(assumption_texts(said, lang)),
         change=_change(previous, result, lang) if previous is not None else None,
         total_bytes=result.total_bytes,
+        part_codes=tuple(c for c, _ in shown_parts),
+        part_bytes=tuple(n for _, n in shown_parts),
+        cards=cards,
+        verdict=cards[0].verdict if cards else (rec.verdict if rec else None),
+    )
+
+
+def _cards(result: Result, target: Verdict | None, lang: str) -> tuple[CardFit, ...]:
+    """The user's card (when named) and the recommended configuration (when another), the lead's first."""
+    rows: list[tuple[Verdict, bool]] = [(target, True)] if target is not None else []
+    rec = result.recommendation
+    if rec is not None and (target is None or (target.gpu, target.count) != (rec.gpu, rec.count)):
+        found = verdict_of(rec, result)
+        if found is not None:
+            rows.append((found, False))
+    return tuple(
+        CardFit(
+            config=config_text(v.count, v.gpu_name, lang),
+            count=v.count,
+            need_bytes=v.bytes_per_gpu,
+            usable_bytes=v.usable_bytes,
+            verdict=v.verdict,
+            own=own,
+            as_asked=v.count == result.request.num_gpus and v.bytes_per_gpu == result.total_bytes,
+            line=verdict_line(v, lang),
+        )
+        for v, own in rows
     )
 
 

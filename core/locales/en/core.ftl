@@ -312,3 +312,6 @@ disk-nvme = NVMe
 disk-ssd = SSD
 disk-hdd = HDD
 answer-assumptions = Assumptions:
+## The answer as a picture (core/picture.py)
+picture-part = { $part }: { $size }
+picture-total = per card: { $total }

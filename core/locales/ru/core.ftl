@@ -369,3 +369,6 @@ disk-nvme = NVMe
 disk-ssd = SSD
 disk-hdd = HDD
 answer-assumptions = Допущения:
+## The answer as a picture (core/picture.py)
+picture-part = { $part }: { $size }
+picture-total = на карту: { $total }
