@@ -83,6 +83,8 @@ class Settings(BaseSettings):
     sales_topic_id: int | None = None
     # Telegram user ids allowed the admin commands (/stats, /export, /link, /offers): "123, 456".
     admin_ids: Annotated[frozenset[int], NoDecode] = frozenset()
+    # A picture of the answer (the breakdown against the cards) after each result in a private chat.
+    answer_pictures: bool = True
 
     @field_validator("log_level")
     @classmethod

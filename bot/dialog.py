@@ -18,6 +18,8 @@ from bot import flow, keyboards, presenter
 from bot.context import Ctx
 from bot.db import repository
 from bot.dialog_state import DialogState, update
+from bot.pictures import PICTURES
+from core.answer import Answer, build_answer
 from core.catalog import Catalog
 from core.contract import Assumption, Result
 from core.errors import CoreError, ParseError
@@ -194,7 +196,8 @@ async def show_result(
         return
     previous = _previous_result(ctx, before.last_request, request) if compare else None
     await update(ctx.state, last_request=request, last_notes=list(notes))
-    text = presenter.render_result(result, ctx.tr, ctx.lang, notes=notes, previous=previous)
+    answer = build_answer(result, ctx.lang, notes, previous)
+    text = presenter.layout_result(answer, ctx.tr)
     await show(
         ctx,
         Screen(
@@ -216,6 +219,22 @@ async def show_result(
         offer_id=rec.offer_id if rec else None,
         offer_shown=keyboards.shown_offer(result),
     )
+    await _send_picture(ctx, answer, query=query, message=message)
+
+
+async def _send_picture(
+    ctx: Ctx, answer: Answer, *, query: CallbackQuery | None, message: Message | None
+) -> None:
+    """The answer's picture after its text, in a private chat (see `bot.pictures` for when and why).
+    What the update wrote is committed first: no write lock is held while the picture is drawn."""
+    event = message or query
+    chat = message.chat if message is not None else query.message.chat if query and query.message else None
+    if not ctx.settings.answer_pictures or event is None or event.bot is None or chat is None:
+        return
+    if chat.type != ChatType.PRIVATE:
+        return
+    await ctx.db.commit()
+    await PICTURES.send(event.bot, chat.id, answer)
 
 
 def _previous_result(ctx: Ctx, previous: dict[str, Any] | None, request: dict[str, Any]) -> Result | None:

@@ -6,17 +6,14 @@ from __future__ import annotations
 import io
 
 import pytest
+from matplotlib.image import imread
+from matplotlib.lines import Line2D
+from matplotlib.patches import Rectangle
 
-pytest.importorskip("matplotlib")
-
-from matplotlib.image import imread  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.patches import Rectangle  # noqa: E402
-
-from core.answer import build_answer  # noqa: E402
-from core.estimate import estimate  # noqa: E402
-from core.parse import understand  # noqa: E402
-from core.picture import (  # noqa: E402
+from core.answer import build_answer
+from core.estimate import estimate
+from core.parse import understand
+from core.picture import (
     HEIGHT_PX,
     WIDTH_PX,
     caption,
@@ -65,7 +62,8 @@ def test_bars_are_the_breakdown(question: str, lang: str) -> None:
     assert {s.code: s.size for s in lay.segments} == shown
     assert lay.total == result.total_bytes
     # stacked: each segment starts where the previous one ends, largest first
-    assert [s.start for s in lay.segments] == [sum(x.size for x in lay.segments[:i]) for i in range(len(shown))]
+    starts = [sum(x.size for x in lay.segments[:i]) for i in range(len(shown))]
+    assert [s.start for s in lay.segments] == starts
     assert [s.size for s in lay.segments] == sorted(shown.values(), reverse=True)
 
     fig = draw(lay)
