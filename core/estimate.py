@@ -29,6 +29,7 @@ from core.contract import (
 from core.errors import CoreError, EstimateError
 from core.formulas.params import arch_of
 from core.formulas.peak import peak_breakdown
+from core.hf import Hub
 from core.method_notes import method_notes
 from core.notes import note
 from core.precision import is_gguf
@@ -50,14 +51,19 @@ TRAINING_UNCERTAINTY = 0.05  # sequence packing, allocator churn across steps
 _LLM_TASKS = (Task.INFERENCE, Task.TRAINING)
 
 
-def estimate(request: Request | dict[str, Any], catalog: Catalog | None = None) -> Result:
+def estimate(
+    request: Request | dict[str, Any], catalog: Catalog | None = None, *, hub: Hub | None = None
+) -> Result:
     """Peak GPU memory, fit verdicts, the cheapest configuration and mitigations for one request.
 
+    `hub`: where a Hugging Face id outside the catalogue is read (the bot passes the models it has
+    looked up, `core.hf.MemoryHub`); without it, only with GPUFIT_HF_LOOKUP=1 (`core.resolve`).
     Raises a `CoreError` subclass naming the request field at fault.
     """
     req = parse_request(request)
     catalog = catalog or default_catalog()
-    spec, resolved, assumptions = resolve_model(req.model, catalog)
+    lookup = True if hub is not None else None  # None: as GPUFIT_HF_LOOKUP says
+    spec, resolved, assumptions = resolve_model(req.model, catalog, hf_lookup=lookup, hub=hub)
     filled, default_notes = fill_defaults(req, spec)
     arch = arch_of(spec)
     limit = max_model_split(filled.task, filled.engine, arch.L, arch.a) if arch else None
