@@ -110,14 +110,14 @@ def build_answer(
     mitigations = [_mitigation(m, lang, result.request.num_gpus) for m in result.mitigations]
     shown = needs_mitigations(result) or (target is not None and target.verdict != "fits")
     said = [a for a in [*notes, *result.assumptions] if a.code not in SAID_ELSEWHERE]
-    shown_parts = components(result)
+    shown_parts = _stack_parts(result, components(result))
     cards = _cards(result, target, lang)
     return Answer(
         lang=lang,
         lead=lead,
         need=need,
         settings=headline_settings(result, lang),
-        parts=tuple((label("component", c, lang), format_bytes(n, lang)) for c, n in shown_parts),
+        parts=tuple((_part_label(result, c, lang), format_bytes(n, lang)) for c, n in shown_parts),
         cheapest=cheapest,
         fastest=fastest,
         mitigations_title=_mitigations_title(target, lang),
@@ -167,8 +167,31 @@ def _cards(result: Result, target: Verdict | None, lang: str) -> tuple[CardFit, 
 
 
 def headline_settings(result: Result, lang: str) -> str:
-    settings = describe_settings(result.request.model_dump(exclude={"model"}), lang)
-    return t("answer-headline", lang, model=result.model.name, settings=settings)
+    settings = describe_settings(result.request.model_dump(exclude={"model", "extra_models"}), lang)
+    model = " + ".join([result.model.name, *(p.model.name for p in result.stack)])
+    return t("answer-headline", lang, model=model, settings=settings)
+
+
+STACK_CODE = "extra_models"
+
+
+def _stack_parts(result: Result, parts: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """The breakdown with `extra_models` (a RAG stack's other models) shown model by model, in place:
+    codes 'extra_models:<i>' (i: the model's index in `result.stack`)."""
+    out: list[tuple[str, int]] = []
+    for code, n in parts:
+        if code == STACK_CODE and result.stack:
+            out += [(f"{STACK_CODE}:{i}", p.total_bytes) for i, p in enumerate(result.stack)]
+        else:
+            out.append((code, n))
+    return out
+
+
+def _part_label(result: Result, code: str, lang: str) -> str:
+    if code.startswith(f"{STACK_CODE}:"):
+        part = result.stack[int(code.split(":", 1)[1])]
+        return t("stack-part", lang, model=part.model.name, role=label("stack-role", part.role, lang))
+    return label("component", code, lang)
 
 
 def components(result: Result) -> list[tuple[str, int]]:

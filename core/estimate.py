@@ -35,6 +35,7 @@ from core.notes import note
 from core.precision import is_gguf
 from core.resolve import resolve_model
 from core.specs import ModelKind, ModelSpec
+from core.stack import size_stack
 
 DEFAULT_CONTEXT = 4096
 DEFAULT_SEQ_LEN = 2048
@@ -73,9 +74,16 @@ def estimate(
         )
     parts = peak_breakdown(filled, spec, arch)
     breakdown = {k: round(v) for k, v in parts.items() if v > 0 or k == "overhead"}
+    stack, stack_notes = size_stack(filled, catalog, hub) if filled.extra_models else ([], [])
+    extra = sum(p.total_bytes for p in stack)
+    if stack:
+        breakdown["extra_models"] = extra
     total = sum(breakdown.values())
-    advice = advise(filled, spec, arch, catalog, total)
-    notes = [*assumptions, *default_notes, *method_notes(filled, spec, arch, parts), *advice.assumptions]
+    advice = advise(filled, spec, arch, catalog, total, extra)
+    notes = [
+        *assumptions, *default_notes, *method_notes(filled, spec, arch, parts), *stack_notes,
+        *advice.assumptions,
+    ]
     return Result(
         request=filled,
         model=resolved,
@@ -90,6 +98,7 @@ def estimate(
         throughput=advice.throughput,
         host=advice.host,
         assumptions=notes,
+        stack=stack,
     )
 
 

@@ -55,6 +55,8 @@ PART_COLOURS = {
     "overhead": "#8C8C8C",
 }
 OTHER_COLOUR = "#444444"
+# The models beside the main one (a RAG stack: `extra_models:<i>` parts), one colour each.
+STACK_COLOURS = ("#6A3D9A", "#B15928", "#1F78B4", "#33A02C")
 DARK_TEXT_ON = frozenset({"kv_cache", "vae_decode", "text_encoders"})  # light colours: dark sizes on them
 # Emoji of the text answer the font has no glyph for, and their drawable stand-ins (others are dropped).
 GLYPHS = {"✅": "✔", "❌": "✘", "⚠️": "⚠"}
@@ -132,6 +134,8 @@ def layout(answer: Answer) -> Layout:
     for (name, size_text), code, size in zip(answer.parts, answer.part_codes, answer.part_bytes, strict=True):
         label = t("picture-part", lang, part=name, size=size_text)
         colour = PART_COLOURS.get(code, OTHER_COLOUR)
+        if code.startswith("extra_models:"):
+            colour = STACK_COLOURS[int(code.split(":", 1)[1]) % len(STACK_COLOURS)]
         segments.append(Segment(code, name, label, size_text, start, size, colour))
         start += size
     bars: list[Bar] = []

@@ -82,8 +82,11 @@ class Advice:
     target: Verdict | None = None
 
 
-def advise(req: Request, spec: ModelSpec, arch: Arch | None, catalog: Catalog, total: int) -> Advice:
-    sizer = Sizer(req, spec, arch)
+def advise(
+    req: Request, spec: ModelSpec, arch: Arch | None, catalog: Catalog, total: int, extra_bytes: int = 0
+) -> Advice:
+    """`total`: the per-card need as asked, `extra_bytes` (models beside this one) included."""
+    sizer = Sizer(req, spec, arch, extra_bytes)
     named = _unique(catalog.gpu(g) for g in req.gpus) if req.gpus else []
     rows = verdicts(named or list(catalog.gpus.values()), sizer)
     pick, fast = _choose(req, catalog, sizer, named, rows)

@@ -479,6 +479,10 @@ _NOT_PLAIN_DECODERS = {
     "deepseek-v3": "MLA low-rank attention and a shared expert",
     "deepseek-r1": "MLA low-rank attention and a shared expert",
     "opt-350m": "embeddings are 512 wide with projections to 1024",
+    # XLM-RoBERTa with 8194 learned positions: 8.4M parameters the plain formula leaves out (1.5%)
+    "bge-m3": "8194 learned position embeddings",
+    "bge-reranker-v2-m3": "8194 learned position embeddings",
+    "jina-embeddings-v3": "8194 learned position embeddings and the task LoRA adapters",
 }
 
 
