@@ -188,15 +188,14 @@ async def show_result(
     await ctx.state.set_state(Wizard.result)
     await update(ctx.state, answers=answers, editing=None)
     request = flow.build_request(answers)
-    looked_up = await HF_MODELS.ensure(
-        request.get("model"), ctx.catalog, ctx.db,
-        endpoint=ctx.settings.hf_endpoint, enabled=ctx.settings.hf_lookup,
-    )
-    if looked_up in HF_ANSWERS:
-        model = escape(str(request.get("model")))
-        text = ctx.tr(HF_ANSWERS[looked_up], model=model, seconds=round(LOOKUP_BUDGET_S))
-        await show(ctx, Screen(text, keyboards.error_keyboard(ctx.tr)), query=query, message=message)
-        return
+    for model in [request.get("model"), *(m.get("model") for m in request.get("extra_models") or [])]:
+        looked_up = await HF_MODELS.ensure(
+            model, ctx.catalog, ctx.db, endpoint=ctx.settings.hf_endpoint, enabled=ctx.settings.hf_lookup
+        )
+        if looked_up in HF_ANSWERS:
+            text = ctx.tr(HF_ANSWERS[looked_up], model=escape(str(model)), seconds=round(LOOKUP_BUDGET_S))
+            await show(ctx, Screen(text, keyboards.error_keyboard(ctx.tr)), query=query, message=message)
+            return
     try:
         result = estimate(request, ctx.catalog, hub=HF_MODELS.hub())
     except CoreError as e:
