@@ -35,7 +35,7 @@ from core.notes import note
 from core.precision import is_gguf
 from core.resolve import resolve_model
 from core.specs import ModelKind, ModelSpec
-from core.stack import size_stack
+from core.stack import filled_stack, size_stack
 
 DEFAULT_CONTEXT = 4096
 DEFAULT_SEQ_LEN = 2048
@@ -78,6 +78,7 @@ def estimate(
     extra = sum(p.total_bytes for p in stack)
     if stack:
         breakdown["extra_models"] = extra
+        filled = filled.model_copy(update={"extra_models": filled_stack(filled, stack)})
     total = sum(breakdown.values())
     advice = advise(filled, spec, arch, catalog, total, extra)
     notes = [

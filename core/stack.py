@@ -96,6 +96,16 @@ def size_stack(req: Request, catalog: Catalog, hub: Any = None) -> tuple[list[St
     return parts, notes
 
 
+def filled_stack(req: Request, parts: list[StackPart]) -> list[StackModel]:
+    """`req.extra_models` with the defaults the sizing used filled in (echoed in `Result.request`)."""
+    return [
+        extra.model_copy(
+            update={"role": p.role, "precision": p.precision, "context_length": p.context_length}
+        )
+        for extra, p in zip(req.extra_models, parts, strict=True)
+    ]
+
+
 def role_of(spec: ModelSpec) -> str:
     if _RERANKER_NAME.search(spec.id) or _RERANKER_NAME.search(spec.name):
         return "reranker"

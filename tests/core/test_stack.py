@@ -54,6 +54,10 @@ def test_each_extra_model_is_sized_as_a_served_encoder() -> None:
         assert part.breakdown["weights"] == pytest.approx(0.568e9 * 2, rel=0.01)  # bf16
         assert part.breakdown["overhead"] > 0  # its own server process: its own CUDA context
         assert (part.context_length, part.batch_size) == (512, 32)
+    # the request is echoed with the defaults the sizing used
+    assert [(m.role, m.precision, m.context_length) for m in result.request.extra_models] == [
+        ("embedding", "bf16", 512), ("reranker", "bf16", 512)
+    ]
 
 
 def test_a_larger_batch_needs_more() -> None:
