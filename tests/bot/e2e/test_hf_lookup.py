@@ -146,3 +146,20 @@ async def test_lookups_turned_off_answer_from_the_catalogue_only(
             assert hub.requests == []
         finally:
             await h.stop()
+
+
+async def test_the_dialog_takes_a_hub_id_typed_at_the_model_step(harness: Harness, hub: FakeHub) -> None:
+    user = harness.user(language_code="en")
+    await user.send("/start")
+    await user.click(text("task-inference", "en"))
+    await user.send(CLONE)  # typed instead of picking a button
+    for _ in range(6):  # the remaining steps, each answered with its first button
+        last = user.last_message()
+        if result_mark("en") in (last.text or ""):
+            break
+        first = next(b for row in last.buttons for b in row if b.callback_data)
+        await user.click(first.text)
+    assert result_mark("en") in (user.last_message().text or "")
+    assert CLONE in (user.last_message().text or "")
+    assert len(hub.requests) == 2
+    assert_no_failed_calls(harness.sandbox)
