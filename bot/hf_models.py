@@ -104,18 +104,25 @@ class HfModels:
         """One network look-up per id at a time: users asking for it meanwhile wait for the same one."""
         running = self._inflight.get(key)
         if running is not None:
-            return await asyncio.shield(running)
+            return await self._wait(running, repo_id, budget_s)
         loop = asyncio.get_running_loop()
         future = loop.run_in_executor(None, fetch, repo_id, endpoint, budget_s)
         self._inflight[key] = future
         self.fetches += 1
         try:
+            return await self._wait(future, repo_id, budget_s)
+        finally:
+            self._inflight.pop(key, None)
+
+    @staticmethod
+    async def _wait(
+        future: asyncio.Future[HubAnswer | None], repo_id: str, budget_s: float
+    ) -> HubAnswer | None:
+        try:
             return await asyncio.wait_for(asyncio.shield(future), budget_s + WAIT_SLACK_S)
         except TimeoutError:
             log.info("Hugging Face look-up of %s ran past %.1f s", repo_id, budget_s)
             return None
-        finally:
-            self._inflight.pop(key, None)
 
     def _remember(self, key: str, config: dict[str, Any], counts: dict[str, int] | None) -> None:
         self._found[key] = (config, counts)
