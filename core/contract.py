@@ -221,6 +221,7 @@ def max_model_split(task: Task, engine: Engine | None, layers: int | None, heads
 # --max-client-batch-size 32; 512 tokens is BERT-style encoders' max_position_embeddings).
 STACK_DEFAULT_BATCH = 32
 STACK_DEFAULT_TOKENS = 512
+MAX_EXTRA_MODELS = 8  # models beside the main one: past any RAG stack
 
 
 class StackModel(BaseModel):
@@ -315,7 +316,7 @@ class Request(BaseModel):
     )
     extra_models: list[StackModel] = Field(
         default_factory=list,
-        max_length=8,
+        max_length=MAX_EXTRA_MODELS,
         description="extension: models served beside `model` on the same card (embedding, reranker); "
         "their memory is added to every card's need (breakdown key `extra_models`, detail in `stack`)",
     )

@@ -23,6 +23,7 @@ from typing import Any
 
 from core.catalog import Catalog, read_toml
 from core.contract import (
+    MAX_EXTRA_MODELS,
     STACK_DEFAULT_TOKENS,
     Assumption,
     Engine,
@@ -160,7 +161,8 @@ def split_stack(text: str, catalog: Catalog) -> tuple[str, list[StackModel], lis
     extras: list[StackModel] = []
     notes: list[Assumption] = []
     for piece in pieces:
-        found = _stack_model_at_start(piece, catalog, words)
+        # past the contract's bound, a longer list in the text stays text
+        found = _stack_model_at_start(piece, catalog, words) if len(extras) < MAX_EXTRA_MODELS else None
         if found is None:
             kept.append(piece)
             continue
@@ -184,7 +186,7 @@ def split_stack(text: str, catalog: Catalog) -> tuple[str, list[StackModel], lis
 def _stack_model_at_start(piece: str, catalog: Catalog, words: StackWords) -> tuple[str, str, bool] | None:
     """(model id, the piece's rest, named by its role) when `piece` begins with an extra model."""
     tokens = piece.split()
-    if not tokens:
+    if not tokens or tokens[0].strip(".:").lower() not in _first_words():  # most pieces: at once
         return None
     for cut in range(min(len(tokens), 4), 0, -1):  # the longest name first: "bge reranker v2 m3"
         head = " ".join(tokens[:cut]).strip(".:").lower()
@@ -197,6 +199,16 @@ def _stack_model_at_start(piece: str, catalog: Catalog, words: StackWords) -> tu
         if found is not None and found[0].kind is ModelKind.ENCODER and found[0].id in _stack_ids():
             return found[0].id, rest, False
     return None
+
+
+@lru_cache(maxsize=1)
+def _first_words() -> frozenset[str]:
+    """The words a stack's model or role can begin with (names, aliases, ids; role words)."""
+    rows = [r for r in read_toml(DATA_FILE).get("model") or [] if isinstance(r, dict)]
+    keys = ("id", "name", "hf_id")
+    names = [str(n) for r in rows for n in [*(r.get(k) for k in keys), *r.get("aliases", [])] if n]
+    words = stack_words()
+    return frozenset(n.split()[0].lower() for n in [*names, *words.embedding, *words.reranker])
 
 
 @lru_cache(maxsize=1)
