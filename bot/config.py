@@ -83,6 +83,11 @@ class Settings(BaseSettings):
     sales_topic_id: int | None = None
     # Telegram user ids allowed the admin commands (/stats, /export, /link, /offers): "123, 456".
     admin_ids: Annotated[frozenset[int], NoDecode] = frozenset()
+    # A picture of the answer (the breakdown against the cards) after each result in a private chat.
+    answer_pictures: bool = True
+    # A Hugging Face id the catalogue lacks is read from the Hub (bot.hf_models): on/off, and where.
+    hf_lookup: bool = True
+    hf_endpoint: str = "https://huggingface.co"
 
     @field_validator("log_level")
     @classmethod
@@ -96,6 +101,13 @@ class Settings(BaseSettings):
     def _webhook_is_https(cls, value: str | None) -> str | None:
         if value is not None and _url_problem(value, ("https",)):
             raise ValueError("must be a public https:// URL (Telegram only calls https webhooks)")
+        return value
+
+    @field_validator("hf_endpoint")
+    @classmethod
+    def _hf_endpoint(cls, value: str) -> str:
+        if error := _url_problem(value, ("https", "http")):
+            raise ValueError(error)
         return value
 
     @field_validator("telegram_api_url")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from html import escape
 from typing import Any
 
 from aiogram.enums import ChatType, MessageEntityType
@@ -18,15 +19,21 @@ from bot import flow, keyboards, presenter
 from bot.context import Ctx
 from bot.db import repository
 from bot.dialog_state import DialogState, update
+from bot.hf_models import HF_MODELS, NOT_FOUND, UNAVAILABLE, UNSUPPORTED
+from bot.pictures import PICTURES
+from core.answer import Answer, build_answer
 from core.catalog import Catalog
 from core.contract import Assumption, Result
 from core.errors import CoreError, ParseError
+from core.hf import LOOKUP_BUDGET_S
 from core.parse import understand
 from core.render import render_parse_error
 from core.solve import run as estimate  # plain estimates, inverse questions (solve_for), cost
 
 log = logging.getLogger(__name__)
 
+# What to say when a Hugging Face id could not be sized (bot.hf_models): bot.ftl keys.
+HF_ANSWERS = {NOT_FOUND: "hf-not-found", UNAVAILABLE: "hf-unavailable", UNSUPPORTED: "hf-unsupported"}
 MAX_QUESTION = 256  # Telegram's own limit for an inline query's text; a group question is cut there too
 
 
@@ -181,8 +188,16 @@ async def show_result(
     await ctx.state.set_state(Wizard.result)
     await update(ctx.state, answers=answers, editing=None)
     request = flow.build_request(answers)
+    for model in [request.get("model"), *(m.get("model") for m in request.get("extra_models") or [])]:
+        looked_up = await HF_MODELS.ensure(
+            model, ctx.catalog, ctx.db, endpoint=ctx.settings.hf_endpoint, enabled=ctx.settings.hf_lookup
+        )
+        if looked_up in HF_ANSWERS:
+            text = ctx.tr(HF_ANSWERS[looked_up], model=escape(str(model)), seconds=round(LOOKUP_BUDGET_S))
+            await show(ctx, Screen(text, keyboards.error_keyboard(ctx.tr)), query=query, message=message)
+            return
     try:
-        result = estimate(request, ctx.catalog)
+        result = estimate(request, ctx.catalog, hub=HF_MODELS.hub())
     except CoreError as e:
         log.info("estimate failed: %s (field %s)", e.message, e.field)
         await show(
@@ -194,7 +209,8 @@ async def show_result(
         return
     previous = _previous_result(ctx, before.last_request, request) if compare else None
     await update(ctx.state, last_request=request, last_notes=list(notes))
-    text = presenter.render_result(result, ctx.tr, ctx.lang, notes=notes, previous=previous)
+    answer = build_answer(result, ctx.lang, notes, previous)
+    text = presenter.layout_result(answer, ctx.tr)
     await show(
         ctx,
         Screen(
@@ -216,6 +232,22 @@ async def show_result(
         offer_id=rec.offer_id if rec else None,
         offer_shown=keyboards.shown_offer(result),
     )
+    await _send_picture(ctx, answer, query=query, message=message)
+
+
+async def _send_picture(
+    ctx: Ctx, answer: Answer, *, query: CallbackQuery | None, message: Message | None
+) -> None:
+    """The answer's picture after its text, in a private chat (see `bot.pictures` for when and why).
+    What the update wrote is committed first: no write lock is held while the picture is drawn."""
+    event = message or query
+    chat = message.chat if message is not None else query.message.chat if query and query.message else None
+    if not ctx.settings.answer_pictures or event is None or event.bot is None or chat is None:
+        return
+    if chat.type != ChatType.PRIVATE:
+        return
+    await ctx.db.commit()
+    await PICTURES.send(event.bot, chat.id, answer)
 
 
 def _previous_result(ctx: Ctx, previous: dict[str, Any] | None, request: dict[str, Any]) -> Result | None:
@@ -223,7 +255,7 @@ def _previous_result(ctx: Ctx, previous: dict[str, Any] | None, request: dict[st
     if previous is None or previous == request:
         return None
     try:
-        return estimate(previous, ctx.catalog)
+        return estimate(previous, ctx.catalog, hub=HF_MODELS.hub())
     except CoreError:
         return None
 
@@ -233,7 +265,7 @@ def details(ctx: Ctx, state: DialogState) -> str | None:
     if state.last_request is None:
         return None
     try:
-        result = estimate(state.last_request, ctx.catalog)
+        result = estimate(state.last_request, ctx.catalog, hub=HF_MODELS.hub())
     except CoreError:
         return None
     return presenter.render_details(result, ctx.tr, ctx.lang, notes=state.last_notes)
@@ -253,7 +285,7 @@ def size_question(
     try:
         understood = understand(text, catalog)
         answers = flow.answers_from_request(understood.request, catalog)
-        result = estimate(flow.build_request(answers), catalog)
+        result = estimate(flow.build_request(answers), catalog, hub=HF_MODELS.hub())
     except ParseError as err:
         return presenter.inline_help(tr, username, reason=render_parse_error(err, lang, catalog)), None
     except CoreError as err:

@@ -52,6 +52,20 @@ class Offer:
 
 
 @dataclass(frozen=True)
+class CardFit:
+    """A card drawn beside the breakdown: the one the user named (`own`) or the recommended one."""
+
+    config: str
+    count: int
+    need_bytes: int  # per card, on `count` of them
+    usable_bytes: int  # per card
+    verdict: str  # fits / tight / does_not_fit
+    own: bool
+    as_asked: bool  # the requested configuration: `need_bytes` is the breakdown's total
+    line: str  # `verdict_line`: '✅ 1× RTX 4090 48 GB: fits, 26.9 of 48.0 GB'
+
+
+@dataclass(frozen=True)
 class Answer:
     lang: str
     lead: str  # line 1: the decision — verdict, card, price, speed
@@ -71,6 +85,10 @@ class Answer:
     extra_mitigations: tuple[str, ...] = field(default=())  # details: the rest of the list
     solved: tuple[str, ...] = field(default=())  # the inverse answer (solve_for), shown first
     cost: tuple[str, ...] = field(default=())  # time and cost, after the lead
+    part_codes: tuple[str, ...] = field(default=())  # the breakdown keys of `parts`, same order
+    part_bytes: tuple[int, ...] = field(default=())  # the bytes of `parts` (per card), same order
+    cards: tuple[CardFit, ...] = field(default=())  # the user's card (if named), then the recommended
+    verdict: str | None = None  # what the lead says: fits / tight / does_not_fit; None: nothing fits
 
     @property
     def offer(self) -> Offer | None:
@@ -95,12 +113,14 @@ def build_answer(
     mitigations = [_mitigation(m, lang, result.request.num_gpus) for m in result.mitigations]
     shown = needs_mitigations(result) or (target is not None and target.verdict != "fits")
     said = [a for a in [*notes, *result.assumptions] if a.code not in SAID_ELSEWHERE]
+    shown_parts = _stack_parts(result, components(result))
+    cards = _cards(result, target, lang)
     return Answer(
         lang=lang,
         lead=lead,
         need=need,
         settings=headline_settings(result, lang),
-        parts=tuple((label("component", c, lang), format_bytes(n, lang)) for c, n in components(result)),
+        parts=tuple((_part_label(result, c, lang), format_bytes(n, lang)) for c, n in shown_parts),
         cheapest=cheapest,
         fastest=fastest,
         mitigations_title=_mitigations_title(target, lang),
@@ -121,12 +141,62 @@ def build_answer(
         total_bytes=result.total_bytes,
         solved=solved_lines(result, lang),
         cost=cost_lines(result, lang),
+        part_codes=tuple(c for c, _ in shown_parts),
+        part_bytes=tuple(n for _, n in shown_parts),
+        cards=cards,
+        verdict=cards[0].verdict if cards else (rec.verdict if rec else None),
+    )
+
+
+def _cards(result: Result, target: Verdict | None, lang: str) -> tuple[CardFit, ...]:
+    """The user's card (when named) and the recommended configuration (when another), the lead's first."""
+    rows: list[tuple[Verdict, bool]] = [(target, True)] if target is not None else []
+    rec = result.recommendation
+    if rec is not None and (target is None or (target.gpu, target.count) != (rec.gpu, rec.count)):
+        found = verdict_of(rec, result)
+        if found is not None:
+            rows.append((found, False))
+    return tuple(
+        CardFit(
+            config=config_text(v.count, v.gpu_name, lang),
+            count=v.count,
+            need_bytes=v.bytes_per_gpu,
+            usable_bytes=v.usable_bytes,
+            verdict=v.verdict,
+            own=own,
+            as_asked=v.count == result.request.num_gpus and v.bytes_per_gpu == result.total_bytes,
+            line=verdict_line(v, lang),
+        )
+        for v, own in rows
     )
 
 
 def headline_settings(result: Result, lang: str) -> str:
-    settings = describe_settings(result.request.model_dump(exclude={"model"}), lang)
-    return t("answer-headline", lang, model=result.model.name, settings=settings)
+    settings = describe_settings(result.request.model_dump(exclude={"model", "extra_models"}), lang)
+    model = " + ".join([result.model.name, *(p.model.name for p in result.stack)])
+    return t("answer-headline", lang, model=model, settings=settings)
+
+
+STACK_CODE = "extra_models"
+
+
+def _stack_parts(result: Result, parts: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """The breakdown with `extra_models` (a RAG stack's other models) shown model by model, in place:
+    codes 'extra_models:<i>' (i: the model's index in `result.stack`)."""
+    out: list[tuple[str, int]] = []
+    for code, n in parts:
+        if code == STACK_CODE and result.stack:
+            out += [(f"{STACK_CODE}:{i}", p.total_bytes) for i, p in enumerate(result.stack)]
+        else:
+            out.append((code, n))
+    return out
+
+
+def _part_label(result: Result, code: str, lang: str) -> str:
+    if code.startswith(f"{STACK_CODE}:"):
+        part = result.stack[int(code.split(":", 1)[1])]
+        return t("stack-part", lang, model=part.model.name, role=label("stack-role", part.role, lang))
+    return label("component", code, lang)
 
 
 def components(result: Result) -> list[tuple[str, int]]:

@@ -508,15 +508,20 @@ def _load_ranking(path: Path) -> RankingPolicy:
         raise CatalogError(f"{path}: [ranking]: {where}: {first['msg']}{got}", field=where) from e
 
 
+EMBEDDERS_FILE = "embedders.toml"
+
+
 def load_catalog(offers_file: str | Path | None = None, data_dir: str | Path = DATA_DIR) -> Catalog:
     """Load the catalogues; `offers_file` replaces the shipped rental offers and their ranking
     policy (operator config)."""
     data_dir = Path(data_dir)
     gpus_path, models_path = data_dir / "gpus.toml", data_dir / "models.toml"
+    embedders_path = data_dir / EMBEDDERS_FILE  # the RAG stack's models: the same rows, their own file
     offers_path = Path(offers_file) if offers_file else data_dir / "offers.toml"
+    embedders = _load_rows(embedders_path, "model", ModelSpec) if embedders_path.exists() else []
     return Catalog(
         gpus=_load_rows(gpus_path, "gpu", GpuSpec),
-        models=_load_rows(models_path, "model", ModelSpec),
+        models=[*_load_rows(models_path, "model", ModelSpec), *embedders],
         offers=_load_rows(offers_path, "offer", RentalOffer),
         files={"gpu": str(gpus_path), "model": str(models_path), "offer": str(offers_path)},
         ranking=_load_ranking(offers_path),

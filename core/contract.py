@@ -245,6 +245,33 @@ def max_model_split(task: Task, engine: Engine | None, layers: int | None, heads
     return heads if engine is Engine.VLLM else layers
 
 
+# An embedding server batches inputs of this many tokens by default (text-embeddings-inference's
+# --max-client-batch-size 32; 512 tokens is BERT-style encoders' max_position_embeddings).
+STACK_DEFAULT_BATCH = 32
+STACK_DEFAULT_TOKENS = 512
+MAX_EXTRA_MODELS = 8  # models beside the main one: past any RAG stack
+
+
+class StackModel(BaseModel):
+    """extension: a model served beside the request's model on the same card (a RAG stack: an embedding
+    model, a reranker). Sized for inference at its own batch, then added to every card's need."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    model: str = Field(description="catalogue id, alias or Hugging Face id")
+    role: Literal["embedding", "reranker", "llm"] | None = Field(
+        default=None, description="default: reranker when the name says so, embedding for encoders"
+    )
+    precision: Precision | None = Field(default=None, description="default: bf16")
+    context_length: int | None = Field(
+        default=None, gt=0, le=1_000_000,
+        description=f"tokens per input; default {STACK_DEFAULT_TOKENS}, or the model's maximum if shorter",
+    )
+    batch_size: int = Field(
+        default=STACK_DEFAULT_BATCH, gt=0, le=100_000, description="inputs embedded (or pairs scored) at once"
+    )
+
+
 class Request(BaseModel):
     """What to size. `None` means "the documented default for this task and model"."""
 
@@ -399,6 +426,12 @@ class Request(BaseModel):
     outputs: int | None = Field(
         default=None, gt=0, le=10**9, description="extension: images (clips) to price; default 1000"
     )
+    extra_models: list[StackModel] = Field(
+        default_factory=list,
+        max_length=MAX_EXTRA_MODELS,
+        description="extension: models served beside `model` on the same card (embedding, reranker); "
+        "their memory is added to every card's need (breakdown key `extra_models`, detail in `stack`)",
+    )
 
     @field_validator("num_gpus")
     @classmethod
@@ -427,6 +460,7 @@ Component = Literal[
     "text_encoders",
     "vae_decode",
     "overhead",
+    "extra_models",
 ]
 """Breakdown keys. `overhead` is always present (CUDA context + allocator reserve), so a caller
 comparing with `torch.cuda.max_memory_allocated` subtracts it."""
@@ -616,6 +650,18 @@ class Cost(BaseModel):
     options: list[CostOption]
 
 
+class StackPart(BaseModel):
+    """extension: one model of `Request.extra_models`, sized."""
+
+    model: ResolvedModel
+    role: Literal["embedding", "reranker", "llm"]
+    precision: Precision
+    context_length: int
+    batch_size: int
+    total_bytes: int = Field(description="its peak on the card that serves it, its own CUDA context included")
+    breakdown: dict[str, int]
+
+
 class Result(BaseModel):
     request: Request = Field(description="the request with every default filled in")
     model: ResolvedModel
@@ -650,6 +696,10 @@ class Result(BaseModel):
     solved: Solved | None = Field(default=None, description="extension: the inverse answer (solve_for)")
     cost: Cost | None = Field(
         default=None, description="extension: time and cost (dataset, requests, outputs)"
+    )
+    stack: list[StackPart] = Field(
+        default_factory=list,
+        description="extension: the extra models, each sized (their sum: breakdown.extra_models)",
     )
 
 

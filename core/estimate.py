@@ -31,11 +31,13 @@ from core.errors import CoreError, EstimateError
 from core.formulas.params import Arch, arch_of
 from core.formulas.peak import peak_breakdown
 from core.formulas.vllm import VLLM_GPU_MEMORY_UTILIZATION
+from core.hf import Hub
 from core.method_notes import method_notes
 from core.notes import note
 from core.precision import is_gguf
 from core.resolve import resolve_model
 from core.specs import ModelKind, ModelSpec
+from core.stack import filled_stack, size_stack
 from core.training_defaults import default_adapter_dtype, default_checkpointing
 
 DEFAULT_CONTEXT = 4096
@@ -52,14 +54,19 @@ MAX_UNCERTAINTY = 0.9
 _LLM_TASKS = (Task.INFERENCE, Task.TRAINING)
 
 
-def estimate(request: Request | dict[str, Any], catalog: Catalog | None = None) -> Result:
+def estimate(
+    request: Request | dict[str, Any], catalog: Catalog | None = None, *, hub: Hub | None = None
+) -> Result:
     """Peak GPU memory, fit verdicts, the cheapest configuration and mitigations for one request.
 
+    `hub`: where a Hugging Face id outside the catalogue is read (the bot passes the models it has
+    looked up, `core.hf.MemoryHub`); without it, only with GPUFIT_HF_LOOKUP=1 (`core.resolve`).
     Raises a `CoreError` subclass naming the request field at fault.
     """
     req = parse_request(request)
     catalog = catalog or default_catalog()
-    spec, resolved, assumptions = resolve_model(req.model, catalog)
+    lookup = True if hub is not None else None  # None: as GPUFIT_HF_LOOKUP says
+    spec, resolved, assumptions = resolve_model(req.model, catalog, hf_lookup=lookup, hub=hub)
     named = [catalog.gpus[g] for g in req.gpus or [] if g in catalog.gpus]
     filled, default_notes = fill_defaults(req, spec, no_bf16=bool(named) and not any(g.bf16 for g in named))
     arch = arch_of(spec)
@@ -70,13 +77,19 @@ def estimate(request: Request | dict[str, Any], catalog: Catalog | None = None) 
         )
     parts = peak_breakdown(filled, spec, arch)
     breakdown = {k: round(v) for k, v in parts.items() if v > 0 or k == "overhead"}
+    stack, stack_notes = size_stack(filled, catalog, hub) if filled.extra_models else ([], [])
+    extra = sum(p.total_bytes for p in stack)
+    if stack:
+        breakdown["extra_models"] = extra
+        filled = filled.model_copy(update={"extra_models": filled_stack(filled, stack)})
     total = sum(breakdown.values())
-    advice = advise(filled, spec, arch, catalog, total, given=req)
+    advice = advise(filled, spec, arch, catalog, total, extra, given=req)
     value_range, range_notes = _range(total, filled, resolved)
     notes = [
         *assumptions,
         *default_notes,
         *method_notes(filled, spec, arch, parts),
+        *stack_notes,
         *advice.assumptions,
         *range_notes,
     ]
@@ -96,6 +109,7 @@ def estimate(request: Request | dict[str, Any], catalog: Catalog | None = None) 
         host=advice.host,
         assumptions=notes,
         serving_capacity=advice.serving,
+        stack=stack,
     )
 
 

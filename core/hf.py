@@ -11,7 +11,8 @@ import json
 import math
 import re
 import struct
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -87,6 +88,121 @@ class HuggingFaceHub:
 
 def default_hub() -> Hub:
     return HuggingFaceHub()
+
+
+# --- a quick look-up over plain HTTP (what the bot does for a model it does not know) ---------------
+
+HF_ENDPOINT = "https://huggingface.co"
+LOOKUP_BUDGET_S = 3.0
+"""The most one look-up may take, both requests together: a user waits for it. No retries (the
+`huggingface_hub` client's ETag timeout and back-off can keep a user waiting ~25 s offline)."""
+# The Hub answers 401 for a repository that does not exist (or is private) and 403 for a gated one
+# without access; 404 for a missing file: for us, each means "cannot read this model's config".
+_NOT_FOUND_STATUSES = frozenset({401, 403, 404})
+_MAX_RESPONSE_BYTES = 5_000_000  # a config.json is a few KB; the model-info JSON tens of KB
+
+
+class HubUnavailable(CoreError):
+    """The Hub did not answer in time (offline, slow, 5xx): the answer is "try later", not "unknown"."""
+
+    def __init__(self, repo_id: str, reason: str) -> None:
+        super().__init__(f"could not reach Hugging Face for {repo_id}: {reason}", field="model")
+        self.repo_id = repo_id
+
+
+class HttpHub:
+    """The Hub's public HTTP API, read with the standard library within one time budget.
+
+    config.json from `{endpoint}/{repo}/resolve/main/config.json`; parameter counts per dtype from
+    the model-info API `{endpoint}/api/models/{repo}?expand=safetensors` (`safetensors.parameters`,
+    what `huggingface_hub.HfApi.model_info(expand=["safetensors"])` reads). Blocking: the bot calls it
+    in a worker thread. `endpoint` points tests at a local fake Hub.
+    """
+
+    def __init__(self, endpoint: str = HF_ENDPOINT, budget_s: float = LOOKUP_BUDGET_S) -> None:
+        self.endpoint = endpoint.rstrip("/")
+        self.deadline = time.monotonic() + budget_s
+
+    def config(self, repo_id: str) -> dict[str, Any]:
+        loaded = self._get_json(repo_id, f"{self.endpoint}/{repo_id}/resolve/main/config.json")
+        if not isinstance(loaded, dict):
+            raise UnknownModelError(repo_id)
+        return loaded
+
+    def parameter_counts(self, repo_id: str) -> dict[str, int] | None:
+        try:
+            info = self._get_json(repo_id, f"{self.endpoint}/api/models/{repo_id}?expand=safetensors")
+        except UnknownModelError:
+            return None
+        params = (info.get("safetensors") or {}).get("parameters") if isinstance(info, dict) else None
+        if not isinstance(params, dict) or not params:
+            return None
+        return {str(dtype): int(n) for dtype, n in params.items()}
+
+    def _get_json(self, repo_id: str, url: str) -> Any:
+        import urllib.error
+        import urllib.request
+
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise HubUnavailable(repo_id, "out of time")
+        request = urllib.request.Request(url, headers={"User-Agent": "gpufit", "Accept": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=remaining) as response:
+                body = response.read(_MAX_RESPONSE_BYTES)
+        except urllib.error.HTTPError as e:
+            if e.code in _NOT_FOUND_STATUSES:
+                raise UnknownModelError(repo_id) from e
+            raise HubUnavailable(repo_id, f"HTTP {e.code}") from e
+        except (urllib.error.URLError, TimeoutError, OSError) as e:
+            raise HubUnavailable(repo_id, str(getattr(e, "reason", e))) from e
+        try:
+            return json.loads(body)
+        except ValueError as e:
+            raise HubUnavailable(repo_id, "not JSON") from e
+
+
+class MemoryHub:
+    """A `Hub` over what was read before (the bot's cache): no network; anything else is unknown."""
+
+    def __init__(
+        self,
+        records: Mapping[str, tuple[dict[str, Any], dict[str, int] | None]],
+        key: Callable[[str], str] = str,
+    ) -> None:
+        self.records, self.key = records, key
+
+    def config(self, repo_id: str) -> dict[str, Any]:
+        record = self.records.get(self.key(repo_id))
+        if record is None:
+            raise UnknownModelError(repo_id)
+        return record[0]
+
+    def parameter_counts(self, repo_id: str) -> dict[str, int] | None:
+        record = self.records.get(self.key(repo_id))
+        return record[1] if record else None
+
+
+def look_up(repo_id: str, hub: Hub) -> tuple[dict[str, Any], dict[str, int] | None]:
+    """config.json and parameter counts of `repo_id`, checked to size (`spec_from_config`).
+
+    Raises `UnknownModelError` (no such model, or no access), `HubUnavailable` (try later), or a
+    `CoreError` when the config is not one this estimator reads (not a language model's)."""
+    config = hub.config(repo_id)
+    counts = hub.parameter_counts(repo_id)
+    spec_from_config(config, repo_id, counts)
+    return config, counts
+
+
+_HF_URL_RE = re.compile(r"^(?:https?://)?(?:www\.)?(?:huggingface\.co|hf\.co)/(?P<id>[^/?#\s]+/[^/?#\s]+)")
+
+
+def hf_id_from_url(text: str) -> str | None:
+    """`https://huggingface.co/Qwen/Qwen3-8B/tree/main` → 'Qwen/Qwen3-8B'; None if not a model URL."""
+    match = _HF_URL_RE.match(text.strip())
+    if match is None or match.group("id").split("/")[0] in ("datasets", "spaces", "api", "docs"):
+        return None
+    return match.group("id")
 
 
 def looks_like_hf_id(text: str) -> bool:

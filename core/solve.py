@@ -44,6 +44,7 @@ from core.estimate import estimate, fill_defaults, parse_request
 from core.formulas.params import arch_of
 from core.formulas.peak import peak_breakdown
 from core.formulas.vllm import budget_bytes, memory_fraction
+from core.hf import Hub
 from core.notes import note
 from core.precision import is_gguf
 from core.resolve import resolve_model
@@ -84,18 +85,22 @@ class Target:
     count: int
 
 
-def run(request: Request | dict[str, Any], catalog: Catalog | None = None) -> Result:
+def run(
+    request: Request | dict[str, Any], catalog: Catalog | None = None, *, hub: Hub | None = None
+) -> Result:
     """Any request: `solve` when it has `solve_for`, else `estimate`; then its time and cost when it
-    gives a dataset, requests a day or outputs to price (`core.cost`)."""
+    gives a dataset, requests a day or outputs to price (`core.cost`). `hub`: as `estimate` takes it."""
     from core.cost import attach_cost, wants_cost
 
     req = parse_request(request)
     catalog = catalog or default_catalog()
-    result = solve(req, catalog) if req.solve_for is not None else estimate(req, catalog)
+    result = solve(req, catalog, hub=hub) if req.solve_for is not None else estimate(req, catalog, hub=hub)
     return attach_cost(result, catalog) if wants_cost(req) else result
 
 
-def solve(request: Request | dict[str, Any], catalog: Catalog | None = None) -> Result:
+def solve(
+    request: Request | dict[str, Any], catalog: Catalog | None = None, *, hub: Hub | None = None
+) -> Result:
     """The estimate at the largest value of `solve_for` that fits, with `Result.solved`."""
     req = parse_request(request)
     catalog = catalog or default_catalog()
@@ -104,9 +109,9 @@ def solve(request: Request | dict[str, Any], catalog: Catalog | None = None) -> 
     target, target_notes = _target(req, catalog)
     base = req.model_copy(update={"solve_for": None, "gpus": [target.gpu.id] if target.gpu else req.gpus})
     if req.solve_for in COUNT_FIELDS:
-        result, solved = _solve_count(base, req.solve_for, target, catalog)
+        result, solved = _solve_count(base, req.solve_for, target, catalog, hub)
     else:
-        result, solved = _solve_step(base, req.solve_for, target, catalog)
+        result, solved = _solve_step(base, req.solve_for, target, catalog, hub)
     notes = [*result.assumptions, *target_notes, note("solve_search", field=str(req.solve_for))]
     return result.model_copy(update={"request": _echo(result, req), "solved": solved, "assumptions": notes})
 
@@ -151,9 +156,14 @@ class _Judge:
     estimate's target verdict (or its total against a bare memory size). Counts the runs."""
 
     def __init__(
-        self, base: Request, target: Target, catalog: Catalog, searched: str | None = None
+        self,
+        base: Request,
+        target: Target,
+        catalog: Catalog,
+        searched: str | None = None,
+        hub: Hub | None = None,
     ) -> None:
-        self.base, self.target, self.catalog = base, target, catalog
+        self.base, self.target, self.catalog, self.hub = base, target, catalog, hub
         self.searched = searched  # a count field whose value no default depends on (see `_count_base`)
         self.runs = 0
         self._resolved: dict[str, tuple[ModelSpec, Any]] = {}
@@ -169,7 +179,7 @@ class _Judge:
         self._count()
         key = req.model if isinstance(req.model, str) else repr(req.model)
         if key not in self._resolved:
-            spec, _, _ = resolve_model(req.model, self.catalog)
+            spec, _, _ = _resolve(req.model, self.catalog, self.hub)
             self._resolved[key] = (spec, arch_of(spec))
         spec, arch = self._resolved[key]
         if self.searched is None:
@@ -199,7 +209,7 @@ class _Judge:
         if key not in self._results:
             self._count()
             try:
-                self._results[key] = estimate(req, self.catalog)
+                self._results[key] = estimate(req, self.catalog, hub=self.hub)
             except CoreError:
                 self._results[key] = None
         return self._results[key]
@@ -287,6 +297,11 @@ def _count_base(base: Request, field: SolveFor, spec: ModelSpec) -> Request:
     return base
 
 
+def _resolve(model: Any, catalog: Catalog, hub: Hub | None) -> tuple[ModelSpec, Any, Any]:
+    """The model as `estimate` resolves it: a looked-up Hugging Face model from `hub` when given."""
+    return resolve_model(model, catalog, hf_lookup=True if hub is not None else None, hub=hub)
+
+
 def _engine_budget(target: Target, filled: Request) -> Target:
     """The share of the card the engine may use, as the verdict judges it: vLLM's
     `gpu_memory_utilization` (core.formulas.vllm), all of it for the other engines."""
@@ -294,12 +309,14 @@ def _engine_budget(target: Target, filled: Request) -> Target:
     return replace(target, usable=budget_bytes(target.usable, fraction))
 
 
-def _solve_count(base: Request, field: SolveFor, target: Target, catalog: Catalog) -> tuple[Result, Solved]:
-    spec, _, _ = resolve_model(base.model, catalog)
+def _solve_count(
+    base: Request, field: SolveFor, target: Target, catalog: Catalog, hub: Hub | None = None
+) -> tuple[Result, Solved]:
+    spec, _, _ = _resolve(base.model, catalog, hub)
     base = _count_base(base, field, spec)
     target = _engine_budget(target, fill_defaults(base, spec)[0])
     name = str(field)
-    judge = _Judge(base, target, catalog, searched=name)
+    judge = _Judge(base, target, catalog, searched=name, hub=hub)
     lo, hi, bound = _count_bounds(base, field, spec)
     guess = largest(lambda v: judge.quick(judge.variant(**{name: v})), lo, hi)
 
@@ -308,7 +325,7 @@ def _solve_count(base: Request, field: SolveFor, target: Target, catalog: Catalo
 
     value = _near(exact, guess if guess is not None else lo, lo, hi)
     if value is None:
-        shown = estimate(judge.variant(**{name: lo}), catalog)  # raises what the estimator refuses
+        shown = estimate(judge.variant(**{name: lo}), catalog, hub=hub)  # raises what the estimator refuses
         return shown, _solved(field, judge, shown, None, lo, None, hi, "nothing_fits")
     found = judge.exact(judge.variant(**{name: value}), ((name, value),))
     assert found is not None
@@ -378,11 +395,13 @@ def _family(base: Request, spec: ModelSpec | None, catalog: Catalog) -> list[Mod
     return sorted(same, key=lambda m: (-m.params_b, m.id))
 
 
-def _solve_step(base: Request, field: SolveFor, target: Target, catalog: Catalog) -> tuple[Result, Solved]:
+def _solve_step(
+    base: Request, field: SolveFor, target: Target, catalog: Catalog, hub: Hub | None = None
+) -> tuple[Result, Solved]:
     if base.model == ANY_MODEL and field is SolveFor.MODEL:
         spec = None
     else:
-        spec, _, _ = resolve_model(base.model, catalog)
+        spec, _, _ = _resolve(base.model, catalog, hub)
     if field is SolveFor.PRECISION:
         assert spec is not None
         values: Sequence[str] = [str(p) for p in _ladder(base, target, spec)]
@@ -392,7 +411,7 @@ def _solve_step(base: Request, field: SolveFor, target: Target, catalog: Catalog
         name = "model"
         if not values:
             raise EstimateError("no catalogue model to choose from", "model")
-    judge = _Judge(base, target, catalog)
+    judge = _Judge(base, target, catalog, hub=hub)
     family = spec.family if field is SolveFor.MODEL and spec is not None else None
     first: int | None = None
     for index, value in enumerate(values):
@@ -408,7 +427,7 @@ def _solve_step(base: Request, field: SolveFor, target: Target, catalog: Catalog
         )
     top = values[0]
     if first is None:
-        shown = estimate(judge.variant(**{name: values[-1]}), catalog)
+        shown = estimate(judge.variant(**{name: values[-1]}), catalog, hub=hub)
         return shown, _solved(field, judge, shown, None, values[-1], None, top, "nothing_fits", family)
     found = judge.exact(judge.variant(**{name: values[first]}), ((name, values[first]),))
     assert found is not None

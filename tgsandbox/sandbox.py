@@ -19,7 +19,7 @@ from aiohttp import web
 from .driver import SandboxUser
 from .errors import ApiError, SandboxTimeout
 from .methods import find_method
-from .params import Params, decode_json_params
+from .params import Params, Upload, decode_json_params
 from .server import make_app, run_method
 from .state import ChatMessage, RecordedRequest
 from .telegram import FakeTelegram, FaultRule, FloodRule, Gate
@@ -139,6 +139,11 @@ class Sandbox:
             r for r in self.telegram.requests
             if r.chat_id == chat_id and (method is None or r.method.lower() == method.lower())
         ]
+
+    def upload(self, file_id: str) -> bytes | None:
+        """The bytes the bot uploaded as ``file_id`` (a photo's or a document's), None if none was."""
+        file = self.telegram.files.get(file_id)
+        return file.content if isinstance(file, Upload) else None
 
     def chat(self, chat_id: int) -> list[ChatMessage]:
         """The message history of a chat, oldest first, deleted messages flagged."""

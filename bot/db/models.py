@@ -195,3 +195,17 @@ __all__ = [
     "ProcessedUpdate",
     "User",
 ]
+
+
+class HfModel(Base):
+    """A Hugging Face model the bot looked up (`bot.db.hf_cache`): what the Hub said, so the next user
+    naming it is answered at once, without the network."""
+
+    __tablename__ = "hf_models"
+
+    repo_key: Mapped[str] = mapped_column(String(256), primary_key=True)  # the id lower-cased
+    repo_id: Mapped[str] = mapped_column(String(256))  # as the Hub spells it (as first asked)
+    status: Mapped[str] = mapped_column(String(16))  # found / not_found / unsupported
+    config: Mapped[dict[str, Any] | None] = mapped_column(nullable=True)
+    parameter_counts: Mapped[dict[str, Any] | None] = mapped_column(nullable=True)
+    fetched_at: Mapped[datetime] = mapped_column(default=utc_now)

@@ -97,11 +97,13 @@ def advise(
     arch: Arch | None,
     catalog: Catalog,
     total: int,
+    extra_bytes: int = 0,
     given: Request | None = None,
 ) -> Advice:
     """`req` has every default filled; `given` is the request as asked (its unset fields tell which
-    defaults a mitigation that switches the method must recompute), `req` when not given."""
-    sizer = Sizer(req, spec, arch)
+    defaults a mitigation that switches the method must recompute), `req` when not given. `total`:
+    the per-card need as asked, `extra_bytes` (models beside this one) included."""
+    sizer = Sizer(req, spec, arch, extra_bytes)
     named = _unique(catalog.gpu(g) for g in req.gpus) if req.gpus else []
     rows = verdicts(named or list(catalog.gpus.values()), sizer)
     pick, fast = _choose(req, catalog, sizer, named, rows)

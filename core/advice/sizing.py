@@ -27,8 +27,10 @@ _VERDICT_LIST = TypeAdapter(list[Verdict])
 class Sizer:
     """Per-GPU peak of request variants, memoised by the fields that change."""
 
-    def __init__(self, req: Request, spec: ModelSpec, arch: Arch | None) -> None:
+    def __init__(self, req: Request, spec: ModelSpec, arch: Arch | None, extra_bytes: int = 0) -> None:
         self.req, self.spec, self.arch = req, spec, arch
+        # Models served beside this one on each card (a RAG stack, core.stack): added to every variant.
+        self.extra_bytes = extra_bytes
         self._cache: dict[tuple[Any, ...], int] = {}
         self._by_count: dict[int, int] = {}
         self._usable: dict[str, int] = {}
@@ -39,7 +41,8 @@ class Sizer:
         key = (spec.id, *sorted(changes.items()))
         if key not in self._cache:
             variant = self.req.model_copy(update=changes) if changes else self.req
-            self._cache[key] = round(sum(peak_breakdown(variant, spec, arch or self.arch).values()))
+            own = round(sum(peak_breakdown(variant, spec, arch or self.arch).values()))
+            self._cache[key] = own + self.extra_bytes
         return self._cache[key]
 
     def fraction(self, changes: dict[str, Any] | None = None) -> float:

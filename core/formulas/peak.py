@@ -103,9 +103,9 @@ def _llm_inference(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
     else:
         s, b = req.context_length, req.concurrency
     eager = req.attention is Attention.EAGER and req.engine is not Engine.VLLM
-    activations = act.prefill_activation_bytes(s, b, arch, e, eager) + act.inference_logits_bytes(
-        req.concurrency, arch.V
-    )
+    activations = act.prefill_activation_bytes(s, b, arch, e, eager)
+    if spec.kind is not ModelKind.ENCODER:  # an encoder pools its hidden states: no vocabulary logits
+        activations += act.inference_logits_bytes(req.concurrency, arch.V)
     parts = {"weights": weights, "kv_cache": kv, "activations": activations}
     if req.engine is Engine.VLLM:
         # vLLM allocates its KV cache in one block per layer, sized exactly (gpu_model_runner

@@ -9,15 +9,24 @@ from pydantic import ValidationError
 from core.catalog import SIZE, SIZE_MOE, Catalog, name_words, size_of
 from core.contract import CustomModel, Precision
 from core.errors import ParseError
+from core.hf import hf_id_from_url
 from core.notes import note
 from core.parse.names import Names
 from core.parse.text import MAX_CANDIDATES, Reading, _Text, _validation_error
 from core.parse.vocabulary import vocabulary
 from core.specs import ModelKind, ModelSpec
 
+# A link to a model's page on the Hub (its tree or a file of it may follow the id).
+_HF_URL = re.compile(r"(?:https?://)?(?:www\.)?(?:huggingface\.co|hf\.co)/[^\s,;!?()\"']+", re.IGNORECASE)
+
 
 def _take_hf_id(raw: str) -> tuple[str, str | None]:
-    """`org/name` is a Hugging Face id; kept in its own case, since the Hub is case-sensitive."""
+    """`org/name` is a Hugging Face id; kept in its own case, since the Hub is case-sensitive. A link
+    to the model's page on huggingface.co names it too."""
+    for url in _HF_URL.finditer(raw):
+        hf_id = hf_id_from_url(url.group(0))
+        if hf_id is not None:
+            return raw[: url.start()] + " " + raw[url.end() :], hf_id
     match = re.search(r"(?<![\w./-])([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*[A-Za-z0-9])(?![\w/])", raw)
     if not match:
         return raw, None

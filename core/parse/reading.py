@@ -44,6 +44,7 @@ from core.parse.vocabulary import (
     vocabulary,
 )
 from core.specs import ModelKind
+from core.stack import split_stack
 
 
 def catalog_or_default(catalog: Catalog | None) -> Catalog:
@@ -64,6 +65,8 @@ def read(raw: str, catalog: Catalog, base: Task | None = None) -> Reading:
     raw, cut = _cut(raw)
     if cut:
         reading.notes.append(note("parse_text_cut", chars=MAX_TEXT_CHARS))
+    raw, extra_models, stack_notes = split_stack(raw, catalog)  # "+ bge-m3 + reranker": core.stack
+    reading.notes.extend(stack_notes)
     raw, hf_id = _take_hf_id(raw)
     text = _Text(_normalize(raw))
     f = reading.fields
@@ -85,6 +88,8 @@ def read(raw: str, catalog: Catalog, base: Task | None = None) -> Reading:
     if model is not None:
         f["model"] = model
     _any_model(f, reading)
+    if extra_models:
+        f["extra_models"] = extra_models
     if reading.error is None and "model" not in f and base is None:
         reading.error = _no_model_error(text, catalog)
     if reading.error is not None:

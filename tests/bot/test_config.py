@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 VARIABLES = [
     "BOT_TOKEN", "DATABASE_URL", "TELEGRAM_API_URL", "REDIS_URL", "REDIS_KEY_PREFIX", "OFFERS_FILE",
     "DEFAULT_LANGUAGE", "LOG_LEVEL", "WEBHOOK_URL", "WEBHOOK_SECRET", "WEBHOOK_INSECURE", "WEB_SERVER_HOST",
-    "WEB_SERVER_PORT", "CONTACT_URL", "ADMIN_IDS", "SALES_CHAT_ID", "SALES_TOPIC_ID",
+    "WEB_SERVER_PORT", "CONTACT_URL", "ADMIN_IDS", "SALES_CHAT_ID", "SALES_TOPIC_ID", "ANSWER_PICTURES",
+    "HF_LOOKUP", "HF_ENDPOINT",
 ]  # fmt: skip
 TOKEN = "123456:AAH-very-secret-token"
 # A token of @BotFather's shape (the secret part is 35 characters there).

@@ -492,6 +492,10 @@ _NOT_PLAIN_DECODERS = {
     "glm-4.6": "dense first layers and a shared expert",
     "gemma-3n-e4b": "per-layer embeddings, vision and audio encoders in the raw total",
     "gemma-3n-e2b": "per-layer embeddings, vision and audio encoders in the raw total",
+    # XLM-RoBERTa with 8194 learned positions: 8.4M parameters the plain formula leaves out (1.5%)
+    "bge-m3": "8194 learned position embeddings",
+    "bge-reranker-v2-m3": "8194 learned position embeddings",
+    "jina-embeddings-v3": "8194 learned position embeddings and the task LoRA adapters",
 }
 
 

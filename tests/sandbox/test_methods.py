@@ -29,11 +29,14 @@ def chat(sandbox: Sandbox) -> int:
 async def test_photo_and_document_uploads(bot: Bot, chat: int, sandbox: Sandbox) -> None:
     photo = await bot.send_photo(chat, BufferedInputFile(b"\x89PNG...", "chart.png"), caption="<b>chart</b>")
     document = await bot.send_document(chat, BufferedInputFile(b"a,b\n1,2\n", "report.csv"))
-    by_id = await bot.send_photo(chat, "AgACAgIAAxkBAAIB")
+    assert photo.photo
+    uploaded_id = photo.photo[-1].file_id
+    by_id = await bot.send_photo(chat, uploaded_id)  # re-sent by the id Telegram gave the upload
 
-    assert photo.photo and photo.caption == "chart" and photo.caption_entities
+    assert photo.caption == "chart" and photo.caption_entities
     assert document.document and document.document.file_name == "report.csv"
-    assert by_id.photo and by_id.photo[0].file_id == "AgACAgIAAxkBAAIB"
+    assert by_id.photo and by_id.photo[0].file_id == uploaded_id
+    assert sandbox.upload(uploaded_id) == b"\x89PNG..."
     history = sandbox.chat(chat)
     assert [(m.has_photo, m.has_document, m.text) for m in history] == [
         (True, False, "chart"), (False, True, None), (True, False, None)
@@ -41,7 +44,10 @@ async def test_photo_and_document_uploads(bot: Bot, chat: int, sandbox: Sandbox)
     uploaded = sandbox.telegram.files[history[0].photos[0]]
     assert getattr(uploaded, "content", None) == b"\x89PNG..."
     with pytest.raises(TelegramBadRequest, match="message caption is too long"):
-        await bot.send_photo(chat, "AgACAgIAAxkBAAIB", caption="x" * 1025)
+        await bot.send_photo(chat, uploaded_id, caption="x" * 1025)
+    # an id that names no upload is refused, as Telegram does
+    with pytest.raises(TelegramBadRequest, match="wrong file identifier/HTTP URL specified"):
+        await bot.send_photo(chat, "AgACAgIAAxkBAAIB")
     with pytest.raises(TelegramBadRequest, match="there is no text in the message to edit"):
         await bot.edit_message_text("text", chat_id=chat, message_id=photo.message_id)
 

@@ -87,8 +87,13 @@ def _send_file(telegram: FakeTelegram, params: Params, kind: str) -> tuple[Forma
     caption = params.text("caption")
     formatted = format_text(caption, params.text("parse_mode"), _entities(params, "caption_entities"),
                             caption=True)
-    file_id = file if isinstance(file, str) else telegram.next_id(f"{kind}-")
-    telegram.files[file_id] = file
+    if isinstance(file, str):  # a file_id of an earlier upload, or a URL Telegram would fetch
+        if file not in telegram.files and not file.startswith(("http://", "https://")):
+            raise bad_request("wrong file identifier/HTTP URL specified")
+        file_id = file
+    else:
+        file_id = telegram.next_id(f"{kind}-")
+        telegram.files[file_id] = file
     name = file.filename if isinstance(file, Upload) else file.rsplit("/", 1)[-1]
     return formatted, file_id, name
 

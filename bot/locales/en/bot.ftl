@@ -129,6 +129,9 @@ result-part = • { $name }: { $size }
 error-estimate = I could not size this: { $reason }
     Go back and change an answer, or start over.
 error-generic = Something went wrong on my side. Please try again, or /new to start over.
+hf-not-found = I found no model <b>{ $model }</b> on Hugging Face (or it is private or gated). Check the name, e.g. <code>Qwen/Qwen3-8B</code>, or give its size: <code>8B</code>.
+hf-unavailable = Hugging Face did not answer within { $seconds } s, so I could not read <b>{ $model }</b>. Try again in a minute, or give the model's size: <code>8B</code>.
+hf-unsupported = <b>{ $model }</b> is on Hugging Face, but its config.json is not a language model's that I can size. Give its size instead (<code>8B</code>): I will size a typical architecture.
 quick-not-understood = { $reason }
     Try something like <code>llama 3 70b int4 32k</code>, or /start for a guided dialog.
 

@@ -132,6 +132,9 @@ result-part = • { $name }: { $size }
 error-estimate = Не получилось посчитать: { $reason }
     Вернитесь и поменяйте ответ или начните заново.
 error-generic = У меня что-то сломалось. Попробуйте ещё раз или начните заново: /new
+hf-not-found = Не нашёл модель <b>{ $model }</b> на Hugging Face (или доступ к ней закрыт). Проверьте название, например <code>Qwen/Qwen3-8B</code>, или напишите размер модели: <code>8B</code>.
+hf-unavailable = Hugging Face не ответил за { $seconds } с, и я не смог прочитать <b>{ $model }</b>. Попробуйте через минуту или напишите размер модели: <code>8B</code>.
+hf-unsupported = <b>{ $model }</b> есть на Hugging Face, но её config.json — не языковая модель, которую я умею считать. Напишите её размер (<code>8B</code>): посчитаю по типичной архитектуре.
 quick-not-understood = { $reason }
     Попробуйте так: <code>llama 3 70b int4 32k</code> — или /start для пошагового диалога.
 

@@ -171,6 +171,17 @@ assumption-no_bf16_fp16 = The named card has no bf16 (compute capability below 8
 assumption-native_precision = Weights in { $precision }, as the published checkpoint ships (precision not given).
 assumption-experts_only_quantized = { $precision } quantizes the expert MLPs only; attention, router, token embeddings and the LM head stay 16-bit (as GPT-OSS ships).
 assumption-qlora_base_nf4 = QLoRA keeps the base in 4-bit NF4; { $compute } is the compute dtype.
+assumption-stack_separate_processes = The { $models ->
+    [one] model beside the main one runs
+   *[other] { $models } models beside the main one run
+} on the same card, each in a server of its own (text-embeddings-inference, Infinity) with its own CUDA context: their memory is added to what the card needs.
+assumption-stack_vllm_memory_fraction = vLLM takes { NUMBER($fraction, style: "percent") } of the card by default: start it with a lower --gpu-memory-utilization to leave room for the other models.
+assumption-stack_default_model = { $model } is taken for the role the text names.
+component-extra_models = models beside it
+stack-role-embedding = embeddings
+stack-role-reranker = reranker
+stack-role-llm = LLM
+stack-part = { $model } ({ $role })
 assumption-default_context = A context of { $context_length } tokens per sequence (not given).
 assumption-context_beyond_model = The context is longer than the model's { $max_context } tokens; sized as asked.
 assumption-default_seq_len = Training sequences of { $seq_len } tokens (not given).
@@ -403,3 +414,7 @@ assumption-cost_example_length = Each example as long as the training sequence, 
 solve-comfortable = With { $percent } % of the card left free (as we recommend): up to { $value }
 assumption-parse_cost_needs_dataset = To say how long and how much, give the dataset: “10000 examples of 1000 tokens, 3 epochs” or “1B tokens”.
 assumption-parse_cost_needs_requests = To price serving, give the load: “10000 requests a day of 500 tokens”.
+
+## The answer as a picture (core/picture.py)
+picture-part = { $part }: { $size }
+picture-total = per card: { $total }

@@ -176,6 +176,17 @@ assumption-no_bf16_fp16 = У указанной карты нет bf16 (compute 
 assumption-native_precision = Веса в { $precision }, как опубликован чекпоинт (точность не указана).
 assumption-experts_only_quantized = { $precision } квантует только MLP экспертов; внимание, роутер, эмбеддинги и LM head остаются 16-битными (как поставляется GPT-OSS).
 assumption-qlora_base_nf4 = QLoRA хранит базу в 4-битном NF4; { $compute } — тип вычислений.
+assumption-stack_separate_processes = { $models ->
+    [one] Модель рядом с основной работает
+   *[other] Модели рядом с основной ({ $models }) работают
+} на той же карте в своём сервере (text-embeddings-inference, Infinity), у каждого свой контекст CUDA: их память прибавлена к тому, что нужно карте.
+assumption-stack_vllm_memory_fraction = vLLM по умолчанию занимает { NUMBER($fraction, style: "percent") } карты: запустите его с меньшим --gpu-memory-utilization, чтобы осталось место другим моделям.
+assumption-stack_default_model = Для названной роли взята { $model }.
+component-extra_models = модели рядом
+stack-role-embedding = эмбеддинги
+stack-role-reranker = реранкер
+stack-role-llm = LLM
+stack-part = { $model } ({ $role })
 assumption-default_context = Контекст { $context_length } { $context_length ->
     [one] токен
     [few] токена
@@ -473,3 +484,7 @@ assumption-cost_example_length = Каждый пример длиной в об�
 solve-comfortable = С запасом { $percent } % памяти (как мы советуем): до { $value }
 assumption-parse_cost_needs_dataset = Чтобы посчитать время и стоимость, назовите датасет: «10000 примеров по 1000 токенов, 3 эпохи» или «1B токенов».
 assumption-parse_cost_needs_requests = Чтобы посчитать стоимость обслуживания, назовите нагрузку: «10000 запросов в день по 500 токенов».
+
+## The answer as a picture (core/picture.py)
+picture-part = { $part }: { $size }
+picture-total = на карту: { $total }

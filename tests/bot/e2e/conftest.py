@@ -113,6 +113,12 @@ def make_settings(db_path: Path, **overrides: Any) -> Settings:
         "bot_token": SecretStr("unused"),
         "default_language": "ru",
         "contact_url": "https://example.com/contact",
+        # The answer's picture is a second message after each result: tests of the text answer read
+        # the result as the bot's last message, so pictures are on only where a test asks for them
+        # (tests/bot/e2e/test_pictures.py); production's default is on.
+        "answer_pictures": False,
+        # Never the real Hugging Face: tests of the look-up point HF_ENDPOINT at a local fake Hub.
+        "hf_lookup": False,
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]

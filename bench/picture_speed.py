@@ -1,0 +1,100 @@
+"""How long the answer's picture takes to draw (issue 11: ≤ 150 ms median, off the event loop).
+
+    python bench/picture_speed.py [runs]
+
+For a few typical answers (an LLM that fits, one that needs more cards than the user's, training,
+image generation; ru and en), prints the median and max milliseconds of `core.picture.render_png`
+over `runs` runs (default 9) after one warm-up, and the CPU time of the rendering thread (what the
+figure would be on an idle machine: on a loaded one the wall time grows, the CPU time does not). Then the
+same renders through the bot's path (`bot.pictures.Pictures.picture`, a worker thread) while the
+event loop runs a 5 ms ticker: the ticker's worst lateness shows how much the loop is held up while
+pictures are drawn beside it (the GIL is shared, so not zero; a blocked loop would be late by the
+whole render).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bot.pictures import Pictures
+from core.answer import Answer, build_answer
+from core.estimate import estimate
+from core.parse import understand
+from core.picture import render_png
+
+TARGET_MS = 150.0
+TICK_S = 0.005
+QUESTIONS = (
+    ("llama 3.1 8b int4 32k 4 пользователя", "ru"),
+    ("llama 3.1 70b fp16 on 3090", "en"),
+    ("qwen2.5 32b на 4090 48", "ru"),
+    ("train llama 3.1 8b full", "en"),
+    ("flux dev 1024x1024", "en"),
+)
+
+
+def answer_of(question: str, lang: str) -> Answer:
+    understood = understand(question)
+    return build_answer(estimate(understood.request), lang, understood.notes)
+
+
+def direct(answers: list[Answer], runs: int) -> list[float]:
+    medians = []
+    for (question, lang), answer in zip(QUESTIONS, answers, strict=True):
+        render_png(answer)  # warm-up: fonts, the words' widths
+        times, cpu = [], []
+        for _ in range(runs):
+            start, start_cpu = time.perf_counter(), time.thread_time()
+            render_png(answer)
+            times.append((time.perf_counter() - start) * 1000)
+            cpu.append((time.thread_time() - start_cpu) * 1000)
+        medians.append(statistics.median(times))
+        print(f"{question!r:45} {lang}  median {medians[-1]:6.1f} ms  max {max(times):6.1f} ms  "
+              f"(CPU {statistics.median(cpu):6.1f} ms)")
+    return medians
+
+
+async def off_the_loop(answers: list[Answer], runs: int) -> tuple[float, float]:
+    """(median ms of a picture through the worker, worst lateness ms of the loop's ticker meanwhile)."""
+    late: list[float] = []
+    stop = asyncio.Event()
+
+    async def ticker() -> None:
+        while not stop.is_set():
+            start = time.perf_counter()
+            await asyncio.sleep(TICK_S)
+            late.append((time.perf_counter() - start - TICK_S) * 1000)
+
+    times = []
+    tick = asyncio.create_task(ticker())
+    for _ in range(runs):
+        for answer in answers:
+            pictures = Pictures()  # a cold cache: every picture is drawn
+            start = time.perf_counter()
+            await pictures.picture(answer)
+            times.append((time.perf_counter() - start) * 1000)
+            pictures.close()
+    stop.set()
+    await tick
+    return statistics.median(times), max(late)
+
+
+def main() -> None:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 9
+    answers = [answer_of(q, lang) for q, lang in QUESTIONS]
+    medians = direct(answers, runs)
+    overall = statistics.median(medians)
+    print(f"render_png: median of medians {overall:.1f} ms (target ≤ {TARGET_MS:.0f} ms)")
+    worker, worst = asyncio.run(off_the_loop(answers, max(runs // 3, 1)))
+    print(f"through the bot's worker thread: median {worker:.1f} ms; the loop's {TICK_S * 1000:.0f} ms "
+          f"ticker was at worst {worst:.1f} ms late")
+
+
+if __name__ == "__main__":
+    main()

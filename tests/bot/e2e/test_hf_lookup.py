@@ -1,0 +1,165 @@
+"""A Hugging Face id (or link) the catalogue lacks, asked in the bot: read from a local fake Hub and
+answered; cached in the database, so a later user is answered with the Hub gone; not found, offline or
+unreadable: one clear sentence in the user's language, at once."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from bot import dialog, hf_models
+from bot.db import hf_cache
+from bot.db.engine import create_engine, create_sessionmaker
+from tests.bot.e2e.conftest import (
+    QUIET_S,
+    REPLY_TIMEOUT_S,
+    Harness,
+    assert_no_failed_calls,
+    make_settings,
+    result_mark,
+    text,
+)
+from tests.fake_hub import FakeHub, fixture_config
+from tgsandbox import Sandbox
+
+CLONE = "acme/Llama-Clone-8B"  # Llama 3.1 8B's config under a name the catalogue does not know
+BUDGET_S = 0.5  # the look-up's budget in these tests (production: 3 s)
+
+
+@pytest.fixture
+def hub() -> Iterator[FakeHub]:
+    with FakeHub({CLONE: (fixture_config("meta-llama/Llama-3.1-8B"), {"BF16": 8_030_261_248})}) as fake:
+        fake.models["acme/broken"] = (fixture_config("acme/broken"), None)
+        yield fake
+
+
+@pytest.fixture
+async def harness(
+    tmp_path: Path, template_db: Path, hub: FakeHub, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[Harness]:
+    monkeypatch.setattr(dialog, "HF_MODELS", hf_models.HfModels(budget_s=BUDGET_S))
+    db_path = tmp_path / "bot.sqlite3"
+    shutil.copy(template_db, db_path)
+    async with Sandbox(quiet_period=QUIET_S, reply_timeout=REPLY_TIMEOUT_S) as sandbox:
+        settings = make_settings(
+            db_path, telegram_api_url=sandbox.base_url, hf_lookup=True, hf_endpoint=hub.url
+        )
+        h = Harness(sandbox, settings)
+        await h.start()
+        try:
+            yield h
+        finally:
+            await h.stop()
+
+
+async def cached(harness: Harness, repo_id: str) -> hf_cache.HubAnswer | None:
+    engine = create_engine(harness.db_url)
+    try:
+        async with create_sessionmaker(engine)() as session:
+            return await hf_cache.get(session, repo_id)
+    finally:
+        await engine.dispose()
+
+
+@pytest.mark.parametrize(
+    ("question", "lang"),
+    [(f"{CLONE} int4 32k", "ru"), (f"https://huggingface.co/{CLONE} on 2x 4090 48", "en")],
+)
+async def test_a_model_from_the_hub_is_answered(
+    harness: Harness, hub: FakeHub, question: str, lang: str
+) -> None:
+    user = harness.user(language_code=lang)
+    (reply,) = await user.send(question)
+    assert result_mark(lang) in (reply.text or "")
+    assert CLONE in (reply.text or "")
+    assert len(hub.requests) == 2  # config.json and the parameter counts, nothing more
+    answer = await cached(harness, CLONE)
+    assert answer is not None and answer.status == hf_cache.FOUND and answer.parameter_counts
+    # details and a follow-up size it again from what was read, without the Hub
+    await user.click(text("btn-details", lang))
+    (changed,) = await user.send("а в fp8?" if lang == "ru" else "and in fp8?")
+    assert result_mark(lang) in (changed.text or "")
+    assert len(hub.requests) == 2
+    assert_no_failed_calls(harness.sandbox)
+
+
+async def test_a_second_user_is_answered_from_the_cache_with_the_hub_gone(
+    harness: Harness, hub: FakeHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (first,) = await harness.user().send(f"{CLONE} int4")
+    assert result_mark("ru") in (first.text or "")
+    hub.stop()
+    # another replica (or a restart): nothing in memory, only the database
+    monkeypatch.setattr(dialog, "HF_MODELS", hf_models.HfModels(budget_s=BUDGET_S))
+    start = time.monotonic()
+    (second,) = await harness.user(language_code="en").send(CLONE.lower() + " int4")
+    assert time.monotonic() - start < BUDGET_S + 1.0
+    assert result_mark("en") in (second.text or "")
+    assert dialog.HF_MODELS.fetches == 0
+
+
+async def test_not_found_is_said_in_the_users_language(harness: Harness) -> None:
+    (ru,) = await harness.user(language_code="ru").send("acme/no-such-model-7b на 4090")
+    assert ru.text == text("hf-not-found", "ru", model="acme/no-such-model-7b")
+    (en,) = await harness.user(language_code="en").send("acme/no-such-model-7b")
+    assert en.text == text("hf-not-found", "en", model="acme/no-such-model-7b")
+    answer = await cached(harness, "acme/no-such-model-7b")
+    assert answer is not None and answer.status == hf_cache.NOT_FOUND  # not asked again for a while
+
+
+async def test_a_stalled_hub_is_answered_within_the_budget(harness: Harness, hub: FakeHub) -> None:
+    hub.stall = True
+    start = time.monotonic()
+    (reply,) = await harness.user(language_code="ru").send(f"{CLONE} int4")
+    assert time.monotonic() - start < BUDGET_S + 1.5  # no 25-second retries
+    assert reply.text == text("hf-unavailable", "ru", model=CLONE, seconds=3)
+    assert await cached(harness, CLONE) is None  # "try later" is not remembered
+
+
+async def test_a_config_we_do_not_read_is_said_so(harness: Harness) -> None:
+    (reply,) = await harness.user(language_code="en").send("acme/broken")
+    assert reply.text == text("hf-unsupported", "en", model="acme/broken")
+
+
+async def test_catalogue_models_never_reach_the_hub(harness: Harness, hub: FakeHub) -> None:
+    (reply,) = await harness.user().send("meta-llama/Llama-3.1-8B int4")
+    assert result_mark("ru") in (reply.text or "")
+    assert hub.requests == []
+
+
+async def test_lookups_turned_off_answer_from_the_catalogue_only(
+    tmp_path: Path, template_db: Path, hub: FakeHub
+) -> None:
+    db_path = tmp_path / "bot.sqlite3"
+    shutil.copy(template_db, db_path)
+    async with Sandbox(quiet_period=QUIET_S, reply_timeout=REPLY_TIMEOUT_S) as sandbox:
+        settings = make_settings(db_path, telegram_api_url=sandbox.base_url, hf_endpoint=hub.url)
+        h = Harness(sandbox, settings)  # hf_lookup is off in the harness's settings
+        await h.start()
+        try:
+            (reply,) = await h.user(language_code="en").send(f"{CLONE} int4")
+            assert result_mark("en") not in (reply.text or "")
+            assert hub.requests == []
+        finally:
+            await h.stop()
+
+
+async def test_the_dialog_takes_a_hub_id_typed_at_the_model_step(harness: Harness, hub: FakeHub) -> None:
+    user = harness.user(language_code="en")
+    await user.send("/start")
+    await user.click(text("task-inference", "en"))
+    await user.send(CLONE)  # typed instead of picking a button
+    for _ in range(6):  # the remaining steps, each answered with its first button
+        last = user.last_message()
+        if result_mark("en") in (last.text or ""):
+            break
+        first = next(b for row in last.buttons for b in row if b.callback_data)
+        await user.click(first.text)
+    assert result_mark("en") in (user.last_message().text or "")
+    assert CLONE in (user.last_message().text or "")
+    assert len(hub.requests) == 2
+    assert_no_failed_calls(harness.sandbox)

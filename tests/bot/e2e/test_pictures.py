@@ -1,0 +1,160 @@
+"""The answer's picture in the chat: after the text answer of a private chat's result, a 1280×720 PNG
+whose caption carries its numbers; drawn once per answer, re-sent by Telegram's file id; a failed
+render leaves the text answer alone."""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from matplotlib.image import imread
+
+from bot import dialog, pictures
+from bot.db.models import DIALOG_COMPLETED
+from core.answer import build_answer
+from core.estimate import estimate
+from core.parse import understand
+from core.picture import caption, layout
+from tests.bot.e2e.conftest import (
+    QUIET_S,
+    REPLY_TIMEOUT_S,
+    Harness,
+    assert_no_failed_calls,
+    core,
+    make_settings,
+    result_mark,
+    text,
+)
+from tgsandbox import ChatMessage, Sandbox
+
+
+@pytest.fixture
+async def harness(
+    tmp_path: Path, template_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[Harness]:
+    """The bot with pictures on (as in production), and a renderer and cache of its own."""
+    monkeypatch.setattr(dialog, "PICTURES", pictures.Pictures())
+    db_path = tmp_path / "bot.sqlite3"
+    shutil.copy(template_db, db_path)
+    async with Sandbox(quiet_period=QUIET_S, reply_timeout=REPLY_TIMEOUT_S) as sandbox:
+        settings = make_settings(db_path, telegram_api_url=sandbox.base_url, answer_pictures=True)
+        h = Harness(sandbox, settings)
+        await h.start()
+        try:
+            yield h
+        finally:
+            await h.stop()
+
+
+def expected_caption(question: str, lang: str) -> list[str]:
+    understood = understand(question)
+    return caption(layout(build_answer(estimate(understood.request), lang, understood.notes)))
+
+
+def png_of(harness: Harness, message: ChatMessage) -> bytes:
+    assert message.has_photo
+    png = harness.sandbox.upload(message.photos[0])
+    assert png is not None, "the photo was uploaded, not sent by a URL"
+    return png
+
+
+@pytest.mark.parametrize(
+    ("question", "lang"),
+    [("llama 3.1 8b int4 32k 4 пользователя", "ru"), ("llama 3.1 70b fp16 on 3090", "en")],
+)
+async def test_a_quick_answer_is_followed_by_its_picture(harness: Harness, question: str, lang: str) -> None:
+    user = harness.user(language_code=lang)
+    replies = await user.send(question)
+    answer, photo = replies
+    assert result_mark(lang) in (answer.text or "") and not answer.has_photo  # the text answer first
+    pixels = imread(io.BytesIO(png_of(harness, photo)), format="png")
+    assert pixels.shape[:2] == (720, 1280)
+    # the caption carries what the picture shows: the lead, the memory, the cards, every part
+    lines = expected_caption(question, lang)
+    assert (photo.text or "").splitlines() == lines
+    assert photo.source_text is not None and photo.source_text.startswith("<b>")
+    # the buttons stay on the text answer
+    assert answer.buttons and not photo.buttons
+    assert_no_failed_calls(harness.sandbox)
+
+
+async def test_numbers_of_the_text_answer_are_in_the_caption(harness: Harness) -> None:
+    user = harness.user(language_code="ru")
+    answer, photo = await user.send("llama 3.1 8b int4 32k 4 пользователя")
+    # the need and the usable memory (the lead's second line), the breakdown's sizes, the price
+    need_line = (answer.text or "").splitlines()[1]
+    numbers = re.findall(r"\d[\d\s,]*(?:ГБ|МБ)", need_line.split("(")[0])
+    parts = re.findall(r"^• [^:]+: (\d[\d\s,]*(?:ГБ|МБ))$", answer.text or "", flags=re.M)
+    assert len(numbers) == 2 and len(parts) >= 3
+    for number in (*numbers, *parts, "149 ₽/ч"):
+        assert number in (answer.text or "")
+        assert number in (photo.text or ""), number
+
+
+async def test_the_dialogs_result_has_its_picture_too(harness: Harness) -> None:
+    user = harness.user(language_code="en")
+    await user.send("/start")
+    for button in (text("task-inference", "en"), "Llama 3.1 8B", core("precision", "bf16", "en"), "4K"):
+        await user.click(button)
+    result = await user.click("1")
+    assert [m.has_photo for m in result.messages] == [False, True]  # the result edited in, its picture
+    assert "bf16" in (result.messages[1].text or "")
+    # another precision: the result is edited in place again, and the new answer has its own picture
+    await user.click(text("btn-change-precision", "en"))
+    changed = await user.click(core("precision", "int4", "en"))
+    assert [m.has_photo for m in changed.messages] == [False, True]
+    first, second = (m for m in user.bot_messages() if m.has_photo)
+    assert first.photos != second.photos and "int4" in (second.text or "")
+    assert_no_failed_calls(harness.sandbox)
+
+
+async def test_a_repeated_answer_is_resent_by_file_id_not_drawn_again(harness: Harness) -> None:
+    question = "qwen2.5 7b int4 8k"
+    ann, bob = harness.user(language_code="en"), harness.user(language_code="en")
+    _, first = await ann.send(question)
+    _, second = await bob.send(question)
+    assert dialog.PICTURES.rendered == 1
+    sent = harness.sandbox.sent("sendPhoto")
+    assert isinstance(sent[-1].params["photo"], str)  # by id: no upload
+    assert second.photos == first.photos and second.text == first.text
+
+
+async def test_a_failed_render_keeps_the_text_answer(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(answer: object) -> pictures.Picture:
+        raise RuntimeError("no fonts today")
+
+    monkeypatch.setattr(pictures, "_render", broken)
+    user = harness.user(language_code="ru")
+    replies = await user.send("llama 3.1 8b int4 32k 4 пользователя")
+    assert [m.has_photo for m in replies] == [False]
+    assert result_mark("ru") in (replies[0].text or "")
+    assert not harness.sandbox.sent("sendPhoto")
+    (row,) = await harness.dialogs(user.id)
+    assert row.status == DIALOG_COMPLETED  # the dialog is recorded whatever the picture did
+
+
+async def test_a_telegram_refusal_of_the_photo_keeps_the_text_answer(harness: Harness) -> None:
+    harness.sandbox.fail(400, "Bad Request: PHOTO_INVALID_DIMENSIONS", methods=["sendPhoto"])
+    user = harness.user(language_code="en")
+    replies = await user.send("llama 3.1 8b int4")
+    assert [m.has_photo for m in replies] == [False]
+    assert result_mark("en") in (replies[0].text or "")
+
+
+async def test_no_picture_when_turned_off(tmp_path: Path, template_db: Path) -> None:
+    db_path = tmp_path / "bot.sqlite3"
+    shutil.copy(template_db, db_path)
+    async with Sandbox(quiet_period=QUIET_S, reply_timeout=REPLY_TIMEOUT_S) as sandbox:
+        h = Harness(sandbox, make_settings(db_path, telegram_api_url=sandbox.base_url, answer_pictures=False))
+        await h.start()
+        try:
+            replies = await h.user().send("llama 3.1 8b int4")
+            assert [m.has_photo for m in replies] == [False]
+        finally:
+            await h.stop()
