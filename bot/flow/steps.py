@@ -254,10 +254,15 @@ def affected_steps(step: str) -> list[str]:
 
 
 def forget_after(answers: Answers, step: str) -> Answers:
-    """Answers valid for `step`'s screen: a changed task or method resets what depends on it."""
+    """Answers valid for `step`'s screen: a changed task or method resets what depends on it, and a
+    value picked for the field an inverse question solved for ("другой контекст" after "какой
+    максимальный контекст влезет…") is the user's answer now: the question is no longer solved."""
     kept = dict(answers)
     if step == "task":
         return {"quick": False}
+    extra = kept.get("extra")
+    if isinstance(extra, dict) and extra.get("solve_for") == step and kept.get(step) is not None:
+        kept["extra"] = {k: v for k, v in extra.items() if k != "solve_for"}
     if step == "method" and answers.get("method") == Method.QLORA:
         kept.pop("precision", None)
     return kept

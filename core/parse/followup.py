@@ -138,6 +138,8 @@ def _apply(previous: Request, named: dict[str, Any]) -> Request:
     """`previous` with `named` set, keeping it consistent: a weight format the previous engine
     does not run clears that engine (the defaults choose again), as does training a GGUF file."""
     update = dict(named)
+    if previous.solve_for is not None and previous.solve_for.value in named and "solve_for" not in named:
+        update["solve_for"] = None  # "а при 8k?" after "the longest context": that value, not solved
     precision = update.get("precision", previous.precision)
     task = update.get("task", previous.task)
     if "precision" in update and "engine" not in update and previous.engine in _GENERAL_ENGINES:

@@ -143,6 +143,34 @@ def test_changed_step_keeps_the_other_fields() -> None:
     assert rebuilt == request.model_copy(update={"precision": Precision.INT8})
 
 
+@pytest.mark.parametrize(
+    ("solve_for", "step", "value"),
+    [("context_length", "context_length", 8192), ("precision", "precision", "int8")],
+)
+def test_a_value_picked_for_the_solved_field_ends_the_inverse_question(
+    solve_for: str, step: str, value: Any
+) -> None:
+    """After "the longest context on a 4090 48", "another context" → 8K is an estimate at 8K on that
+    card: the pick clears solve_for (kept, it would solve again and ignore the pick)."""
+    request = Request(task=Task.INFERENCE, model="llama-3.1-8b", solve_for=solve_for, gpus=["rtx4090-48gb"])
+    answers = flow.answers_from_request(request, CATALOG)
+    answers = flow.forget_after({**answers, step: value}, step)
+    rebuilt = Request.model_validate(flow.build_request(answers))
+    assert rebuilt.solve_for is None
+    assert getattr(rebuilt, step) == value and rebuilt.gpus == ["rtx4090-48gb"]
+
+
+def test_a_value_picked_for_another_field_keeps_the_inverse_question() -> None:
+    """The longest context at int8 is still a question about the longest context."""
+    request = Request(
+        task=Task.INFERENCE, model="llama-3.1-8b", solve_for="context_length", gpus=["h100-sxm"]
+    )
+    answers = flow.forget_after(
+        {**flow.answers_from_request(request, CATALOG), "precision": "int8"}, "precision"
+    )
+    assert Request.model_validate(flow.build_request(answers)).solve_for == "context_length"
+
+
 def test_a_steps_answer_wins_over_extra() -> None:
     answers = {"task": "inference", "model": "qwen3-8b", "concurrency": 4, "extra": {"concurrency": 2}}
     assert flow.build_request(answers)["concurrency"] == 4

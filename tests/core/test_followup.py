@@ -65,6 +65,18 @@ def test_changing_precision_clears_an_engine_that_no_longer_applies() -> None:
     assert [n.code for n in gguf.notes] == ["parse_gguf_default"]
 
 
+def test_naming_the_solved_field_ends_the_inverse_question_and_a_card_keeps_it() -> None:
+    """After "the longest context on a 3090": "а при 8k?" asks for 8k (estimated there), "а на 4090
+    48?" asks the same question on another card."""
+    solved = parse("какой максимальный контекст влезет в 3090 для llama 3.1 8b", CATALOG)
+    assert solved.solve_for == "context_length"
+    at_8k = follow_up("а при 8k?", solved, CATALOG)
+    assert at_8k is not None and at_8k.request.solve_for is None
+    assert at_8k.request.context_length == 8192 and at_8k.request.gpus == solved.gpus
+    other_card = follow_up("а на 4090 48?", solved, CATALOG)
+    assert other_card is not None and other_card.request.solve_for == "context_length"
+
+
 def test_a_count_alone_keeps_the_card_and_a_card_alone_keeps_the_count() -> None:
     eight = parse("llama 3.1 70b на 8 картах h100", CATALOG)
     done = follow_up("а на a100?", eight, CATALOG)

@@ -144,3 +144,65 @@ async def test_an_ambiguous_model_is_asked_then_the_question_is_answered(harness
     answer = plain(user.last_message().text)
     assert answer.startswith("👥 Up to "), answer
     assert "context of 8,192 tokens on 1× H100" in answer
+
+
+@pytest.mark.parametrize(
+    ("question", "lang", "button", "pick", "lead", "said"),
+    [
+        (
+            "какой максимальный контекст влезет в 4090 48 для llama 3.1 8b",
+            "ru",
+            "btn-change-context_length",
+            "8K",
+            "📏 Максимальный контекст",
+            "8 192",
+        ),
+        (
+            "what is the longest context llama 3.1 8b fits on a 4090 48",
+            "en",
+            "btn-change-context_length",
+            "8K",
+            "📏 Longest context",
+            "8,192",
+        ),
+        (
+            "which precision fits a 4090 48 for llama 3.1 70b",
+            "en",
+            "btn-change-precision",
+            "int8",
+            "🎚",
+            "int8",
+        ),
+        (
+            "какая точность влезет на 4090 48 для llama 3.1 70b",
+            "ru",
+            "btn-change-precision",
+            "int8",
+            "🎚",
+            "int8",
+        ),
+    ],
+)
+async def test_a_value_picked_after_an_inverse_answer_is_estimated_not_solved_again(
+    harness: Harness, question: str, lang: str, button: str, pick: str, lead: str, said: str
+) -> None:
+    """ "Другой контекст" / "другая точность" after an inverse answer: the value the user picks is the
+    answer's value now, on the same card (the question was solved; the pick is not ignored)."""
+    user = harness.user(language_code=lang)
+    first = plain((await user.send(question))[-1].text)
+    assert first.startswith(lead), first
+    await user.click(text(button, lang))
+    await user.click(pick)
+    again = plain(user.last_message().text)
+    assert not again.startswith(lead), again
+    assert "4090 48 GB" in again and said in again, again
+    assert_no_failed_calls(harness.sandbox)
+
+
+async def test_a_typed_value_for_the_solved_field_is_estimated_there(harness: Harness) -> None:
+    user = harness.user(language_code="ru")
+    first = plain((await user.send("какой максимальный контекст влезет в 3090 для llama 3.1 8b"))[-1].text)
+    assert first.startswith("📏 Максимальный контекст"), first
+    again = plain((await user.send("а при 8k?"))[-1].text)
+    assert not again.startswith("📏"), again
+    assert "8 192" in again and "RTX 3090" in again, again
