@@ -115,6 +115,7 @@ def cost_lines(result: Result, lang: str) -> tuple[str, ...]:
     if cost is None:
         return ()
     req = result.request
+    video = req.task is Task.VIDEO_GENERATION
     if cost.kind == "training":
         head = t(
             "cost-training",
@@ -135,11 +136,10 @@ def cost_lines(result: Result, lang: str) -> tuple[str, ...]:
             tokens=cost.tokens_per_request or 0,
         )
     else:
-        video = req.task is Task.VIDEO_GENERATION
         head = t("cost-generation-video" if video else "cost-generation", lang, outputs=cost.outputs or 0)
     # an option without a published time is said once, for the recommended configuration only
     shown = [o for o in cost.options if o.hours_low is not None or o.reason == "recommended"]
-    lines = [head, *(_option_line(o, cost, lang) for o in shown)]
+    lines = [head, *(_option_line(o, cost, lang, video=video) for o in shown)]
     if not cost.options:
         lines.append(t("cost-no-options", lang))
     return tuple(lines)
@@ -156,18 +156,21 @@ def _flops(flops: float, lang: str) -> str:
     )
 
 
-def _money(low: float, high: float, currency: str, lang: str) -> str:
-    return t("cost-money", lang, low=low, high=high, currency=label("currency", currency, lang))
+def _money(low: float, high: float, currency: str, lang: str, *, is_from: bool = False) -> str:
+    """'1 230–2 460 ₽'; 'от …' / 'from …' on an offer whose hourly price is a starting price (the
+    answer's lead line says the same of that offer: `core.answer.hourly_price`)."""
+    key = "cost-money-from" if is_from else "cost-money"
+    return t(key, lang, low=low, high=high, currency=label("currency", currency, lang))
 
 
-def _option_line(o: CostOption, cost: Cost, lang: str) -> str:
+def _option_line(o: CostOption, cost: Cost, lang: str, *, video: bool = False) -> str:
     from core.answer import config_text
 
     config = config_text(o.count, o.gpu_name, lang)
     if o.hours_low is None or o.hours_high is None:
         return t("cost-option-no-time", lang, config=config)
     if o.cost_low is not None and o.cost_high is not None and o.currency:
-        price = _money(o.cost_low, o.cost_high, o.currency, lang)
+        price = _money(o.cost_low, o.cost_high, o.currency, lang, is_from=o.price_is_from)
         if cost.kind == "serving":
             price = t("cost-per-day", lang, price=price)
     else:
@@ -176,7 +179,7 @@ def _option_line(o: CostOption, cost: Cost, lang: str) -> str:
         extra = ""
         if o.price_per_hour is not None and o.currency and o.servers:
             extra = t(
-                "cost-serving-day",
+                "cost-serving-day-from" if o.price_is_from else "cost-serving-day",
                 lang,
                 servers=o.servers,
                 price=round(24 * o.servers * o.price_per_hour),
@@ -194,7 +197,7 @@ def _option_line(o: CostOption, cost: Cost, lang: str) -> str:
         )
     if cost.kind == "generation":
         return t(
-            "cost-option-generation",
+            "cost-option-generation-video" if video else "cost-option-generation",
             lang,
             config=config,
             seconds_low=o.seconds_per_output_low or 0,

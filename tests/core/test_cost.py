@@ -111,3 +111,29 @@ def test_fp8_peak_only_on_fp8_cards_and_double_the_16_bit_rate() -> None:
 
 def test_no_cost_fields_no_cost() -> None:
     assert run({"task": "inference", "model": "llama-3.1-8b"}).cost is None
+
+
+@pytest.mark.parametrize(("lang", "word"), [("ru", "от "), ("en", "from ")])
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {**LORA, "examples": 10_000, "tokens_per_example": 1000},
+        {"task": "inference", "model": "llama-3.1-8b", "requests_per_day": 10_000},
+    ],
+    ids=["training", "serving"],
+)
+def test_a_starting_price_is_said_as_one_in_the_cost_lines(
+    fields: dict[str, Any], lang: str, word: str
+) -> None:
+    """The 4090 48 GB offer costs "from 149 ₽/h": its cost is "from …" too, as the lead line says;
+    an offer with a fixed price is said without it."""
+    from core.answer_solve import cost_lines
+
+    result = cost(fields)
+    assert result.cost is not None
+    lines = cost_lines(result, lang)[1:]  # after the head, one line per option (all are timed here)
+    assert len(lines) == len(result.cost.options)
+    for option, line in zip(result.cost.options, lines, strict=True):
+        if option.cost_low is not None:
+            assert line.split(" · ", 1)[1].startswith(word) == option.price_is_from, line
+    assert any(o.price_is_from and o.cost_low is not None for o in result.cost.options)

@@ -206,3 +206,20 @@ async def test_a_typed_value_for_the_solved_field_is_estimated_there(harness: Ha
     again = plain((await user.send("а при 8k?"))[-1].text)
     assert not again.startswith("📏"), again
     assert "8 192" in again and "RTX 3090" in again, again
+
+
+@pytest.mark.parametrize(
+    ("question", "lang", "price"),
+    [
+        ("сколько будет стоить дообучение llama 3.1 8b на 10000 примеров по 1000 токенов", "ru", " · от "),
+        ("how much to serve 10000 requests a day on llama 3.1 8b", "en", " · from "),
+    ],
+)
+async def test_cost_on_a_starting_price_says_from(
+    harness: Harness, question: str, lang: str, price: str
+) -> None:
+    """The 4090 48 GB costs "from 149 ₽/h" in the lead line; its cost lines say "from" as well."""
+    user = harness.user(language_code=lang)
+    text = plain((await user.send(question))[-1].text)
+    line = next(line for line in text.splitlines() if line.startswith("• 1× RTX 4090 48 GB:"))
+    assert price in line, text
