@@ -196,8 +196,12 @@ def _option_line(o: CostOption, cost: Cost, lang: str, *, video: bool = False) -
             day=extra,
         )
     if cost.kind == "generation":
+        key = "cost-option-generation-video" if video else "cost-option-generation"
+        if o.seconds_per_output_low == o.seconds_per_output_high:  # one published measurement
+            seconds = o.seconds_per_output_low or 0
+            return t(f"{key}-one", lang, config=config, seconds=seconds, low=o.hours_low, price=price)
         return t(
-            "cost-option-generation-video" if video else "cost-option-generation",
+            key,
             lang,
             config=config,
             seconds_low=o.seconds_per_output_low or 0,

@@ -71,15 +71,40 @@ class Figure(BaseModel):
     model: str
     gpus: list[str] = Field(min_length=1)
     resolution: tuple[int, int]
+    frames: int | None = Field(default=None, gt=0, description="video: the clip length measured")
     steps: int = Field(gt=0)
+    borrowed: dict[str, str] = Field(
+        default_factory=dict, description="set by the loader: card → the card measured (SAME_COMPUTE)"
+    )
     seconds_low: float = Field(gt=0)
     seconds_high: float = Field(gt=0)
     source: str = Field(min_length=1)
 
 
+# Cards that get the published figures of another card: card → (the card measured, why). Only where
+# the compute is the same, so that a denoising loop (compute-bound: large matmuls and attention over
+# every latent token, batch 1) takes the same time while the model fits both.
+SAME_COMPUTE: dict[str, tuple[str, str]] = {
+    # The 48 GB RTX 4090 is the 24 GB card's AD102 chip on a board rebuilt with twice the memory at
+    # the same clocks (no vendor datasheet exists for it; gpus.toml gives both cards 165.2 fp16 /
+    # 330.3 fp8 TFLOPS and 1008 GB/s, and tests/core/test_cost.py holds the rule to that).
+    "rtx4090-48gb": ("rtx4090", "same_chip"),
+}
+
+
 @lru_cache(maxsize=1)
 def figures(path: Path = DATA_DIR / "throughput.toml") -> tuple[Figure, ...]:
-    return tuple(_load_rows(path, "figure", Figure))
+    """The published figures, each extended to the cards `SAME_COMPUTE` gives it; `borrowed` says,
+    for the answer's note, which card was measured (the row keeps its own source)."""
+    extended = []
+    for row in _load_rows(path, "figure", Figure):
+        more = {
+            card: measured
+            for card, (measured, _) in SAME_COMPUTE.items()
+            if measured in row.gpus and card not in row.gpus
+        }
+        extended.append(row.model_copy(update={"gpus": [*row.gpus, *more], "borrowed": more}))
+    return tuple(extended)
 
 
 def wants_cost(req: Request) -> bool:
@@ -269,7 +294,10 @@ def _serving(result: Result, catalog: Catalog) -> tuple[Cost, list[Assumption]]:
 # --- generation ----------------------------------------------------------------------------------
 
 
-def figure_for(model: str | None, gpu: str, resolution: tuple[int, int] | None) -> Figure | None:
+def figure_for(
+    model: str | None, gpu: str, resolution: tuple[int, int] | None, frames: int | None = None
+) -> Figure | None:
+    """The figure for that model on that card at that resolution (and, for a clip, that length)."""
     return next(
         (
             f
@@ -277,6 +305,7 @@ def figure_for(model: str | None, gpu: str, resolution: tuple[int, int] | None) 
             if f.model == model
             and gpu in f.gpus
             and (resolution is None or tuple(resolution) == f.resolution)
+            and (f.frames is None or frames is None or frames == f.frames)
         ),
         None,
     )
@@ -295,7 +324,8 @@ def _generation(result: Result, catalog: Catalog) -> tuple[Cost, list[Assumption
             v.gpu == offer.gpu and v.count <= offer.count and v.verdict != "does_not_fit"
             for v in result.verdicts
         )
-        if fits and (offer.gpu, offer.count) not in priced and figure_for(model, offer.gpu, req.resolution):
+        published = figure_for(model, offer.gpu, req.resolution, req.frames)
+        if fits and (offer.gpu, offer.count) not in priced and published:
             gpu = catalog.gpus[offer.gpu]
             rec = Recommendation(
                 gpu=gpu.id,
@@ -312,13 +342,24 @@ def _generation(result: Result, catalog: Catalog) -> tuple[Cost, list[Assumption
             configs.append((rec, "published_figure"))
             priced.add((offer.gpu, offer.count))
             break
+    borrowed: list[Assumption] = []
+    video = req.task is Task.VIDEO_GENERATION
     for rec, reason in configs:
-        fig = figure_for(model, rec.gpu, req.resolution)
+        fig = figure_for(model, rec.gpu, req.resolution, req.frames)
         if fig is None:
             options.append(_option(rec, reason, None))
             continue
         if fig.source not in sources:
             sources.append(fig.source)
+        measured = fig.borrowed.get(rec.gpu)
+        if measured is not None and not borrowed:
+            borrowed.append(
+                note(
+                    "cost_figure_same_compute",
+                    card=rec.gpu_name,
+                    measured=catalog.gpus[measured].name,
+                )
+            )
         hours = tuple(
             req.outputs * s / rec.count / SECONDS_AN_HOUR for s in (fig.seconds_low, fig.seconds_high)
         )
@@ -332,7 +373,9 @@ def _generation(result: Result, catalog: Catalog) -> tuple[Cost, list[Assumption
             )
         )
     notes = (
-        [note("cost_generation_figures")] if sources else [note("cost_no_figure", model=result.model.name)]
+        [note("cost_generation_figures_video" if video else "cost_generation_figures"), *borrowed]
+        if sources
+        else [note("cost_no_figure", model=result.model.name)]
     )
     cost = Cost(kind="generation", outputs=req.outputs, source="; ".join(sources) or None, options=options)
     return cost, notes

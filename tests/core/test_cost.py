@@ -14,6 +14,8 @@ from core.cost import (
     FULL_FLOPS_FACTOR,
     MFU_FULL,
     RECOMPUTE_FLOPS,
+    SAME_COMPUTE,
+    figure_for,
     figures,
 )
 from core.solve import run
@@ -137,3 +139,72 @@ def test_a_starting_price_is_said_as_one_in_the_cost_lines(
         if option.cost_low is not None:
             assert line.split(" · ", 1)[1].startswith(word) == option.price_is_from, line
     assert any(o.price_is_from and o.cost_low is not None for o in result.cost.options)
+
+
+def test_a_card_of_the_same_compute_gets_the_measured_cards_figure_and_says_so() -> None:
+    """SAME_COMPUTE: the 4090 48 GB uses the 24 GB 4090's published Wan 2.1 time, with a note naming
+    the card measured; only between cards whose catalogue compute and bandwidth are equal."""
+    catalog = default_catalog()
+    for card, (measured, _) in SAME_COMPUTE.items():
+        a, b = catalog.gpus[card], catalog.gpus[measured]
+        assert (a.fp16_tflops, a.fp8_tflops, a.bandwidth_gb_s) == (
+            b.fp16_tflops,
+            b.fp8_tflops,
+            b.bandwidth_gb_s,
+        )
+    result = cost({"task": "video_generation", "model": "wan2.1-t2v-1.3b", "outputs": 100})
+    assert result.cost is not None
+    first = result.cost.options[0]
+    assert first.gpu == "rtx4090-48gb" and first.seconds_per_output_low == 216
+    assert first.seconds_per_output_high == 264  # Wan2.1 README: "about 4 minutes", ± 10 %
+    notes = [a for a in result.assumptions if a.code == "cost_figure_same_compute"]
+    assert len(notes) == 1 and notes[0].params["measured"] == catalog.gpus["rtx4090"].name
+    # a figure measured on the 48 GB card's own rows (none) or on other cards borrows nothing
+    flux = cost({"task": "image_generation", "model": "flux.1-dev", "outputs": 100})
+    assert not any(a.code == "cost_figure_same_compute" for a in flux.assumptions)
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "seconds"),
+    [
+        ("cogvideox-2b", "a100-80gb", (81, 99)),  # "Single A100: ~90 seconds"
+        ("cogvideox-5b", "a100-80gb", (162, 198)),  # "Single A100: ~180 seconds"
+        ("cogvideox-5b", "h100-sxm", (81, 99)),  # "Single H100: ~90 seconds"
+        ("hunyuanvideo", "h100-sxm", (1904.08, 1904.08)),  # xDiT, 1 GPU
+    ],
+)
+def test_clip_times_follow_the_published_figures(model: str, gpu: str, seconds: tuple[float, float]) -> None:
+    fig = figure_for(model, gpu, None)
+    assert fig is not None and (fig.seconds_low, fig.seconds_high) == seconds
+    result = cost({"task": "video_generation", "model": model, "outputs": 10, "gpus": [gpu]})
+    assert result.cost is not None
+    timed = next(o for o in result.cost.options if o.gpu == gpu)
+    assert timed.hours_low == pytest.approx(10 * seconds[0] / 3600 / timed.count, rel=0.01)
+
+
+def test_a_clip_of_another_length_gets_no_published_time() -> None:
+    """CogVideoX's figures are for its 49-frame clip: a longer one is not guessed."""
+    usual = cost({"task": "video_generation", "model": "cogvideox-5b", "outputs": 10, "gpus": ["a100-80gb"]})
+    longer = cost(
+        {
+            "task": "video_generation",
+            "model": "cogvideox-5b",
+            "outputs": 10,
+            "gpus": ["a100-80gb"],
+            "frames": 97,
+        }
+    )
+    assert usual.cost and longer.cost
+    assert any(o.seconds_per_output_low for o in usual.cost.options)
+    assert not any(o.seconds_per_output_low for o in longer.cost.options)
+
+
+def test_video_cost_lines_speak_of_clips_and_one_figure_once() -> None:
+    from core.answer_solve import cost_lines
+
+    result = cost({"task": "video_generation", "model": "hunyuanvideo", "outputs": 10, "gpus": ["h100-sxm"]})
+    lines = cost_lines(result, "en")
+    assert lines[0] == "⏱ 10 clips:"
+    assert "1,900 s a clip" in lines[1] and "–" not in lines[1].split(" s a clip")[0], lines
+    ru = cost_lines(result, "ru")
+    assert "с на ролик" in ru[1]

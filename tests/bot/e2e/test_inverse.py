@@ -9,6 +9,7 @@ import re
 import pytest
 
 from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, text
+from tests.bot.e2e.conftest import text as text_of
 
 
 def plain(message_text: str | None) -> str:
@@ -223,3 +224,32 @@ async def test_cost_on_a_starting_price_says_from(
     text = plain((await user.send(question))[-1].text)
     line = next(line for line in text.splitlines() if line.startswith("• 1× RTX 4090 48 GB:"))
     assert price in line, text
+
+
+@pytest.mark.parametrize(
+    ("question", "lang", "head", "line"),
+    [
+        (
+            "сколько стоит сгенерировать 100 видео на wan 2.1 1.3b",
+            "ru",
+            "⏱ 100 роликов:",
+            "• 1× RTX 4090 48 GB: 216–264 с на ролик",
+        ),
+        (
+            "how much do 100 clips with wan2.1 1.3b cost",
+            "en",
+            "⏱ 100 clips:",
+            "• 1× RTX 4090 48 GB: 216–264 s a clip",
+        ),
+    ],
+)
+async def test_video_cost_on_the_4090_48_uses_the_4090_figure_and_says_why(
+    harness: Harness, question: str, lang: str, head: str, line: str
+) -> None:
+    """Wan 2.1 1.3B: "about 4 minutes on an RTX 4090" (its README) holds on the 48 GB card, the same
+    chip; the answer prices it and the details say whose figure it is."""
+    user = harness.user(language_code=lang)
+    text = plain((await user.send(question))[-1].text)
+    assert head in text and line in text, text
+    details = plain((await user.click(text_of("btn-details", lang))).messages[-1].text)
+    assert ("RTX 4090 24 GB" in details) and ("тот же чип" in details or "the same chip" in details), details
