@@ -2,6 +2,11 @@
 
 Imports are lazy so a cold start stays well under half a second (bench/bench_estimate.py).
 Exit status: 0 ok, 2 invalid input (with a JSON `{"error", "field"}` in --json mode), 1 unavailable.
+
+A Hugging Face id (or huggingface.co link) the catalogue lacks is looked up by default: config.json
+and the parameter counts through `core.hf.HttpHub`, both within `LOOKUP_BUDGET_S` (3 s), no retries;
+GPUFIT_HF_LOOKUP=0 turns it off, GPUFIT_HF_ENDPOINT (or HF_ENDPOINT) points at a mirror. Offline or
+not found: one line saying so, in the language asked, and exit status 1 (unavailable) or 2.
 """
 
 from __future__ import annotations
@@ -9,10 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from core.hf import MemoryHub
 
 EXIT_INVALID = 2
 EXIT_UNAVAILABLE = 1
+HF_LOOKUP_ENV = "GPUFIT_HF_LOOKUP"  # "0": no look-up (the catalogue only); anything else: look up
+HF_ENDPOINT_ENVS = ("GPUFIT_HF_ENDPOINT", "HF_ENDPOINT")
 # One request is a few hundred bytes; a megabyte is far past any real one and bounds the parse.
 MAX_REQUEST_CHARS = 1_000_000
 
@@ -79,8 +89,12 @@ def _estimate(text: str, out: TextIO, as_json: bool) -> int:
         request = _read_request(text)
     except ValueError as e:
         return _error(out, str(e), None)
+    looked_up = _look_up(_models_of(request), "en")
+    if isinstance(looked_up, _Failed):
+        _error(out, looked_up.message, "model")
+        return looked_up.status
     try:
-        result = estimate(request)
+        result = estimate(request, hub=looked_up)
     except CoreError as e:
         return _error(out, e.message, e.field)
     except RecursionError:
@@ -110,7 +124,12 @@ def _ask(text: str, lang: str, out: TextIO) -> int:
 
     try:
         understood = understand(text)
-        result = estimate(understood.request)
+        request = understood.request
+        looked_up = _look_up([request.model, *(m.model for m in request.extra_models)], lang)
+        if isinstance(looked_up, _Failed):
+            out.write(looked_up.message + "\n")
+            return looked_up.status
+        result = estimate(request, hub=looked_up)
     except ParseError as e:
         from core.render import render_parse_error
 
@@ -121,6 +140,59 @@ def _ask(text: str, lang: str, out: TextIO) -> int:
         return EXIT_INVALID
     out.write(render_answer(result, lang, notes=understood.notes) + "\n")
     return 0
+
+
+class _Failed:
+    """A look-up that did not give the model: the line to say and the exit status."""
+
+    def __init__(self, message: str, status: int) -> None:
+        self.message, self.status = message, status
+
+
+def _models_of(request: Any) -> list[Any]:
+    """The model names of a JSON request (its model and its stack's), as given."""
+    if not isinstance(request, dict):
+        return []
+    extra = request.get("extra_models")
+    stack = [m.get("model") for m in extra if isinstance(m, dict)] if isinstance(extra, list) else []
+    return [request.get("model"), *stack]
+
+
+def _look_up(models: list[Any], lang: str) -> MemoryHub | _Failed | None:
+    """A `core.hf.MemoryHub` holding the Hugging Face ids among `models` that the catalogue lacks,
+    read from the Hub within one `LOOKUP_BUDGET_S`; None when there is nothing to look up or the
+    look-up is off; `_Failed` when one could not be read."""
+    import os
+
+    from core import hf
+    from core.catalog import default_catalog
+    from core.errors import CoreError, UnknownModelError
+    from core.texts import t
+
+    if os.environ.get(HF_LOOKUP_ENV, "") == "0":
+        return None
+    catalog = default_catalog()
+    wanted = [
+        m.strip()
+        for m in models
+        if isinstance(m, str) and hf.looks_like_hf_id(m) and catalog.find_model(m.strip()) is None
+    ]
+    if not wanted:
+        return None
+    endpoint = next((os.environ[e] for e in HF_ENDPOINT_ENVS if os.environ.get(e)), hf.HF_ENDPOINT)
+    hub = hf.HttpHub(endpoint, hf.LOOKUP_BUDGET_S)  # one budget for the whole question
+    records: dict[str, tuple[dict[str, Any], dict[str, int] | None]] = {}
+    for repo_id in dict.fromkeys(wanted):
+        try:
+            records[repo_id.lower()] = hf.look_up(repo_id, hub)
+        except UnknownModelError:
+            return _Failed(t("cli-hf-not-found", lang, model=repo_id), EXIT_INVALID)
+        except hf.HubUnavailable:
+            seconds = round(hf.LOOKUP_BUDGET_S)
+            return _Failed(t("cli-hf-unavailable", lang, model=repo_id, seconds=seconds), EXIT_UNAVAILABLE)
+        except CoreError:
+            return _Failed(t("cli-hf-unsupported", lang, model=repo_id), EXIT_INVALID)
+    return hf.MemoryHub(records, key=str.lower)
 
 
 def _gpus(out: TextIO, as_json: bool) -> int:

@@ -495,3 +495,6 @@ assumption-parse_cost_needs_requests = Чтобы посчитать стоим�
 ## The answer as a picture (core/picture.py)
 picture-part = { $part }: { $size }
 picture-total = на карту: { $total }
+cli-hf-not-found = Модели { $model } нет на Hugging Face (или доступ к ней закрыт): проверьте название (например, Qwen/Qwen3-8B) или укажите размер (8B).
+cli-hf-unavailable = Не удалось связаться с Hugging Face за { $seconds } с, чтобы прочитать { $model }: попробуйте позже или укажите размер (8B); GPUFIT_HF_LOOKUP=0 отключает поиск.
+cli-hf-unsupported = { $model } есть на Hugging Face, но её config.json — не языковая модель, которую можно посчитать: укажите размер (8B).
