@@ -25,7 +25,7 @@ from core.answer import Answer, build_answer
 from core.catalog import Catalog
 from core.contract import Assumption, Result
 from core.errors import CoreError, ParseError
-from core.hf import LOOKUP_BUDGET_S
+from core.hf import LOOKUP_BUDGET_S, MemoryHub
 from core.parse import understand
 from core.render import render_parse_error
 from core.solve import run as estimate  # plain estimates, inverse questions (solve_for), cost
@@ -188,14 +188,8 @@ async def show_result(
     await ctx.state.set_state(Wizard.result)
     await update(ctx.state, answers=answers, editing=None)
     request = flow.build_request(answers)
-    for model in [request.get("model"), *(m.get("model") for m in request.get("extra_models") or [])]:
-        looked_up = await HF_MODELS.ensure(
-            model, ctx.catalog, ctx.db, endpoint=ctx.settings.hf_endpoint, enabled=ctx.settings.hf_lookup
-        )
-        if looked_up in HF_ANSWERS:
-            text = ctx.tr(HF_ANSWERS[looked_up], model=escape(str(model)), seconds=round(LOOKUP_BUDGET_S))
-            await show(ctx, Screen(text, keyboards.error_keyboard(ctx.tr)), query=query, message=message)
-            return
+    if not await ensure_models(ctx, request, query=query, message=message):
+        return
     try:
         result = estimate(request, ctx.catalog, hub=HF_MODELS.hub())
     except CoreError as e:
@@ -233,6 +227,28 @@ async def show_result(
         offer_shown=keyboards.shown_offer(result),
     )
     await _send_picture(ctx, answer, query=query, message=message)
+
+
+async def ensure_models(
+    ctx: Ctx, request: dict[str, Any], *, query: CallbackQuery | None = None, message: Message | None = None
+) -> bool:
+    """Every Hugging Face id the request names (its model, its stack's) made sizeable through
+    `bot.hf_models`, so the estimates that follow size it from `model_hub()`; False (the user told
+    why, in their language) when one could not be read."""
+    for model in [request.get("model"), *(m.get("model") for m in request.get("extra_models") or [])]:
+        looked_up = await HF_MODELS.ensure(
+            model, ctx.catalog, ctx.db, endpoint=ctx.settings.hf_endpoint, enabled=ctx.settings.hf_lookup
+        )
+        if looked_up in HF_ANSWERS:
+            text = ctx.tr(HF_ANSWERS[looked_up], model=escape(str(model)), seconds=round(LOOKUP_BUDGET_S))
+            await show(ctx, Screen(text, keyboards.error_keyboard(ctx.tr)), query=query, message=message)
+            return False
+    return True
+
+
+def model_hub() -> MemoryHub:
+    """What estimates outside `show_result` (comparisons) size a looked-up model from."""
+    return HF_MODELS.hub()
 
 
 async def _send_picture(

@@ -13,6 +13,7 @@ from core.answer import VERDICT_ICONS, config_text, headline_settings, hourly_pr
 from core.catalog import Catalog, default_catalog
 from core.contract import Request, Result, Verdict
 from core.estimate import estimate
+from core.hf import Hub
 from core.render import format_bytes
 from core.specs import RentalOffer
 from core.texts import label, normalize_lang, t
@@ -36,12 +37,18 @@ class ComparisonAnswer:
 
 
 def compare(
-    request: Request, configs: Sequence[tuple[str, int]], catalog: Catalog | None = None
+    request: Request,
+    configs: Sequence[tuple[str, int]],
+    catalog: Catalog | None = None,
+    *,
+    hub: Hub | None = None,
 ) -> list[Compared]:
+    """Each configuration sized by `estimate`; `hub`: as `estimate` takes it (a looked-up model)."""
     catalog = catalog or default_catalog()
     out = []
     for gpu, count in configs:
-        result = estimate(request.model_copy(update={"gpus": [gpu], "num_gpus": count}), catalog)
+        sized = request.model_copy(update={"gpus": [gpu], "num_gpus": count})
+        result = estimate(sized, catalog, hub=hub)
         verdict = result.target or next(v for v in result.verdicts if v.gpu == gpu)
         offer = next((o for o in catalog.offers if (o.gpu, o.count) == (gpu, count)), None)
         speed = next((s for s in result.throughput if (s.gpu, s.count) == (gpu, count)), None)

@@ -17,7 +17,15 @@ from aiogram.types import Message
 
 from bot import flow, presenter
 from bot.context import Ctx
-from bot.dialog import Wizard, forget_answers, go_to_step, open_dialog, show_result
+from bot.dialog import (
+    Wizard,
+    ensure_models,
+    forget_answers,
+    go_to_step,
+    model_hub,
+    open_dialog,
+    show_result,
+)
 from bot.dialog_state import DialogState, update
 from core.comparison import compare
 from core.contract import Request
@@ -63,8 +71,10 @@ async def on_free_text(message: Message, ctx: Ctx) -> None:
 
 
 async def _compare(message: Message, ctx: Ctx, request: Request, configs: Any) -> None:
+    if not await ensure_models(ctx, request.model_dump(mode="json"), message=message):
+        return  # a Hugging Face id that could not be read: said, as for any answer
     try:
-        rows = compare(request, configs, ctx.catalog)
+        rows = compare(request, configs, ctx.catalog, hub=model_hub())
     except CoreError as e:
         await message.answer(presenter.render_core_error(e, ctx.tr, ctx.lang))
         return

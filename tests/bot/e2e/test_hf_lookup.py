@@ -163,3 +163,36 @@ async def test_the_dialog_takes_a_hub_id_typed_at_the_model_step(harness: Harnes
     assert CLONE in (user.last_message().text or "")
     assert len(hub.requests) == 2
     assert_no_failed_calls(harness.sandbox)
+
+
+@pytest.mark.parametrize(
+    ("question", "lang"),
+    [
+        (f"сравни 4090 48 и h100 для {CLONE}", "ru"),
+        (f"compare 4090 48 vs h100 for https://huggingface.co/{CLONE}", "en"),
+    ],
+)
+async def test_a_comparison_looks_the_model_up_first(
+    harness: Harness, hub: FakeHub, question: str, lang: str
+) -> None:
+    """A comparison is the first question about the model: it is read from the Hub, not refused."""
+    (reply,) = await harness.user(language_code=lang).send(question)
+    body = reply.text or ""
+    assert "RTX 4090 48 GB" in body and "H100" in body, body
+    assert len(hub.requests) == 2
+    assert await cached(harness, CLONE) is not None
+    assert_no_failed_calls(harness.sandbox)
+
+
+async def test_compare_with_after_a_hub_answer_sizes_the_same_model(harness: Harness, hub: FakeHub) -> None:
+    user = harness.user(language_code="en")
+    (first,) = await user.send(f"{CLONE} int4 on 4090 48")
+    assert result_mark("en") in (first.text or "")
+    (compared,) = await user.send("compare with h100")
+    assert "H100" in (compared.text or "") and "RTX 4090 48 GB" in (compared.text or ""), compared.text
+    assert len(hub.requests) == 2  # sized from what was read
+
+
+async def test_a_comparison_of_a_model_not_on_the_hub_says_so(harness: Harness) -> None:
+    (reply,) = await harness.user(language_code="ru").send("сравни 4090 48 и h100 для acme/no-such-model-7b")
+    assert reply.text == text("hf-not-found", "ru", model="acme/no-such-model-7b")
