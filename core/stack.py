@@ -171,8 +171,11 @@ def split_stack(text: str, catalog: Catalog) -> tuple[str, list[StackModel], lis
         if by_role:
             notes.append(note("stack_default_model", model=catalog.models[model_id].name))
         kept.append(rest)
-    if rag and not any(catalog.models[e.model].kind is ModelKind.ENCODER and role_of(catalog.models[e.model])
-                       == "embedding" for e in extras if e.model in catalog.models):
+    if rag and not any(
+        catalog.models[e.model].kind is ModelKind.ENCODER and role_of(catalog.models[e.model]) == "embedding"
+        for e in extras
+        if e.model in catalog.models
+    ):
         extras.insert(0, StackModel(model=words.default_embedding))
         notes.append(note("stack_default_model", model=catalog.models[words.default_embedding].name))
     if not extras:
@@ -217,3 +220,37 @@ def _stack_ids() -> frozenset[str]:
     is asked about on its own)."""
     rows = read_toml(DATA_FILE).get("model") or []
     return frozenset(str(r["id"]) for r in rows if isinstance(r, dict) and "id" in r)
+
+
+# --- changing a stack after an answer ("а без реранкера?", "а с bge-m3?": core.parse.followup) -------
+
+# Words that add a model to the stack or take one out (lower case, whole words).
+ADD_WORDS = ("с", "со", "with", "плюс", "plus", "+", "добавь", "добавить", "add", "и", "and")
+REMOVE_WORDS = ("без", "without", "no", "убери", "убрать", "remove", "drop")
+# Russian inflects the role words ("реранкера", "с эмбеддером"): a word beginning with one of them,
+# at least this long, names the role.
+_MIN_STEM = 5
+
+
+def role_named(text: str) -> str | None:
+    """'embedding' or 'reranker' when `text` is a role word or an inflected form of one, else None."""
+    words = stack_words()
+    lowered = " ".join(text.lower().split())
+    for role, names in (("reranker", words.reranker), ("embedding", words.embedding)):
+        for name in names:
+            inflected = len(name) >= _MIN_STEM and lowered.startswith(name) and " " not in lowered
+            if lowered == name or inflected:
+                return role
+    return None
+
+
+def stack_model_named(text: str, catalog: Catalog) -> str | None:
+    """The id of the stack model (embedders.toml) that `text` names whole, or None."""
+    found = _stack_model_at_start(text, catalog, stack_words())
+    return found[0] if found is not None and not found[1].strip() and not found[2] else None
+
+
+def stack_role(model: str, catalog: Catalog, given: str | None = None) -> str | None:
+    """The role of a stack's model: as given, else from the catalogue (None for a model it lacks)."""
+    spec = catalog.models.get(model)
+    return given or (role_of(spec) if spec is not None else None)

@@ -13,8 +13,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from core import stack
 from core.catalog import Catalog
-from core.contract import Assumption, Engine, Precision, Request, Task
+from core.contract import Assumption, Engine, Precision, Request, StackModel, Task
+from core.notes import note
 from core.parse.reading import catalog_or_default, read
 from core.parse.text import Reading, _normalize, _validation_error
 from core.parse.vocabulary import _GGUF_OF, vocabulary
@@ -54,6 +56,9 @@ def follow_up(text: str, previous: Request, catalog: Catalog | None = None) -> F
     Raises `ParseError` when a value it names is out of range ("а с контекстом 10^12?").
     """
     found = catalog_or_default(catalog)
+    stack = _stack_change(text, previous, found)
+    if stack is not None:
+        return stack
     if comparison_follow_up(text, previous, found) is not None:
         return None
     reading = _read_after(text, previous, found)
@@ -105,6 +110,61 @@ def comparison_follow_up(text: str, previous: Request, catalog: Catalog | None =
     named = {k: v for k, v in _named(reading).items() if k not in ("gpus", "num_gpus")}
     request = _apply(previous, {**named, "gpus": None, "num_gpus": 1})
     return Comparison(request, tuple(configs))
+
+
+_LEAD_WORDS = ("а", "and", "what", "about", "how", "а если", "ну", "теперь", "now")
+
+
+def _stack_change(text: str, previous: Request, catalog: Catalog) -> FollowUp | None:
+    """ "а без реранкера?", "without the embedder", "а без rag?" take models out of the previous
+    stack; "а с bge-m3?", "+ реранкер", "and with bge-large" add one, replacing the stack's model of
+    the same role ("с bge-large" after bge-m3 swaps the embedder). None when the text is not only that.
+    """
+    cleaned = _normalize(text).replace("+", " + ").strip().rstrip("?!.").strip()
+    words = [w.strip(",") for w in cleaned.split() if w not in ("the", "a", "an")]
+    while words and words[0] in _LEAD_WORDS:
+        words = words[1:]
+    if len(words) < 2 or words[0] not in (*stack.ADD_WORDS, *stack.REMOVE_WORDS):
+        return None
+    rest = " ".join(words[1:])
+    extras = list(previous.extra_models)
+    if words[0] in stack.REMOVE_WORDS:
+        if rest in stack.stack_words().rag:
+            kept: list[StackModel] = []
+        else:
+            role, named = stack.role_named(rest), stack.stack_model_named(rest, catalog)
+            if role is None and named is None:
+                return None
+            kept = [
+                e
+                for e in extras
+                if e.model != named and (role is None or stack.stack_role(e.model, catalog, e.role) != role)
+            ]
+        return _stack_follow_up(previous, kept, [])  # nothing of the kind in it: the same stack
+    role = stack.role_named(rest)
+    model = stack.stack_model_named(rest, catalog)
+    if model is None and role is not None:
+        defaults = stack.stack_words()
+        model = defaults.default_reranker if role == "reranker" else defaults.default_embedding
+    if model is None:
+        return None
+    notes = [note("stack_default_model", model=catalog.models[model].name)] if stack.role_named(rest) else []
+    if any(e.model == model for e in extras):
+        return _stack_follow_up(previous, extras, notes)  # already in the stack: the same answer
+    role = stack.stack_role(model, catalog)
+    same = [i for i, e in enumerate(extras) if stack.stack_role(e.model, catalog, e.role) == role]
+    if same:  # in the place of the model of that role
+        extras[same[0]] = StackModel(model=model)
+        extras = [e for i, e in enumerate(extras) if i not in same[1:]]
+    else:
+        extras.append(StackModel(model=model))
+    return _stack_follow_up(previous, extras, notes)
+
+
+def _stack_follow_up(previous: Request, extras: list[StackModel], notes: list[Assumption]) -> FollowUp:
+    request = _apply(previous, {"extra_models": extras})
+    changed = ("extra_models",) if request.extra_models != previous.extra_models else ()
+    return FollowUp(request, changed, notes)
 
 
 def _read_after(text: str, previous: Request, catalog: Catalog) -> Reading | None:

@@ -172,3 +172,49 @@ def test_compare_with_keeps_the_previous_count_and_applies_other_changes() -> No
     assert comparison_follow_up("сравни 4090 и h100", no_card, CATALOG) is not None
     assert comparison_follow_up("а на h100?", PREVIOUS, CATALOG) is None
     assert comparison_follow_up("сравни с qwen2.5 7b", PREVIOUS, CATALOG) is None  # a new model
+
+
+STACK = parse("RAG: llama 3.1 8b + bge-m3 + reranker на 4090 48", CATALOG)
+PLAIN_LLM = parse("llama 3.1 8b на 4090 48", CATALOG)
+
+
+@pytest.mark.parametrize(
+    ("previous", "text", "models"),
+    [
+        (STACK, "а без реранкера?", ["bge-m3"]),
+        (STACK, "without the reranker", ["bge-m3"]),
+        (STACK, "а без эмбеддера?", ["bge-reranker-v2-m3"]),
+        (STACK, "а без bge-m3", ["bge-reranker-v2-m3"]),
+        (STACK, "а без rag?", []),
+        (STACK, "а с bge-large?", ["bge-large-en-v1.5", "bge-reranker-v2-m3"]),  # swaps the embedder
+        (PLAIN_LLM, "а с bge-m3?", ["bge-m3"]),
+        (PLAIN_LLM, "and with a reranker?", ["bge-reranker-v2-m3"]),
+        (PLAIN_LLM, "+ реранкер", ["bge-reranker-v2-m3"]),
+    ],
+)
+def test_a_follow_up_changes_the_stack_and_nothing_else(
+    previous: Request, text: str, models: list[str]
+) -> None:
+    changed = follow_up(text, previous, CATALOG)
+    assert changed is not None
+    assert [e.model for e in changed.request.extra_models] == models
+    assert changed.request.model == previous.model and changed.request.gpus == previous.gpus
+    assert changed.changed == ("extra_models",)
+
+
+@pytest.mark.parametrize(
+    ("previous", "text"),
+    [(STACK, "а с bge-m3?"), (STACK, "+ reranker"), (PLAIN_LLM, "а без реранкера?")],
+)
+def test_a_stack_follow_up_that_changes_nothing_keeps_the_answer(previous: Request, text: str) -> None:
+    """Asking for what the stack already is (or taking out what it lacks) is the same question, not a
+    question about the embedder alone."""
+    changed = follow_up(text, previous, CATALOG)
+    assert changed is not None and changed.changed == () and changed.request == previous
+
+
+@pytest.mark.parametrize("text", ["а с контекстом 32k?", "and with 2 cards?", "а в int4?"])
+def test_other_with_follow_ups_keep_the_stack(text: str) -> None:
+    changed = follow_up(text, STACK, CATALOG)
+    assert changed is not None and "extra_models" not in changed.changed
+    assert changed.request.extra_models == STACK.extra_models

@@ -51,3 +51,53 @@ async def test_a_follow_up_keeps_the_stack(harness: Harness) -> None:
     shown = plain(changed.text)
     assert "BGE-M3" in shown and "BGE-reranker-v2-m3" in shown
     assert core_texts.label("precision", "int4", "ru") in shown
+
+
+@pytest.mark.parametrize(
+    ("question", "follow", "lang", "present", "absent"),
+    [
+        (
+            "qwen2.5 7b + bge-m3 + bge-reranker на 4090 48",
+            "а без реранкера?",
+            "ru",
+            ["BGE-M3 (эмбеддинги)"],
+            ["BGE-reranker-v2-m3"],
+        ),
+        (
+            "qwen2.5 7b на 4090 48",
+            "а с bge-m3?",
+            "ru",
+            ["BGE-M3 (эмбеддинги)", "Qwen2.5 7B"],
+            [],
+        ),
+        (
+            "RAG: llama 3.1 8b, e5-large, reranker",
+            "and with bge-m3?",
+            "en",
+            ["BGE-M3 (embeddings)", "BGE-reranker-v2-m3 (reranker)"],
+            ["E5-large"],
+        ),
+        (
+            "RAG: llama 3.1 8b, e5-large, reranker",
+            "without the embedder",
+            "en",
+            ["BGE-reranker-v2-m3 (reranker)"],
+            ["E5-large"],
+        ),
+    ],
+)
+async def test_a_follow_up_changes_the_stack(
+    harness: Harness, question: str, follow: str, lang: str, present: list[str], absent: list[str]
+) -> None:
+    """'а без реранкера?' takes the reranker out, 'а с bge-m3?' adds an embedder (or swaps the one
+    there): the same LLM, the same card, the stack changed."""
+    user = harness.user(language_code=lang)
+    await user.send(question)
+    (changed,) = await user.send(follow)
+    shown = plain(changed.text)
+    assert result_mark(lang) in shown, shown
+    for part in present:
+        assert part in shown, shown
+    for part in absent:
+        assert part not in shown, shown
+    assert_no_failed_calls(harness.sandbox)
