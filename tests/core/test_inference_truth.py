@@ -302,3 +302,12 @@ def test_deepseek_r1_on_eight_h200_decodes_like_published_runs() -> None:
     r = run(task="inference", model="deepseek-r1", engine="vllm", gpus=["h200"], num_gpus=8)
     speed = next(t for t in r.throughput if (t.gpu, t.count) == ("h200", 8)).tokens_per_s
     assert 13 < speed < 78  # published single-stream runs 13-78; the bytes alone gave 471
+    codes = {a.code: a.params for a in r.assumptions}
+    assert codes["decode_moe_layers"] == {"layers": 61, "us": 220}
+    assert codes["decode_allreduce"] == {"count": 8, "us": 15.0, "per_layer": 2}
+
+
+def test_a_dense_model_on_one_card_has_no_fixed_step_notes() -> None:
+    codes = {a.code for a in run(task="inference", model="llama-3.1-8b", gpus=["h100-sxm"]).assumptions}
+    assert "decode_bandwidth_bound" in codes
+    assert not codes & {"decode_moe_layers", "decode_allreduce"}
