@@ -51,10 +51,13 @@ from .sizing import (
     verdicts,
 )
 from .speed import (
+    ALLREDUCES_PER_LAYER,
     CHECKPOINT_BYTES_PER_PARAM,
     DECODE_BANDWIDTH_EFFICIENCY,
     HOST_RAM_RECOMMENDED_FACTOR,
+    MOE_LAYER_FIXED_S,
     TENSOR_PARALLEL_DECODE_EFFICIENCY,
+    allreduce_latency_s,
     host,
     throughput,
 )
@@ -125,6 +128,8 @@ def advise(
     if speeds:
         notes.append(note("decode_bandwidth_bound", efficiency=DECODE_BANDWIDTH_EFFICIENCY))
         notes += _multi_gpu_decode_notes(req, [(g, n) for g, n in configs if n > 1])
+        if arch is not None and arch.experts > 1:
+            notes.append(note("decode_moe_layers", layers=arch.L, us=round(MOE_LAYER_FIXED_S * 1e6)))
     if named:  # the configurations recommended on other GPUs get their verdict rows too
         shown = {v.gpu for v in rows}
         rows += [
@@ -192,10 +197,13 @@ def _multi_gpu_decode_notes(req: Request, configs: list[tuple[GpuSpec, int]]) ->
     if req.engine is not Engine.VLLM:
         return [note("decode_layer_split")]
     links = {g.interconnect: TENSOR_PARALLEL_DECODE_EFFICIENCY[g.interconnect] for g, _ in configs}
-    return [
+    notes = [
         note("decode_tensor_parallel", interconnect=link, percent=round(eff * 100))
         for link, eff in sorted(links.items())
     ]
+    gpu, count = max(configs, key=lambda c: c[1])
+    us = round(allreduce_latency_s(gpu, count) * 1e6, 1)
+    return [*notes, note("decode_allreduce", count=count, us=us, per_layer=ALLREDUCES_PER_LAYER)]
 
 
 def _choose(

@@ -82,13 +82,19 @@ def _rank_value(c: Candidate, key: RankKey) -> tuple[Any, ...]:
 
 
 def rank_key(c: Candidate, policy: RankingPolicy) -> tuple[Any, ...]:
-    return (*(v for key in policy.keys for v in _rank_value(c, key)), c.position)
+    return _rank_key(c, policy.keys)
+
+
+def _rank_key(c: Candidate, keys: list[RankKey]) -> tuple[Any, ...]:
+    # `policy.keys` builds its list on every read: the callers below read it once per ranking.
+    return (*(v for key in keys for v in _rank_value(c, key)), c.position)
 
 
 def best(candidates: list[Candidate], policy: RankingPolicy) -> Candidate | None:
     """The first configuration by the policy, among those it considers."""
     pool = considered(candidates, policy)
-    return min(pool, key=lambda c: rank_key(c, policy)) if pool else None
+    keys = policy.keys
+    return min(pool, key=lambda c: _rank_key(c, keys)) if pool else None
 
 
 def speed(c: Candidate, task: Task) -> float:
@@ -102,13 +108,14 @@ def fastest(candidates: list[Candidate], policy: RankingPolicy, task: Task) -> C
     cards of a model that already fits are not shown as "faster"); ties: the least memory rented,
     then the policy."""
     fewest: dict[str, Candidate] = {}
-    for c in sorted(considered(candidates, policy), key=lambda c: (c.count, rank_key(c, policy))):
+    keys = policy.keys
+    for c in sorted(considered(candidates, policy), key=lambda c: (c.count, _rank_key(c, keys))):
         fewest.setdefault(c.gpu.id, c)
     if not fewest:
         return None
     return min(
         fewest.values(),
-        key=lambda c: (-speed(c, task), c.count * c.gpu.usable_bytes, rank_key(c, policy)),
+        key=lambda c: (-speed(c, task), c.count * c.gpu.usable_bytes, _rank_key(c, keys)),
     )
 
 

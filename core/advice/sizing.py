@@ -34,6 +34,7 @@ class Sizer:
         self._cache: dict[tuple[Any, ...], int] = {}
         self._by_count: dict[int, int] = {}
         self._usable: dict[str, int] = {}
+        self._splits: dict[int, bool] = {}
         self._fraction = memory_fraction(req.engine, req.gpu_memory_utilization)
 
     def total(self, spec: ModelSpec | None = None, arch: Arch | None = None, **changes: Any) -> int:
@@ -69,7 +70,13 @@ class Sizer:
     def splits(self, count: int) -> bool:
         """Whether `count` GPUs can run the request: vLLM's tensor parallelism needs the attention
         heads to divide evenly (vLLM `verify_with_parallel_config`). A diffusion pipeline generates
-        on one card (diffusers has no model split): more cards never help it, so none are sized."""
+        on one card (diffusers has no model split): more cards never help it, so none are sized.
+        Memoised: asked for every GPU and offer at each count."""
+        if count not in self._splits:
+            self._splits[count] = self._splits_uncached(count)
+        return self._splits[count]
+
+    def _splits_uncached(self, count: int) -> bool:
         if (
             count > 1
             and self.spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO)

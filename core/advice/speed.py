@@ -46,6 +46,25 @@ TENSOR_PARALLEL_DECODE_EFFICIENCY: dict[str, float] = {
     "nvlink": 0.875,
     "infinity_fabric": 0.875,
 }
+# What a decode step costs beyond the bytes it reads (the 70% above is measured on a whole dense
+# step on one card, its own small kernels under CUDA graphs included):
+# - Tensor-parallel all-reduces: two per decoder layer (Megatron-LM: after attention's output
+#   projection and after the MLP's down projection; vLLM `RowParallelLinear`), each a latency-bound
+#   exchange of one token's hidden state. NCCL's own cost model (src/graph/tuning.cc, ring, LL
+#   protocol): `baseLat` 6.6 us plus `hwLat` per step, 0.6 us over NVLink and 1.0 us over PCIe, a ring
+#   all-reduce taking 2(n-1) steps: 7.8 us on 2 NVLink GPUs (measured ~6 us on 2x H100 with CUDA graphs,
+#   NVIDIA/nccl#1259), 15 us on 8.
+ALLREDUCES_PER_LAYER = 2
+NCCL_BASE_LATENCY_S = 6.6e-6
+NCCL_HOP_LATENCY_S: dict[str, float] = {"pcie": 1.0e-6, "nvlink": 0.6e-6, "infinity_fabric": 0.6e-6}
+# - A mixture-of-experts layer at small batch: routing (top-k, sort and align the tokens by expert)
+#   and a grouped GEMM whose few rows per expert leave most of the GPU idle; a fixed time per MoE
+#   layer, not per byte. gpt-oss-120b on one A100-80GB decodes at 90 and 88 tok/s with vLLM at TP=1
+#   (vllm-project/vllm#22331; "if local expert count per device is small, the MoE layer starts to
+#   slow down"): 1/90 s less its ~5 GB read at 70% of 2039 GB/s, over 36 layers = 0.21 ms. The same
+#   constant puts DeepSeek R1 on 8x H200 at ~58 tok/s; published single-stream runs: 30.29 (SGLang
+#   v0.4.1.post2 release, batch 1, sgl-project/sglang#2643) and 13 (sgl-project/sglang#3196).
+MOE_LAYER_FIXED_S = 220e-6
 HOST_RAM_RECOMMENDED_FACTOR = 2  # RAM ≥ the weights to load and pin them; 2× for page cache and data loaders
 CHECKPOINT_BYTES_PER_PARAM = 4 + 8  # fp32 weights + AdamW moments in a resumable full checkpoint
 
@@ -84,6 +103,23 @@ def multi_gpu_speedup(gpu: GpuSpec, count: int, engine: Engine | None) -> float:
     return count * TENSOR_PARALLEL_DECODE_EFFICIENCY[gpu.interconnect] ** math.log2(count)
 
 
+def allreduce_latency_s(gpu: GpuSpec, count: int) -> float:
+    """One small all-reduce over `count` cards (NCCL ring, LL protocol: base + 2(n-1) hops)."""
+    return NCCL_BASE_LATENCY_S + 2 * (count - 1) * NCCL_HOP_LATENCY_S[gpu.interconnect]
+
+
+def fixed_step_s(arch: Arch, gpu: GpuSpec, count: int, engine: Engine | None) -> float:
+    """Seconds of a decode step that do not shrink with the bytes: the tensor-parallel all-reduces
+    (vLLM splits every layer; transformers and llama.cpp pass whole layers, no all-reduce) and the
+    fixed cost of each mixture-of-experts layer (every layer counted as MoE: DeepSeek's 3 dense of
+    61 are within the constant's precision)."""
+    tp = count > 1 and engine is Engine.VLLM
+    per_layer = ALLREDUCES_PER_LAYER * allreduce_latency_s(gpu, count) if tp else 0.0
+    if arch.experts > 1:
+        per_layer += MOE_LAYER_FIXED_S
+    return arch.L * per_layer
+
+
 def throughput(
     req: Request, spec: ModelSpec, arch: Arch | None, configs: list[tuple[GpuSpec, int]]
 ) -> list[Throughput]:
@@ -99,6 +135,7 @@ def throughput(
     for gpu, count in configs:
         bandwidth = gpu.bandwidth_gb_s * 1e9 * DECODE_BANDWIDTH_EFFICIENCY
         step_s = step_bytes / (bandwidth * multi_gpu_speedup(gpu, count, req.engine))
+        step_s += fixed_step_s(arch, gpu, count, req.engine)
         out.append(
             Throughput(
                 gpu=gpu.id,

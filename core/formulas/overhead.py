@@ -26,14 +26,26 @@ ALLOCATOR_RESERVE_FRACTION = 0.10
 # weights quantized on load: 11-13% for bitsandbytes NF4/int8 on FLUX.1-dev (diffusers blog
 # "memory after loading" minus the weights) and torchao int8 on Llama-2-7B; 6% for torchao int4.
 QUANTIZE_ON_LOAD_RESIDUE_FRACTION = 0.10
-# ... but the loaders quantize tensor by tensor, one checkpoint shard at a time: transformers'
-# `_load_state_dict_into_meta_model` walks the state dict of one shard and hands each tensor to
-# `hf_quantizer.create_quantized_param`; bitsandbytes `Params4bit._quantize` copies that one 16-bit
-# tensor to the GPU (`self.data.contiguous().to(device)`), quantizes it and drops the copy. The
-# freed 16-bit blocks are reused for the next tensors, so what stays reserved is bounded by what is
-# in flight, about one shard, not by the model. One shard: `save_pretrained` / `push_to_hub` split
-# checkpoints at `max_shard_size="5GB"` by default (transformers modeling_utils.py and utils/hub.py;
-# "5GB" = 5 * 10^9 bytes, `convert_file_size_to_int`), which is how Hub checkpoints are cut.
+# ... and capped at one checkpoint shard. What the loaders do (read for this bound):
+# transformers/diffusers `create_quantized_param` (quantizers/quantizer_bnb_4bit.py; diffusers
+# quantizers/bitsandbytes/bnb_quantizer.py, adapted from it) takes one tensor of the shard, keeps it
+# on the CPU (`param_value.to("cpu")`) and calls `Params4bit(...).to(device)`; bitsandbytes
+# `Params4bit._quantize` copies that one 16-bit tensor to the GPU (`self.data.contiguous().to(device)`),
+# allocates the packed 4-bit output and its absmax, and drops the copy. So one 16-bit tensor is on the
+# GPU at a time, and the shard itself stays in host memory. What stays reserved is the caching
+# allocator's: it keeps the freed 16-bit blocks and, best fit, carves the next tensors' persistent
+# 4-bit outputs out of them (PyTorch CUDACachingAllocator splits large-pool blocks), so the leftover
+# slivers pile up tensor after tensor. That grows with the number of tensors, as the measured 6-13%
+# above does (up to FLUX's 16.7B quantized parameters), and one decoder layer (~1 GB of 16-bit
+# tensors at 32B) cannot bound it: FLUX's measured residue (11-13% of 33 GB, ~4 GB) is some six of
+# its ~0.7 GB transformer blocks.
+# The cap is kept where nothing is measured (above ~17B), and is not generous: at ~30B quantized on
+# load a 24 GB card runs out of memory while quantizing (Qwen3-30B-A3B `load_in_4bit` on an RTX 4090,
+# unslothai/unsloth#2504: "requires 29.6GB VRAM to load"), and the bitsandbytes quantizers hold back
+# 10% of every card when placing layers (`adjust_max_memory`: "need more space for buffers that are
+# created during quantization"). One shard: `save_pretrained` / `push_to_hub` split checkpoints at
+# `max_shard_size="5GB"` by default (transformers modeling_utils.py and utils/hub.py; "5GB" =
+# 5 * 10^9 bytes, `convert_file_size_to_int`), which is how Hub checkpoints are cut.
 CHECKPOINT_SHARD_BYTES = 5 * 10**9
 
 # Engine runtime outside PyTorch's allocator, per GPU. vLLM: CUDA graphs + NCCL + sampler
@@ -50,7 +62,8 @@ NCCL_BUFFER_BYTES = 256 * MiB
 
 def quantize_on_load_residue_bytes(params_quantized_on_load: float) -> float:
     """Allocator blocks left reserved by quantizing 16-bit weights (2 bytes each) on load: the
-    fitted share of their 16-bit bytes, at most one checkpoint shard (what is in flight)."""
+    fitted share of their 16-bit bytes (fragmentation grows tensor by tensor), capped at one
+    checkpoint shard where no measurement reaches (see the constants above)."""
     return min(QUANTIZE_ON_LOAD_RESIDUE_FRACTION * 2 * params_quantized_on_load, CHECKPOINT_SHARD_BYTES)
 
 

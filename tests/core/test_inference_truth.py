@@ -9,7 +9,13 @@ from typing import Any
 import pytest
 
 from core.advice import TENSOR_PARALLEL_DECODE_EFFICIENCY, Sizer
-from core.advice.speed import decode_weight_bytes, multi_gpu_speedup
+from core.advice.speed import (
+    MOE_LAYER_FIXED_S,
+    allreduce_latency_s,
+    decode_weight_bytes,
+    fixed_step_s,
+    multi_gpu_speedup,
+)
 from core.catalog import default_catalog
 from core.contract import Engine, Request, Result
 from core.estimate import estimate, fill_defaults
@@ -55,6 +61,19 @@ def test_residue_is_bounded_by_one_checkpoint_shard_not_by_the_model() -> None:
 def test_large_models_quantized_on_load_carry_one_shard(model: str) -> None:
     r = run(task="inference", model=model, precision="nf4")
     assert abs(residue(r) - CHECKPOINT_SHARD_BYTES) < 8
+
+
+def test_a_32b_model_quantized_on_load_does_not_fit_24_gb_its_prequantized_files_do() -> None:
+    """bitsandbytes quantizing Qwen2.5-32B while loading leaves allocator slivers that a shipped
+    AWQ/GPTQ/GGUF file does not: at ~30B a 24 GB card runs out while quantizing
+    (unslothai/unsloth#2504, Qwen3-30B-A3B load_in_4bit on an RTX 4090)."""
+
+    def on_4090(precision: str) -> str:
+        r = run(task="inference", model="qwen2.5-32b", precision=precision, gpus=["rtx4090"])
+        return next(v.verdict for v in r.verdicts if (v.gpu, v.count) == ("rtx4090", 1))
+
+    assert on_4090("int4") == "does_not_fit"
+    assert {on_4090(p) for p in ("awq-int4", "gptq-int4", "q4_k_m")} == {"fits"}
 
 
 @pytest.mark.parametrize("precision", ["fp8", "awq-int4", "gptq-int4", "q4_k_m"])
@@ -182,7 +201,10 @@ def test_moe_decode_reads_active_experts_plus_the_dense_part() -> None:
 def test_gpt_oss_120b_on_one_h100_decodes_near_published_runs() -> None:
     r = run(task="inference", model="gpt-oss-120b", gpus=["h100-sxm"])
     speed = next(t for t in r.throughput if t.gpu == "h100-sxm")
-    assert 400 < speed.tokens_per_s < 520  # the bytes give ~460; published runs ~500 aggregate
+    # The bytes alone give ~455 tok/s; the ~500 once quoted here was an aggregate over several
+    # streams. One stream on one A100 runs at 90 (vllm-project/vllm#22331): at this size the fixed
+    # cost of 36 MoE layers (MOE_LAYER_FIXED_S) outweighs the bytes, so an H100 is only a bit faster.
+    assert 70 < speed.tokens_per_s < 200
 
 
 def test_dense_decode_skips_the_input_embedding_table() -> None:
@@ -257,3 +279,35 @@ def test_sliding_window_layers_count_in_vllms_tokens_but_take_only_their_window(
     assert cap.kv_cache_tokens == vllm.kv_cache_tokens(cap.kv_cache_bytes, every_layer)
     plain = cap.kv_cache_tokens // 4096
     assert 1.8 * plain < cap.max_concurrency < 2.0 * plain + 2
+
+
+def test_allreduce_latency_follows_nccls_ring_model() -> None:
+    nvlink, pcie = CATALOG.gpus["h200"], CATALOG.gpus["rtx4090-48gb"]
+    assert allreduce_latency_s(nvlink, 2) == pytest.approx(6.6e-6 + 2 * 0.6e-6)
+    assert allreduce_latency_s(nvlink, 8) == pytest.approx(6.6e-6 + 14 * 0.6e-6)
+    assert allreduce_latency_s(pcie, 4) == pytest.approx(6.6e-6 + 6 * 1.0e-6)
+
+
+def test_fixed_step_cost_only_where_it_is_paid() -> None:
+    h200 = CATALOG.gpus["h200"]
+    dense, moe = arch_of(CATALOG.models["llama-3.1-70b"]), arch_of(CATALOG.models["deepseek-r1"])
+    assert dense is not None and moe is not None
+    assert fixed_step_s(dense, h200, 1, Engine.VLLM) == 0.0  # one card, dense: bytes only
+    assert fixed_step_s(dense, h200, 4, Engine.TRANSFORMERS) == 0.0  # whole layers, no all-reduce
+    assert fixed_step_s(dense, h200, 4, Engine.VLLM) == pytest.approx(80 * 2 * allreduce_latency_s(h200, 4))
+    assert fixed_step_s(moe, h200, 1, Engine.VLLM) == pytest.approx(61 * MOE_LAYER_FIXED_S)
+
+
+def test_deepseek_r1_on_eight_h200_decodes_like_published_runs() -> None:
+    r = run(task="inference", model="deepseek-r1", engine="vllm", gpus=["h200"], num_gpus=8)
+    speed = next(t for t in r.throughput if (t.gpu, t.count) == ("h200", 8)).tokens_per_s
+    assert 13 < speed < 78  # published single-stream runs 13-78; the bytes alone gave 471
+    codes = {a.code: a.params for a in r.assumptions}
+    assert codes["decode_moe_layers"] == {"layers": 61, "us": 220}
+    assert codes["decode_allreduce"] == {"count": 8, "us": 15.0, "per_layer": 2}
+
+
+def test_a_dense_model_on_one_card_has_no_fixed_step_notes() -> None:
+    codes = {a.code for a in run(task="inference", model="llama-3.1-8b", gpus=["h100-sxm"]).assumptions}
+    assert "decode_bandwidth_bound" in codes
+    assert not codes & {"decode_moe_layers", "decode_allreduce"}

@@ -238,8 +238,10 @@ assumption-outside_measured_range = { $dimension ->
 assumption-few_measured_cases = Few published measurements of this kind of workload ({ $cases }): the range ±{ $percent }% is the error over all measured cases.
 assumption-decode_bandwidth_bound = Decode speed = memory bandwidth × { NUMBER($efficiency, style: "percent") } / bytes read per token (weights + KV cache).
 assumption-vllm_budget = Verdicts compare with vLLM's share of each card ({ $percent }%, gpu_memory_utilization); what the model leaves of it is KV cache (its size in tokens is shown with the speed).
-assumption-decode_tensor_parallel = vLLM splits every layer over the cards (tensor parallel, { $interconnect }): each doubling of cards keeps { $percent }% of the ideal gain, the rest goes to the all-reduces between layers.
+assumption-decode_tensor_parallel = vLLM splits every layer over the cards (tensor parallel, { $interconnect }): each doubling of cards keeps { $percent }% of the ideal gain in bandwidth.
 assumption-decode_layer_split = Several cards hold consecutive layers: a token passes them in turn, so decoding is no faster than on one card (vLLM tensor parallelism would be).
+assumption-decode_allreduce = Each layer also waits for { $per_layer } all-reduces between the cards, ~{ $us } µs each on { $count } cards (NCCL's latency model).
+assumption-decode_moe_layers = A mixture of experts also spends a fixed ~{ $us } µs per layer on routing and small expert matrices ({ $layers } layers), whatever the card: for a few users it can outweigh the bandwidth.
 
 ## Request fields, for error messages
 field-text = the text
