@@ -48,12 +48,17 @@ from bot.handlers import admin, routers
 from bot.handlers.commands import set_commands
 from bot.i18n import build_i18n
 from bot.storage import DeferredStateMiddleware, build_storage
+from bot.typing_action import TYPING_AFTER_S, StopTypingOnAnswer, start_typing
 from core.catalog import Catalog, default_catalog, load_catalog
 
 log = logging.getLogger(__name__)
 SHUTDOWN_GRACE_S = inbox.SHUTDOWN_GRACE_S
 EARLY_ANSWER_S = 0.5
 """A button press whose handler has not answered by then is answered empty (the spinner stops)."""
+BUSY_UPDATES = 8
+"""Updates in hand above which a button press is answered at once (see BotDispatcher): with up to
+this many ahead of it (each ~10-20 ms of CPU: the answer's estimate and texts, its SQLite writes),
+the handler's own answer still comes within a few hundred ms."""
 HEALTH_TIMEOUT_S = 3.0
 
 
@@ -72,6 +77,10 @@ class CallbackTicket:
 
     def answer_after(self, delay: float) -> None:
         self._timer = asyncio.get_running_loop().call_later(delay, self._answer_early)
+
+    def answer_now(self) -> None:
+        """Answer empty right away, in its own task (the update goes on meanwhile)."""
+        self._answer_early()
 
     def _answer_early(self) -> None:
         if not self.answered:
@@ -128,11 +137,18 @@ class TicketCallbackAnswerMiddleware(CallbackAnswerMiddleware):
 
 
 class BotDispatcher(InboxDispatcher):
-    """The inbox dispatcher, answering callback queries early when their handling is slow. Its FSM
-    middleware leaves reading the state to DbSessionMiddleware (one read per update, in its session)."""
+    """The inbox dispatcher, answering callback queries early when their handling is slow, and
+    showing "typing…" when an answer is slow (bot.typing_action). Its FSM middleware leaves reading
+    the state to DbSessionMiddleware (one read per update, in its session).
 
-    def __init__(self, **kwargs: Any) -> None:
+    A button press is answered by its handler (which may show a toast: "this button is outdated",
+    "too many presses"), or empty by a timer after EARLY_ANSWER_S. When more than BUSY_UPDATES
+    updates are in hand it is answered empty at once, before any database work: its handler would
+    wait behind theirs, and the spinner must stop within a second (a toast is then not shown)."""
+
+    def __init__(self, *, typing_after_s: float = TYPING_AFTER_S, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.typing_after_s = typing_after_s
         self.update.outer_middleware.unregister(self.fsm)
         self.fsm = DeferredStateMiddleware(
             storage=self.fsm.storage, strategy=self.fsm.strategy, events_isolation=self.fsm.events_isolation
@@ -140,14 +156,23 @@ class BotDispatcher(InboxDispatcher):
         self.update.outer_middleware(self.fsm)
 
     async def feed_update(self, bot: Bot, update: Update, **kwargs: Any) -> Any:
-        if update.callback_query is None or "callback_ticket" in kwargs:
+        if "callback_ticket" in kwargs:
             return await super().feed_update(bot, update, **kwargs)
-        ticket = CallbackTicket(bot, update.callback_query.id)
-        ticket.answer_after(EARLY_ANSWER_S)
+        typing = start_typing(bot, update, self.typing_after_s)
+        ticket = None
+        if update.callback_query is not None:
+            ticket = kwargs["callback_ticket"] = CallbackTicket(bot, update.callback_query.id)
+            if len(self.handling) > BUSY_UPDATES:
+                ticket.answer_now()
+            else:
+                ticket.answer_after(EARLY_ANSWER_S)
         try:
-            return await super().feed_update(bot, update, callback_ticket=ticket, **kwargs)
+            return await super().feed_update(bot, update, **kwargs)
         finally:
-            ticket.cancel()
+            if ticket is not None:
+                ticket.cancel()
+            if typing is not None:
+                typing.stop()
 
 
 class RetryAfterMiddleware(BaseRequestMiddleware):
@@ -231,6 +256,7 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
     # Outermost first: the update's transaction is committed before a call, then 429s are waited out.
     bot.session.middleware(CommitBeforeTelegramCall())
     bot.session.middleware(RetryAfterMiddleware())
+    bot.session.middleware(StopTypingOnAnswer())
     if sqlite_file(settings.database_url) is not None:
         await migrate_if_due(settings.database_url)
     engine = create_engine(settings.database_url)

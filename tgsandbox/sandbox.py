@@ -22,7 +22,7 @@ from .methods import find_method
 from .params import Params, decode_json_params
 from .server import make_app, run_method
 from .state import ChatMessage, RecordedRequest
-from .telegram import FakeTelegram, FaultRule, FloodRule, Gate
+from .telegram import FakeTelegram, FaultRule, FloodRule, Gate, Latency
 
 
 class LocalAiohttpSession(AiohttpSession):
@@ -180,6 +180,13 @@ class Sandbox:
         """Hold the bot's calls of ``methods`` (all: None) after the first ``after``, before they take
         effect, until ``gate.release()``; ``gate.held`` is how many wait now."""
         gate = Gate(frozenset(m.lower() for m in methods) if methods is not None else None, after)
+        self.telegram.gates.append(gate)
+        return gate
+
+    def latency(self, seconds: float, methods: Iterable[str] | None = None) -> Latency:
+        """Answer the bot's calls of ``methods`` (all: None; getUpdates' long poll is never delayed)
+        ``seconds`` later, as a Bot API server that far away would; ``gate.release()`` ends it."""
+        gate = Latency(seconds, frozenset(m.lower() for m in methods) if methods is not None else None)
         self.telegram.gates.append(gate)
         return gate
 

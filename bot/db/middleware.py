@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db import repository
 from bot.db.models import User, utc_now
+from bot.db.turn import turn_of
 from bot.storage import current_update_session, has_unwritten_changes
 
 logger = logging.getLogger(__name__)
@@ -186,7 +187,8 @@ class CommitBeforeTelegramCall(BaseRequestMiddleware):
     """Bot session middleware: commits the update's transaction before the update's Telegram call.
 
     Register it before any middleware that may wait (RetryAfterMiddleware): nothing is held while
-    Telegram answers or while flood control is waited out.
+    Telegram answers or while flood control is waited out — neither a transaction nor, on SQLite, the
+    write turn (bot.db.turn), which the update takes back when the call is done.
     """
 
     async def __call__(
@@ -196,13 +198,18 @@ class CommitBeforeTelegramCall(BaseRequestMiddleware):
         method: TelegramMethod[TelegramType],
     ) -> Response[TelegramType]:
         session = current_update_session.get()
-        if (
-            session is not None
-            and (session.in_transaction() or has_unwritten_changes(session))
-            and _session_owner.get() is asyncio.current_task()
-        ):
+        if session is None or _session_owner.get() is not asyncio.current_task():
+            return await make_request(bot, method)
+        if session.in_transaction() or has_unwritten_changes(session):
             await session.commit()
-        return await make_request(bot, method)
+        turn = turn_of(session)
+        if turn is None:
+            return await make_request(bot, method)
+        depth = turn.pause()  # other updates write while this one waits on Telegram
+        try:
+            return await make_request(bot, method)
+        finally:
+            await turn.resume(depth)
 
 
 async def forget_old_updates(
