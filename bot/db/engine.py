@@ -14,6 +14,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 import migrations
+from bot.db.inline_sqlite import inline_creator
 from bot.db.turn import TURN_KEY, TurnSession, WriteTurn
 
 if TYPE_CHECKING:
@@ -48,7 +49,9 @@ def create_engine(url: str) -> AsyncEngine:
         path.parent.mkdir(parents=True, exist_ok=True)
     # Connections are kept, not opened per burst: an overflow connection closed on return costs a new
     # thread, a connect and the PRAGMAs the next time (aiosqlite).
-    engine = create_async_engine(url, pool_size=SQLITE_POOL_SIZE, max_overflow=SQLITE_POOL_OVERFLOW)
+    engine = create_async_engine(
+        url, pool_size=SQLITE_POOL_SIZE, max_overflow=SQLITE_POOL_OVERFLOW, async_creator=inline_creator(url)
+    )
     event.listen(engine.sync_engine, "connect", _tune_sqlite)
     return engine
 
