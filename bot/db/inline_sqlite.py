@@ -60,9 +60,10 @@ def inline_creator(url: str) -> Callable[[], InlineConnection]:
     from sqlalchemy.dialects.sqlite.aiosqlite import SQLiteDialect_aiosqlite
 
     args, kwargs = SQLiteDialect_aiosqlite().create_connect_args(make_url(url))
+    connect: Callable[..., sqlite3.Connection] = sqlite3.connect
 
     def connector() -> sqlite3.Connection:
-        return sqlite3.connect(*args, **kwargs)
+        return connect(*args, **kwargs)
 
     def creator() -> InlineConnection:
         return InlineConnection(connector)
