@@ -52,6 +52,7 @@ PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/test"
 PG_DATABASE = "bench_load"
 REDIS_URL = "redis://127.0.0.1:6379/0"
 WEBHOOK_SECRET = "bench-secret"
+WEBHOOK_CONNECTIONS = 40  # Telegram's default max_connections: updates POSTed in parallel
 
 BARE_BOT = """
 import asyncio, os, signal
@@ -277,7 +278,9 @@ async def stop_process(process: asyncio.subprocess.Process) -> str:
 async def run(
     name: str, args: argparse.Namespace, variant: Variant, argv: list[str], env: dict[str, str]
 ) -> Figures:
-    async with Sandbox(reply_timeout=60, first_update_id=int(time.time() * 1000)) as sandbox:
+    async with Sandbox(
+        reply_timeout=60, first_update_id=int(time.time() * 1000), webhook_connections=WEBHOOK_CONNECTIONS
+    ) as sandbox:
         if variant.latency_s:
             sandbox.latency(variant.latency_s)
         port = free_port()
@@ -363,6 +366,10 @@ async def full_bot_env(variant: Variant, directory: Path) -> tuple[dict[str, str
         return env, nothing
     prefix = f"bench-load-{os.getpid()}"
     env |= {"DATABASE_URL": await fresh_postgres(), "REDIS_URL": REDIS_URL, "REDIS_KEY_PREFIX": prefix}
+    # A shared database is migrated apart (`python -m bot migrate`), not by the bot at start.
+    migrate = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "migrate", cwd=ROOT, env=env)
+    if await migrate.wait() != 0:
+        raise RuntimeError("python -m bot migrate failed")
 
     async def cleanup() -> None:
         await forget_redis(prefix)
