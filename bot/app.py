@@ -303,7 +303,8 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
         catalog=catalog_for(settings),
         settings=settings,
     )
-    dp.update.outer_middleware(DbSessionMiddleware(sessionmaker))
+    single_process = engine.dialect.name == "sqlite"  # the embedded database: one process owns it
+    dp.update.outer_middleware(DbSessionMiddleware(sessionmaker, single_process=single_process))
     i18n = build_i18n(settings.default_language)
     i18n.setup(dp)  # after the DB middleware: the locale comes from the users table
     dp.callback_query.middleware(TicketCallbackAnswerMiddleware())
