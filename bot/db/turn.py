@@ -14,6 +14,11 @@ in hand first keeps latency and the number of updates in flight down; so does re
 batch in the inbox, `ahead_of_updates`, which every new update waits for). Between Telegram calls an
 update's session only computes and talks to SQLite, in the same process: nothing slow is held.
 
+With SQLite's calls run in place on the event loop (bot.db.inline_sqlite) the turn is also what
+keeps that safe: a write transaction left open across an ``await`` (a handler reading a file in a
+thread between two statements) would make the next writer wait inside SQLite, blocking the loop —
+and with it the holder that would end the wait. With turns, the next writer waits here, in asyncio.
+
 The turn is reentrant per task (a session opened inside another of the same task does not wait for
 itself) and released in ``finally`` blocks of the task that took it, so a cancelled or failing
 update cannot leave it taken. Only for SQLite: PostgreSQL has row locks and many writers.
