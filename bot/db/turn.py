@@ -144,12 +144,14 @@ _GRANTED: Any = _Granted()
 
 class TurnSession(AsyncSession):
     """An AsyncSession that takes its sessionmaker's `WriteTurn` for as long as it is open
-    (``async with sessionmaker() as session``); plain AsyncSession behaviour otherwise."""
+    (``async with sessionmaker() as session``); plain AsyncSession behaviour otherwise (the bot opens
+    every session so; ``sessionmaker.begin()`` would not take the turn, nor release one)."""
 
     async def __aenter__(self) -> TurnSession:
         turn: WriteTurn | None = self.info.get(TURN_KEY)
         if turn is not None:
             await turn.acquire(resume=_ahead.get())
+            self.info[_TAKEN] = True
         return self
 
     async def __aexit__(self, type_: Any, value: Any, traceback: Any) -> None:
@@ -157,8 +159,11 @@ class TurnSession(AsyncSession):
             await super().__aexit__(type_, value, traceback)
         finally:
             turn: WriteTurn | None = self.info.get(TURN_KEY)
-            if turn is not None:
+            if turn is not None and self.info.pop(_TAKEN, False):
                 turn.release()
+
+
+_TAKEN = "write_turn_taken"
 
 
 def turn_of(session: AsyncSession) -> WriteTurn | None:
