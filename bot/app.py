@@ -2,7 +2,9 @@
 
 Delivery (bot.db.inbox): updates are recorded before Telegram is told they arrived, handled from
 memory with short transactions (bot.db.middleware), and drained on shutdown before the texts, the
-storage and the database close. Button presses are answered within EARLY_ANSWER_S.
+storage and the database close. Button presses are answered within EARLY_ANSWER_S, at once when
+the bot is busy (BUSY_UPDATES); a slow answer shows "typing…" (bot.typing_action). On SQLite the
+writers take turns (bot.db.turn) and SQLite runs in place (bot.db.inline_sqlite).
 """
 
 from __future__ import annotations
