@@ -55,8 +55,12 @@ from core.catalog import Catalog, default_catalog, load_catalog
 
 log = logging.getLogger(__name__)
 SHUTDOWN_GRACE_S = inbox.SHUTDOWN_GRACE_S
-EARLY_ANSWER_S = 0.5
-"""A button press whose handler has not answered by then is answered empty (the spinner stops)."""
+EARLY_ANSWER_S = 0.25
+"""A button press whose handler has not answered by then is answered empty (the spinner stops).
+A handler answers within ~20-50 ms when the bot is not crowded (its toast is shown); the press of
+a user whose previous update still runs waits for it (one update per user at a time), and under a
+loaded event loop the timer's own call takes a few hundred ms more: 0.25 s keeps the spinner well
+inside a second (0.5 s left it past a second in one 50-user run of bench/bot_load.py)."""
 BUSY_UPDATES = 8
 """Updates in hand above which a button press is answered at once (see BotDispatcher): with up to
 this many ahead of it (each ~10-20 ms of CPU: the answer's estimate and texts, its SQLite writes),
