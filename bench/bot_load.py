@@ -1,10 +1,21 @@
-"""Load through tgsandbox: N simulated users each asking Q questions in a row, the full bot (polling,
-embedded SQLite, inbox) against a bare aiogram bot on the same sandbox, in the same run.
+"""Load through tgsandbox: N simulated users walking the dialog at once (each asks Q questions in a row,
+each answer followed by a press of "📋 Details"), the full bot against a bare aiogram bot, in the same run.
 
-    python bench/bot_load.py [--users 50] [--questions 4]
+    python bench/bot_load.py [--users 50] [--questions 4] [--mode polling|webhook]
+                             [--backend sqlite|pg] [--latency-ms 0] [--no-buttons]
 
-Prints updates/s and p50/p95/p99 reaction (the user's message → the bot's sendMessage, as the
-sandbox records them). Figures, not a test.
+Each bot runs as its own process, as in production (the sandbox and the users are this process): the
+full bot is `python -m bot` in polling mode; in webhook mode it is `create_app` + `build_webhook_app`
+(what `python -m bot webhook` serves, on a plain http://127.0.0.1 port, which the real command refuses).
+``--backend pg``: PostgreSQL at 127.0.0.1:5432 (a database of its own, ``bench_load``, made afresh)
+and Redis at 127.0.0.1:6379 (FSM, key prefix ``bench-load-<pid>``, removed afterwards): the
+multi-replica configuration. ``--latency-ms``: every Bot API call of the bots answered that much later
+(the round trip to api.telegram.org; getUpdates' long poll excepted). Both bots first serve a few
+warm-up users (not counted: the first answers build pydantic and Fluent caches).
+
+Prints, per bot: updates/s, reaction p50/p95/p99/max (a user's message → the bot's sendMessage;
+a button → its answerCallbackQuery, as the sandbox recorded them), callbacks answered within 1 s,
+walks completed, the bot process's CPU per update; then full/bare. Figures, not a test.
 """
 
 from __future__ import annotations
@@ -12,6 +23,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
+import signal
+import socket
 import statistics
 import sys
 import tempfile
@@ -21,19 +35,100 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aiogram import Bot, Dispatcher, Router
-from aiogram.types import CallbackQuery, Message, Update
-from pydantic import SecretStr
+from aiogram.types import CallbackQuery, Update
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-from bot.app import create_app
-from bot.callbacks import Nav, NavCB
-from bot.config import Settings
-from tgsandbox import Sandbox
+from bot.callbacks import Nav, NavCB  # noqa: E402
+from tgsandbox import Sandbox  # noqa: E402
 
 QUESTION = "qwen3 8b int4 {n}k"
 DETAILS = NavCB(action=Nav.DETAILS).pack()
+WARMUP_USERS = 3
+FIRST_USER_ID = 10_000
+WALK_TIMEOUT_S = 600.0
+PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/test"
+PG_DATABASE = "bench_load"
+REDIS_URL = "redis://127.0.0.1:6379/0"
+WEBHOOK_SECRET = "bench-secret"
+WEBHOOK_CONNECTIONS = 40  # Telegram's default max_connections: updates POSTed in parallel
+
+BARE_BOT = """
+import asyncio, os, signal
+from aiogram import Bot, Dispatcher, Router
+from aiogram.client.session.aiohttp import AiohttpSession
+from aiogram.client.telegram import TelegramAPIServer
+from aiogram.types import CallbackQuery, Message
+
+router = Router()
+
+@router.message()
+async def answer(message: Message) -> None:
+    await message.answer(f"answer to {message.text}")
+
+@router.callback_query()
+async def pressed(query: CallbackQuery) -> None:
+    await query.answer()
+
+async def main() -> None:
+    session = AiohttpSession(api=TelegramAPIServer.from_base(os.environ["TELEGRAM_API_URL"]))
+    bot = Bot(os.environ["BOT_TOKEN"], session=session)
+    dp = Dispatcher()
+    dp.include_router(router)
+    if os.environ["BENCH_MODE"] == "polling":
+        await dp.start_polling(bot)
+        return
+    from aiohttp import web
+    from aiogram.webhook.aiohttp_server import SimpleRequestHandler, setup_application
+    app = web.Application()
+    SimpleRequestHandler(dp, bot, secret_token=os.environ["BENCH_SECRET"]).register(app, path="/webhook")
+    setup_application(app, dp, bot=bot)
+    await serve(app, bot, dp.resolve_used_update_types())
+
+async def serve(app, bot, allowed) -> None:
+    from aiohttp import web
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", int(os.environ["BENCH_PORT"])).start()
+    url = f"http://127.0.0.1:{os.environ['BENCH_PORT']}/webhook"
+    await bot.set_webhook(url, secret_token=os.environ["BENCH_SECRET"], allowed_updates=allowed)
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    await stop.wait()
+    await runner.cleanup()
+
+asyncio.run(main())
+"""
+
+FULL_WEBHOOK_BOT = """
+import gc
+gc.disable()  # as `python -m bot`: no collections while importing; the startup freezes and enables
+import asyncio, os, signal
+from aiohttp import web
+from bot.app import build_webhook_app, create_app
+from bot.config import load_settings
+
+async def main() -> None:
+    app = await create_app(load_settings())
+    web_app = build_webhook_app(app, secret=os.environ["BENCH_SECRET"])
+    runner = web.AppRunner(web_app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", int(os.environ["BENCH_PORT"])).start()
+    await app.bot.set_webhook(
+        f"http://127.0.0.1:{os.environ['BENCH_PORT']}/webhook", secret_token=os.environ["BENCH_SECRET"],
+        allowed_updates=app.dp.resolve_used_update_types(),
+    )
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+        await app.close()
+
+asyncio.run(main())
+"""
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -43,10 +138,10 @@ def percentile(values: list[float], p: float) -> float:
 
 class Arrivals:
     """The sandbox's request log, telling waiters when a chat gets a call (no polling of the log:
-    the bench must not cost the bot the CPU it measures)."""
+    the bench must not take the CPU it measures)."""
 
     def __init__(self, sandbox: Sandbox) -> None:
-        self.counts: dict[tuple[int | None, str], int] = {}
+        self.times: dict[tuple[int | None, str], list[float]] = {}
         self.events: dict[tuple[int | None, str], asyncio.Event] = {}
         arrivals = self
 
@@ -54,19 +149,21 @@ class Arrivals:
             def append(self, request: Any) -> None:
                 super().append(request)
                 key = (request.chat_id, request.method.lower())
-                arrivals.counts[key] = arrivals.counts.get(key, 0) + 1
+                arrivals.times.setdefault(key, []).append(request.at)
                 if (event := arrivals.events.pop(key, None)) is not None:
                     event.set()
 
         sandbox.telegram.requests = Log(sandbox.telegram.requests)
-        self.log = sandbox.telegram.requests
+
+    def count(self, chat_id: int, method: str) -> int:
+        return len(self.times.get((chat_id, method.lower()), ()))
 
     async def wait(self, chat_id: int, method: str, more_than: int) -> float:
         """The time of the chat's first ``method`` call after the first ``more_than`` ones."""
         key = (chat_id, method.lower())
-        while self.counts.get(key, 0) <= more_than:
+        while len(self.times.get(key, ())) <= more_than:
             await self.events.setdefault(key, asyncio.Event()).wait()
-        return [r for r in self.log if r.chat_id == chat_id and r.method.lower() == key[1]][more_than].at
+        return self.times[key][more_than]
 
 
 @dataclass
@@ -75,22 +172,32 @@ class Figures:
     reactions: list[float] = field(default_factory=list)
     callbacks: list[float] = field(default_factory=list)
     walks: int = 0
+    cpu_s: float = 0.0
+
+    @property
+    def updates(self) -> int:
+        return len(self.reactions) + len(self.callbacks)
+
+    @property
+    def rate(self) -> float:
+        return self.updates / self.seconds if self.seconds else 0.0
 
 
-async def drive(sandbox: Sandbox, users: int, questions: int, first_id: int, buttons: bool) -> Figures:
+async def drive(
+    sandbox: Sandbox, arrivals: Arrivals, users: int, questions: int, first_id: int, buttons: bool
+) -> Figures:
     """Every user asks its questions one after the other, each followed by "📋 Details" (a button)."""
     figures = Figures()
-    arrivals = Arrivals(sandbox)
 
     async def walk(user_id: int) -> None:
         user = sandbox.user(id=user_id, language_code="ru")
         for n in range(questions):
-            answered = arrivals.counts.get((user_id, "sendmessage"), 0)
+            answered = arrivals.count(user_id, "sendMessage")
             started = time.monotonic()
             await user.post(QUESTION.format(n=2**n))
             figures.reactions.append(await arrivals.wait(user_id, "sendMessage", answered) - started)
             if buttons:
-                pressed = arrivals.counts.get((user_id, "answercallbackquery"), 0)
+                pressed = arrivals.count(user_id, "answerCallbackQuery")
                 started = time.monotonic()
                 await press(sandbox, user, DETAILS)
                 answered_at = await arrivals.wait(user_id, "answerCallbackQuery", pressed)
@@ -98,7 +205,9 @@ async def drive(sandbox: Sandbox, users: int, questions: int, first_id: int, but
         figures.walks += 1
 
     began = time.monotonic()
-    await asyncio.wait_for(asyncio.gather(*(walk(first_id + i) for i in range(users))), 300)
+    walks = asyncio.gather(*(walk(first_id + i) for i in range(users)))
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(walks, WALK_TIMEOUT_S)
     figures.seconds = time.monotonic() - began
     return figures
 
@@ -114,95 +223,194 @@ async def press(sandbox: Sandbox, user: Any, data: str) -> None:
     await user._push(Update(update_id=0, callback_query=callback), None)
 
 
-async def run(
-    name: str, users: int, questions: int, start: Callable[[Sandbox], Awaitable[Any]], buttons: bool
-) -> Figures:
-    async with Sandbox(reply_timeout=60) as sandbox:
-        stop = await start(sandbox)
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Variant:
+    mode: str  # polling | webhook
+    backend: str  # sqlite | pg
+    latency_s: float
+
+
+async def start_process(
+    sandbox: Sandbox, argv: list[str], env: dict[str, str], mode: str
+) -> asyncio.subprocess.Process:
+    """Start a bot and wait until it takes updates (its first getUpdates, or its webhook set)."""
+    polls = sandbox.polls
+    process = await asyncio.create_subprocess_exec(
+        *argv, cwd=ROOT, env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE
+    )
+
+    def ready() -> bool:
+        return sandbox.polls > polls if mode == "polling" else bool(sandbox.webhook_info().get("url"))
+
+    deadline = time.monotonic() + 120
+    while not ready():
+        if process.returncode is not None or time.monotonic() > deadline:
+            err = (await process.stderr.read()).decode() if process.stderr else ""
+            raise RuntimeError(f"{argv[:3]} did not start (exit {process.returncode}):\n{err[-3000:]}")
+        await asyncio.sleep(0.01)  # start-up only, before anything is measured
+    return process
+
+
+async def stop_process(process: asyncio.subprocess.Process) -> str:
+    if process.returncode is None:
+        process.send_signal(signal.SIGTERM)
         try:
-            figures = await drive(sandbox, users, questions, 10_000, buttons)
+            await asyncio.wait_for(process.wait(), 30)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+    err = (await process.stderr.read()).decode(errors="replace") if process.stderr else ""
+    return err
+
+
+async def run(
+    name: str, args: argparse.Namespace, variant: Variant, argv: list[str], env: dict[str, str]
+) -> Figures:
+    async with Sandbox(
+        reply_timeout=60, first_update_id=int(time.time() * 1000), webhook_connections=WEBHOOK_CONNECTIONS
+    ) as sandbox:
+        if variant.latency_s:
+            sandbox.latency(variant.latency_s)
+        port = free_port()
+        env = env | {
+            "BOT_TOKEN": sandbox.token, "TELEGRAM_API_URL": sandbox.base_url, "BENCH_PORT": str(port),
+            "BENCH_MODE": variant.mode, "BENCH_SECRET": WEBHOOK_SECRET,
+        }  # fmt: skip
+        arrivals = Arrivals(sandbox)
+        process = await start_process(sandbox, argv, env, variant.mode)
+        try:
+            await drive(sandbox, arrivals, WARMUP_USERS, 1, 1, not args.no_buttons)
+            cpu = cpu_seconds(process.pid)
+            figures = await drive(
+                sandbox, arrivals, args.users, args.questions, FIRST_USER_ID, not args.no_buttons
+            )
+            figures.cpu_s = cpu_seconds(process.pid) - cpu
         finally:
-            await stop()
+            err = await stop_process(process)
+        if "Traceback" in err or "ERROR" in err:
+            print(f"{name}: its log has errors:\n{err[-3000:]}", file=sys.stderr)
+    report(name, figures, args.users)
+    return figures
+
+
+def report(name: str, figures: Figures, users: int) -> None:
+    if not figures.reactions:
+        print(f"{name:9} no answers")
+        return
     ms = [r * 1000 for r in figures.reactions]
-    updates = len(figures.reactions) + len(figures.callbacks)
     line = (
-        f"{name:10} {updates / figures.seconds:8.1f} updates/s   "
-        f"reaction p50 {statistics.median(ms):6.0f} ms  p95 {percentile(ms, 95):6.0f} ms  "
-        f"p99 {percentile(ms, 99):6.0f} ms   walks {figures.walks}/{users}"
+        f"{name:9} {figures.rate:7.1f} updates/s  reaction p50 {statistics.median(ms):5.0f} ms"
+        f"  p95 {percentile(ms, 95):5.0f}  p99 {percentile(ms, 99):5.0f}  max {max(ms):5.0f}"
+        f"  walks {figures.walks}/{users}  cpu {figures.cpu_s / max(figures.updates, 1) * 1000:.1f} ms/update"
     )
     if figures.callbacks:
         within = sum(c <= 1.0 for c in figures.callbacks)
         cb = [c * 1000 for c in figures.callbacks]
-        line += f"   callbacks ≤1 s {within}/{len(cb)} (p99 {percentile(cb, 99):.0f} ms)"
-    print(line, flush=True)
-    return figures
-
-
-def polling(dp: Dispatcher, bot: Bot) -> Callable[[], Awaitable[None]]:
-    task = asyncio.create_task(dp.start_polling(bot, handle_signals=False, polling_timeout=1))
-
-    async def stop() -> None:
-        with contextlib.suppress(RuntimeError):
-            await dp.stop_polling()
-        await task
-
-    return stop
-
-
-async def full_bot(directory: Path) -> Callable[[Sandbox], Awaitable[Any]]:
-    async def start(sandbox: Sandbox) -> Callable[[], Awaitable[None]]:
-        settings = Settings(
-            _env_file=None,  # type: ignore[call-arg]
-            database_url=f"sqlite+aiosqlite:///{directory / 'bot.sqlite3'}",
-            bot_token=SecretStr(sandbox.token),
-            telegram_api_url=sandbox.base_url,
+        line += (
+            f"  callbacks ≤1 s {within}/{len(cb)} (p99 {percentile(cb, 99):.0f} ms, max {max(cb):.0f})"
         )
-        app = await create_app(settings, bot=sandbox.make_bot())
-        stop_polling = polling(app.dp, app.bot)
-
-        async def stop() -> None:
-            await stop_polling()
-            await app.close()
-
-        return stop
-
-    return start
+    print(line, flush=True)
 
 
-async def bare_bot(sandbox: Sandbox) -> Callable[[], Awaitable[None]]:
-    router = Router()
+async def fresh_postgres() -> str:
+    import asyncpg
 
-    @router.message()
-    async def answer(message: Message) -> None:
-        await message.answer(f"answer to {message.text}")
+    admin = await asyncpg.connect(PG_ADMIN_URL)
+    try:
+        await admin.execute(f"DROP DATABASE IF EXISTS {PG_DATABASE} WITH (FORCE)")
+        await admin.execute(f"CREATE DATABASE {PG_DATABASE}")
+    finally:
+        await admin.close()
+    return f"postgresql+asyncpg://postgres@127.0.0.1:5432/{PG_DATABASE}"
 
-    @router.callback_query()
-    async def pressed(query: CallbackQuery) -> None:
-        await query.answer()
 
-    dp = Dispatcher()
-    dp.include_router(router)
-    return polling(dp, sandbox.make_bot())
+async def forget_redis(prefix: str) -> None:
+    from redis.asyncio import Redis
+
+    redis = Redis.from_url(REDIS_URL)
+    try:
+        keys = [key async for key in redis.scan_iter(match=f"{prefix}:*")]
+        if keys:
+            await redis.delete(*keys)
+    finally:
+        await redis.aclose()
+
+
+Cleanup = Callable[[], Awaitable[None]]
+
+
+async def full_bot_env(variant: Variant, directory: Path) -> tuple[dict[str, str], Cleanup]:
+    env = {
+        key: value for key, value in os.environ.items()
+        if key not in {"REDIS_URL", "REDIS_KEY_PREFIX", "WEBHOOK_URL", "WEBHOOK_SECRET", "OFFERS_FILE"}
+    }  # fmt: skip
+    env |= {"LOG_LEVEL": "WARNING", "PYTHONPATH": str(ROOT), "DEFAULT_LANGUAGE": "ru"}
+
+    async def nothing() -> None:
+        return None
+
+    if variant.backend == "sqlite":
+        env["DATABASE_URL"] = f"sqlite+aiosqlite:///{directory / 'bot.sqlite3'}"
+        return env, nothing
+    prefix = f"bench-load-{os.getpid()}"
+    env |= {"DATABASE_URL": await fresh_postgres(), "REDIS_URL": REDIS_URL, "REDIS_KEY_PREFIX": prefix}
+    # A shared database is migrated apart (`python -m bot migrate`), not by the bot at start.
+    migrate = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "migrate", cwd=ROOT, env=env)
+    if await migrate.wait() != 0:
+        raise RuntimeError("python -m bot migrate failed")
+
+    async def cleanup() -> None:
+        await forget_redis(prefix)
+
+    return env, cleanup
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser()
+    formatter = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=formatter)
     parser.add_argument("--users", type=int, default=50)
     parser.add_argument("--questions", type=int, default=4, help="at most 8: the per-user throttle")
+    parser.add_argument("--mode", choices=("polling", "webhook"), default="polling")
+    parser.add_argument("--backend", choices=("sqlite", "pg"), default="sqlite")
+    parser.add_argument("--latency-ms", type=float, default=0.0, help="added Bot API round trip")
     parser.add_argument("--no-buttons", action="store_true", help="questions only, no button presses")
     args = parser.parse_args()
-    buttons = not args.no_buttons
-    with tempfile.TemporaryDirectory() as directory:
-        extra = " + a button each" if buttons else ""
-        print(f"{args.users} users × {args.questions} questions each{extra}")
-        bare = await run("bare", args.users, args.questions, bare_bot, buttons)
-        full = await run("full bot", args.users, args.questions, await full_bot(Path(directory)), buttons)
-    ratio = (len(bare.reactions) + len(bare.callbacks)) / bare.seconds
-    p99 = percentile(bare.reactions, 99)
+    variant = Variant(args.mode, args.backend, args.latency_ms / 1000)
+    extra = " + a button each" if not args.no_buttons else ""
     print(
-        f"full/bare: throughput {(len(full.reactions) + len(full.callbacks)) / full.seconds / ratio:.2f}×"
-        f"   p99 {percentile(full.reactions, 99) / p99:.1f}×"
+        f"{args.users} users × {args.questions} questions each{extra}; {args.mode}, {args.backend}, "
+        f"Bot API round trip +{args.latency_ms:.0f} ms",
+        flush=True,
     )
+    with tempfile.TemporaryDirectory() as directory:
+        env, cleanup = await full_bot_env(variant, Path(directory))
+        bare_env = env | {"PYTHONPATH": str(ROOT)}
+        try:
+            bare = await run("bare", args, variant, [sys.executable, "-c", BARE_BOT], bare_env)
+            full_argv = (
+                [sys.executable, "-m", "bot"] if args.mode == "polling"
+                else [sys.executable, "-c", FULL_WEBHOOK_BOT]
+            )  # fmt: skip
+            full = await run("full bot", args, variant, full_argv, env)
+        finally:
+            await cleanup()
+    if bare.reactions and full.reactions:
+        print(
+            f"full/bare: throughput {full.rate / bare.rate:.2f}×"
+            f"   p99 {percentile(full.reactions, 99) / percentile(bare.reactions, 99):.1f}×"
+        )
 
 
 if __name__ == "__main__":

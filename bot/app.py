@@ -2,7 +2,9 @@
 
 Delivery (bot.db.inbox): updates are recorded before Telegram is told they arrived, handled from
 memory with short transactions (bot.db.middleware), and drained on shutdown before the texts, the
-storage and the database close. Button presses are answered within EARLY_ANSWER_S.
+storage and the database close. Button presses are answered within EARLY_ANSWER_S, at once when
+the bot is busy (BUSY_UPDATES); a slow answer shows "typing…" (bot.typing_action). On SQLite the
+writers take turns (bot.db.turn) and SQLite runs in place (bot.db.inline_sqlite).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from aiogram import Bot, Dispatcher
+from aiogram import Bot, Dispatcher, Router
 from aiogram.client.default import DefaultBotProperties
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.session.middlewares.base import BaseRequestMiddleware, NextRequestMiddlewareType
@@ -48,12 +50,21 @@ from bot.handlers import admin, routers
 from bot.handlers.commands import set_commands
 from bot.i18n import build_i18n
 from bot.storage import DeferredStateMiddleware, build_storage
+from bot.typing_action import TYPING_AFTER_S, StopTypingOnAnswer, start_typing
 from core.catalog import Catalog, default_catalog, load_catalog
 
 log = logging.getLogger(__name__)
 SHUTDOWN_GRACE_S = inbox.SHUTDOWN_GRACE_S
-EARLY_ANSWER_S = 0.5
-"""A button press whose handler has not answered by then is answered empty (the spinner stops)."""
+EARLY_ANSWER_S = 0.25
+"""A button press whose handler has not answered by then is answered empty (the spinner stops).
+A handler answers within ~20-50 ms when the bot is not crowded (its toast is shown); the press of
+a user whose previous update still runs waits for it (one update per user at a time), and under a
+loaded event loop the timer's own call takes a few hundred ms more: 0.25 s keeps the spinner well
+inside a second (0.5 s left it past a second in one 50-user run of bench/bot_load.py)."""
+BUSY_UPDATES = 8
+"""Updates in hand above which a button press is answered at once (see BotDispatcher): with up to
+this many ahead of it (each ~10-20 ms of CPU: the answer's estimate and texts, its SQLite writes),
+the handler's own answer still comes within a few hundred ms."""
 HEALTH_TIMEOUT_S = 3.0
 
 
@@ -72,6 +83,10 @@ class CallbackTicket:
 
     def answer_after(self, delay: float) -> None:
         self._timer = asyncio.get_running_loop().call_later(delay, self._answer_early)
+
+    def answer_now(self) -> None:
+        """Answer empty right away, in its own task (the update goes on meanwhile)."""
+        self._answer_early()
 
     def _answer_early(self) -> None:
         if not self.answered:
@@ -128,11 +143,18 @@ class TicketCallbackAnswerMiddleware(CallbackAnswerMiddleware):
 
 
 class BotDispatcher(InboxDispatcher):
-    """The inbox dispatcher, answering callback queries early when their handling is slow. Its FSM
-    middleware leaves reading the state to DbSessionMiddleware (one read per update, in its session)."""
+    """The inbox dispatcher, answering callback queries early when their handling is slow, and
+    showing "typing…" when an answer is slow (bot.typing_action). Its FSM middleware leaves reading
+    the state to DbSessionMiddleware (one read per update, in its session).
 
-    def __init__(self, **kwargs: Any) -> None:
+    A button press is answered by its handler (which may show a toast: "this button is outdated",
+    "too many presses"), or empty by a timer after EARLY_ANSWER_S. When more than BUSY_UPDATES
+    updates are in hand it is answered empty at once, before any database work: its handler would
+    wait behind theirs, and the spinner must stop within a second (a toast is then not shown)."""
+
+    def __init__(self, *, typing_after_s: float = TYPING_AFTER_S, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.typing_after_s = typing_after_s
         self.update.outer_middleware.unregister(self.fsm)
         self.fsm = DeferredStateMiddleware(
             storage=self.fsm.storage, strategy=self.fsm.strategy, events_isolation=self.fsm.events_isolation
@@ -140,14 +162,23 @@ class BotDispatcher(InboxDispatcher):
         self.update.outer_middleware(self.fsm)
 
     async def feed_update(self, bot: Bot, update: Update, **kwargs: Any) -> Any:
-        if update.callback_query is None or "callback_ticket" in kwargs:
+        if "callback_ticket" in kwargs:
             return await super().feed_update(bot, update, **kwargs)
-        ticket = CallbackTicket(bot, update.callback_query.id)
-        ticket.answer_after(EARLY_ANSWER_S)
+        typing = start_typing(bot, update, self.typing_after_s)
+        ticket = None
+        if update.callback_query is not None:
+            ticket = kwargs["callback_ticket"] = CallbackTicket(bot, update.callback_query.id)
+            if len(self.handling) > BUSY_UPDATES:
+                ticket.answer_now()
+            else:
+                ticket.answer_after(EARLY_ANSWER_S)
         try:
-            return await super().feed_update(bot, update, callback_ticket=ticket, **kwargs)
+            return await super().feed_update(bot, update, **kwargs)
         finally:
-            ticket.cancel()
+            if ticket is not None:
+                ticket.cancel()
+            if typing is not None:
+                typing.stop()
 
 
 class RetryAfterMiddleware(BaseRequestMiddleware):
@@ -178,6 +209,32 @@ class RetryAfterMiddleware(BaseRequestMiddleware):
                 log.warning("flood control on %s: retrying in %s s", type(method).__name__, e.retry_after)
                 await asyncio.sleep(e.retry_after)
         raise AssertionError("unreachable")
+
+
+def check_filters_in_place(router: Router) -> int:
+    """Run the routers' synchronous filters (``F.text``, ``F.data == …``, plain predicates) in place.
+
+    aiogram calls every synchronous filter through ``asyncio.to_thread`` (CallableObject.call in
+    aiogram/dispatcher/event/handler.py), meant for blocking callables: a thread hop per filter per
+    handler tried, each waiting for the GIL of a busy loop. Filters are predicates over the update,
+    microseconds of work. Returns how many were changed."""
+    changed = 0
+    for each in router.chain_tail:
+        for observer in each.observers.values():
+            for handler in [observer._handler, *observer.handlers]:
+                for event_filter in handler.filters or ():
+                    if not event_filter.awaitable:
+                        event_filter.callback = _in_place(event_filter.callback)
+                        event_filter.awaitable = True
+                        changed += 1
+    return changed
+
+
+def _in_place(callback: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
+    async def call(*args: Any, **kwargs: Any) -> Any:
+        return callback(*args, **kwargs)
+
+    return call
 
 
 @dataclass
@@ -231,6 +288,7 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
     # Outermost first: the update's transaction is committed before a call, then 429s are waited out.
     bot.session.middleware(CommitBeforeTelegramCall())
     bot.session.middleware(RetryAfterMiddleware())
+    bot.session.middleware(StopTypingOnAnswer())
     if sqlite_file(settings.database_url) is not None:
         await migrate_if_due(settings.database_url)
     engine = create_engine(settings.database_url)
@@ -251,13 +309,15 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
         catalog=catalog_for(settings),
         settings=settings,
     )
-    dp.update.outer_middleware(DbSessionMiddleware(sessionmaker))
+    single_process = engine.dialect.name == "sqlite"  # the embedded database: one process owns it
+    dp.update.outer_middleware(DbSessionMiddleware(sessionmaker, single_process=single_process))
     i18n = build_i18n(settings.default_language)
     i18n.setup(dp)  # after the DB middleware: the locale comes from the users table
     dp.callback_query.middleware(TicketCallbackAnswerMiddleware())
     dp.message.middleware(DialogContextMiddleware())
     dp.callback_query.middleware(DialogContextMiddleware())
     dp.include_routers(*routers())
+    check_filters_in_place(dp)
 
     async def on_startup(bot: Bot) -> None:
         await set_commands(

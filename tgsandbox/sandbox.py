@@ -22,7 +22,7 @@ from .methods import find_method
 from .params import Params, Upload, decode_json_params
 from .server import make_app, run_method
 from .state import ChatMessage, RecordedRequest
-from .telegram import FakeTelegram, FaultRule, FloodRule, Gate
+from .telegram import FakeTelegram, FaultRule, FloodRule, Gate, Latency
 
 
 class LocalAiohttpSession(AiohttpSession):
@@ -42,11 +42,14 @@ class Sandbox:
     def __init__(
         self, *, bot_id: int = 123456, bot_username: str = "sandbox_bot", reply_timeout: float = 5.0,
         quiet_period: float = 0.15, query_ttl: float = 15.0, first_update_id: int = 1,
+        webhook_connections: int = 1,
     ) -> None:
         # Telegram's update ids only grow; a bot that keeps processed ids across runs (de-duplication)
         # needs a sandbox started later to continue above the earlier ones: pass e.g. a timestamp.
         self.telegram = FakeTelegram(bot_id, bot_username, query_ttl, first_update_id)
         self.telegram.updates.on_webhook_reply = self._run_webhook_reply
+        # POSTs to a webhook at a time: 1 keeps the order strict; Telegram opens up to 40 (load tests).
+        self.telegram.updates.webhook_connections = webhook_connections
         self.reply_timeout = reply_timeout
         self.quiet_period = quiet_period
         self._runner: web.AppRunner | None = None
@@ -185,6 +188,13 @@ class Sandbox:
         """Hold the bot's calls of ``methods`` (all: None) after the first ``after``, before they take
         effect, until ``gate.release()``; ``gate.held`` is how many wait now."""
         gate = Gate(frozenset(m.lower() for m in methods) if methods is not None else None, after)
+        self.telegram.gates.append(gate)
+        return gate
+
+    def latency(self, seconds: float, methods: Iterable[str] | None = None) -> Latency:
+        """Answer the bot's calls of ``methods`` (all: None; getUpdates' long poll is never delayed)
+        ``seconds`` later, as a Bot API server that far away would; ``gate.release()`` ends it."""
+        gate = Latency(seconds, frozenset(m.lower() for m in methods) if methods is not None else None)
         self.telegram.gates.append(gate)
         return gate
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import secrets
@@ -48,6 +49,26 @@ class Gate:
 
     def release(self) -> None:
         self._open.set()
+
+
+class Latency(Gate):
+    """Delays matching calls by ``seconds`` before they take effect: the round trip to a real Bot API
+    server (~100-200 ms from a data centre), so load and timing can be tried as in production. Calls
+    are delayed concurrently (nothing is queued behind a delayed call); `release` ends the delays."""
+
+    def __init__(self, seconds: float, methods: frozenset[str] | None) -> None:
+        super().__init__(methods, after=0)
+        self.seconds = seconds
+
+    async def pass_through(self, method: str) -> None:
+        if self._open.is_set() or not self.matches(method) or method.lower() == "getupdates":
+            return
+        self.held += 1
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._open.wait(), self.seconds)
+        finally:
+            self.held -= 1
 
 
 @dataclass

@@ -30,6 +30,7 @@ def update_type(update: dict[str, Any]) -> str:
 class _Queued:
     update: dict[str, Any]
     returned: bool = False  # handed to getUpdates once; confirmed only by a later, greater offset
+    posting: bool = False  # being POSTed to the webhook now
 
     @property
     def update_id(self) -> int:
@@ -59,6 +60,9 @@ class UpdateQueue:
         self._webhook_task: asyncio.Task[None] | None = None
         self.webhook_timeout = webhook_timeout
         self.webhook_max_attempts = webhook_max_attempts
+        # Webhook POSTs at a time. Telegram opens up to setWebhook's max_connections (default 40); 1
+        # (the default here) delivers strictly in order, one after the other.
+        self.webhook_connections = 1
         self.on_webhook_reply: WebhookReplyHandler | None = None
         self.last_error_date: datetime | None = None
         self.last_error_message: str | None = None
@@ -172,25 +176,44 @@ class UpdateQueue:
     async def _deliver_to_webhook(self, webhook: Webhook) -> None:
         headers = {WEBHOOK_SECRET_HEADER: webhook.secret_token} if webhook.secret_token else {}
         timeout = aiohttp.ClientTimeout(total=self.webhook_timeout)
+        connections = max(1, min(self.webhook_connections, webhook.max_connections))
         async with aiohttp.ClientSession(timeout=timeout) as http:
-            attempts = 0
-            while True:
-                async with self._changed:
-                    await self._changed.wait_for(self._drop_unwanted)
-                    queued = self._pending[0]
-                error = await self._post_update(http, webhook.url, headers, queued.update)
-                async with self._changed:
-                    if error is None or attempts + 1 >= self.webhook_max_attempts:
-                        if queued in self._pending:
-                            self._pending.remove(queued)
-                        self.delivered += error is None
-                        attempts = 0
-                        continue
-                self.last_error_date = datetime.now(UTC).replace(microsecond=0)
-                self.last_error_message = error
-                attempts += 1
-                # Telegram backs off between retries; here short and bounded so tests stay fast.
-                await asyncio.sleep(min(0.05 * 2**attempts, 0.5))
+            await asyncio.gather(
+                *(self._webhook_connection(http, webhook, headers) for _ in range(connections))
+            )
+
+    def _next_to_post(self) -> _Queued | None:
+        if not self._drop_unwanted():
+            return None
+        return next((queued for queued in self._pending if not queued.posting), None)
+
+    async def _webhook_connection(
+        self, http: aiohttp.ClientSession, webhook: Webhook, headers: dict[str, str]
+    ) -> None:
+        """One connection: POST the oldest update nobody is posting, retrying it until accepted."""
+        attempts = 0
+        while True:
+            async with self._changed:
+                await self._changed.wait_for(lambda: self._next_to_post() is not None)
+                queued = self._next_to_post()
+                assert queued is not None
+                queued.posting = True
+            error = await self._post_update(http, webhook.url, headers, queued.update)
+            async with self._changed:
+                queued.posting = False
+                if error is None or attempts + 1 >= self.webhook_max_attempts:
+                    if queued in self._pending:
+                        self._pending.remove(queued)
+                    self.delivered += error is None
+                    attempts = 0
+                    self._changed.notify_all()
+                    continue
+                self._changed.notify_all()
+            self.last_error_date = datetime.now(UTC).replace(microsecond=0)
+            self.last_error_message = error
+            attempts += 1
+            # Telegram backs off between retries; here short and bounded so tests stay fast.
+            await asyncio.sleep(min(0.05 * 2**attempts, 0.5))
 
     async def _post_update(
         self, http: aiohttp.ClientSession, url: str, headers: dict[str, str], update: dict[str, Any]

@@ -14,6 +14,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 import migrations
+from bot.db.inline_sqlite import inline_creator
+from bot.db.turn import TURN_KEY, TurnSession, WriteTurn
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -22,7 +24,8 @@ if TYPE_CHECKING:
 # `__file__` of a package may be None or point elsewhere under some importers.
 MIGRATIONS_DIR = Path(next(iter(migrations.__path__)))
 # How long an SQLite writer waits for another before "database is locked". Transactions are short
-# (committed before every Telegram call, see bot.db.middleware), so this is a safety net only.
+# (committed before every Telegram call, see bot.db.middleware) and this process's writers take turns
+# (bot.db.turn), so this is a safety net only (another process: `python -m bot stats`, a migration).
 SQLITE_BUSY_TIMEOUT_MS = 15_000
 SQLITE_POOL_SIZE = 20
 SQLITE_POOL_OVERFLOW = 10
@@ -46,7 +49,9 @@ def create_engine(url: str) -> AsyncEngine:
         path.parent.mkdir(parents=True, exist_ok=True)
     # Connections are kept, not opened per burst: an overflow connection closed on return costs a new
     # thread, a connect and the PRAGMAs the next time (aiosqlite).
-    engine = create_async_engine(url, pool_size=SQLITE_POOL_SIZE, max_overflow=SQLITE_POOL_OVERFLOW)
+    engine = create_async_engine(
+        url, pool_size=SQLITE_POOL_SIZE, max_overflow=SQLITE_POOL_OVERFLOW, async_creator=inline_creator(url)
+    )
     event.listen(engine.sync_engine, "connect", _tune_sqlite)
     return engine
 
@@ -70,6 +75,11 @@ async def ping(engine: AsyncEngine) -> None:
 
 
 def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    """Sessions for the engine; on SQLite they take turns to write, in order (bot.db.turn)."""
+    if engine.dialect.name == "sqlite":
+        return async_sessionmaker(
+            engine, class_=TurnSession, expire_on_commit=False, info={TURN_KEY: WriteTurn()}
+        )
     return async_sessionmaker(engine, expire_on_commit=False)
 
 

@@ -52,6 +52,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bot.db import repository
 from bot.db.middleware import RECEIPT_KEY, Receipt, forget_old_updates
 from bot.db.models import utc_now
+from bot.db.turn import ahead_of_updates
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,10 @@ class Inbox:
         self.lease = lease
 
     async def receive(self, bot_id: int, updates: list[tuple[int, dict[str, Any]]]) -> set[int]:
+        with ahead_of_updates():  # SQLite: the next write turn is the intake's (bot.db.turn)
+            return await self._receive(bot_id, updates)
+
+    async def _receive(self, bot_id: int, updates: list[tuple[int, dict[str, Any]]]) -> set[int]:
         async with self.sessionmaker() as session, session.begin():
             return await repository.receive_updates(
                 session, bot_id=bot_id, updates=updates, lease_until=utc_now() + self.lease

@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db import repository
 from bot.db.models import User, utc_now
+from bot.db.turn import turn_of
 from bot.storage import current_update_session, has_unwritten_changes
 
 logger = logging.getLogger(__name__)
@@ -86,9 +87,12 @@ class DbSessionMiddleware(BaseMiddleware):
     (see bot.storage.current_update_session).
     """
 
-    def __init__(self, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
+    def __init__(
+        self, sessionmaker: async_sessionmaker[AsyncSession], *, single_process: bool = False
+    ) -> None:
         self.sessionmaker = sessionmaker
-        self.known_users = KnownUsers()
+        # One process owns the database (the embedded SQLite): the user rows it committed are the truth.
+        self.known_users = KnownUsers(keep_rows=single_process)
 
     async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
         if not isinstance(event, Update):
@@ -108,7 +112,7 @@ class DbSessionMiddleware(BaseMiddleware):
             data["db"] = session
             data["deep_link_source"] = source
             first_seen = INLINE_SOURCE if event.inline_query is not None else source
-            data["db_user"] = await self._user(session, data.get("event_from_user"), first_seen)
+            db_user = data["db_user"] = await self._user(session, data.get("event_from_user"), first_seen)
             token = current_update_session.set(session)
             owner = _session_owner.set(asyncio.current_task())
             try:
@@ -116,11 +120,17 @@ class DbSessionMiddleware(BaseMiddleware):
                     # bot.storage.DeferredStateMiddleware left it to us: read in this session, once.
                     data["raw_state"] = await data["state"].get_state()
                 result = await handler(event, data)
+                await repository.finish_update(session, bot_id=bot_id, update_id=event.update_id)
+                await session.commit()
+            except BaseException:
+                if db_user is not None:  # what the update changed of it is rolled back
+                    self.known_users.forget(db_user.telegram_id)
+                raise
             finally:
                 _session_owner.reset(owner)
                 current_update_session.reset(token)
-            await repository.finish_update(session, bot_id=bot_id, update_id=event.update_id)
-            await session.commit()
+            if db_user is not None:
+                self.known_users.keep(db_user)
         if receipt is not None:
             receipt.finished = True
         return result
@@ -135,7 +145,9 @@ class DbSessionMiddleware(BaseMiddleware):
             return None
         seen = (telegram_user.username, telegram_user.first_name, telegram_user.language_code)
         if self.known_users.fresh(telegram_user.id, seen):
-            user = await repository.get_user(session, telegram_user.id)
+            user = self.known_users.row(telegram_user.id) or await repository.get_user(
+                session, telegram_user.id
+            )
             if user is not None:
                 return user
         user = await repository.upsert_user(
@@ -160,12 +172,32 @@ class KnownUsers:
     Only a shortcut: a user missing here is upserted as before. A row written meanwhile by another
     replica differs at most in ``last_seen_at`` (by `LAST_SEEN_RESOLUTION`); what Telegram says of
     the user is compared on every update. A rolled-back upsert is remembered too, which is harmless:
-    the row is then missing and written again (`get_user` finds nothing)."""
+    the row is then missing and written again (`get_user` finds nothing).
+
+    ``keep_rows`` (one process owns the database: the embedded SQLite) also keeps each user's row as
+    its last update committed it, so a known user costs no SELECT. Safe only there: every change of
+    the row is made by this process's updates (the user's own, in order: one update per user at a
+    time), and an update that fails forgets the row (`forget`). With PostgreSQL several replicas
+    change rows (a /language handled by another one), so the row is read on every update."""
 
     MAX = 100_000
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep_rows: bool = False) -> None:
         self._written: dict[int, tuple[tuple[str | None, ...], float]] = {}
+        self.keep_rows = keep_rows
+        self._rows: dict[int, User] = {}
+
+    def row(self, telegram_id: int) -> User | None:
+        return self._rows.get(telegram_id)
+
+    def keep(self, user: User) -> None:
+        """The row as the update that just committed left it (detached: attributes stay loaded)."""
+        if self.keep_rows and user.telegram_id in self._written:
+            self._rows[user.telegram_id] = user
+
+    def forget(self, telegram_id: int) -> None:
+        self._written.pop(telegram_id, None)
+        self._rows.pop(telegram_id, None)
 
     def fresh(self, telegram_id: int, seen: tuple[str | None, ...]) -> bool:
         known = self._written.get(telegram_id)
@@ -179,14 +211,17 @@ class KnownUsers:
         self._written.pop(telegram_id, None)
         self._written[telegram_id] = (seen, time.monotonic())
         if len(self._written) > self.MAX:
-            del self._written[next(iter(self._written))]
+            oldest = next(iter(self._written))
+            del self._written[oldest]
+            self._rows.pop(oldest, None)
 
 
 class CommitBeforeTelegramCall(BaseRequestMiddleware):
     """Bot session middleware: commits the update's transaction before the update's Telegram call.
 
     Register it before any middleware that may wait (RetryAfterMiddleware): nothing is held while
-    Telegram answers or while flood control is waited out.
+    Telegram answers or while flood control is waited out — neither a transaction nor, on SQLite, the
+    write turn (bot.db.turn), which the update takes back when the call is done.
     """
 
     async def __call__(
@@ -196,13 +231,18 @@ class CommitBeforeTelegramCall(BaseRequestMiddleware):
         method: TelegramMethod[TelegramType],
     ) -> Response[TelegramType]:
         session = current_update_session.get()
-        if (
-            session is not None
-            and (session.in_transaction() or has_unwritten_changes(session))
-            and _session_owner.get() is asyncio.current_task()
-        ):
+        if session is None or _session_owner.get() is not asyncio.current_task():
+            return await make_request(bot, method)
+        if session.in_transaction() or has_unwritten_changes(session):
             await session.commit()
-        return await make_request(bot, method)
+        turn = turn_of(session)
+        if turn is None:
+            return await make_request(bot, method)
+        depth = turn.pause()  # other updates write while this one waits on Telegram
+        try:
+            return await make_request(bot, method)
+        finally:
+            await turn.resume(depth)
 
 
 async def forget_old_updates(

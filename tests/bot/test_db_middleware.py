@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 from aiogram import Bot, Dispatcher, F, Router
-from aiogram.filters import CommandStart
+from aiogram.filters import Command, CommandStart
 from aiogram.fsm.context import FSMContext
 from aiogram.fsm.state import State, StatesGroup
 from aiogram.types import Chat, Message, Update, User
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db import repository as repo
@@ -34,16 +34,20 @@ def message_update(update_id: int, text: str, user_id: int = USER_ID) -> Update:
 
 
 class Fixture:
-    def __init__(self, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
+    def __init__(
+        self, sessionmaker: async_sessionmaker[AsyncSession], *, single_process: bool = False
+    ) -> None:
         self.sessionmaker = sessionmaker
         self.seen: list[dict[str, Any]] = []
         self.fail_next = False
         router = Router()
         router.message(CommandStart())(self.start)
+        router.message(Command("lang"))(self.language)
         router.message(Wizard.model, F.text)(self.model)
         router.channel_post()(self.channel_post)
         self.dispatcher = Dispatcher(storage=SqlAlchemyStorage(sessionmaker))
-        self.dispatcher.update.outer_middleware(DbSessionMiddleware(sessionmaker))
+        middleware = DbSessionMiddleware(sessionmaker, single_process=single_process)
+        self.dispatcher.update.outer_middleware(middleware)
         self.dispatcher.include_router(router)
 
     async def start(
@@ -55,6 +59,17 @@ class Fixture:
         dialog_id = await repo.start_dialog(db, telegram_id=db_user.telegram_id, task="inference")
         await state.set_state(Wizard.model)
         await state.update_data(dialog_id=dialog_id)
+        if self.fail_next:
+            self.fail_next = False
+            raise RuntimeError("handler failed")
+
+    async def language(self, message: Message, db: AsyncSession, db_user: DbUser | None) -> None:
+        """`/lang ru`: as bot.i18n does it (the row in the database, the object in place)."""
+        assert db_user is not None and message.text is not None
+        self.seen.append({"db_user": db_user, "language": db_user.language})
+        lang = message.text.split()[1]
+        await repo.set_language(db, db_user.telegram_id, lang)
+        db_user.language = lang
         if self.fail_next:
             self.fail_next = False
             raise RuntimeError("handler failed")
@@ -153,3 +168,45 @@ async def test_an_update_without_a_user_is_handled_once_and_stores_no_user(
     assert fixture.seen == [{"db_user": None, "source": None}]
     async with fixture.sessionmaker() as session:
         assert await session.scalar(select(func.count()).select_from(DbUser)) == 0
+
+
+@pytest.fixture
+async def single_process(migrated_sqlite_url: str) -> AsyncIterator[tuple[Fixture, Bot, list[str]]]:
+    """The embedded-database configuration (one process owns it), with the statements it runs."""
+    engine = create_engine(migrated_sqlite_url)
+    statements: list[str] = []
+    event.listen(engine.sync_engine, "before_cursor_execute", lambda *args: statements.append(args[2]))
+    bot = Bot("42:TEST")
+    try:
+        yield Fixture(create_sessionmaker(engine), single_process=True), bot, statements
+    finally:
+        await bot.session.close()
+        await engine.dispose()
+
+
+def reads_of_users(statements: list[str]) -> int:
+    return sum(s.lstrip().startswith("SELECT") and "FROM users" in s for s in statements)
+
+
+async def test_one_process_reads_a_known_user_from_memory(
+    single_process: tuple[Fixture, Bot, list[str]],
+) -> None:
+    fixture, bot, statements = single_process
+    await fixture.dispatcher.feed_update(bot, message_update(1, "/start"))
+    statements.clear()
+    await fixture.dispatcher.feed_update(bot, message_update(2, "/lang ru"))
+    await fixture.dispatcher.feed_update(bot, message_update(3, "/lang en"))
+    assert reads_of_users(statements) == 0
+    assert [seen.get("language") for seen in fixture.seen[1:]] == [None, "ru"]
+
+
+async def test_one_process_forgets_the_row_of_a_failed_update(
+    single_process: tuple[Fixture, Bot, list[str]],
+) -> None:
+    fixture, bot, _ = single_process
+    await fixture.dispatcher.feed_update(bot, message_update(1, "/start"))
+    fixture.fail_next = True
+    with pytest.raises(RuntimeError):
+        await fixture.dispatcher.feed_update(bot, message_update(2, "/lang ru"))  # rolled back
+    await fixture.dispatcher.feed_update(bot, message_update(3, "/lang en"))
+    assert fixture.seen[-1]["language"] is None  # as in the database, not the failed update's "ru"

@@ -1,0 +1,171 @@
+"""One writer at a time on the embedded SQLite database, in arrival order, decided in this process.
+
+SQLite lets one connection write at a time. Left to SQLite, a connection that finds the lock taken
+sleeps in its busy handler (1, 2, 5 … 100 ms, whatever happens meanwhile) and retries: no order, the
+lock idles while waiters sleep, and under a crowd an unlucky update waits seconds (p99 12 s at 50
+users, some "database is locked" after the 15 s busy timeout). Here every session of the bot's
+sessionmaker takes `WriteTurn` first: waiters queue, and the turn passes to the next one the moment
+a session ends — the busy handler never has to wait.
+
+A session holds the turn from ``async with sessionmaker()`` to its end, except while its update
+talks to Telegram: `bot.db.middleware.CommitBeforeTelegramCall` commits, `pause`s the turn for the
+call and `resume`s it afterwards, ahead of sessions that have not started yet (finishing updates
+in hand first keeps latency and the number of updates in flight down; so does recording a poll
+batch in the inbox, `ahead_of_updates`, which every new update waits for). Between Telegram calls an
+update's session only computes and talks to SQLite, in the same process: nothing slow is held.
+
+With SQLite's calls run in place on the event loop (bot.db.inline_sqlite) the turn is also what
+keeps that safe: a write transaction left open across an ``await`` (a handler reading a file in a
+thread between two statements) would make the next writer wait inside SQLite, blocking the loop —
+and with it the holder that would end the wait. With turns, the next writer waits here, in asyncio.
+
+The turn is reentrant per task (a session opened inside another of the same task does not wait for
+itself) and released in ``finally`` blocks of the task that took it, so a cancelled or failing
+update cannot leave it taken. Only for SQLite: PostgreSQL has row locks and many writers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+log = logging.getLogger(__name__)
+
+TURN_KEY = "write_turn"
+"""``session.info`` key of the session's `WriteTurn` (set by bot.db.engine.create_sessionmaker)."""
+
+
+_ahead: ContextVar[bool] = ContextVar("write_turn_ahead", default=False)
+
+
+@contextmanager
+def ahead_of_updates() -> Iterator[None]:
+    """Sessions opened within queue ahead of the updates' (the inbox recording a poll batch: every
+    update waits for it, and it takes a millisecond)."""
+    token = _ahead.set(True)
+    try:
+        yield
+    finally:
+        _ahead.reset(token)
+
+
+class WriteTurn:
+    """A FIFO lock owned by a task, reentrant for that task, with a lane for resumed holders."""
+
+    def __init__(self) -> None:
+        self.holder: asyncio.Task[Any] | None = None
+        self.depth = 0
+        self._resuming: deque[asyncio.Future[None]] = deque()
+        self._waiting: deque[asyncio.Future[None]] = deque()
+        self.waits = 0  # acquisitions that had to queue (for tests and benchmarks)
+
+    def held_by_me(self) -> bool:
+        return self.holder is not None and self.holder is asyncio.current_task()
+
+    @property
+    def queued(self) -> int:
+        return len(self._resuming) + len(self._waiting)
+
+    async def acquire(self, *, resume: bool = False, depth: int = 1) -> None:
+        task = asyncio.current_task()
+        if self.holder is task and task is not None:
+            self.depth += depth
+            return
+        if self.holder is None and not self.queued:
+            self.holder, self.depth = task, depth
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        (self._resuming if resume else self._waiting).append(future)
+        self.waits += 1
+        try:
+            await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():
+                # Granted in the same moment as cancelled: the turn is ours; pass it on.
+                self.holder, self.depth = task, depth
+                self.release()
+            else:
+                with_future = self._resuming if future in self._resuming else self._waiting
+                if future in with_future:
+                    with_future.remove(future)
+            raise
+        self.holder, self.depth = task, depth
+
+    def release(self) -> None:
+        """Release one level; the last one hands the turn to the next waiter. A task not holding
+        the turn releases nothing (its acquire was cancelled before it got the turn)."""
+        if not self.held_by_me():
+            log.debug("write turn released by a task that does not hold it: ignored")
+            return
+        self.depth -= 1
+        if self.depth > 0:
+            return
+        self.holder, self.depth = None, 0
+        self._hand_over()
+
+    def pause(self) -> int:
+        """Release the turn whatever the depth (an update about to wait on Telegram); returns the
+        depth for `resume`. 0 when this task does not hold it."""
+        if not self.held_by_me():
+            return 0
+        depth = self.depth
+        self.holder, self.depth = None, 0
+        self._hand_over()
+        return depth
+
+    async def resume(self, depth: int) -> None:
+        if depth:
+            await self.acquire(resume=True, depth=depth)
+
+    def _hand_over(self) -> None:
+        for lane in (self._resuming, self._waiting):
+            while lane:
+                future = lane.popleft()
+                if not future.done():
+                    future.set_result(None)
+                    # The waiter becomes the holder when it runs; until then nobody else may take it.
+                    self.holder = _GRANTED
+                    return
+
+
+class _Granted:
+    """Placeholder holder between a hand-over and the waiter running."""
+
+
+_GRANTED: Any = _Granted()
+
+
+class TurnSession(AsyncSession):
+    """An AsyncSession that takes its sessionmaker's `WriteTurn` for as long as it is open
+    (``async with sessionmaker() as session``); plain AsyncSession behaviour otherwise (the bot opens
+    every session so; ``sessionmaker.begin()`` would not take the turn, nor release one)."""
+
+    async def __aenter__(self) -> TurnSession:
+        turn: WriteTurn | None = self.info.get(TURN_KEY)
+        if turn is not None:
+            await turn.acquire(resume=_ahead.get())
+            self.info[_TAKEN] = True
+        return self
+
+    async def __aexit__(self, type_: Any, value: Any, traceback: Any) -> None:
+        try:
+            await super().__aexit__(type_, value, traceback)
+        finally:
+            turn: WriteTurn | None = self.info.get(TURN_KEY)
+            if turn is not None and self.info.pop(_TAKEN, False):
+                turn.release()
+
+
+_TAKEN = "write_turn_taken"
+
+
+def turn_of(session: AsyncSession) -> WriteTurn | None:
+    turn = session.info.get(TURN_KEY)
+    return turn if isinstance(turn, WriteTurn) else None
