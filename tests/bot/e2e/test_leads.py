@@ -257,12 +257,13 @@ async def test_the_sales_chat_failing_and_a_restart_deliver_once(sales: Harness)
     await user.click(text("btn-lead-skip", "en"))
     assert user.last_message().text  # the user is answered at once, whatever the sales chat does
     await sandbox.wait_for(lambda: down.hits >= 2, "two 502s from the sales chat")
-    (lead,) = await leads(sales)
-    assert (
-        lead.delivery_status == LEAD_PENDING
-        and lead.attempts >= 3
-        and "Bad Gateway" in (lead.last_error or "")
+    # the outbox records a failed attempt after Telegram's answer: wait for the row, not the call
+    (lead,) = await wait_leads(
+        sales,
+        lambda rows: rows[0].attempts >= 3 and "Bad Gateway" in (rows[0].last_error or ""),
+        "three failed attempts recorded",
     )
+    assert lead.delivery_status == LEAD_PENDING
 
     await sales.stop()
     down.stop()
