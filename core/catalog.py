@@ -455,10 +455,10 @@ def _match(
     """(-weighted share of query words found, extra words in the name), or None if none match."""
     if not query or not tokens:
         return None
+    weights, sizes, named, total = _query_facts(tuple(query))
     matched = 0.0
     used: set[str] = set()
-    for word in query:
-        weight = _word_weight(word)
+    for word, weight in zip(query, weights, strict=True):
         if word in tokens:
             matched += weight
             used.add(word)
@@ -467,15 +467,23 @@ def _match(
             matched += _SIZE_TOKEN_WEIGHT * _FUZZY_TOKEN_WEIGHT
             used.add(word + "b")
             continue
-        if len(word) >= 4 and not is_size_word(word):
+        if len(word) >= 4 and word not in sizes:
             close = closest(word, tokens)
             if close is not None:
                 matched += weight * _FUZZY_TOKEN_WEIGHT
                 used.add(close)
-    named = [w for w in query if not is_size_word(w)]
-    if not matched or (named and not used - {w for w in query if is_size_word(w)}):
+    if not matched or (named and not used - sizes):
         return None  # a size alone does not make "qwen 7b" match Falcon 7B
-    return -matched / sum(_word_weight(w) for w in query), len([t for t in tokens if t not in used])
+    return -matched / total, len([t for t in tokens if t not in used])
+
+
+@lru_cache(maxsize=64)
+def _query_facts(query: tuple[str, ...]) -> tuple[tuple[float, ...], frozenset[str], bool, float]:
+    """What `_match` needs of a query, worked out once per query rather than once per name scored:
+    each word's weight, the words that are sizes, whether any word is not a size, the weights' sum."""
+    weights = tuple(_word_weight(w) for w in query)
+    sizes = frozenset(w for w in query if is_size_word(w))
+    return weights, sizes, any(w not in sizes for w in query), sum(weights)
 
 
 def _word_weight(word: str) -> float:

@@ -58,9 +58,7 @@ def take_names(text: _Text, catalog: Catalog, f: Fields) -> Names:
     may_name = _Windows(text.rest, tokens, catalog)
     i = 0
     while i < len(tokens):
-        for j in range(min(len(tokens), i + MAX_WINDOW), i, -1):
-            if not may_name(i, j):
-                continue
+        for j in may_name.ends(i, min(len(tokens), i + MAX_WINDOW)):
             start, end = tokens[i][0], tokens[j - 1][1]
             words = text.rest[start:end]
             model = catalog.find_model(words)
@@ -87,22 +85,36 @@ def take_names(text: _Text, catalog: Catalog, f: Fields) -> Names:
 
 
 class _Windows:
-    """Whether the words `tokens[i:j]` may name a model or GPU, tested without building their text.
+    """Which runs of words `tokens[i:j]` may name a model or GPU, tested without building their text.
 
-    A run of words without "/" normalises (`normalize_name`) to its words' keys joined, so it names
-    something only if that key is a catalogue key (`Catalog.is_name_key`) or some word holds a part
-    `strip_variant` drops; runs failing both are skipped, the rest looked up in full. This keeps the
-    word-by-word scan linear: a 4,096-character message is ~600 words, up to 6 runs each.
+    A run of words normalises (`normalize_name`) to its words' keys joined, from the last word holding
+    a "/" on (the name after an org's), so it names something only if that key is a catalogue key
+    (`Catalog.is_name_key`) or a word of it holds a part `strip_variant` drops; runs failing both are
+    skipped, the rest looked up in full. This keeps the word-by-word scan linear: a 4,096-character
+    message is ~600 words, up to `MAX_WINDOW` runs each, built up one word at a time.
     """
 
     def __init__(self, rest: str, tokens: list[tuple[int, int]], catalog: Catalog) -> None:
         words = [rest[start:end] for start, end in tokens]
-        self.keys = [normalize_name(w) for w in words]
-        self.full = ["/" in w or has_variant_part(w) for w in words]  # looked up in full
+        self.keys = [normalize_name(w) for w in words]  # of a word with "/", its part after the last
+        self.slash = ["/" in w for w in words]
+        self.variant = [has_variant_part(w.rsplit("/", 1)[-1]) for w in words]
         self.catalog = catalog
 
-    def __call__(self, i: int, j: int) -> bool:
-        return any(self.full[i:j]) or self.catalog.is_name_key("".join(self.keys[i:j]))
+    def ends(self, i: int, stop: int) -> list[int]:
+        """The ends `j` (longest first, at most `stop`) of the runs from word `i` that may name."""
+        out: list[int] = []
+        key = ""
+        variant = False
+        for j in range(i, stop):
+            if self.slash[j]:  # normalize_name keeps what follows the last "/"
+                key, variant = "", False
+            key += self.keys[j]
+            variant = variant or self.variant[j]
+            if variant or self.catalog.is_name_key(key):
+                out.append(j + 1)
+        out.reverse()
+        return out
 
 
 def _unglue_counts(text: _Text, catalog: Catalog) -> None:

@@ -54,8 +54,9 @@ def _normalize(text: str) -> str:
     text = re.sub(r"(\d)\s*(?:тыс\w*|thousands?)(?!\w)", r"\1k", text)
     text = re.sub(r"(\d)\s?б(?![а-я])", r"\1b", text)  # "7б" is 7B; "8 бит" stays bits
     words = vocabulary()
-    for pattern, name in words.model_names:  # "лама 3 8б", "квен", "дипсик р1": the family names
-        text = pattern.sub(name, text)
+    if words.any_model_name.search(text):  # one scan of the text, not one per family, when none is there
+        for pattern, name in words.model_names:  # "лама 3 8б", "квен", "дипсик р1": the family names
+            text = pattern.sub(name, text)
     return words.number_words.sub(lambda m: words.number_values[m.group(0)], text)  # "на двух картах"
 
 

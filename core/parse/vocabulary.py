@@ -207,6 +207,7 @@ class Vocabulary:
     number_words: re.Pattern[str]
     number_values: dict[str, str]  # word → its digits
     model_names: list[tuple[re.Pattern[str], str]]
+    any_model_name: re.Pattern[str]  # all of `model_names` in one: a text it misses needs none of them
     engines: Table
     optimizers: Table
     gguf: re.Pattern[str]
@@ -312,6 +313,7 @@ def _compile(path: Path, rows: dict[str, list[Any]]) -> Vocabulary:
         model_names=[
             (re.compile(r"(?<!\w)(?:" + r.regex() + r")(?!\w)"), r.value) for r in rows["model_name"]
         ],
+        any_model_name=re.compile(r"(?<!\w)(?:" + joined("model_name") + r")(?!\w)"),
         engines=table("engine"),
         optimizers=table("optimizer"),
         gguf=_words(joined("gguf")),
