@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from core.contract import Assumption, Request, Task
 from core.errors import ParseError
-from core.parse.vocabulary import _NUM_UNIT, vocabulary
+from core.parse.vocabulary import _GATES, _NUM_UNIT, vocabulary
 
 Fields = dict[str, Any]
 
@@ -127,6 +127,9 @@ class _Text:
         pattern: re.Pattern[str],
         accept: Callable[[re.Match[str]], bool] = lambda m: True,
     ) -> re.Match[str] | None:
+        gate = _GATES.get(pattern)
+        if gate is not None and gate.search(self.rest) is None:
+            return None
         for match in pattern.finditer(self.rest):
             if accept(match):
                 self.blank(match.start(), match.end())

@@ -34,6 +34,19 @@ Table = list[tuple[re.Pattern[str], Any]]
 _NUM_UNIT = r"(\d+(?:\.\d+)?)\s?(k|m)?(?![\w.])"  # a count with an optional k/M suffix
 
 
+# pattern → a part every match of it holds: where the part (searched alone, a cheap scan from its first
+# letters) is nowhere in the text, the pattern is not run (a number-led one backtracks at every number)
+_GATES: dict[re.Pattern[str], re.Pattern[str]] = {}
+
+
+def gated(pattern: re.Pattern[str], needs: str) -> re.Pattern[str]:
+    """`pattern`, taken (`core.parse.text._Text.take`) only from a text where the regex `needs` finds
+    something: `needs` must be a part no match of `pattern` can do without (its keyword after an
+    optional number)."""
+    _GATES[pattern] = re.compile(needs)
+    return pattern
+
+
 def _words(*patterns: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w.])(?:" + "|".join(patterns) + r")(?![\w])")
 
@@ -288,7 +301,7 @@ def _compile(path: Path, rows: dict[str, list[Any]]) -> Vocabulary:
     negation = r"(?:(?P<neg>" + joined("negation") + r")[\s_-]+)?"
 
     def switch(*alternatives: str) -> re.Pattern[str]:
-        return _words(negation + "(?:" + "|".join(alternatives) + ")")
+        return gated(_words(negation + "(?:" + "|".join(alternatives) + ")"), "|".join(alternatives))
 
     numbers: dict[str, str] = {}
     for index, row in enumerate(rows["number"], start=1):
@@ -306,7 +319,7 @@ def _compile(path: Path, rows: dict[str, list[Any]]) -> Vocabulary:
             regex = r"(\d+)\s*" + between + "(?:" + row.regex() + ")"
         else:
             regex = "(?:" + row.regex() + r")\s*" + between + r"[=:]?\s*(\d+)"
-        counted.setdefault(row.value, []).append(_words(regex))
+        counted.setdefault(row.value, []).append(gated(_words(regex), row.regex()))
     return Vocabulary(
         number_words=re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, numbers)) + r")(?!\w)"),
         number_values=numbers,
@@ -368,6 +381,9 @@ _CONTEXT = [
         + _NUM_UNIT
         + r"(?:\s*(?:токен\w*|tokens?))?"
     ),
-    _words(_NUM_UNIT + r"\s*(?:токен\w*\s+|tokens?\s+)?(?:контекст\w*|context|ctx)"),
-    _words(_NUM_UNIT + r"\s*(?:токен\w*|tokens?)"),
+    gated(
+        _words(_NUM_UNIT + r"\s*(?:токен\w*\s+|tokens?\s+)?(?:контекст\w*|context|ctx)"),
+        r"контекст|context|ctx",
+    ),
+    gated(_words(_NUM_UNIT + r"\s*(?:токен\w*|tokens?)"), r"токен|token"),
 ]
