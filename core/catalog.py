@@ -370,6 +370,8 @@ class Catalog:
         """The token of `tokens` most similar to `word`, as `difflib.get_close_matches(word, tokens, 1)`
         finds it."""
         ratios = self._ratios(word)
+        if not ratios:
+            return None
         close = [t for t in tokens if t in ratios]
         return max(close, key=lambda t: (ratios[t], t)) if close else None
 
@@ -455,19 +457,19 @@ def _match(
     """(-weighted share of query words found, extra words in the name), or None if none match."""
     if not query or not tokens:
         return None
-    weights, sizes, named, total = _query_facts(tuple(query))
+    words, sizes, named, total = _query_facts(tuple(query))
     matched = 0.0
     used: set[str] = set()
-    for word, weight in zip(query, weights, strict=True):
+    for word, weight, as_size, fuzzy in words:
         if word in tokens:
             matched += weight
             used.add(word)
             continue
-        if word.replace(".", "", 1).isdigit() and word + "b" in tokens:  # "qwen 2.5 7" ~ 7b
+        if as_size is not None and as_size in tokens:  # "qwen 2.5 7" ~ 7b
             matched += _SIZE_TOKEN_WEIGHT * _FUZZY_TOKEN_WEIGHT
-            used.add(word + "b")
+            used.add(as_size)
             continue
-        if len(word) >= 4 and word not in sizes:
+        if fuzzy:
             close = closest(word, tokens)
             if close is not None:
                 matched += weight * _FUZZY_TOKEN_WEIGHT
@@ -478,12 +480,23 @@ def _match(
 
 
 @lru_cache(maxsize=64)
-def _query_facts(query: tuple[str, ...]) -> tuple[tuple[float, ...], frozenset[str], bool, float]:
+def _query_facts(
+    query: tuple[str, ...],
+) -> tuple[tuple[tuple[str, float, str | None, bool], ...], frozenset[str], bool, float]:
     """What `_match` needs of a query, worked out once per query rather than once per name scored:
-    each word's weight, the words that are sizes, whether any word is not a size, the weights' sum."""
-    weights = tuple(_word_weight(w) for w in query)
+    each word with its weight, its size token ("7" ~ "7b") and whether it is matched fuzzily; the
+    words that are sizes; whether any word is not a size; the weights' sum."""
     sizes = frozenset(w for w in query if is_size_word(w))
-    return weights, sizes, any(w not in sizes for w in query), sum(weights)
+    words = tuple(
+        (
+            w,
+            _word_weight(w),
+            w + "b" if w.replace(".", "", 1).isdigit() else None,
+            len(w) >= 4 and w not in sizes,
+        )
+        for w in query
+    )
+    return words, sizes, any(w not in sizes for w in query), sum(word[1] for word in words)
 
 
 def _word_weight(word: str) -> float:
