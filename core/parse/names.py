@@ -96,9 +96,10 @@ class _Windows:
 
     def __init__(self, rest: str, tokens: list[tuple[int, int]], catalog: Catalog) -> None:
         words = [rest[start:end] for start, end in tokens]
-        self.keys = [normalize_name(w) for w in words]  # of a word with "/", its part after the last
-        self.slash = ["/" in w for w in words]
-        self.variant = [has_variant_part(w.rsplit("/", 1)[-1]) for w in words]
+        facts = {w: _word_facts(w) for w in set(words)}  # a long text repeats its words
+        self.keys = [facts[w][0] for w in words]  # of a word with "/", its part after the last
+        self.slash = [facts[w][1] for w in words]
+        self.variant = [facts[w][2] for w in words]
         self.catalog = catalog
 
     def ends(self, i: int, stop: int) -> list[int]:
@@ -115,6 +116,11 @@ class _Windows:
                 out.append(j + 1)
         out.reverse()
         return out
+
+
+def _word_facts(word: str) -> tuple[str, bool, bool]:
+    """A word's name key, whether it holds a "/", whether its part after the last "/" holds a variant."""
+    return normalize_name(word), "/" in word, has_variant_part(word.rsplit("/", 1)[-1])
 
 
 def _unglue_counts(text: _Text, catalog: Catalog) -> None:

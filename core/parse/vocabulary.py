@@ -47,6 +47,16 @@ def gated(pattern: re.Pattern[str], needs: str) -> re.Pattern[str]:
     return pattern
 
 
+# a table's rows in one pattern (a match of a row is a match of it): a text it misses needs no row
+_TABLE_GATES: dict[int, tuple[Table, re.Pattern[str]]] = {}
+
+
+def table_gate(table: Table) -> re.Pattern[str] | None:
+    """The one pattern all rows of a vocabulary table make, or None for a table not compiled here."""
+    entry = _TABLE_GATES.get(id(table))
+    return entry[1] if entry is not None and entry[0] is table else None
+
+
 def _words(*patterns: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w.])(?:" + "|".join(patterns) + r")(?![\w])")
 
@@ -293,7 +303,9 @@ def _load_table(path: Path, raw: dict[str, Any], table: str) -> list[Any]:
 
 def _compile(path: Path, rows: dict[str, list[Any]]) -> Vocabulary:
     def table(name: str) -> Table:
-        return [(_words(row.regex()), row.value) for row in rows[name]]
+        out = [(_words(row.regex()), row.value) for row in rows[name]]
+        _TABLE_GATES[id(out)] = (out, _words(joined(name)))
+        return out
 
     def joined(name: str) -> str:
         return "|".join(row.regex() for row in rows[name])
