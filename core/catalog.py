@@ -289,6 +289,15 @@ class Catalog:
         alias: the cheap test a run of words must pass before `find_model` / `find_gpu` can name it."""
         return key in self._model_keys or key in self._gpu_keys
 
+    def is_name_prefix(self, key: str) -> bool:
+        """Whether some name key (`is_name_key`) starts with `key`: a run of words whose key is no such
+        prefix names nothing however many words follow."""
+        return key in self._name_prefixes
+
+    @cached_property
+    def _name_prefixes(self) -> frozenset[str]:
+        return frozenset(k[:n] for k in (*self._model_keys, *self._gpu_keys) for n in range(len(k) + 1))
+
     def gpu(self, gpu_id: str) -> GpuSpec:
         found = self.find_gpu(gpu_id)
         if found is None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from core.catalog import Catalog, has_variant_part, normalize_name
 from core.parse.text import Fields, _Text
 from core.parse.vocabulary import _CONTEXT, _SEQ_LEN, Vocabulary, vocabulary
-from core.specs import GpuSpec
+from core.specs import GpuSpec, ModelSpec
 
 MAX_WINDOW = 6  # longest model/GPU name, in words, looked for in the text
 MAX_CARDS = 64  # a count written next to a card name ("16x h100"); larger is something else
@@ -56,12 +56,15 @@ def take_names(text: _Text, catalog: Catalog, f: Fields) -> Names:
     _unglue_counts(text, catalog)
     tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(text.rest)]
     may_name = _Windows(text.rest, tokens, catalog)
+    looked_up: dict[str, tuple[ModelSpec, list[str]] | None] = {}  # a long text repeats its names
     i = 0
     while i < len(tokens):
         for j in may_name.ends(i, min(len(tokens), i + MAX_WINDOW)):
             start, end = tokens[i][0], tokens[j - 1][1]
             words = text.rest[start:end]
-            model = catalog.find_model(words)
+            if words not in looked_up:
+                looked_up[words] = catalog.find_model(words)
+            model = looked_up[words]
             gpu = catalog.find_gpu(words) if model is None and _not_a_count(text.rest, words, start) else None
             if model is not None and not model[1]:  # exact: "...-awq" leaves its precision to be read
                 found.models.extend([model[0].id] if model[0].id not in found.models else [])
@@ -100,6 +103,10 @@ class _Windows:
         self.keys = [facts[w][0] for w in words]  # of a word with "/", its part after the last
         self.slash = [facts[w][1] for w in words]
         self.variant = [facts[w][2] for w in words]
+        # the index of the next word from each on that holds a "/" or a variant (len(words): none)
+        self.marked = [len(words)] * (len(words) + 1)
+        for k in range(len(words) - 1, -1, -1):
+            self.marked[k] = k if self.slash[k] or self.variant[k] else self.marked[k + 1]
         self.catalog = catalog
 
     def ends(self, i: int, stop: int) -> list[int]:
@@ -114,6 +121,8 @@ class _Windows:
             variant = variant or self.variant[j]
             if variant or self.catalog.is_name_key(key):
                 out.append(j + 1)
+            elif self.marked[j + 1] >= stop and not self.catalog.is_name_prefix(key):
+                break  # longer runs only lengthen a key no name starts with
         out.reverse()
         return out
 
