@@ -289,6 +289,15 @@ class Catalog:
         alias: the cheap test a run of words must pass before `find_model` / `find_gpu` can name it."""
         return key in self._model_keys or key in self._gpu_keys
 
+    def is_name_prefix(self, key: str) -> bool:
+        """Whether some name key (`is_name_key`) starts with `key`: a run of words whose key is no such
+        prefix names nothing however many words follow."""
+        return key in self._name_prefixes
+
+    @cached_property
+    def _name_prefixes(self) -> frozenset[str]:
+        return frozenset(k[:n] for k in (*self._model_keys, *self._gpu_keys) for n in range(len(k) + 1))
+
     def gpu(self, gpu_id: str) -> GpuSpec:
         found = self.find_gpu(gpu_id)
         if found is None:
@@ -370,6 +379,8 @@ class Catalog:
         """The token of `tokens` most similar to `word`, as `difflib.get_close_matches(word, tokens, 1)`
         finds it."""
         ratios = self._ratios(word)
+        if not ratios:
+            return None
         close = [t for t in tokens if t in ratios]
         return max(close, key=lambda t: (ratios[t], t)) if close else None
 
@@ -455,27 +466,46 @@ def _match(
     """(-weighted share of query words found, extra words in the name), or None if none match."""
     if not query or not tokens:
         return None
+    words, sizes, named, total = _query_facts(tuple(query))
     matched = 0.0
     used: set[str] = set()
-    for word in query:
-        weight = _word_weight(word)
+    for word, weight, as_size, fuzzy in words:
         if word in tokens:
             matched += weight
             used.add(word)
             continue
-        if word.replace(".", "", 1).isdigit() and word + "b" in tokens:  # "qwen 2.5 7" ~ 7b
+        if as_size is not None and as_size in tokens:  # "qwen 2.5 7" ~ 7b
             matched += _SIZE_TOKEN_WEIGHT * _FUZZY_TOKEN_WEIGHT
-            used.add(word + "b")
+            used.add(as_size)
             continue
-        if len(word) >= 4 and not is_size_word(word):
+        if fuzzy:
             close = closest(word, tokens)
             if close is not None:
                 matched += weight * _FUZZY_TOKEN_WEIGHT
                 used.add(close)
-    named = [w for w in query if not is_size_word(w)]
-    if not matched or (named and not used - {w for w in query if is_size_word(w)}):
+    if not matched or (named and not used - sizes):
         return None  # a size alone does not make "qwen 7b" match Falcon 7B
-    return -matched / sum(_word_weight(w) for w in query), len([t for t in tokens if t not in used])
+    return -matched / total, len([t for t in tokens if t not in used])
+
+
+@lru_cache(maxsize=64)
+def _query_facts(
+    query: tuple[str, ...],
+) -> tuple[tuple[tuple[str, float, str | None, bool], ...], frozenset[str], bool, float]:
+    """What `_match` needs of a query, worked out once per query rather than once per name scored:
+    each word with its weight, its size token ("7" ~ "7b") and whether it is matched fuzzily; the
+    words that are sizes; whether any word is not a size; the weights' sum."""
+    sizes = frozenset(w for w in query if is_size_word(w))
+    words = tuple(
+        (
+            w,
+            _word_weight(w),
+            w + "b" if w.replace(".", "", 1).isdigit() else None,
+            len(w) >= 4 and w not in sizes,
+        )
+        for w in query
+    )
+    return words, sizes, any(w not in sizes for w in query), sum(word[1] for word in words)
 
 
 def _word_weight(word: str) -> float:

@@ -33,8 +33,11 @@ image/video models; "batch N" for image generation means N images per batch; a s
 after "на"/"on" ("на двух") is a number of cards.
 Bounded work: only the first `MAX_TEXT_CHARS` characters are read (a longer message gets the note
 `parse_text_cut`), runs of words are looked up only when their joined key is a catalogue key
-(`Catalog.is_name_key`), and fuzzy search reads at most `core.catalog.MAX_SEARCH_WORDS` words, each
-compared once per catalogue (`Catalog.fuzzy_comparisons` counts the comparisons).
+(`Catalog.is_name_key`, a run growing only while its key starts a name: `Catalog.is_name_prefix`),
+and fuzzy search reads at most `core.catalog.MAX_SEARCH_WORDS` words, each compared once per
+catalogue (`Catalog.fuzzy_comparisons` counts the comparisons). A number-led pattern runs only where
+its keyword is in the text (`vocabulary.gated`), a word table's rows only where their joined pattern
+finds something (`vocabulary.table_gate`): a text full of numbers is not backtracked per pattern.
 """
 
 from __future__ import annotations

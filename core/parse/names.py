@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from core.catalog import Catalog, has_variant_part, normalize_name
 from core.parse.text import Fields, _Text
 from core.parse.vocabulary import _CONTEXT, _SEQ_LEN, Vocabulary, vocabulary
-from core.specs import GpuSpec
+from core.specs import GpuSpec, ModelSpec
 
 MAX_WINDOW = 6  # longest model/GPU name, in words, looked for in the text
 MAX_CARDS = 64  # a count written next to a card name ("16x h100"); larger is something else
@@ -56,14 +56,15 @@ def take_names(text: _Text, catalog: Catalog, f: Fields) -> Names:
     _unglue_counts(text, catalog)
     tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(text.rest)]
     may_name = _Windows(text.rest, tokens, catalog)
+    looked_up: dict[str, tuple[ModelSpec, list[str]] | None] = {}  # a long text repeats its names
     i = 0
     while i < len(tokens):
-        for j in range(min(len(tokens), i + MAX_WINDOW), i, -1):
-            if not may_name(i, j):
-                continue
+        for j in may_name.ends(i, min(len(tokens), i + MAX_WINDOW)):
             start, end = tokens[i][0], tokens[j - 1][1]
             words = text.rest[start:end]
-            model = catalog.find_model(words)
+            if words not in looked_up:
+                looked_up[words] = catalog.find_model(words)
+            model = looked_up[words]
             gpu = catalog.find_gpu(words) if model is None and _not_a_count(text.rest, words, start) else None
             if model is not None and not model[1]:  # exact: "...-awq" leaves its precision to be read
                 found.models.extend([model[0].id] if model[0].id not in found.models else [])
@@ -87,22 +88,48 @@ def take_names(text: _Text, catalog: Catalog, f: Fields) -> Names:
 
 
 class _Windows:
-    """Whether the words `tokens[i:j]` may name a model or GPU, tested without building their text.
+    """Which runs of words `tokens[i:j]` may name a model or GPU, tested without building their text.
 
-    A run of words without "/" normalises (`normalize_name`) to its words' keys joined, so it names
-    something only if that key is a catalogue key (`Catalog.is_name_key`) or some word holds a part
-    `strip_variant` drops; runs failing both are skipped, the rest looked up in full. This keeps the
-    word-by-word scan linear: a 4,096-character message is ~600 words, up to 6 runs each.
+    A run of words normalises (`normalize_name`) to its words' keys joined, from the last word holding
+    a "/" on (the name after an org's), so it names something only if that key is a catalogue key
+    (`Catalog.is_name_key`) or a word of it holds a part `strip_variant` drops; runs failing both are
+    skipped, the rest looked up in full. This keeps the word-by-word scan linear: a 4,096-character
+    message is ~600 words, up to `MAX_WINDOW` runs each, built up one word at a time.
     """
 
     def __init__(self, rest: str, tokens: list[tuple[int, int]], catalog: Catalog) -> None:
         words = [rest[start:end] for start, end in tokens]
-        self.keys = [normalize_name(w) for w in words]
-        self.full = ["/" in w or has_variant_part(w) for w in words]  # looked up in full
+        facts = {w: _word_facts(w) for w in set(words)}  # a long text repeats its words
+        self.keys = [facts[w][0] for w in words]  # of a word with "/", its part after the last
+        self.slash = [facts[w][1] for w in words]
+        self.variant = [facts[w][2] for w in words]
+        # the index of the next word from each on that holds a "/" or a variant (len(words): none)
+        self.marked = [len(words)] * (len(words) + 1)
+        for k in range(len(words) - 1, -1, -1):
+            self.marked[k] = k if self.slash[k] or self.variant[k] else self.marked[k + 1]
         self.catalog = catalog
 
-    def __call__(self, i: int, j: int) -> bool:
-        return any(self.full[i:j]) or self.catalog.is_name_key("".join(self.keys[i:j]))
+    def ends(self, i: int, stop: int) -> list[int]:
+        """The ends `j` (longest first, at most `stop`) of the runs from word `i` that may name."""
+        out: list[int] = []
+        key = ""
+        variant = False
+        for j in range(i, stop):
+            if self.slash[j]:  # normalize_name keeps what follows the last "/"
+                key, variant = "", False
+            key += self.keys[j]
+            variant = variant or self.variant[j]
+            if variant or self.catalog.is_name_key(key):
+                out.append(j + 1)
+            elif self.marked[j + 1] >= stop and not self.catalog.is_name_prefix(key):
+                break  # longer runs only lengthen a key no name starts with
+        out.reverse()
+        return out
+
+
+def _word_facts(word: str) -> tuple[str, bool, bool]:
+    """A word's name key, whether it holds a "/", whether its part after the last "/" holds a variant."""
+    return normalize_name(word), "/" in word, has_variant_part(word.rsplit("/", 1)[-1])
 
 
 def _unglue_counts(text: _Text, catalog: Catalog) -> None:

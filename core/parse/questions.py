@@ -26,7 +26,7 @@ from core.contract import Assumption, SolveFor, Task
 from core.errors import CatalogError
 from core.notes import note
 from core.parse.text import Fields, _number, _Text
-from core.parse.vocabulary import _compiles, _word_regex, spelling
+from core.parse.vocabulary import _compiles, _word_regex, gated, spelling
 
 QUESTIONS_FILE = DATA_DIR / "questions.toml"
 DEFAULT_OUTPUTS = 1000  # "how much do images cost": the price of a thousand
@@ -36,30 +36,43 @@ MIN_DATASET_TOKENS = 10_000_000
 _SCALE = {"k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
 # "10000", "10 000", "1.5", with an optional k/m/b/t suffix
 _COUNT = r"(?<![\w.])(\d{1,3}(?:[ \u00a0]\d{3})+|\d+(?:\.\d+)?)\s?([kmbt])?(?![\w.])"
-_EXAMPLES = re.compile(
-    _COUNT + r"\s*(?:примеров|примера|пример|образц\w*|сэмпл\w*|диалог\w*|строк\w*|examples?|samples?|"
+_EXAMPLE_WORD = (
+    r"(?:примеров|примера|пример|образц\w*|сэмпл\w*|диалог\w*|строк\w*|examples?|samples?|"
     r"conversations?|dialogues?|rows|records|instructions|pairs)"
 )
-_PER_EXAMPLE = re.compile(
-    r"(?:по|длиной|длина|в\s+среднем|of|each\s+of|averag\w*|~)\s*" + _COUNT + r"\s*(?:токен\w*|tokens?)"
-    r"(?:\s+(?:each|каждый|каждого))?"
-    r"|" + _COUNT + r"\s*(?:токен\w*|tokens?)\s+(?:each|на\s+пример|per\s+(?:example|sample|request))"
+_EXAMPLES = gated(re.compile(_COUNT + r"\s*" + _EXAMPLE_WORD), _EXAMPLE_WORD)
+_TOKEN_WORD = r"(?:токен\w*|tokens?)"
+_PER_EXAMPLE = gated(
+    re.compile(
+        r"(?:по|длиной|длина|в\s+среднем|of|each\s+of|averag\w*|~)\s*" + _COUNT + r"\s*" + _TOKEN_WORD
+        + r"(?:\s+(?:each|каждый|каждого))?"
+        r"|" + _COUNT + r"\s*" + _TOKEN_WORD + r"\s+(?:each|на\s+пример|per\s+(?:example|sample|request))"
+    ),
+    _TOKEN_WORD,
 )
-_TOKENS = re.compile(_COUNT + r"\s*(?:токен\w*|tokens?)")
-_EPOCHS = re.compile(
-    r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:эпох\w*|epochs?)|(?:эпох\w*|epochs?)\s*[=:]?\s*(\d+(?:\.\d+)?)"
+_TOKENS = gated(re.compile(_COUNT + r"\s*" + _TOKEN_WORD), _TOKEN_WORD)
+_EPOCH_WORD = r"(?:эпох\w*|epochs?)"
+_EPOCHS = gated(
+    re.compile(
+        r"(?<![\w.])(\d+(?:\.\d+)?)\s*" + _EPOCH_WORD + "|" + _EPOCH_WORD + r"\s*[=:]?\s*(\d+(?:\.\d+)?)"
+    ),
+    _EPOCH_WORD,
 )
 _PER_DAY = r"\s*(?:в|a|per|/|за)\s*(?:день|сутки|day|d)(?![\w])"
-_REQUESTS = re.compile(
-    _COUNT + r"\s*(?:запрос\w*|обращени\w*|сообщени\w*|requests?|queries|messages|calls)" + _PER_DAY
-)
-_OUTPUTS = re.compile(
-    _COUNT + r"\s*(?:картин\w*|изображени\w*|фото\w*|images?|pictures?|pics|photos?|"
+_REQUEST_WORD = r"(?:запрос\w*|обращени\w*|сообщени\w*|requests?|queries|messages|calls)"
+_REQUESTS = gated(re.compile(_COUNT + r"\s*" + _REQUEST_WORD + _PER_DAY), _REQUEST_WORD)
+_OUTPUT_WORD = (
+    r"(?:картин\w*|изображени\w*|фото\w*|images?|pictures?|pics|photos?|"
     r"клип\w*|ролик\w*|видео\w*|clips?|videos?)"
 )
-_MEMORY = re.compile(
-    r"(?:(?:на|в|с|on|with|in)\s+)?(?<![\w.])(\d{1,4}(?:\.\d+)?)\s*(?:gb|gib|гб|гиб|гигабайт\w*|gigabytes?)"
-    r"(?:\s+(?:vram|видеопамят\w*|памят\w*|of\s+vram))?(?![\w])"
+_OUTPUTS = gated(re.compile(_COUNT + r"\s*" + _OUTPUT_WORD), _OUTPUT_WORD)
+_GB_WORD = r"(?:gb|gib|гб|гиб|гигабайт\w*|gigabytes?)"
+_MEMORY = gated(
+    re.compile(
+        r"(?:(?:на|в|с|on|with|in)\s+)?(?<![\w.])(\d{1,4}(?:\.\d+)?)\s*" + _GB_WORD
+        + r"(?:\s+(?:vram|видеопамят\w*|памят\w*|of\s+vram))?(?![\w])"
+    ),
+    _GB_WORD,
 )
 
 

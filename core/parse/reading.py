@@ -7,8 +7,6 @@ step is linear in the words read, so a message of any length parses in a few mil
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import Any
 
 from core.catalog import Catalog, default_catalog
 from core.contract import ANY_MODEL, CpuOffload, Engine, KvPrecision, Method, Precision, SolveFor, Task
@@ -41,6 +39,8 @@ from core.parse.vocabulary import (
     _RESOLUTION,
     _SEQ_LEN,
     _VIDEO_P,
+    Table,
+    table_gate,
     vocabulary,
 )
 from core.specs import ModelKind
@@ -109,7 +109,10 @@ def _any_model(f: Fields, reading: Reading) -> None:
         f["model"] = ANY_MODEL
 
 
-def _take_first(text: _Text, f: Fields, name: str, table: Iterable[tuple[re.Pattern[str], Any]]) -> None:
+def _take_first(text: _Text, f: Fields, name: str, table: Table) -> None:
+    gate = table_gate(table)  # one scan where no row is in the text, not one per row
+    if gate is not None and gate.search(text.rest) is None:
+        return
     for pattern, value in table:
         if text.take(pattern):
             f.setdefault(name, value)
@@ -214,7 +217,8 @@ def _read_task(text: _Text, f: Fields, reading: Reading) -> None:
     if fine_tune and "method" not in f:
         f["method"] = Method.LORA
         reading.notes.append(note("parse_finetune_lora"))
-    for pattern, task in words.tasks:
+    gate = table_gate(words.tasks)
+    for pattern, task in words.tasks if gate is None or gate.search(text.rest) else []:
         if text.take(pattern) and reading.task_word is None:
             reading.task_word = task
 

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from core.contract import Assumption, Request, Task
 from core.errors import ParseError
-from core.parse.vocabulary import _NUM_UNIT, vocabulary
+from core.parse.vocabulary import _GATES, _NUM_UNIT, vocabulary
 
 Fields = dict[str, Any]
 
@@ -54,8 +54,9 @@ def _normalize(text: str) -> str:
     text = re.sub(r"(\d)\s*(?:тыс\w*|thousands?)(?!\w)", r"\1k", text)
     text = re.sub(r"(\d)\s?б(?![а-я])", r"\1b", text)  # "7б" is 7B; "8 бит" stays bits
     words = vocabulary()
-    for pattern, name in words.model_names:  # "лама 3 8б", "квен", "дипсик р1": the family names
-        text = pattern.sub(name, text)
+    if words.any_model_name.search(text):  # one scan of the text, not one per family, when none is there
+        for pattern, name in words.model_names:  # "лама 3 8б", "квен", "дипсик р1": the family names
+            text = pattern.sub(name, text)
     return words.number_words.sub(lambda m: words.number_values[m.group(0)], text)  # "на двух картах"
 
 
@@ -126,6 +127,9 @@ class _Text:
         pattern: re.Pattern[str],
         accept: Callable[[re.Match[str]], bool] = lambda m: True,
     ) -> re.Match[str] | None:
+        gate = _GATES.get(pattern)
+        if gate is not None and gate.search(self.rest) is None:
+            return None
         for match in pattern.finditer(self.rest):
             if accept(match):
                 self.blank(match.start(), match.end())

@@ -34,6 +34,29 @@ Table = list[tuple[re.Pattern[str], Any]]
 _NUM_UNIT = r"(\d+(?:\.\d+)?)\s?(k|m)?(?![\w.])"  # a count with an optional k/M suffix
 
 
+# pattern → a part every match of it holds: where the part (searched alone, a cheap scan from its first
+# letters) is nowhere in the text, the pattern is not run (a number-led one backtracks at every number)
+_GATES: dict[re.Pattern[str], re.Pattern[str]] = {}
+
+
+def gated(pattern: re.Pattern[str], needs: str) -> re.Pattern[str]:
+    """`pattern`, taken (`core.parse.text._Text.take`) only from a text where the regex `needs` finds
+    something: `needs` must be a part no match of `pattern` can do without (its keyword after an
+    optional number)."""
+    _GATES[pattern] = re.compile(needs)
+    return pattern
+
+
+# a table's rows in one pattern (a match of a row is a match of it): a text it misses needs no row
+_TABLE_GATES: dict[int, tuple[Table, re.Pattern[str]]] = {}
+
+
+def table_gate(table: Table) -> re.Pattern[str] | None:
+    """The one pattern all rows of a vocabulary table make, or None for a table not compiled here."""
+    entry = _TABLE_GATES.get(id(table))
+    return entry[1] if entry is not None and entry[0] is table else None
+
+
 def _words(*patterns: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w.])(?:" + "|".join(patterns) + r")(?![\w])")
 
@@ -207,6 +230,7 @@ class Vocabulary:
     number_words: re.Pattern[str]
     number_values: dict[str, str]  # word → its digits
     model_names: list[tuple[re.Pattern[str], str]]
+    any_model_name: re.Pattern[str]  # all of `model_names` in one: a text it misses needs none of them
     engines: Table
     optimizers: Table
     gguf: re.Pattern[str]
@@ -279,7 +303,9 @@ def _load_table(path: Path, raw: dict[str, Any], table: str) -> list[Any]:
 
 def _compile(path: Path, rows: dict[str, list[Any]]) -> Vocabulary:
     def table(name: str) -> Table:
-        return [(_words(row.regex()), row.value) for row in rows[name]]
+        out = [(_words(row.regex()), row.value) for row in rows[name]]
+        _TABLE_GATES[id(out)] = (out, _words(joined(name)))
+        return out
 
     def joined(name: str) -> str:
         return "|".join(row.regex() for row in rows[name])
@@ -287,7 +313,7 @@ def _compile(path: Path, rows: dict[str, list[Any]]) -> Vocabulary:
     negation = r"(?:(?P<neg>" + joined("negation") + r")[\s_-]+)?"
 
     def switch(*alternatives: str) -> re.Pattern[str]:
-        return _words(negation + "(?:" + "|".join(alternatives) + ")")
+        return gated(_words(negation + "(?:" + "|".join(alternatives) + ")"), "|".join(alternatives))
 
     numbers: dict[str, str] = {}
     for index, row in enumerate(rows["number"], start=1):
@@ -305,13 +331,14 @@ def _compile(path: Path, rows: dict[str, list[Any]]) -> Vocabulary:
             regex = r"(\d+)\s*" + between + "(?:" + row.regex() + ")"
         else:
             regex = "(?:" + row.regex() + r")\s*" + between + r"[=:]?\s*(\d+)"
-        counted.setdefault(row.value, []).append(_words(regex))
+        counted.setdefault(row.value, []).append(gated(_words(regex), row.regex()))
     return Vocabulary(
         number_words=re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, numbers)) + r")(?!\w)"),
         number_values=numbers,
         model_names=[
             (re.compile(r"(?<!\w)(?:" + r.regex() + r")(?!\w)"), r.value) for r in rows["model_name"]
         ],
+        any_model_name=re.compile(r"(?<!\w)(?:" + joined("model_name") + r")(?!\w)"),
         engines=table("engine"),
         optimizers=table("optimizer"),
         gguf=_words(joined("gguf")),
@@ -366,6 +393,9 @@ _CONTEXT = [
         + _NUM_UNIT
         + r"(?:\s*(?:токен\w*|tokens?))?"
     ),
-    _words(_NUM_UNIT + r"\s*(?:токен\w*\s+|tokens?\s+)?(?:контекст\w*|context|ctx)"),
-    _words(_NUM_UNIT + r"\s*(?:токен\w*|tokens?)"),
+    gated(
+        _words(_NUM_UNIT + r"\s*(?:токен\w*\s+|tokens?\s+)?(?:контекст\w*|context|ctx)"),
+        r"контекст|context|ctx",
+    ),
+    gated(_words(_NUM_UNIT + r"\s*(?:токен\w*|tokens?)"), r"токен|token"),
 ]
