@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from core.catalog import Catalog
@@ -31,7 +32,7 @@ class Candidate:
     position: int  # in the offers file (catalogue order for catalogue configurations): the last tie-break
     usable: int = 0  # bytes per card the request may use (vLLM: its budget); 0: the whole card
 
-    @property
+    @cached_property  # read by every ranking of the candidate
     def headroom(self) -> float:
         usable = self.usable or self.gpu.usable_bytes
         return (usable - self.needed) / usable
@@ -87,7 +88,11 @@ def rank_key(c: Candidate, policy: RankingPolicy) -> tuple[Any, ...]:
 
 def _rank_key(c: Candidate, keys: list[RankKey]) -> tuple[Any, ...]:
     # `policy.keys` builds its list on every read: the callers below read it once per ranking.
-    return (*(v for key in keys for v in _rank_value(c, key)), c.position)
+    values: list[Any] = []
+    for key in keys:
+        values += _rank_value(c, key)
+    values.append(c.position)
+    return tuple(values)
 
 
 def best(candidates: list[Candidate], policy: RankingPolicy) -> Candidate | None:
@@ -109,13 +114,15 @@ def fastest(candidates: list[Candidate], policy: RankingPolicy, task: Task) -> C
     then the policy."""
     fewest: dict[str, Candidate] = {}
     keys = policy.keys
-    for c in sorted(considered(candidates, policy), key=lambda c: (c.count, _rank_key(c, keys))):
+    pool = considered(candidates, policy)
+    ranks = {id(c): _rank_key(c, keys) for c in pool}  # once per candidate: both orders below read it
+    for c in sorted(pool, key=lambda c: (c.count, ranks[id(c)])):
         fewest.setdefault(c.gpu.id, c)
     if not fewest:
         return None
     return min(
         fewest.values(),
-        key=lambda c: (-speed(c, task), c.count * c.gpu.usable_bytes, _rank_key(c, keys)),
+        key=lambda c: (-speed(c, task), c.count * c.gpu.usable_bytes, ranks[id(c)]),
     )
 
 
