@@ -262,11 +262,7 @@ def _int4_for(req: Request) -> Precision:
 
 
 def _smaller_model(spec: ModelSpec, catalog: Catalog) -> ModelSpec | None:
-    same = [
-        m
-        for m in catalog.models.values()
-        if m.family == spec.family and m.kind is spec.kind and m.params_b < spec.params_b * 0.8
-    ]
+    same = [m for m in catalog.family_models(spec.family, spec.kind) if m.params_b < spec.params_b * 0.8]
     # the same generation first ("llama-3.1-70b" → "llama-3.1-8b", not "llama-2-13b"), then the largest
     line = _model_line(spec.id)
     return max(same, key=lambda m: (_common_prefix(_model_line(m.id), line), m.params_b)) if same else None

@@ -52,18 +52,23 @@ class Sizer:
         self, spec: ModelSpec | None = None, arch: Arch | None = None, **changes: Any
     ) -> dict[str, float]:
         """`peak_breakdown` of the variant `changes` describe (of this model, or of `spec`), memoised."""
+        return self._breakdown(*self._key(spec, changes), spec, arch)
+
+    def total(self, spec: ModelSpec | None = None, arch: Arch | None = None, **changes: Any) -> int:
+        """The per-card need of the variant: its own peak and the models beside it."""
         key, changes = self._key(spec, changes)
+        if key not in self._totals:
+            parts = self._breakdown(key, changes, spec, arch)
+            self._totals[key] = round(sum(parts.values())) + self.extra_bytes
+        return self._totals[key]
+
+    def _breakdown(
+        self, key: tuple[Any, ...], changes: dict[str, Any], spec: ModelSpec | None, arch: Arch | None
+    ) -> dict[str, float]:
         if key not in self._parts:
             variant = self.req.model_copy(update=changes) if changes else self.req
             self._parts[key] = peak_breakdown(variant, spec or self.spec, arch or self.arch)
         return self._parts[key]
-
-    def total(self, spec: ModelSpec | None = None, arch: Arch | None = None, **changes: Any) -> int:
-        """The per-card need of the variant: its own peak and the models beside it."""
-        key, _ = self._key(spec, changes)
-        if key not in self._totals:
-            self._totals[key] = round(sum(self.breakdown(spec, arch, **changes).values())) + self.extra_bytes
-        return self._totals[key]
 
     def _key(self, spec: ModelSpec | None, changes: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """The memo key of a variant, by the fields that really change (one equal to the request's
