@@ -125,7 +125,7 @@ def advise(
     configs = [(c.gpu, c.count) for c in (pick, fast) if c is not None]
     if target is not None and target.verdict != "does_not_fit":
         configs.append((named[0], req.num_gpus))
-    speeds = throughput(req, spec, arch, list({(g.id, n): (g, n) for g, n in configs}.values()))
+    speeds = throughput(req, spec, arch, list({(g.id, n): (g, n) for g, n in configs}.values()), sizer)
     if speeds:
         notes.append(note("decode_bandwidth_bound", efficiency=DECODE_BANDWIDTH_EFFICIENCY))
         notes += _multi_gpu_decode_notes(req, [(g, n) for g, n in configs if n > 1])
