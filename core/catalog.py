@@ -434,6 +434,17 @@ class Catalog:
         close = difflib.get_close_matches(normalize_name(name), list(self._model_keys), n=limit, cutoff=0.6)
         return list(dict.fromkeys(self.models[self._model_keys[k]].name for k in close))
 
+    def family_models(self, family: str, kind: ModelKind) -> list[ModelSpec]:
+        """The models of `family` and `kind`, in catalogue order (indexed once: asked per estimate)."""
+        return self._families.get((family, kind), [])
+
+    @cached_property
+    def _families(self) -> dict[tuple[str, ModelKind], list[ModelSpec]]:
+        out: dict[tuple[str, ModelKind], list[ModelSpec]] = {}
+        for m in self.models.values():
+            out.setdefault((m.family, m.kind), []).append(m)
+        return out
+
     def popular(self, kind: ModelKind) -> list[ModelSpec]:
         """Models offered as buttons, in catalogue order."""
         return [m for m in self.models.values() if m.popular and m.kind == kind]

@@ -83,7 +83,7 @@ def estimate(
         breakdown["extra_models"] = extra
         filled = filled.model_copy(update={"extra_models": filled_stack(filled, stack)})
     total = sum(breakdown.values())
-    advice = advise(filled, spec, arch, catalog, total, extra, given=req)
+    advice = advise(filled, spec, arch, catalog, total, extra, given=req, parts=parts)
     value_range, range_notes = _range(total, filled, resolved)
     notes = [
         *assumptions,

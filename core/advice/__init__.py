@@ -33,7 +33,6 @@ from core.contract import (
 from core.formulas import vllm
 from core.formulas.kv_cache import model_kv_cache_bytes
 from core.formulas.params import Arch
-from core.formulas.peak import peak_breakdown
 from core.notes import note
 from core.precision import kv_bytes_per_element
 from core.specs import GpuSpec, ModelSpec
@@ -102,11 +101,13 @@ def advise(
     total: int,
     extra_bytes: int = 0,
     given: Request | None = None,
+    parts: dict[str, float] | None = None,
 ) -> Advice:
     """`req` has every default filled; `given` is the request as asked (its unset fields tell which
     defaults a mitigation that switches the method must recompute), `req` when not given. `total`:
-    the per-card need as asked, `extra_bytes` (models beside this one) included."""
-    sizer = Sizer(req, spec, arch, extra_bytes)
+    the per-card need as asked, `extra_bytes` (models beside this one) included; `parts`: the peak
+    breakdown of `req`, where the caller has it."""
+    sizer = Sizer(req, spec, arch, extra_bytes, parts)
     named = _unique(catalog.gpu(g) for g in req.gpus) if req.gpus else []
     rows = verdicts(named or list(catalog.gpus.values()), sizer)
     pick, fast = _choose(req, catalog, sizer, named, rows)
@@ -124,7 +125,7 @@ def advise(
     configs = [(c.gpu, c.count) for c in (pick, fast) if c is not None]
     if target is not None and target.verdict != "does_not_fit":
         configs.append((named[0], req.num_gpus))
-    speeds = throughput(req, spec, arch, list({(g.id, n): (g, n) for g, n in configs}.values()))
+    speeds = throughput(req, spec, arch, list({(g.id, n): (g, n) for g, n in configs}.values()), sizer)
     if speeds:
         notes.append(note("decode_bandwidth_bound", efficiency=DECODE_BANDWIDTH_EFFICIENCY))
         notes += _multi_gpu_decode_notes(req, [(g, n) for g, n in configs if n > 1])
@@ -164,8 +165,7 @@ def serving_capacity(
     """What vLLM would log on `count` × `gpu`: its KV pool (budget less the rest of the sized peak)
     in tokens, and the requests of the requested context it holds (core.formulas.vllm)."""
     assert req.context_length
-    variant = req.model_copy(update=sizer.count_changes(count)) if count != req.num_gpus else req
-    parts = peak_breakdown(variant, spec, arch)
+    parts = sizer.breakdown(**sizer.count_changes(count)) if count != req.num_gpus else sizer.breakdown()
     budget = sizer.usable(gpu)
     kv = parts.get("kv_cache", 0.0)
     pool = vllm.kv_pool_bytes(budget, sum(parts.values()), kv)

@@ -55,11 +55,15 @@ def mitigations(
     diffusion = spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO)
     splits_model = not diffusion  # diffusion pipelines run on one GPU: more cards do not help
 
+    by_size = sorted(targets, key=lambda g: g.usable_bytes)  # stable: ties stay in `targets` order
+    budgets: dict[float, list[tuple[int, GpuSpec]]] = {}  # per share of the card: asked ~10 times
+
     def smallest_fitting(needed: int, changes: dict[str, Any] | None = None) -> GpuSpec | None:
         # against the share of the card the variant may use (vLLM: gpu_memory_utilization)
         share = sizer.fraction(changes)
-        ok = [g for g in targets if needed <= budget_bytes(g.usable_bytes, share)]
-        return min(ok, key=lambda g: g.usable_bytes) if ok else None
+        if share not in budgets:
+            budgets[share] = [(budget_bytes(g.usable_bytes, share), g) for g in by_size]
+        return next((g for budget, g in budgets[share] if needed <= budget), None)
 
     def fits_on(needed: int, n: int) -> str | None:
         gpu = smallest_fitting(needed)
@@ -258,11 +262,7 @@ def _int4_for(req: Request) -> Precision:
 
 
 def _smaller_model(spec: ModelSpec, catalog: Catalog) -> ModelSpec | None:
-    same = [
-        m
-        for m in catalog.models.values()
-        if m.family == spec.family and m.kind is spec.kind and m.params_b < spec.params_b * 0.8
-    ]
+    same = [m for m in catalog.family_models(spec.family, spec.kind) if m.params_b < spec.params_b * 0.8]
     # the same generation first ("llama-3.1-70b" → "llama-3.1-8b", not "llama-2-13b"), then the largest
     line = _model_line(spec.id)
     return max(same, key=lambda m: (_common_prefix(_model_line(m.id), line), m.params_b)) if same else None

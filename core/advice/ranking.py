@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from core.catalog import Catalog
@@ -30,6 +30,10 @@ class Candidate:
     offer: RentalOffer | None
     position: int  # in the offers file (catalogue order for catalogue configurations): the last tie-break
     usable: int = 0  # bytes per card the request may use (vLLM: its budget); 0: the whole card
+    # its rank key per order of the policy's keys (`_rank_key`): each ranking of it reads the key
+    _ranks: dict[tuple[RankKey, ...], tuple[Any, ...]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @property
     def headroom(self) -> float:
@@ -82,18 +86,20 @@ def _rank_value(c: Candidate, key: RankKey) -> tuple[Any, ...]:
 
 
 def rank_key(c: Candidate, policy: RankingPolicy) -> tuple[Any, ...]:
-    return _rank_key(c, policy.keys)
+    return _rank_key(c, tuple(policy.keys))
 
 
-def _rank_key(c: Candidate, keys: list[RankKey]) -> tuple[Any, ...]:
+def _rank_key(c: Candidate, keys: tuple[RankKey, ...]) -> tuple[Any, ...]:
     # `policy.keys` builds its list on every read: the callers below read it once per ranking.
-    return (*(v for key in keys for v in _rank_value(c, key)), c.position)
+    if keys not in c._ranks:
+        c._ranks[keys] = (*(v for key in keys for v in _rank_value(c, key)), c.position)
+    return c._ranks[keys]
 
 
 def best(candidates: list[Candidate], policy: RankingPolicy) -> Candidate | None:
     """The first configuration by the policy, among those it considers."""
     pool = considered(candidates, policy)
-    keys = policy.keys
+    keys = tuple(policy.keys)
     return min(pool, key=lambda c: _rank_key(c, keys)) if pool else None
 
 
@@ -108,7 +114,7 @@ def fastest(candidates: list[Candidate], policy: RankingPolicy, task: Task) -> C
     cards of a model that already fits are not shown as "faster"); ties: the least memory rented,
     then the policy."""
     fewest: dict[str, Candidate] = {}
-    keys = policy.keys
+    keys = tuple(policy.keys)
     for c in sorted(considered(candidates, policy), key=lambda c: (c.count, _rank_key(c, keys))):
         fewest.setdefault(c.gpu.id, c)
     if not fewest:

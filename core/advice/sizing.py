@@ -27,24 +27,55 @@ _VERDICT_LIST = TypeAdapter(list[Verdict])
 class Sizer:
     """Per-GPU peak of request variants, memoised by the fields that change."""
 
-    def __init__(self, req: Request, spec: ModelSpec, arch: Arch | None, extra_bytes: int = 0) -> None:
+    def __init__(
+        self,
+        req: Request,
+        spec: ModelSpec,
+        arch: Arch | None,
+        extra_bytes: int = 0,
+        parts: dict[str, float] | None = None,
+    ) -> None:
+        """`parts`: `peak_breakdown` of `req` itself, where the caller has it (not sized again)."""
         self.req, self.spec, self.arch = req, spec, arch
         # Models served beside this one on each card (a RAG stack, core.stack): added to every variant.
         self.extra_bytes = extra_bytes
-        self._cache: dict[tuple[Any, ...], int] = {}
+        self._parts: dict[tuple[Any, ...], dict[str, float]] = {}
+        if parts is not None:
+            self._parts[(spec.id,)] = parts
+        self._totals: dict[tuple[Any, ...], int] = {}
         self._by_count: dict[int, int] = {}
         self._usable: dict[str, int] = {}
         self._splits: dict[int, bool] = {}
         self._fraction = memory_fraction(req.engine, req.gpu_memory_utilization)
 
+    def breakdown(
+        self, spec: ModelSpec | None = None, arch: Arch | None = None, **changes: Any
+    ) -> dict[str, float]:
+        """`peak_breakdown` of the variant `changes` describe (of this model, or of `spec`), memoised."""
+        return self._breakdown(*self._key(spec, changes), spec, arch)
+
     def total(self, spec: ModelSpec | None = None, arch: Arch | None = None, **changes: Any) -> int:
-        spec = spec or self.spec
-        key = (spec.id, *sorted(changes.items()))
-        if key not in self._cache:
+        """The per-card need of the variant: its own peak and the models beside it."""
+        key, changes = self._key(spec, changes)
+        if key not in self._totals:
+            parts = self._breakdown(key, changes, spec, arch)
+            self._totals[key] = round(sum(parts.values())) + self.extra_bytes
+        return self._totals[key]
+
+    def _breakdown(
+        self, key: tuple[Any, ...], changes: dict[str, Any], spec: ModelSpec | None, arch: Arch | None
+    ) -> dict[str, float]:
+        if key not in self._parts:
             variant = self.req.model_copy(update=changes) if changes else self.req
-            own = round(sum(peak_breakdown(variant, spec, arch or self.arch).values()))
-            self._cache[key] = own + self.extra_bytes
-        return self._cache[key]
+            self._parts[key] = peak_breakdown(variant, spec or self.spec, arch or self.arch)
+        return self._parts[key]
+
+    def _key(self, spec: ModelSpec | None, changes: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The memo key of a variant, by the fields that really change (one equal to the request's
+        own is no change), and those changes."""
+        req = self.req
+        changes = {k: v for k, v in changes.items() if getattr(req, k) != v}
+        return ((spec or self.spec).id, *sorted(changes.items())), changes
 
     def fraction(self, changes: dict[str, Any] | None = None) -> float:
         """The share of each card the request (or the variant `changes` describe) may use: all of
@@ -127,12 +158,12 @@ def verdict(gpu: GpuSpec, count: int, needed: int, usable: int | None = None) ->
 def verdicts(gpus: list[GpuSpec], sizer: Sizer) -> list[Verdict]:
     """Each GPU at 1, 2, 4, 8 cards, stopping at the first count that fits. Validated in one call:
     ~80 verdicts per estimate, one pydantic call each would dominate the estimate's time."""
+    counts = [n for n in CARD_COUNTS if sizer.splits(n)]
     rows = []
     for gpu in gpus:
-        for count in CARD_COUNTS:
-            if not sizer.splits(count):
-                continue
-            row = verdict_fields(gpu.id, gpu.name, sizer.usable(gpu), count, sizer.at_count(count))
+        usable = sizer.usable(gpu)
+        for count in counts:
+            row = verdict_fields(gpu.id, gpu.name, usable, count, sizer.at_count(count))
             rows.append(row)
             if row["verdict"] == "fits":
                 break

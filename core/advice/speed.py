@@ -27,6 +27,8 @@ from core.precision import (
 )
 from core.specs import GpuSpec, ModelSpec
 
+from .sizing import Sizer
+
 # Decode reads every weight once per step; real kernels reach ~70% of peak bandwidth:
 # Llama-2-7B bf16 on an A100-80GB decodes at 1418.93 GB/s of 2039 GB/s (torchao README benchmark;
 # torchao counts the whole model, its 2% of input embedding included, which a decode step does not
@@ -121,15 +123,23 @@ def fixed_step_s(arch: Arch, gpu: GpuSpec, count: int, engine: Engine | None) ->
 
 
 def throughput(
-    req: Request, spec: ModelSpec, arch: Arch | None, configs: list[tuple[GpuSpec, int]]
+    req: Request,
+    spec: ModelSpec,
+    arch: Arch | None,
+    configs: list[tuple[GpuSpec, int]],
+    sizer: Sizer | None = None,
 ) -> list[Throughput]:
-    """Decode speed per sequence and in all, on each of `configs` (GPU, cards)."""
+    """Decode speed per sequence and in all, on each of `configs` (GPU, cards). `sizer`: the
+    request's, whose one-card breakdown is then not sized again."""
     if req.task is not Task.INFERENCE or arch is None:
         return []
     assert req.precision and req.context_length and req.kv_cache_precision
     weights = decode_weight_bytes(spec, arch, req)
-    one = req.model_copy(update={"num_gpus": 1})
-    kv = peak_breakdown(one, spec, arch).get("kv_cache", 0.0)
+    if sizer is not None:
+        one_card = sizer.breakdown(num_gpus=1)
+    else:
+        one_card = peak_breakdown(req.model_copy(update={"num_gpus": 1}), spec, arch)
+    kv = one_card.get("kv_cache", 0.0)
     step_bytes = weights + kv
     out = []
     for gpu, count in configs:
