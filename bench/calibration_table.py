@@ -14,8 +14,10 @@ after a change of a formula or of the cases, run `--write` and commit what it ch
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -121,13 +123,18 @@ def class_rows(outcomes: list[Outcome]) -> list[dict[str, object]]:
             for name in DIMENSIONS:
                 values = [p[name] for p in points if name in p]
                 if values:
-                    row[name] = (_round(min(values)), _round(max(values)))
+                    row[name] = (_round(min(values), math.floor), _round(max(values), math.ceil))
         rows.append(row)
     return rows
 
 
-def _round(x: float) -> float:
-    return float(f"{x:.4g}")
+def _round(x: float, direction: Callable[[float], int]) -> float:
+    """Four significant digits, rounded outwards (`math.floor` for a low bound, `math.ceil` for a
+    high one), so the range still holds the values it was taken from (1024² px = 1.048576 MP)."""
+    if x == 0:
+        return 0.0
+    scale = 10 ** (3 - math.floor(math.log10(abs(x))))
+    return direction(round(x * scale, 6)) / scale  # round(): 0.335 × 1000 is 335.00000000000006
 
 
 def overall_row(outcomes: list[Outcome]) -> dict[str, object]:

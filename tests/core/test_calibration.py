@@ -26,6 +26,7 @@ from calibration_cases import (
     run_all,
 )
 
+from core.accuracy import uncertainty
 from core.estimate import estimate
 
 OUTCOMES = {o.case.id: o for o in run_all()}
@@ -136,3 +137,11 @@ def test_generated_accuracy_files_match_the_estimator() -> None:
         assert path.read_text() == expected, (
             f"{path.name} is stale: run `python bench/calibration_table.py --write` and commit it"
         )
+
+
+@pytest.mark.parametrize("case_id", sorted(i for i, o in OUTCOMES.items() if not o.case.is_bound))
+def test_a_measured_case_lies_inside_its_class_s_measured_range(case_id: str) -> None:
+    """The generated ranges hold every case they were taken from (rounded outwards, not to nearest):
+    FLUX at 1024² — the very resolution measured — was said to lie outside."""
+    outcome = OUTCOMES[case_id]
+    assert uncertainty(outcome.filled, outcome.params_b).outside == []
