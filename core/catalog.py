@@ -239,6 +239,25 @@ def name_words(name: str) -> set[str]:
     return out
 
 
+def _check_same_compute(gpu: GpuSpec, gpus: dict[str, GpuSpec], where: str) -> None:
+    """`same_compute_as` names a catalogue card whose compute and bandwidth are this card's."""
+    if gpu.same_compute_as is None:
+        return
+    other = gpus.get(gpu.same_compute_as)
+    if other is None:
+        raise CatalogError(
+            f"{where}: same_compute_as: unknown gpu {gpu.same_compute_as!r}", field="same_compute_as"
+        )
+    mine = (gpu.fp16_tflops, gpu.fp8_tflops, gpu.bandwidth_gb_s)
+    theirs = (other.fp16_tflops, other.fp8_tflops, other.bandwidth_gb_s)
+    if mine != theirs:
+        raise CatalogError(
+            f"{where}: same_compute_as: {other.id!r} has other fp16/fp8 TFLOPS or bandwidth "
+            f"({theirs} vs {mine})",
+            field="same_compute_as",
+        )
+
+
 class Catalog:
     """All three catalogues, cross-checked."""
 
@@ -262,6 +281,8 @@ class Catalog:
                     f"unknown gpu {offer.gpu!r}; known: {', '.join(self.gpus)}",
                     field="gpu",
                 )
+        for index, gpu in enumerate(gpus, start=1):
+            _check_same_compute(gpu, self.gpus, f"{files['gpu']}: [[gpu]] row {index} (id={gpu.id!r})")
         self._model_keys = _index_names(
             ((m.id, [m.id, m.name, *m.aliases, *([m.hf_id] if m.hf_id else [])]) for m in models),
             files["model"],

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.catalog import DATA_DIR, Catalog, _load_rows
+from core.catalog import DATA_DIR, Catalog, _load_rows, default_catalog
 from core.contract import Assumption, Cost, CostOption, Method, Recommendation, Request, Result, Task
 from core.notes import note
 
@@ -74,37 +74,35 @@ class Figure(BaseModel):
     frames: int | None = Field(default=None, gt=0, description="video: the clip length measured")
     steps: int = Field(gt=0)
     borrowed: dict[str, str] = Field(
-        default_factory=dict, description="set by the loader: card → the card measured (SAME_COMPUTE)"
+        default_factory=dict,
+        description="set by `figures`: card → the card measured (gpus.toml same_compute_as)",
     )
     seconds_low: float = Field(gt=0)
     seconds_high: float = Field(gt=0)
     source: str = Field(min_length=1)
 
 
-# Cards that get the published figures of another card: card → (the card measured, why). Only where
-# the compute is the same, so that a denoising loop (compute-bound: large matmuls and attention over
-# every latent token, batch 1) takes the same time while the model fits both.
-SAME_COMPUTE: dict[str, tuple[str, str]] = {
-    # The 48 GB RTX 4090 is the 24 GB card's AD102 chip on a board rebuilt with twice the memory at
-    # the same clocks (no vendor datasheet exists for it; gpus.toml gives both cards 165.2 fp16 /
-    # 330.3 fp8 TFLOPS and 1008 GB/s, and tests/core/test_cost.py holds the rule to that).
-    "rtx4090-48gb": ("rtx4090", "same_chip"),
-}
+def figures(catalog: Catalog | None = None) -> tuple[Figure, ...]:
+    """The published figures, each extended to the cards whose catalogue row says `same_compute_as`
+    a card measured; `borrowed` says, for the answer's note, which card was measured (the row keeps
+    its own source)."""
+    same = {
+        g.id: g.same_compute_as for g in (catalog or default_catalog()).gpus.values() if g.same_compute_as
+    }
+    extended = []
+    for row in _published():
+        more = {
+            card: measured for card, measured in same.items() if measured in row.gpus and card not in row.gpus
+        }
+        extended.append(
+            row.model_copy(update={"gpus": [*row.gpus, *more], "borrowed": more}) if more else row
+        )
+    return tuple(extended)
 
 
 @lru_cache(maxsize=1)
-def figures(path: Path = DATA_DIR / "throughput.toml") -> tuple[Figure, ...]:
-    """The published figures, each extended to the cards `SAME_COMPUTE` gives it; `borrowed` says,
-    for the answer's note, which card was measured (the row keeps its own source)."""
-    extended = []
-    for row in _load_rows(path, "figure", Figure):
-        more = {
-            card: measured
-            for card, (measured, _) in SAME_COMPUTE.items()
-            if measured in row.gpus and card not in row.gpus
-        }
-        extended.append(row.model_copy(update={"gpus": [*row.gpus, *more], "borrowed": more}))
-    return tuple(extended)
+def _published(path: Path = DATA_DIR / "throughput.toml") -> tuple[Figure, ...]:
+    return tuple(_load_rows(path, "figure", Figure))
 
 
 def wants_cost(req: Request) -> bool:
@@ -295,13 +293,17 @@ def _serving(result: Result, catalog: Catalog) -> tuple[Cost, list[Assumption]]:
 
 
 def figure_for(
-    model: str | None, gpu: str, resolution: tuple[int, int] | None, frames: int | None = None
+    model: str | None,
+    gpu: str,
+    resolution: tuple[int, int] | None,
+    frames: int | None = None,
+    catalog: Catalog | None = None,
 ) -> Figure | None:
     """The figure for that model on that card at that resolution (and, for a clip, that length)."""
     return next(
         (
             f
-            for f in figures()
+            for f in figures(catalog)
             if f.model == model
             and gpu in f.gpus
             and (resolution is None or tuple(resolution) == f.resolution)
@@ -324,7 +326,7 @@ def _generation(result: Result, catalog: Catalog) -> tuple[Cost, list[Assumption
             v.gpu == offer.gpu and v.count <= offer.count and v.verdict != "does_not_fit"
             for v in result.verdicts
         )
-        published = figure_for(model, offer.gpu, req.resolution, req.frames)
+        published = figure_for(model, offer.gpu, req.resolution, req.frames, catalog)
         if fits and (offer.gpu, offer.count) not in priced and published:
             gpu = catalog.gpus[offer.gpu]
             rec = Recommendation(
@@ -345,7 +347,7 @@ def _generation(result: Result, catalog: Catalog) -> tuple[Cost, list[Assumption
     borrowed: list[Assumption] = []
     video = req.task is Task.VIDEO_GENERATION
     for rec, reason in configs:
-        fig = figure_for(model, rec.gpu, req.resolution, req.frames)
+        fig = figure_for(model, rec.gpu, req.resolution, req.frames, catalog)
         if fig is None:
             options.append(_option(rec, reason, None))
             continue

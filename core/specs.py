@@ -174,6 +174,11 @@ class GpuSpec(BaseModel):
     fp16_tflops: float | None = Field(default=None, gt=0, description="dense tensor-core TFLOPS")
     fp8_tflops: float | None = Field(default=None, gt=0, description="dense FP8 tensor-core TFLOPS")
     interconnect: Literal["nvlink", "pcie", "infinity_fabric"] = "pcie"
+    same_compute_as: str | None = Field(
+        default=None,
+        description="another card with the same chip and clocks (fp16/fp8 TFLOPS and bandwidth equal, "
+        "checked at load): compute-bound published figures of that card serve this one (core.cost)",
+    )
     datacenter: bool = False
     source: str
 

@@ -522,3 +522,24 @@ def test_published_totals_agree_with_the_architecture_numbers(catalog: Catalog) 
         assert _params_from_architecture_b(m) == pytest.approx(m.params_b, rel=0.01), m.id
         checked += 1
     assert checked >= 40
+
+
+@pytest.mark.parametrize(
+    ("other", "message"),
+    [
+        ("rtx3090", r"same_compute_as: 'rtx3090' has other fp16/fp8 TFLOPS"),
+        ("nope", "same_compute_as: unknown gpu 'nope'"),
+    ],
+)
+def test_same_compute_names_a_card_of_equal_compute(data_dir: Path, other: str, message: str) -> None:
+    path = data_dir / "gpus.toml"
+    path.write_text(
+        path.read_text(encoding="utf-8").replace(
+            'same_compute_as = "rtx4090"', f'same_compute_as = "{other}"'
+        ),
+        encoding="utf-8",
+    )
+    with pytest.raises(
+        CatalogError, match=rf"gpus\.toml: \[\[gpu\]\] row \d+ \(id='rtx4090-48gb'\): {message}"
+    ):
+        load_catalog(data_dir=data_dir)
