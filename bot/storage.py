@@ -7,6 +7,7 @@ so they stay in the update's transaction: state and the rows the handler wrote c
 together. A rollback forgets the copy.
 """
 
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
@@ -19,11 +20,12 @@ from aiogram.fsm.state import State
 from aiogram.fsm.storage.base import BaseStorage, DefaultKeyBuilder, KeyBuilder, StateType, StorageKey
 from aiogram.types import TelegramObject
 from sqlalchemy import delete, event, select
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session, SessionTransaction
 
 from bot.config import Settings
+from bot.db import upserts
 from bot.db.models import FsmRecord, utc_now
 
 # The session of the update being handled, set by DbSessionMiddleware. FSM writes join its
@@ -35,6 +37,7 @@ current_update_session: ContextVar[AsyncSession | None] = ContextVar("current_up
 Record = tuple[str | None, dict[str, Any]]
 _RECORDS = "fsm_records"  # session.info: record key -> (state, data) as this session's transaction sees it
 _CHANGED = "fsm_changed"  # session.info: record keys written since the last commit
+_COMMITTING = "fsm_committing"  # session.info: record keys written by the commit under way
 
 
 class SqlAlchemyStorage(BaseStorage):
@@ -42,17 +45,25 @@ class SqlAlchemyStorage(BaseStorage):
 
     ``database_reads`` and ``database_writes`` count the statements it issued (for tests and
     benchmarks): an update reads its record once, however often handlers ask.
+
+    ``remember`` (one process owns the database: the embedded SQLite) keeps each record as its last
+    commit left it (`Committed`), so a user's next update reads it from memory, not from the
+    database. Safe only there, as for the users' rows (bot.db.middleware.KnownUsers): every change
+    of a record is made by this process, and memory takes a change only once its commit succeeded.
     """
 
     def __init__(
         self,
         sessionmaker: async_sessionmaker[AsyncSession],
         key_builder: KeyBuilder | None = None,
+        *,
+        remember: bool = False,
     ) -> None:
         self.sessionmaker = sessionmaker
         self.key_builder = key_builder or DefaultKeyBuilder(with_destiny=True)
         self.database_reads = 0
         self.database_writes = 0
+        self.committed = Committed() if remember else None
 
     async def set_state(self, key: StorageKey, state: StateType = None) -> None:
         value = state.state if isinstance(state, State) else state
@@ -92,11 +103,16 @@ class SqlAlchemyStorage(BaseStorage):
         return records[record_key]
 
     async def _select(self, session: AsyncSession, record_key: str) -> Record:
+        if self.committed is not None and (known := self.committed.get(record_key)) is not None:
+            return known
         self.database_reads += 1
         row = (
             await session.execute(select(FsmRecord.state, FsmRecord.data).where(FsmRecord.key == record_key))
         ).one_or_none()
-        return (row.state, dict(row.data)) if row else (None, {})
+        record = (row.state, dict(row.data)) if row else (None, {})
+        if self.committed is not None:
+            self.committed.put(record_key, record)
+        return record
 
     async def _write(self, key: StorageKey, **values: Any) -> None:
         """Change one field (state or data); a record left with neither is deleted, as aiogram's are."""
@@ -105,8 +121,11 @@ class SqlAlchemyStorage(BaseStorage):
         if session is None:
             async with self._own_session() as own:
                 state, data = await self._select(own, record_key)
+                record = (values.get("state", state), values.get("data", data))
                 self.database_writes += 1
-                await own.run_sync(_store, record_key, (values.get("state", state), values.get("data", data)))
+                await own.run_sync(_store, record_key, record)
+            if self.committed is not None:
+                self.committed.put(record_key, record)
             return
         state, data = await self._read(key)
         session.info[_RECORDS][record_key] = (values.get("state", state), values.get("data", data))
@@ -124,18 +143,35 @@ def _store(session: Session, record_key: str, record: Record) -> None:
     if state is None and not data:
         session.execute(delete(FsmRecord).where(FsmRecord.key == record_key))
         return
-    now = utc_now()
-    insert: Any = sqlite_insert
-    if session.get_bind().dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as postgresql_insert  # ~0.2 s: only when used
+    row = {"key": record_key, "state": state, "data": data, "updated_at": utc_now()}
+    statement = upserts.upsert(upserts.FSM, FSM_COLUMNS, ("key",), set_=FSM_SET)
+    session.execute(statement, upserts.params(FSM_COLUMNS, [row]))
 
-        insert = postgresql_insert
-    statement = insert(FsmRecord).values(key=record_key, state=state, data=data, updated_at=now)
-    session.execute(
-        statement.on_conflict_do_update(
-            index_elements=[FsmRecord.key], set_={"state": state, "data": data, "updated_at": now}
-        )
-    )
+
+FSM_COLUMNS = ("key", "state", "data", "updated_at")
+FSM_SET = {column: f"excluded.{column}" for column in FSM_COLUMNS[1:]}
+
+
+class Committed:
+    """Records as their last commit left them, the least recently used dropped past `MAX`."""
+
+    MAX = 100_000
+
+    def __init__(self) -> None:
+        self._records: OrderedDict[str, Record] = OrderedDict()
+
+    def get(self, record_key: str) -> Record | None:
+        record = self._records.get(record_key)
+        if record is not None:
+            self._records.move_to_end(record_key)
+        return record
+
+    def put(self, record_key: str, record: Record) -> None:
+        """Never changed in place afterwards: writes replace the tuple, reads copy the data."""
+        self._records[record_key] = record
+        self._records.move_to_end(record_key)
+        if len(self._records) > self.MAX:
+            self._records.popitem(last=False)
 
 
 @event.listens_for(Session, "before_commit")
@@ -145,12 +181,24 @@ def _write_changed_records(session: Session) -> None:
     for record_key, storage in (changed or {}).items():
         storage.database_writes += 1
         _store(session, record_key, session.info[_RECORDS][record_key])
+    if changed:
+        session.info[_COMMITTING] = changed
+
+
+@event.listens_for(Session, "after_commit")
+def _remember_committed(session: Session) -> None:
+    """Committed: what memory keeps of the records is now what the database has."""
+    committing: dict[str, SqlAlchemyStorage] | None = session.info.pop(_COMMITTING, None)
+    for record_key, storage in (committing or {}).items():
+        if storage.committed is not None:
+            storage.committed.put(record_key, session.info[_RECORDS][record_key])
 
 
 @event.listens_for(Session, "after_soft_rollback")
 def _forget_records(session: Session, previous_transaction: SessionTransaction) -> None:
     """Rolled back: what the session knew of the records may no longer be true."""
     session.info.pop(_CHANGED, None)
+    session.info.pop(_COMMITTING, None)
     session.info.pop(_RECORDS, None)
 
 
@@ -181,4 +229,8 @@ def build_storage(settings: Settings, sessionmaker: async_sessionmaker[AsyncSess
 
         key_builder = DefaultKeyBuilder(prefix=settings.redis_key_prefix, with_destiny=True)
         return RedisStorage.from_url(settings.redis_url, key_builder=key_builder)
-    return SqlAlchemyStorage(sessionmaker, key_builder=DefaultKeyBuilder(with_destiny=True))
+    # The embedded SQLite is this process's alone: its records can be kept in memory.
+    remember = make_url(settings.database_url).get_backend_name() == "sqlite"
+    return SqlAlchemyStorage(
+        sessionmaker, key_builder=DefaultKeyBuilder(with_destiny=True), remember=remember
+    )

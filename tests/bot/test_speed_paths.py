@@ -89,3 +89,50 @@ async def test_a_failed_update_writes_no_fsm_change(sessionmaker: async_sessionm
         await bot.session.close()
     assert storage.database_writes == 0
     assert await record(sessionmaker) is None
+
+
+async def test_a_remembering_storage_reads_a_record_once_across_updates(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    """The embedded database's storage keeps what it committed: later updates of the same user
+    read nothing from the database, and find there what the last commit wrote."""
+    storage = SqlAlchemyStorage(sessionmaker, remember=True)
+    bot = Bot("42:TEST")
+    try:
+        dp = dispatcher(sessionmaker, storage)
+        for update_id in (1, 2, 3):
+            await dp.feed_update(bot, message_update(update_id, "hello"))
+    finally:
+        await bot.session.close()
+    assert (storage.database_reads, storage.database_writes) == (1, 3)
+    assert await record(sessionmaker) == ("Wizard:model", {"n": 4})
+
+
+async def test_a_remembering_storage_forgets_nothing_of_a_rolled_back_update(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    """A failed update's changes never reach memory: the next update sees the committed record."""
+    storage = SqlAlchemyStorage(sessionmaker, remember=True)
+    bot = Bot("42:TEST")
+    seen: list[dict[str, object]] = []
+    router = Router()
+
+    @router.message()
+    async def handler(message: Message, state: FSMContext) -> None:
+        seen.append(await state.get_data())
+        await state.update_data(text=message.text)
+        if message.text == "fail":
+            raise RuntimeError("handler failed")
+
+    dp = BotDispatcher(inbox=Inbox(sessionmaker), storage=storage, events_isolation=SimpleEventIsolation())
+    dp.update.outer_middleware(DbSessionMiddleware(sessionmaker))
+    dp.include_router(router)
+    try:
+        await dp.feed_update(bot, message_update(1, "first"))
+        with pytest.raises(RuntimeError):
+            await dp.feed_update(bot, message_update(2, "fail"))
+        await dp.feed_update(bot, message_update(3, "third"))
+    finally:
+        await bot.session.close()
+    assert seen == [{}, {"text": "first"}, {"text": "first"}]
+    assert await record(sessionmaker) == (None, {"text": "third"})
