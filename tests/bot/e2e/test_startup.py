@@ -1,9 +1,19 @@
-"""Start-up cost: the command menus are set only when they changed since they were last set."""
+"""Start-up cost: the command menus are set only when they changed since they were last set; old
+de-duplication rows are dropped once polling has started."""
 
 from __future__ import annotations
 
+import asyncio
+import time
+from datetime import timedelta
+
+from sqlalchemy import select
+
 from bot.app import commands_marker
-from tests.bot.e2e.conftest import Harness
+from bot.db.engine import create_engine, create_sessionmaker
+from bot.db.middleware import PROCESSED_UPDATES_KEPT
+from bot.db.models import ProcessedUpdate, utc_now
+from tests.bot.e2e.conftest import REPLY_TIMEOUT_S, Harness
 
 ADMIN_ID = 900
 
@@ -48,3 +58,33 @@ async def test_set_my_commands_only_when_the_commands_changed(harness: Harness) 
     await h.sandbox.wait_for(lambda: h.sandbox.polls > polls, "getUpdates after the restart")
     assert set_my_commands_calls(h) == after_admin
 
+
+async def update_ids(h: Harness) -> set[int]:
+    engine = create_engine(h.db_url)
+    try:
+        async with create_sessionmaker(engine)() as session:
+            return set(await session.scalars(select(ProcessedUpdate.update_id)))
+    finally:
+        await engine.dispose()
+
+
+async def test_old_deduplication_rows_are_dropped_once_polling_started(harness: Harness) -> None:
+    h = harness
+    await started(h)
+    assert h.app is not None
+    engine = create_engine(h.db_url)
+    try:
+        async with create_sessionmaker(engine)() as session, session.begin():
+            old = utc_now() - PROCESSED_UPDATES_KEPT - timedelta(hours=1)
+            session.add_all([
+                ProcessedUpdate(bot_id=h.app.bot.id, update_id=1, created_at=old),  # handled, too old
+                ProcessedUpdate(bot_id=h.app.bot.id, update_id=2),  # handled, recent
+            ])  # fmt: skip
+    finally:
+        await engine.dispose()
+
+    await h.restart()  # the prune runs in the background once the dispatcher polls
+    deadline = time.monotonic() + REPLY_TIMEOUT_S
+    while (left := await update_ids(h)) != {2}:
+        assert time.monotonic() < deadline, f"old rows kept: {left}"
+        await asyncio.sleep(0.01)
