@@ -15,7 +15,10 @@ COPY core ./core
 COPY bot ./bot
 COPY tgsandbox ./tgsandbox
 COPY migrations ./migrations
-RUN pip install . && mkdir -p /app/data && chown bot:bot /app/data
+# `python -m bot` imports these sources from /app (not the installed copy), and PYTHONDONTWRITEBYTECODE
+# keeps it from caching their bytecode: compiled here once, not at every start (~0.1 s of each).
+RUN pip install . && python -m compileall -q core bot tgsandbox migrations \
+    && mkdir -p /app/data && chown bot:bot /app/data
 
 USER bot
 VOLUME ["/app/data"]

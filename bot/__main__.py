@@ -70,35 +70,45 @@ def main(argv: list[str] | None = None) -> int:
         "command", nargs="?", default="run", choices=("run", "sandbox", "migrate", "webhook", "stats")
     )
     args = parser.parse_args(argv)
+    if args.command in ("run", "webhook"):
+        # No garbage collections while the settings are read and the bot's modules import and start
+        # (aiogram's and pydantic's models: collections walking them cost start-up time and free next
+        # to nothing); the dispatcher's startup freezes what it built and enables the collector.
+        gc.disable()
+    try:
+        return _main(args.command)
+    finally:
+        gc.enable()  # also after a start that failed before the dispatcher's startup
+
+
+def _main(command: str) -> int:
     try:
         settings = load_settings()
-        check_command(settings, args.command)
+        check_command(settings, command)
     except ConfigError as e:
         print(e, file=sys.stderr)
         return 2
-    quiet = args.command == "sandbox"  # the terminal chat owns the screen
+    quiet = command == "sandbox"  # the terminal chat owns the screen
     setup_logging(logging.WARNING if quiet else settings.log_level, secrets_of(settings))
     try:
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(_checked(settings, args.command, _runner(settings, args.command)))
+            asyncio.run(_checked(settings, command, _runner(settings, command)))
     except ConfigError as e:
         print(e, file=sys.stderr)
         return 2
     except Exception as e:  # logged through the redacting filter, never printed raw
-        log.critical("python -m bot %s stopped: %s: %s", args.command, type(e).__name__, e, exc_info=True)
+        log.critical("python -m bot %s stopped: %s: %s", command, type(e).__name__, e, exc_info=True)
         return 1
     return 0
 
 
 def _runner(settings: Settings, command: str) -> Callable[[], Awaitable[None]]:
     async def run() -> None:
-        _collect_after_startup()
         from bot.app import run_polling
 
         await run_polling(settings)
 
     async def webhook() -> None:
-        _collect_after_startup()
         from bot.app import run_webhook
 
         await run_webhook(settings)
@@ -118,13 +128,6 @@ def _runner(settings: Settings, command: str) -> Callable[[], Awaitable[None]]:
 
     runners = {"run": run, "sandbox": sandbox, "migrate": migrate, "webhook": webhook, "stats": stats}
     return runners[command]
-
-
-def _collect_after_startup() -> None:
-    """No garbage collections while the bot's modules import and start (aiogram's and pydantic's
-    models: full collections walking them cost ~0.5 s of start-up, freeing next to nothing); the
-    dispatcher's startup collects once, freezes what it built and enables the collector again."""
-    gc.disable()
 
 
 async def _checked(settings: Settings, command: str, runner: Callable[[], Awaitable[None]]) -> None:

@@ -10,6 +10,7 @@ writers take turns (bot.db.turn) and SQLite runs in place (bot.db.inline_sqlite)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import hashlib
 import logging
@@ -160,6 +161,27 @@ class BotDispatcher(InboxDispatcher):
             storage=self.fsm.storage, strategy=self.fsm.strategy, events_isolation=self.fsm.events_isolation
         )
         self.update.outer_middleware(self.fsm)
+        self._forgetting: asyncio.Task[None] | None = None
+
+    async def start_inbox(self, bot: Bot, *, all_of_them: bool, **kwargs: Any) -> None:
+        await super().start_inbox(bot, all_of_them=all_of_them, **kwargs)
+        # Old de-duplication rows are dropped once polling (or the webhook) is under way, in the
+        # background: the first getUpdates need not wait for it, the pending updates go first.
+        if self._forgetting is None:
+            self._forgetting = asyncio.create_task(self._forget_old_updates())
+
+    async def _forget_old_updates(self) -> None:
+        try:
+            await forget_old_updates(self.inbox.sessionmaker)
+        except Exception:
+            log.exception("could not drop old de-duplication rows; the inbox sweep retries later")
+
+    async def drain(self, timeout: float | None = None) -> None:
+        if self._forgetting is not None:
+            self._forgetting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._forgetting
+        await super().drain(timeout)
 
     async def feed_update(self, bot: Bot, update: Update, **kwargs: Any) -> Any:
         if "callback_ticket" in kwargs:
@@ -324,12 +346,15 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
             bot, i18n.core.get, settings.default_language, settings.admin_ids, admin.ADMIN_COMMANDS,
             last_set=commands_marker(settings.database_url),
         )
-        await forget_old_updates(sessionmaker)
         # What start-up built (aiogram's and pydantic's models, the texts) lives as long as the
         # process: out of the collector's way, no full collection walks it (pauses of ~300 ms).
-        gc.collect()
+        # `python -m bot` starts with the collector off (bot.__main__): what it would free now is
+        # ~1 MB of import-time cycles, not worth a walk over it all (~0.2 s) before the first poll,
+        # so that is frozen too. Started otherwise (tests, the sandbox), collect first as before.
+        if gc.isenabled():
+            gc.collect()
         gc.freeze()
-        gc.enable()  # `python -m bot` starts with the collector off (bot.__main__)
+        gc.enable()
 
     dp.startup.register(on_startup)
     from bot.outbox import LeadOutbox  # the lead outbox: pending leads to the sales chat, start to shutdown

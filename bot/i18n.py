@@ -57,7 +57,9 @@ class UserLocaleManager(BaseManager):
 
 def build_i18n(default_language: str) -> I18nMiddleware:
     return I18nMiddleware(
-        core=FluentRuntimeCore(path=LOCALES_DIR / "{locale}"),
+        # Each message is compiled when first formatted (Fluent caches it), not all of them before
+        # the first poll.
+        core=FluentRuntimeCore(path=LOCALES_DIR / "{locale}", pre_compile=False),
         manager=UserLocaleManager(default_language),
         default_locale=default_language,
     )

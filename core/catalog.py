@@ -164,17 +164,17 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise CatalogError(f"{path}: not valid TOML: {e}") from e
 
 
-def _read_table(path: Path, table: str) -> list[Any]:
-    raw = read_toml(path)
-    rows = raw.get(table, [])
+def _read_table(path: Path, table: str, raw: dict[str, Any] | None = None) -> list[Any]:
+    rows = (read_toml(path) if raw is None else raw).get(table, [])
     if not isinstance(rows, list) or not rows:
         raise CatalogError(f"{path}: expected a non-empty [[{table}]] array")
     return rows
 
 
-def _load_rows(path: Path, table: str, row_type: type[Row]) -> list[Row]:
+def _load_rows(path: Path, table: str, row_type: type[Row], raw: dict[str, Any] | None = None) -> list[Row]:
+    """The rows of a data file's ``[[table]]``, validated; ``raw``: the file's TOML, read already."""
     out: list[Row] = []
-    for index, row in enumerate(_read_table(path, table), start=1):
+    for index, row in enumerate(_read_table(path, table, raw), start=1):
         row_id = row.get("id", "?") if isinstance(row, dict) else "?"
         try:
             out.append(row_type.model_validate(row))
@@ -547,10 +547,9 @@ def _word_weight(word: str) -> float:
 OFFERS_TABLES = ("offer", "ranking")
 
 
-def _load_ranking(path: Path) -> RankingPolicy:
-    """The `[ranking]` table of an offers file (read after its `[[offer]]` rows, so the file is
-    known to exist and parse); the documented defaults when the table is absent."""
-    raw = read_toml(path)
+def _load_ranking(path: Path, raw: dict[str, Any]) -> RankingPolicy:
+    """The `[ranking]` table of an offers file (``raw``: its TOML, whose `[[offer]]` rows are read
+    first); the documented defaults when the table is absent."""
     unknown = [k for k in raw if k not in OFFERS_TABLES]
     if unknown:
         raise CatalogError(
@@ -581,12 +580,15 @@ def load_catalog(offers_file: str | Path | None = None, data_dir: str | Path = D
     embedders_path = data_dir / EMBEDDERS_FILE  # the RAG stack's models: the same rows, their own file
     offers_path = Path(offers_file) if offers_file else data_dir / "offers.toml"
     embedders = _load_rows(embedders_path, "model", ModelSpec) if embedders_path.exists() else []
+    gpus = _load_rows(gpus_path, "gpu", GpuSpec)
+    models = [*_load_rows(models_path, "model", ModelSpec), *embedders]
+    offers_raw = read_toml(offers_path)  # once: its offers and its ranking policy
     return Catalog(
-        gpus=_load_rows(gpus_path, "gpu", GpuSpec),
-        models=[*_load_rows(models_path, "model", ModelSpec), *embedders],
-        offers=_load_rows(offers_path, "offer", RentalOffer),
+        gpus=gpus,
+        models=models,
+        offers=_load_rows(offers_path, "offer", RentalOffer, offers_raw),
         files={"gpu": str(gpus_path), "model": str(models_path), "offer": str(offers_path)},
-        ranking=_load_ranking(offers_path),
+        ranking=_load_ranking(offers_path, offers_raw),
     )
 
 

@@ -1,11 +1,31 @@
-"""Start-up cost: the command menus are set only when they changed since they were last set."""
+"""Start-up cost: the command menus are set only when they changed since they were last set; old
+de-duplication rows are dropped once polling has started; a polling start on a database at the newest
+schema imports neither Alembic nor matplotlib nor Redis."""
 
 from __future__ import annotations
 
+import asyncio
+import shutil
+import signal
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
 from bot.app import commands_marker
-from tests.bot.e2e.conftest import Harness
+from bot.db.engine import create_engine, create_sessionmaker
+from bot.db.middleware import PROCESSED_UPDATES_KEPT
+from bot.db.models import ProcessedUpdate, utc_now
+from tests.bot.e2e.conftest import REPLY_TIMEOUT_S, Harness
+from tests.bot.e2e.test_delivery import start_bot
+from tgsandbox import Sandbox
 
 ADMIN_ID = 900
+NOT_AT_START = ("alembic", "matplotlib", "redis", "aiohttp.web")
+"""Packages a polling start must not import: migrations (none due), pictures (drawn later, in a
+worker), Redis (REDIS_URL unset), the webhook server."""
 
 
 def set_my_commands_calls(h: Harness) -> int:
@@ -48,3 +68,49 @@ async def test_set_my_commands_only_when_the_commands_changed(harness: Harness) 
     await h.sandbox.wait_for(lambda: h.sandbox.polls > polls, "getUpdates after the restart")
     assert set_my_commands_calls(h) == after_admin
 
+
+async def update_ids(h: Harness) -> set[int]:
+    engine = create_engine(h.db_url)
+    try:
+        async with create_sessionmaker(engine)() as session:
+            return set(await session.scalars(select(ProcessedUpdate.update_id)))
+    finally:
+        await engine.dispose()
+
+
+async def test_old_deduplication_rows_are_dropped_once_polling_started(harness: Harness) -> None:
+    h = harness
+    await started(h)
+    assert h.app is not None
+    engine = create_engine(h.db_url)
+    try:
+        async with create_sessionmaker(engine)() as session, session.begin():
+            old = utc_now() - PROCESSED_UPDATES_KEPT - timedelta(hours=1)
+            session.add_all([
+                ProcessedUpdate(bot_id=h.app.bot.id, update_id=1, created_at=old),  # handled, too old
+                ProcessedUpdate(bot_id=h.app.bot.id, update_id=2),  # handled, recent
+            ])  # fmt: skip
+    finally:
+        await engine.dispose()
+
+    await h.restart()  # the prune runs in the background once the dispatcher polls
+    deadline = time.monotonic() + REPLY_TIMEOUT_S
+    while (left := await update_ids(h)) != {2}:
+        assert time.monotonic() < deadline, f"old rows kept: {left}"
+        await asyncio.sleep(0.01)
+
+
+async def test_a_polling_start_imports_no_migration_picture_or_redis_code(
+    tmp_path: Path, template_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db_path = tmp_path / "bot.sqlite3"
+    shutil.copy(template_db, db_path)  # at the newest schema: no migration is due
+    monkeypatch.setenv("PYTHONPROFILEIMPORTTIME", "1")  # `python -X importtime`: each import on stderr
+    async with Sandbox() as sandbox:
+        bot = await start_bot(sandbox, db_path, cwd=tmp_path)
+        bot.proc.send_signal(signal.SIGTERM)
+        assert await bot.exit_code() == 0, bot.tail()
+    imported = {line.rsplit("|", 1)[-1].strip() for line in bot.lines if line.startswith("import time:")}
+    assert "bot.app" in imported  # the listing is complete
+    unwanted = sorted(m for m in imported if any(m == p or m.startswith(p + ".") for p in NOT_AT_START))
+    assert not unwanted
