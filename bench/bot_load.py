@@ -2,7 +2,12 @@
 each answer followed by a press of "📋 Details"), the full bot against a bare aiogram bot, in the same run.
 
     python bench/bot_load.py [--users 50] [--questions 4] [--mode polling|webhook]
-                             [--backend sqlite|pg] [--latency-ms 0] [--no-buttons]
+                             [--backend sqlite|pg] [--latency-ms 0] [--no-buttons] [--same-questions]
+
+The users ask different questions (`question`: catalogue models, precisions and context lengths
+chosen by the user's index), so a cache of answers is not flattered by a crowd asking one thing;
+``--same-questions``: every user asks the same ones ("qwen3 8b int4 1k", 2k, 4k, …), as a crowd come
+from one post may.
 
 Each bot runs as its own process, as in production (the sandbox and the users are this process): the
 full bot is `python -m bot` in polling mode; in webhook mode it is `create_app` + `build_webhook_app`
@@ -43,7 +48,17 @@ sys.path.insert(0, str(ROOT))
 from bot.callbacks import Nav, NavCB  # noqa: E402
 from tgsandbox import Sandbox  # noqa: E402
 
-QUESTION = "qwen3 8b int4 {n}k"
+SAME_QUESTION = "qwen3 8b int4 {n}k"
+# Varied questions: all valid and all answered with a result (fits or not). User i asks about
+# MODELS[i % 10] in PRECISIONS[i // 10 % 4] (40 pairs), its n-th question at CONTEXTS_K[(i + n) % 6].
+MODELS = (
+    "qwen3 8b", "llama 3.1 8b", "mistral 7b", "gemma 2 9b", "qwen2.5 14b",
+    "llama 3.1 70b", "qwen3 32b", "mixtral 8x7b", "gemma 3 12b", "qwen3 30b",
+)  # fmt: skip
+PRECISIONS = ("int4", "fp8", "bf16", "int8")
+CONTEXTS_K = (1, 2, 4, 8, 16, 32)
+# What the warm-up users ask: no measured user asks it, so no cache starts warm for them.
+WARMUP_QUESTION = "qwen3 14b int4 3k"
 DETAILS = NavCB(action=Nav.DETAILS).pack()
 WARMUP_USERS = 3
 FIRST_USER_ID = 10_000
@@ -183,18 +198,35 @@ class Figures:
         return self.updates / self.seconds if self.seconds else 0.0
 
 
+def same_question(user: int, n: int) -> str:
+    return SAME_QUESTION.format(n=2**n)
+
+
+def varied_question(user: int, n: int) -> str:
+    """The n-th question (from 0) of the user-th user (from 0)."""
+    model, precision = MODELS[user % len(MODELS)], PRECISIONS[user // len(MODELS) % len(PRECISIONS)]
+    return f"{model} {precision} {CONTEXTS_K[(user + n) % len(CONTEXTS_K)]}k"
+
+
 async def drive(
-    sandbox: Sandbox, arrivals: Arrivals, users: int, questions: int, first_id: int, buttons: bool
+    sandbox: Sandbox,
+    arrivals: Arrivals,
+    users: int,
+    questions: int,
+    first_id: int,
+    buttons: bool,
+    question: Callable[[int, int], str],
 ) -> Figures:
     """Every user asks its questions one after the other, each followed by "📋 Details" (a button)."""
     figures = Figures()
 
-    async def walk(user_id: int) -> None:
+    async def walk(index: int) -> None:
+        user_id = first_id + index
         user = sandbox.user(id=user_id, language_code="ru")
         for n in range(questions):
             answered = arrivals.count(user_id, "sendMessage")
             started = time.monotonic()
-            await user.post(QUESTION.format(n=2**n))
+            await user.post(question(index, n))
             figures.reactions.append(await arrivals.wait(user_id, "sendMessage", answered) - started)
             if buttons:
                 pressed = arrivals.count(user_id, "answerCallbackQuery")
@@ -205,7 +237,7 @@ async def drive(
         figures.walks += 1
 
     began = time.monotonic()
-    walks = asyncio.gather(*(walk(first_id + i) for i in range(users)))
+    walks = asyncio.gather(*(walk(i) for i in range(users)))
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(walks, WALK_TIMEOUT_S)
     figures.seconds = time.monotonic() - began
@@ -291,10 +323,12 @@ async def run(
         arrivals = Arrivals(sandbox)
         process = await start_process(sandbox, argv, env, variant.mode)
         try:
-            await drive(sandbox, arrivals, WARMUP_USERS, 1, 1, not args.no_buttons)
+            buttons = not args.no_buttons
+            asked = same_question if args.same_questions else varied_question
+            await drive(sandbox, arrivals, WARMUP_USERS, 1, 1, buttons, lambda user, n: WARMUP_QUESTION)
             cpu = cpu_seconds(process.pid)
             figures = await drive(
-                sandbox, arrivals, args.users, args.questions, FIRST_USER_ID, not args.no_buttons
+                sandbox, arrivals, args.users, args.questions, FIRST_USER_ID, buttons, asked
             )
             figures.cpu_s = cpu_seconds(process.pid) - cpu
         finally:
@@ -386,11 +420,16 @@ async def main() -> None:
     parser.add_argument("--backend", choices=("sqlite", "pg"), default="sqlite")
     parser.add_argument("--latency-ms", type=float, default=0.0, help="added Bot API round trip")
     parser.add_argument("--no-buttons", action="store_true", help="questions only, no button presses")
+    parser.add_argument(
+        "--same-questions", action="store_true", help='every user asks "qwen3 8b int4 1k", 2k, 4k, …'
+    )
     args = parser.parse_args()
     variant = Variant(args.mode, args.backend, args.latency_ms / 1000)
     extra = " + a button each" if not args.no_buttons else ""
+    kind = "the same" if args.same_questions else "different"
     print(
-        f"{args.users} users × {args.questions} questions each{extra}; {args.mode}, {args.backend}, "
+        f"{args.users} users × {args.questions} questions each{extra} ({kind} questions); "
+        f"{args.mode}, {args.backend}, "
         f"Bot API round trip +{args.latency_ms:.0f} ms",
         flush=True,
     )
