@@ -9,6 +9,7 @@ language falls back to English, then to the key itself, so a new code never brea
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
 
@@ -19,7 +20,7 @@ LOCALES_DIR = Path(__file__).parent / "locales"
 LANGUAGES = ("ru", "en")
 FALLBACK_LANGUAGE = "en"
 
-Arg = str | int | float
+Arg = str | int | float | Decimal
 CONCEPT_KEYS = 4096  # (group, value) pairs: the contract's codes and the catalogue's ids, a few hundred
 
 
