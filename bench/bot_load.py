@@ -1,8 +1,17 @@
 """Load through tgsandbox: N simulated users walking the dialog at once (each asks Q questions in a row,
 each answer followed by a press of "📋 Details"), the full bot against a bare aiogram bot, in the same run.
+A user waits for the bot's message a step brings (the answer; after a press, the details) before its
+next step: a crowded bot answers a press at once, before its details are sent, and a user going on
+then would press its next "📋 Details" under the details message, not the answer. The bare bot sends a
+message for a press too, so both make the same Bot API calls.
 
     python bench/bot_load.py [--users 50] [--questions 4] [--mode polling|webhook]
-                             [--backend sqlite|pg] [--latency-ms 0] [--no-buttons]
+                             [--backend sqlite|pg] [--latency-ms 0] [--no-buttons] [--same-questions]
+
+The users ask different questions (`question`: catalogue models, precisions and context lengths
+chosen by the user's index), so a cache of answers is not flattered by a crowd asking one thing;
+``--same-questions``: every user asks the same ones ("qwen3 8b int4 1k", 2k, 4k, …), as a crowd come
+from one post may.
 
 Each bot runs as its own process, as in production (the sandbox and the users are this process): the
 full bot is `python -m bot` in polling mode; in webhook mode it is `create_app` + `build_webhook_app`
@@ -15,7 +24,8 @@ warm-up users (not counted: the first answers build pydantic and Fluent caches).
 
 Prints, per bot: updates/s, reaction p50/p95/p99/max (a user's message → the bot's sendMessage;
 a button → its answerCallbackQuery, as the sandbox recorded them), callbacks answered within 1 s,
-walks completed, the bot process's CPU per update; then full/bare. Figures, not a test.
+presses that brought their message within DETAILS_TIMEOUT_S, walks completed, the bot process's CPU
+per update; then full/bare. Figures, not a test.
 """
 
 from __future__ import annotations
@@ -43,11 +53,24 @@ sys.path.insert(0, str(ROOT))
 from bot.callbacks import Nav, NavCB  # noqa: E402
 from tgsandbox import Sandbox  # noqa: E402
 
-QUESTION = "qwen3 8b int4 {n}k"
+SAME_QUESTION = "qwen3 8b int4 {n}k"
+# Varied questions: all valid and all answered with a result (fits or not). User i asks about
+# MODELS[i % 10] in PRECISIONS[i // 10 % 4] (40 pairs), its n-th question at CONTEXTS_K[(i + n) % 6].
+MODELS = (
+    "qwen3 8b", "llama 3.1 8b", "mistral 7b", "gemma 2 9b", "qwen2.5 14b",
+    "llama 3.1 70b", "qwen3 32b", "mixtral 8x7b", "gemma 3 12b", "qwen3 30b",
+)  # fmt: skip
+PRECISIONS = ("int4", "fp8", "bf16", "int8")
+CONTEXTS_K = (1, 2, 4, 8, 16, 32)
+# What the warm-up users ask: no measured user asks it, so no cache starts warm for them.
+WARMUP_QUESTION = "qwen3 14b int4 3k"
 DETAILS = NavCB(action=Nav.DETAILS).pack()
 WARMUP_USERS = 3
 FIRST_USER_ID = 10_000
 WALK_TIMEOUT_S = 600.0
+# A press whose message has not come by then (a stale press: the bot sends nothing) is counted as
+# missing, and the user goes on.
+DETAILS_TIMEOUT_S = 30.0
 PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/test"
 PG_DATABASE = "bench_load"
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -69,6 +92,7 @@ async def answer(message: Message) -> None:
 
 @router.callback_query()
 async def pressed(query: CallbackQuery) -> None:
+    await query.message.answer(f"details of {query.data}")
     await query.answer()
 
 async def main() -> None:
@@ -172,6 +196,7 @@ class Figures:
     reactions: list[float] = field(default_factory=list)
     callbacks: list[float] = field(default_factory=list)
     walks: int = 0
+    details: int = 0  # presses whose message came
     cpu_s: float = 0.0
 
     @property
@@ -183,29 +208,50 @@ class Figures:
         return self.updates / self.seconds if self.seconds else 0.0
 
 
+def same_question(user: int, n: int) -> str:
+    return SAME_QUESTION.format(n=2**n)
+
+
+def varied_question(user: int, n: int) -> str:
+    """The n-th question (from 0) of the user-th user (from 0)."""
+    model, precision = MODELS[user % len(MODELS)], PRECISIONS[user // len(MODELS) % len(PRECISIONS)]
+    return f"{model} {precision} {CONTEXTS_K[(user + n) % len(CONTEXTS_K)]}k"
+
+
 async def drive(
-    sandbox: Sandbox, arrivals: Arrivals, users: int, questions: int, first_id: int, buttons: bool
+    sandbox: Sandbox,
+    arrivals: Arrivals,
+    users: int,
+    questions: int,
+    first_id: int,
+    buttons: bool,
+    question: Callable[[int, int], str],
 ) -> Figures:
     """Every user asks its questions one after the other, each followed by "📋 Details" (a button)."""
     figures = Figures()
 
-    async def walk(user_id: int) -> None:
+    async def walk(index: int) -> None:
+        user_id = first_id + index
         user = sandbox.user(id=user_id, language_code="ru")
         for n in range(questions):
             answered = arrivals.count(user_id, "sendMessage")
             started = time.monotonic()
-            await user.post(QUESTION.format(n=2**n))
+            await user.post(question(index, n))
             figures.reactions.append(await arrivals.wait(user_id, "sendMessage", answered) - started)
             if buttons:
                 pressed = arrivals.count(user_id, "answerCallbackQuery")
+                sent = arrivals.count(user_id, "sendMessage")
                 started = time.monotonic()
                 await press(sandbox, user, DETAILS)
                 answered_at = await arrivals.wait(user_id, "answerCallbackQuery", pressed)
                 figures.callbacks.append(answered_at - started)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(arrivals.wait(user_id, "sendMessage", sent), DETAILS_TIMEOUT_S)
+                    figures.details += 1
         figures.walks += 1
 
     began = time.monotonic()
-    walks = asyncio.gather(*(walk(first_id + i) for i in range(users)))
+    walks = asyncio.gather(*(walk(i) for i in range(users)))
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(walks, WALK_TIMEOUT_S)
     figures.seconds = time.monotonic() - began
@@ -291,10 +337,12 @@ async def run(
         arrivals = Arrivals(sandbox)
         process = await start_process(sandbox, argv, env, variant.mode)
         try:
-            await drive(sandbox, arrivals, WARMUP_USERS, 1, 1, not args.no_buttons)
+            buttons = not args.no_buttons
+            asked = same_question if args.same_questions else varied_question
+            await drive(sandbox, arrivals, WARMUP_USERS, 1, 1, buttons, lambda user, n: WARMUP_QUESTION)
             cpu = cpu_seconds(process.pid)
             figures = await drive(
-                sandbox, arrivals, args.users, args.questions, FIRST_USER_ID, not args.no_buttons
+                sandbox, arrivals, args.users, args.questions, FIRST_USER_ID, buttons, asked
             )
             figures.cpu_s = cpu_seconds(process.pid) - cpu
         finally:
@@ -320,6 +368,7 @@ def report(name: str, figures: Figures, users: int) -> None:
         cb = [c * 1000 for c in figures.callbacks]
         line += (
             f"  callbacks ≤1 s {within}/{len(cb)} (p99 {percentile(cb, 99):.0f} ms, max {max(cb):.0f})"
+            f"  details {figures.details}/{len(cb)}"
         )
     print(line, flush=True)
 
@@ -386,11 +435,16 @@ async def main() -> None:
     parser.add_argument("--backend", choices=("sqlite", "pg"), default="sqlite")
     parser.add_argument("--latency-ms", type=float, default=0.0, help="added Bot API round trip")
     parser.add_argument("--no-buttons", action="store_true", help="questions only, no button presses")
+    parser.add_argument(
+        "--same-questions", action="store_true", help='every user asks "qwen3 8b int4 1k", 2k, 4k, …'
+    )
     args = parser.parse_args()
     variant = Variant(args.mode, args.backend, args.latency_ms / 1000)
     extra = " + a button each" if not args.no_buttons else ""
+    kind = "the same" if args.same_questions else "different"
     print(
-        f"{args.users} users × {args.questions} questions each{extra}; {args.mode}, {args.backend}, "
+        f"{args.users} users × {args.questions} questions each{extra} ({kind} questions); "
+        f"{args.mode}, {args.backend}, "
         f"Bot API round trip +{args.latency_ms:.0f} ms",
         flush=True,
     )

@@ -21,20 +21,28 @@ from bot.db import repository
 from bot.dialog_state import DialogState, update
 from bot.hf_models import HF_MODELS, NOT_FOUND, UNAVAILABLE, UNSUPPORTED
 from bot.pictures import PICTURES
-from core.answer import Answer, build_answer
+from core.answer import Answer
 from core.catalog import Catalog
-from core.contract import Assumption, Result
+from core.contract import Assumption, Request, Result
 from core.errors import CoreError, ParseError
+from core.estimates import Estimates
 from core.hf import LOOKUP_BUDGET_S, MemoryHub
 from core.parse import understand
 from core.render import render_parse_error
-from core.solve import run as estimate  # plain estimates, inverse questions (solve_for), cost
 
 log = logging.getLogger(__name__)
 
 # What to say when a Hugging Face id could not be sized (bot.hf_models): bot.ftl keys.
 HF_ANSWERS = {NOT_FOUND: "hf-not-found", UNAVAILABLE: "hf-unavailable", UNSUPPORTED: "hf-unsupported"}
 MAX_QUESTION = 256  # Telegram's own limit for an inline query's text; a group question is cut there too
+# Every estimate of the dialog (plain, inverse questions, cost: `core.solve.run`) and its answer,
+# remembered: "📋 Details" and a follow-up size the last request again, a crowd asks alike.
+ESTIMATES = Estimates()
+
+
+def estimate(request: Request | dict[str, Any], catalog: Catalog) -> Result:
+    """The request sized from the catalogue in force and the Hugging Face models looked up."""
+    return ESTIMATES.run(request, catalog, hub=HF_MODELS.hub())
 
 
 class Wizard(StatesGroup):
@@ -191,7 +199,7 @@ async def show_result(
     if not await ensure_models(ctx, request, query=query, message=message):
         return
     try:
-        result = estimate(request, ctx.catalog, hub=HF_MODELS.hub())
+        result = estimate(request, ctx.catalog)
     except CoreError as e:
         log.info("estimate failed: %s (field %s)", e.message, e.field)
         await show(
@@ -203,7 +211,7 @@ async def show_result(
         return
     previous = _previous_result(ctx, before.last_request, request) if compare else None
     await update(ctx.state, last_request=request, last_notes=list(notes))
-    answer = build_answer(result, ctx.lang, notes, previous)
+    answer = ESTIMATES.answer(result, ctx.lang, notes, previous)
     text = presenter.layout_result(answer, ctx.tr)
     await show(
         ctx,
@@ -271,7 +279,7 @@ def _previous_result(ctx: Ctx, previous: dict[str, Any] | None, request: dict[st
     if previous is None or previous == request:
         return None
     try:
-        return estimate(previous, ctx.catalog, hub=HF_MODELS.hub())
+        return estimate(previous, ctx.catalog)
     except CoreError:
         return None
 
@@ -281,10 +289,10 @@ def details(ctx: Ctx, state: DialogState) -> str | None:
     if state.last_request is None:
         return None
     try:
-        result = estimate(state.last_request, ctx.catalog, hub=HF_MODELS.hub())
+        result = estimate(state.last_request, ctx.catalog)
     except CoreError:
         return None
-    return presenter.render_details(result, ctx.tr, ctx.lang, notes=state.last_notes)
+    return presenter.layout_details(ESTIMATES.answer(result, ctx.lang, state.last_notes), ctx.lang)
 
 
 # ---------------------------------------------------------------- one-line questions, and groups
@@ -301,7 +309,7 @@ def size_question(
     try:
         understood = understand(text, catalog)
         answers = flow.answers_from_request(understood.request, catalog)
-        result = estimate(flow.build_request(answers), catalog, hub=HF_MODELS.hub())
+        result = estimate(flow.build_request(answers), catalog)
     except ParseError as err:
         return presenter.inline_help(tr, username, reason=render_parse_error(err, lang, catalog)), None
     except CoreError as err:

@@ -155,7 +155,7 @@ def offer_button(
 
 
 def quote_button(tr: Tr) -> InlineKeyboardButton:
-    return InlineKeyboardButton(text=tr("btn-quote"), callback_data=QuoteCB(action=Quote.OPEN).pack())
+    return InlineKeyboardButton(text=tr("btn-quote"), callback_data=_QUOTE_DATA)
 
 
 def inline_keyboard(result: Result | None, tr: Tr, contact_url: str, bot_link: str) -> InlineKeyboardMarkup:
@@ -168,45 +168,47 @@ def inline_keyboard(result: Result | None, tr: Tr, contact_url: str, bot_link: s
     return builder.as_markup()
 
 
+# The result's callback data, packed once: every answer carries these buttons.
+_GOTO_DATA = {change: GotoCB(step=change).pack() for change in Change}
+_DETAILS_DATA = NavCB(action=Nav.DETAILS).pack()
+_QUOTE_DATA = QuoteCB(action=Quote.OPEN).pack()
+_RESTART_DATA = NavCB(action=Nav.RESTART).pack()
+
+
 def result_keyboard(
     result: Result, answers: flow.Answers, tr: Tr, contact_url: str, *, campaign: str | None = None
 ) -> InlineKeyboardMarkup:
     """The rental offer (or a contact button when none fits), then change precision / workload /
     method, then Details, Request a quote and Start over."""
-    builder = InlineKeyboardBuilder()
-    builder.row(offer_button(result, tr, contact_url, campaign=campaign))
     task = answers.get("task", "")
     steps = flow.path(answers)
     changes: list[InlineKeyboardButton] = []
     if "precision" in steps:
         changes.append(
-            InlineKeyboardButton(
-                text=tr("btn-change-precision"), callback_data=GotoCB(step=Change.PRECISION).pack()
-            )
+            InlineKeyboardButton(text=tr("btn-change-precision"), callback_data=_GOTO_DATA[Change.PRECISION])
         )
     workload = WORKLOAD_STEP.get(task)
     if workload in steps:
         changes.append(
-            InlineKeyboardButton(
-                text=tr(f"btn-change-{workload}"), callback_data=GotoCB(step=workload).pack()
-            )
+            InlineKeyboardButton(text=tr(f"btn-change-{workload}"), callback_data=_GOTO_DATA[workload])
         )
     if "method" in steps:
         changes.append(
-            InlineKeyboardButton(
-                text=tr("btn-change-method"), callback_data=GotoCB(step=Change.METHOD).pack()
-            )
+            InlineKeyboardButton(text=tr("btn-change-method"), callback_data=_GOTO_DATA[Change.METHOD])
         )
-    if changes:
-        builder.row(*changes[:2])
-        if len(changes) > 2:
-            builder.row(*changes[2:])
-    builder.row(
-        InlineKeyboardButton(text=tr("btn-details"), callback_data=NavCB(action=Nav.DETAILS).pack()),
-        quote_button(tr),
-        InlineKeyboardButton(text=tr("btn-restart"), callback_data=NavCB(action=Nav.RESTART).pack()),
+    rows = [[offer_button(result, tr, contact_url, campaign=campaign)]]
+    if changes:  # two a row
+        rows += [changes[:2], *([changes[2:]] if len(changes) > 2 else [])]
+    rows.append(
+        [
+            InlineKeyboardButton(text=tr("btn-details"), callback_data=_DETAILS_DATA),
+            InlineKeyboardButton(text=tr("btn-quote"), callback_data=_QUOTE_DATA),
+            InlineKeyboardButton(text=tr("btn-restart"), callback_data=_RESTART_DATA),
+        ]
     )
-    return builder.as_markup()
+    # Built as the markup directly: aiogram's builder checks and copies each row again (a third of
+    # the keyboard's time), for rows this short and fixed.
+    return InlineKeyboardMarkup(inline_keyboard=rows)
 
 
 def language_keyboard(tr: Tr) -> InlineKeyboardMarkup:

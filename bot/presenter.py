@@ -167,7 +167,11 @@ def layout_result(answer: Answer, tr: Tr) -> str:
 def render_details(result: Result, tr: Tr, lang: str, *, notes: Sequence[Assumption] = ()) -> str:
     """The details of an answer: the verdicts where the line runs, speed, every way to cut the memory
     and the assumptions — what the short answer leaves out."""
-    answer = build_answer(result, lang, notes)
+    return layout_details(build_answer(result, lang, notes), lang)
+
+
+def layout_details(answer: Answer, lang: str) -> str:
+    """`render_details` of a built answer."""
     lines = [*solved_block(answer), f"<b>{escape(answer.lead)}</b>", f"<i>{escape(answer.settings)}</i>"]
     lines += cost_block(answer)
     verdicts: list[str] = []

@@ -6,6 +6,7 @@ files through `core.texts`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from decimal import Decimal
 from typing import Any, get_args
 
 from core.advice import verdict_fields
@@ -116,8 +117,20 @@ def format_bytes(n_bytes: float, lang: str) -> str:
     Below 1000 MB in MB (2²⁰ bytes), so a size never reads as four digits of MB. The JSON contract
     keeps bytes."""
     if abs(n_bytes) < SMALL_BELOW:
-        return t("bytes-small", lang, mb=n_bytes / MiB)
-    return t("bytes", lang, gb=n_bytes / GiB)
+        return t("bytes-small", lang, mb=_as_shown(n_bytes / MiB, _WHOLE))
+    return t("bytes", lang, gb=_as_shown(n_bytes / GiB, _TENTHS))
+
+
+_WHOLE, _TENTHS = Decimal(1), Decimal("0.1")  # the fraction digits of `bytes-small` and `bytes`
+
+
+def _as_shown(value: float, quantum: Decimal) -> Decimal | float:
+    """`value` rounded as the message shows it, so sizes that read alike are one translation, formatted
+    once (`core.texts`), not one per byte count. Babel, under Fluent's NUMBER, rounds the decimal of the
+    float's repr in the current decimal context: the same steps here, so the text is the same. A
+    negative value stays as it is: one rounded to -0 would share the translation cache's entry of 0
+    (equal, and hashed alike), but reads "-0"."""
+    return Decimal(repr(value)).quantize(quantum) if value >= 0 else value
 
 
 # --- settings ----------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ language falls back to English, then to the key itself, so a new code never brea
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
 
@@ -19,7 +20,8 @@ LOCALES_DIR = Path(__file__).parent / "locales"
 LANGUAGES = ("ru", "en")
 FALLBACK_LANGUAGE = "en"
 
-Arg = str | int | float
+Arg = str | int | float | Decimal
+CONCEPT_KEYS = 4096  # (group, value) pairs: the contract's codes and the catalogue's ids, a few hundred
 
 
 def normalize_lang(lang: str | None) -> str:
@@ -28,6 +30,8 @@ def normalize_lang(lang: str | None) -> str:
     return code if code in LANGUAGES else FALLBACK_LANGUAGE
 
 
+# typed: a str enum member equals its value but `str()` writes it otherwise
+@lru_cache(maxsize=CONCEPT_KEYS, typed=True)
 def concept_key(group: str, value: str) -> str:
     """`concept_key("engine", "llama.cpp")` → 'engine-llama_cpp' (Fluent ids allow [A-Za-z0-9_-])."""
     return f"{group}-{re.sub(r'[^A-Za-z0-9_-]', '_', str(value))}"
@@ -35,8 +39,18 @@ def concept_key(group: str, value: str) -> str:
 
 def translate(key: str, lang: str, **args: Arg) -> str | None:
     """The message, or None when neither the language nor English has it complete for these args."""
-    # The type is part of the key: True == 1 hashes alike but Fluent formats them differently.
-    return _translate(key, normalize_lang(lang), tuple((k, type(v), v) for k, v in sorted(args.items())))
+    return _lookup(key, lang, args)
+
+
+_SPOKEN = frozenset(LANGUAGES)
+
+
+def _lookup(key: str, lang: str, args: dict[str, Arg]) -> str | None:
+    # ~100 calls an answer, nearly all found in the cache: what is done before it is kept to a minimum.
+    code = lang if lang in _SPOKEN else normalize_lang(lang)
+    # The types are part of the key: True == 1 == 1.0 hash alike but Fluent formats them differently.
+    # Arguments in the caller's order: a call site names them in one order, so one entry each.
+    return _translate(key, code, tuple(args.items()), tuple(map(type, args.values())))
 
 
 # An answer formats ~100 messages, most of them again and again across answers (component names,
@@ -46,8 +60,10 @@ TRANSLATION_CACHE_SIZE = 16_384
 
 
 @lru_cache(maxsize=TRANSLATION_CACHE_SIZE)
-def _translate(key: str, lang: str, items: tuple[tuple[str, type, Arg], ...]) -> str | None:
-    args = {k: v for k, _, v in items}
+def _translate(
+    key: str, lang: str, items: tuple[tuple[str, Arg], ...], types: tuple[type, ...]
+) -> str | None:
+    args = dict(items)
     for code in dict.fromkeys((lang, FALLBACK_LANGUAGE)):
         bundle = _bundle(code)
         if not bundle.has_message(key):
@@ -63,12 +79,12 @@ def _translate(key: str, lang: str, items: tuple[tuple[str, type, Arg], ...]) ->
 
 def t(key: str, lang: str, **args: Arg) -> str:
     """The message in `lang`, else in English, else the key itself."""
-    return translate(key, lang, **args) or key
+    return _lookup(key, lang, args) or key
 
 
 def label(group: str, value: str, lang: str, **args: Arg) -> str:
     """A concept's name (`label("component", "kv_cache", "en")` → 'KV cache'); the raw value if unknown."""
-    return translate(concept_key(group, value), lang, **args) or str(value)
+    return _lookup(concept_key(group, value), lang, args) or str(value)
 
 
 @lru_cache(maxsize=len(LANGUAGES) + 1)

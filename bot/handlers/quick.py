@@ -30,7 +30,7 @@ from bot.dialog_state import DialogState, update
 from core.comparison import compare
 from core.contract import Request
 from core.errors import CoreError, ParseError
-from core.parse import comparison, comparison_follow_up, follow_up, understand
+from core.parse import Comparison, FollowUp, understand_message
 from core.render import render_parse_error
 
 ASK_MODEL = ("missing_model", "ambiguous_model", "unknown_model")
@@ -42,19 +42,15 @@ async def on_free_text(message: Message, ctx: Ctx) -> None:
     previous = (await DialogState.load(ctx.state)).previous_request()
     await forget_answers(ctx)  # a new question is a new dialog; the previous message keeps its text
     try:
-        wanted = comparison(text, catalog)
-        if wanted is None and previous is not None:
-            wanted = comparison_follow_up(text, previous, catalog)
-        if wanted is not None:
-            await _compare(message, ctx, wanted.request, wanted.configs)
+        understood = understand_message(text, previous, catalog)  # the text read once
+        if isinstance(understood, Comparison):
+            await _compare(message, ctx, understood.request, understood.configs)
             return
-        changed = follow_up(text, previous, catalog) if previous is not None else None
-        if changed is not None:
-            answers = flow.answers_from_request(changed.request, catalog)
+        if isinstance(understood, FollowUp):
+            answers = flow.answers_from_request(understood.request, catalog)
             await open_dialog(ctx, answers["task"])
-            await show_result(ctx, answers, message=message, notes=changed.notes, compare=True)
+            await show_result(ctx, answers, message=message, notes=understood.notes, compare=True)
             return
-        understood = understand(text, catalog)
     except ParseError as err:
         explanation = escape(render_parse_error(err, ctx.lang, catalog))
         if err.code not in ASK_MODEL:

@@ -46,9 +46,16 @@ import re
 from dataclasses import dataclass, field
 
 from core.catalog import Catalog, find_size
-from core.contract import Assumption, CustomModel, Request
+from core.contract import Assumption, CustomModel, Request, Task
 from core.errors import ParseError
-from core.parse.followup import Comparison, FollowUp, comparison, comparison_follow_up, follow_up
+from core.parse.followup import (
+    Comparison,
+    FollowUp,
+    comparison,
+    comparison_follow_up,
+    follow_up,
+    follow_up_reading,
+)
 from core.parse.reading import _resolution, _resolution_in_bounds, catalog_or_default, read
 from core.parse.text import (
     _NUMK,
@@ -83,6 +90,7 @@ __all__ = [
     "parse_resolution",
     "parse_size_b",
     "understand",
+    "understand_message",
 ]
 
 
@@ -102,6 +110,32 @@ def parse(text: str, catalog: Catalog | None = None) -> Request:
 def understand(text: str, catalog: Catalog | None = None) -> Understood:
     """Like `parse`, with the parser's assumptions as notes (`Assumption` codes `parse_*`)."""
     reading = read(text, catalog_or_default(catalog))
+    return Understood(reading.build(), reading.notes)
+
+
+def understand_message(
+    text: str, previous: Request | None, catalog: Catalog | None = None
+) -> Comparison | FollowUp | Understood:
+    """What a message means after an answer (`previous`; None: there was none): a comparison
+    (`comparison`, else `comparison_follow_up`), a change of the answer (`follow_up`), else a new
+    question (`understand`), tried in that order. Raises what they raise; the text is read once for
+    a follow-up and a new question, where the follow-up's reading is the question's."""
+    found = catalog_or_default(catalog)
+    wanted = comparison(text, found)
+    if wanted is None and previous is not None:
+        wanted = comparison_follow_up(text, previous, found)
+    if wanted is not None:
+        return wanted
+    reading = None
+    if previous is not None:
+        changed, reading = follow_up_reading(text, previous, found)
+        if changed is not None:
+            return changed
+        # read with the previous task as its base: the same reading unless that task was the default
+        if reading is not None and reading.task_defaulted and previous.task is not Task.INFERENCE:
+            reading = None
+    if reading is None:
+        reading = read(text, found)
     return Understood(reading.build(), reading.notes)
 
 

@@ -55,21 +55,30 @@ def follow_up(text: str, previous: Request, catalog: Catalog | None = None) -> F
     A card named replaces `gpus` (the count stays unless given); a count alone keeps the card.
     Raises `ParseError` when a value it names is out of range ("а с контекстом 10^12?").
     """
-    found = catalog_or_default(catalog)
-    stack = _stack_change(text, previous, found)
+    return follow_up_reading(text, previous, catalog_or_default(catalog))[0]
+
+
+def follow_up_reading(
+    text: str, previous: Request, catalog: Catalog
+) -> tuple[FollowUp | None, Reading | None]:
+    """`follow_up`, and the reading when the text names a model: a new question, read with the previous
+    request's task as its base (`core.parse.understand_message` reads it no second time)."""
+    stack = _stack_change(text, previous, catalog)
     if stack is not None:
-        return stack
-    if comparison_follow_up(text, previous, found) is not None:
-        return None
-    reading = _read_after(text, previous, found)
-    if reading is None:
-        return None
+        return stack, None
+    if comparison_follow_up(text, previous, catalog) is not None or not text.strip():
+        return None, None
+    reading = read(text, catalog, base=previous.task)
+    if reading.names_model:
+        return None, reading
+    if reading.error is not None:
+        raise reading.error
     named = _named(reading)
     if not named:
-        return None
+        return None, None
     request = _apply(previous, named)
     changed = tuple(n for n in Request.model_fields if getattr(request, n) != getattr(previous, n))
-    return FollowUp(request, changed, reading.notes)
+    return FollowUp(request, changed, reading.notes), None
 
 
 def comparison(text: str, catalog: Catalog | None = None) -> Comparison | None:

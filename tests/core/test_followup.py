@@ -9,7 +9,16 @@ import pytest
 from core.catalog import default_catalog
 from core.contract import Engine, Precision, Request, Task
 from core.errors import ParseError
-from core.parse import comparison, comparison_follow_up, follow_up, parse
+from core.parse import (
+    comparison,
+    comparison_follow_up,
+    follow_up,
+    parse,
+    understand,
+    understand_message,
+)
+from tests.core.test_ask_phrases import PHRASES as ASKED
+from tests.core.test_parse import PHRASES as PARSED
 
 CATALOG = default_catalog()
 PREVIOUS = parse("llama 3.1 8b q4_k_m 8k на 4090", CATALOG)
@@ -218,3 +227,46 @@ def test_other_with_follow_ups_keep_the_stack(text: str) -> None:
     changed = follow_up(text, STACK, CATALOG)
     assert changed is not None and "extra_models" not in changed.changed
     assert changed.request.extra_models == STACK.extra_models
+
+
+# Messages of every kind: new questions (every task), follow-ups, comparisons, errors.
+MESSAGES = [
+    *(text for text, _ in PARSED),
+    *(text for text, _ in ASKED),
+    *("а если на 8 картах h100?", "а в int4?", "а с контекстом 32k?", "а на двух?", "what about int4?"),
+    *("а 16k?", "а на 4090 48?", "qlora", "а при 8k?", "а без реранкера?", "+ bge-m3", "4096"),
+    *("сравни с h100", "сравни 4090 48 и h100 для llama 3.1 70b", "сравни 4090 и h100", "1024x1024"),
+    *("llama 13b", "llama 70b", "а с контекстом 10^12?", "", "   ", "привет", "flux", "llama 3.1 8b 4k"),
+]
+PREVIOUS_REQUESTS = [
+    None,
+    PREVIOUS,
+    parse("дообучение llama 3.1 8b lora", CATALOG),
+    parse("flux dev 1024x1024", CATALOG),
+    parse("RAG: llama 3.1 8b + bge-m3 + reranker на 4090 48", CATALOG),
+]
+
+
+def one_by_one(text: str, previous: Request | None) -> Any:
+    """The order `understand_message` documents, each function reading the text itself."""
+    wanted = comparison(text, CATALOG)
+    if wanted is None and previous is not None:
+        wanted = comparison_follow_up(text, previous, CATALOG)
+    if wanted is not None:
+        return wanted
+    changed = follow_up(text, previous, CATALOG) if previous is not None else None
+    return changed if changed is not None else understand(text, CATALOG)
+
+
+def outcome(read: Any, text: str, previous: Request | None) -> Any:
+    try:
+        return read(text, previous)
+    except ParseError as e:
+        return ("error", e.code, e.field, e.partial, e.candidates, str(e))
+
+
+@pytest.mark.parametrize("previous", PREVIOUS_REQUESTS, ids=["none", "inference", "lora", "image", "rag"])
+def test_a_message_read_once_means_what_it_means_read_by_each(previous: Request | None) -> None:
+    for text in MESSAGES:
+        expected = outcome(one_by_one, text, previous)
+        assert outcome(understand_message, text, previous) == expected, text

@@ -3,6 +3,8 @@ configurations and savings are worth naming. The answer itself is tested in test
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from core.catalog import Catalog
@@ -10,6 +12,7 @@ from core.contract import Assumption, Mitigation, Task
 from core.errors import ParseError
 from core.estimate import estimate
 from core.render import (
+    SMALL_BELOW,
     action_text,
     assumption_texts,
     describe_settings,
@@ -20,6 +23,7 @@ from core.render import (
 )
 from core.specs import ModelSpec
 from core.text import render_answer
+from core.texts import t
 from core.units import GiB, MiB
 
 
@@ -42,6 +46,26 @@ def test_below_1000_mb_a_size_is_in_mb_and_never_four_digits_of_it() -> None:
     assert format_bytes(999 * MiB, "en") == "999 MB"
     assert format_bytes(1003 * MiB, "en") == "1.0 GB"
     assert format_bytes(GiB, "ru") == "1,0 ГБ"
+
+
+def sizes_that_round() -> list[float]:
+    """Byte counts around every rounding edge of `format_bytes` (ties of the shown digit, the MB/GB
+    switch, zero, negatives rounding to -0) and a spread of others."""
+    rng = random.Random(7)
+    ties = [(k + 0.5) / 10 * GiB for k in range(-50, 2000)] + [(k + 0.5) * MiB for k in range(-1000, 1000)]
+    near = [v + d for v in ties[::7] for d in (-1, 1)]
+    spread = [rng.random() * 10 ** rng.randrange(0, 14) * rng.choice((1, -1)) for _ in range(3000)]
+    return [0, 0.0, -0.0, 1, -1, SMALL_BELOW, SMALL_BELOW - 1, -SMALL_BELOW, 2**60, *ties, *near, *spread]
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
+def test_a_size_reads_as_fluent_writes_the_exact_number(lang: str) -> None:
+    """`format_bytes` rounds before formatting (one translation per size shown): the same text as
+    Fluent's NUMBER of the unrounded value, whatever the value."""
+    for n_bytes in sizes_that_round():
+        exact = t("bytes-small", lang, mb=n_bytes / MiB) if abs(n_bytes) < SMALL_BELOW else None
+        exact = exact or t("bytes", lang, gb=n_bytes / GiB)
+        assert format_bytes(n_bytes, lang) == exact, n_bytes
 
 
 def test_settings_of_inference_name_context_and_users() -> None:
