@@ -7,8 +7,9 @@ from datetime import UTC, datetime
 import pytest
 from aiogram import Bot, Router
 from aiogram.fsm.context import FSMContext
-from aiogram.fsm.storage.base import BaseStorage
+from aiogram.fsm.storage.base import BaseStorage, DefaultKeyBuilder, StorageKey
 from aiogram.fsm.storage.memory import SimpleEventIsolation
+from aiogram.fsm.storage.redis import RedisStorage
 from aiogram.types import Chat, Message, Update, User
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -18,7 +19,7 @@ from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.inbox import Inbox
 from bot.db.middleware import DbSessionMiddleware
 from bot.db.models import FsmRecord
-from bot.storage import SqlAlchemyStorage
+from bot.storage import SqlAlchemyStorage, memo_redis_storage
 
 USER_ID = 4242
 
@@ -136,3 +137,33 @@ async def test_a_remembering_storage_forgets_nothing_of_a_rolled_back_update(
         await bot.session.close()
     assert seen == [{}, {"text": "first"}, {"text": "first"}]
     assert await record(sessionmaker) == (None, {"text": "third"})
+
+
+async def test_redis_fsm_is_read_once_per_update_and_written_through(
+    sessionmaker: async_sessionmaker[AsyncSession], redis_url: str, redis_key_prefix: str
+) -> None:
+    """With REDIS_URL (several replicas) the dialog's many reads of one update cost one round trip
+    each for the state and the data; every write reaches Redis at once."""
+    storage = memo_redis_storage(redis_url, DefaultKeyBuilder(prefix=redis_key_prefix, with_destiny=True))
+    assert isinstance(storage, RedisStorage)
+    gets: list[str] = []
+    real_get = storage.redis.get
+
+    async def counting_get(name: str) -> object:
+        gets.append(name)
+        return await real_get(name)
+
+    storage.redis.get = counting_get  # type: ignore[method-assign]
+    bot = Bot("42:TEST")
+    try:
+        await dispatcher(sessionmaker, storage).feed_update(bot, message_update(1, "hello"))
+        assert len(gets) == 2  # the state, the data
+        key = StorageKey(bot_id=bot.id, chat_id=USER_ID, user_id=USER_ID)
+        gets.clear()
+        # Outside an update nothing is remembered: Redis has what the handler wrote.
+        assert await storage.get_state(key) == "Wizard:model"
+        assert await storage.get_data(key) == {"n": 4}
+        assert len(gets) == 2
+    finally:
+        await bot.session.close()
+        await storage.close()
