@@ -21,7 +21,8 @@
 - **Cached** by what the picture shows (the answer's lead, parts, cards: a hash of them; the same
   request answered again hashes the same, and an offer's new price does not reuse a stale picture):
   the PNG and its caption, and once Telegram has it, its `file_id`, so a repeated answer is re-sent
-  by id without drawing or uploading it again.
+  by id without drawing or uploading it again. While the first upload of a picture is on its way,
+  the others sending it wait for its `file_id` rather than upload the same bytes again.
 """
 
 from __future__ import annotations
@@ -35,10 +36,11 @@ import pickle
 import signal
 import sys
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
+from typing import TypeVar
 
 from aiogram import Bot
 from aiogram.exceptions import TelegramAPIError
@@ -46,6 +48,8 @@ from aiogram.types import BufferedInputFile, InputFile
 from aiohttp import ClientError
 
 from bot import picture_worker
+from bot.db.turn import turn_of
+from bot.storage import current_update_session, has_unwritten_changes
 from core.answer import Answer
 
 log = logging.getLogger(__name__)
@@ -57,6 +61,7 @@ STOP_GRACE_S = 2.0  # at shutdown, a worker still drawing after this is killed (
 CACHE_SIZE = 128  # pictures kept (~100 KB each)
 MAX_CAPTION = 1024  # Telegram's caption limit, in UTF-16 code units after entity parsing
 
+T = TypeVar("T")
 Render = Callable[[Answer], tuple[bytes, list[str]]]
 """What the worker runs: the answer → its PNG and caption lines (a module-level function: the worker
 imports it by name)."""
@@ -67,6 +72,8 @@ class Picture:
     png: bytes
     caption: list[str]
     file_ids: dict[int, str] = field(default_factory=dict)  # bot id → Telegram's id of the upload
+    # bot id → the first upload on its way (its file id, None if it failed): the others wait for it
+    uploads: dict[int, asyncio.Future[str | None]] = field(default_factory=dict, repr=False, compare=False)
 
 
 def picture_key(answer: Answer) -> str:
@@ -256,7 +263,7 @@ class Pictures:
             drawing = self._drawing[key] = asyncio.create_task(self._draw(key, answer))
             drawing.add_done_callback(lambda done: self._forget(key, done))
         # shielded: a waiter cancelled (its update given up) leaves the render to the others
-        return await asyncio.shield(drawing)
+        return await _without_write_turn(asyncio.shield(drawing))
 
     async def _draw(self, key: str, answer: Answer) -> Picture | None:
         """The one render of `key` that every request for it awaits; never raises."""
@@ -311,8 +318,23 @@ class Pictures:
         picture = await self.picture(answer)
         if picture is None:
             return False
-        photo = picture.file_ids.get(bot.id) or BufferedInputFile(picture.png, filename="answer.png")
-        return await self._send_photo(bot, chat_id, picture, photo)
+        loop = asyncio.get_running_loop()
+        file_id = picture.file_ids.get(bot.id)
+        first_upload = picture.uploads.get(bot.id)
+        if file_id is None and first_upload is not None and first_upload.get_loop() is loop:
+            # None: it failed, this one uploads
+            file_id = await _without_write_turn(asyncio.shield(first_upload))
+        if file_id is not None:
+            return await self._send_photo(bot, chat_id, picture, file_id)
+        upload = picture.uploads[bot.id] = loop.create_future()
+        try:
+            return await self._send_photo(
+                bot, chat_id, picture, BufferedInputFile(picture.png, filename="answer.png")
+            )
+        finally:
+            if picture.uploads.get(bot.id) is upload:
+                del picture.uploads[bot.id]
+            upload.set_result(picture.file_ids.get(bot.id))
 
     async def _send_photo(self, bot: Bot, chat_id: int, picture: Picture, photo: str | InputFile) -> bool:
         try:
@@ -339,6 +361,22 @@ class Pictures:
             await worker.stop()
         else:
             worker.kill()
+
+
+async def _without_write_turn(waited: Awaitable[T]) -> T:
+    """`waited`, with the update's write turn on SQLite (bot.db.turn) passed on meanwhile, as for a
+    Telegram call (bot.db.middleware): other updates write while this one waits for a picture — and
+    the update whose upload it waits for can take the turn back when its call is done. Kept when the
+    update's transaction is still open (`bot.dialog` commits before the picture)."""
+    session = current_update_session.get()
+    turn = turn_of(session) if session is not None else None
+    if session is None or turn is None or session.in_transaction() or has_unwritten_changes(session):
+        return await waited
+    depth = turn.pause()  # 0: this task does not hold it
+    try:
+        return await waited
+    finally:
+        await turn.resume(depth)
 
 
 def _started(task: asyncio.Task[_Worker]) -> _Worker | None:

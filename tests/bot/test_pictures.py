@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.db.engine import create_engine, create_sessionmaker
 from bot.pictures import MAX_CAPTION, Picture, Pictures, caption_html, picture_key
+from bot.storage import current_update_session
 from core.answer import Answer, build_answer
 from core.estimate import estimate
 from core.parse import understand
@@ -23,6 +25,7 @@ from tests.bot.picture_renders import crash_on_russian, fail_always, hang
 
 ROOT = Path(__file__).resolve().parents[2]
 ORPHAN_WAIT_S = 60.0  # generous: the worker exits at once, but the machine may be loaded
+TURN_WAIT_S = 60.0  # as generous: the other update gets the turn at once, or never
 
 
 def answer_of(question: str, lang: str = "en") -> Answer:
@@ -118,6 +121,36 @@ async def test_close_stops_the_worker(make: Callable[..., Pictures]) -> None:
         os.kill(pid, 0)  # exited and reaped
     # a picture after close starts a worker again (the process-wide renderer outlives a Dispatcher)
     assert await pictures.picture(answer_of("qwen2.5 7b int4")) is not None
+
+
+async def test_an_update_waiting_for_its_picture_lets_the_others_write(
+    make: Callable[..., Pictures], tmp_path: Path
+) -> None:
+    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'bot.sqlite3'}")
+    sessions = create_sessionmaker(engine)  # SQLite: one writer's turn at a time (bot.db.turn)
+    pictures = make(render=hang)  # its picture never comes: the update waits until the worker stops
+
+    async def update() -> Picture | None:
+        async with sessions() as session:  # the update's session: it holds the write turn
+            token = current_update_session.set(session)
+            try:
+                return await pictures.picture(answer_of("llama 3.1 8b int4"))
+            finally:
+                current_update_session.reset(token)
+
+    async def another_update() -> None:
+        async with sessions():
+            pass
+
+    waiting = asyncio.create_task(update())
+    while not pictures.pending:  # its render asked for (the task's first steps)
+        await asyncio.sleep(0)
+    try:
+        await asyncio.wait_for(another_update(), TURN_WAIT_S)  # not behind the picture
+    finally:
+        await pictures.close()  # the worker stopped: no picture
+        assert await waiting is None
+        await engine.dispose()
 
 
 BOT = """

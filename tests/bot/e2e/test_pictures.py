@@ -4,6 +4,7 @@ render leaves the text answer alone."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import re
 import shutil
@@ -165,3 +166,13 @@ async def test_no_picture_when_turned_off(tmp_path: Path, template_db: Path) -> 
         finally:
             await h.stop()
 
+
+async def test_users_asking_the_same_at_once_share_one_render_and_one_upload(harness: Harness) -> None:
+    question = "qwen2.5 7b int4 8k"
+    users = [harness.user(language_code="en") for _ in range(3)]
+    replies = await asyncio.gather(*(user.send(question) for user in users))
+    assert [[m.has_photo for m in r] for r in replies] == [[False, True]] * 3
+    assert dialog.PICTURES.rendered == 1
+    photos = [request.params["photo"] for request in harness.sandbox.sent("sendPhoto")]
+    assert len(photos) == 3 and sum(uploaded(photo) for photo in photos) == 1  # the others by its id
+    assert len({tuple(r[1].photos) for r in replies}) == 1
