@@ -1,4 +1,4 @@
-"""The answer's picture in the chat: rendered off the event loop, cached, sent after the text answer.
+"""The answer's picture in the chat: rendered in a worker process, cached, sent after the text answer.
 
 - **When.** With every result in a private chat (the dialog's result, a quick answer, a follow-up
   such as "а в int4?"), right after the text answer, which stays the answer: a render that fails,
@@ -7,39 +7,65 @@
   per question is noise there), not in inline mode (an inline result cannot upload a photo, and has to
   answer at once), not for comparisons and details (they are lists, not one breakdown).
   `ANSWER_PICTURES=0` turns them off.
-- **Off the loop.** matplotlib draws in a pool of `RENDER_WORKERS` thread(s): the loop keeps
-  handling other updates while one renders. At most `MAX_PENDING` renders wait for it; past that the
-  picture is skipped (the text has gone already), so a burst cannot queue work without bound.
+- **Off the loop, off its GIL.** matplotlib draws in one worker process (`bot.picture_worker`): a
+  render in a thread of the bot held the GIL the event loop needs (~12 % of a burst's samples), so
+  every user's reaction waited on it (`bench/picture_load.py --users 50`: 4.2 ms of the bot's CPU per
+  update drawing in a thread, 3.4 in the worker, 3.0-3.1 with no pictures). The worker is spawned
+  with the first picture (not at start: the bot starts as fast as before and never imports
+  matplotlib), exits with the bot (even after `kill -9`), is replaced after a crash (that picture is
+  skipped), and is stopped by `close` (the bot's shutdown handler).
+- **Bounded.** At most `MAX_PENDING` different pictures are being drawn or wait for the worker; past
+  that a new one is skipped (the text has gone already), so a burst cannot queue work without bound.
+  A request for a picture being drawn waits for that render instead of drawing it again (many users
+  asking the same question at once cost one render), and gets what it gets: no picture when that
+  render failed or ran past `RENDER_TIMEOUT_S`.
 - **Cached** by what the picture shows (the answer's lead, parts, cards: a hash of them; the same
   request answered again hashes the same, and an offer's new price does not reuse a stale picture):
   the PNG and its caption, and once Telegram has it, its `file_id`, so a repeated answer is re-sent
-  by id without drawing or uploading it again.
+  by id without drawing or uploading it again. While the first upload of a picture is on its way,
+  the others sending it wait for its `file_id` rather than upload the same bytes again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
+import os
+import pickle
+import signal
+import sys
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from html import escape
+from pathlib import Path
+from typing import TypeVar
 
 from aiogram import Bot
 from aiogram.exceptions import TelegramAPIError
-from aiogram.types import BufferedInputFile
+from aiogram.types import BufferedInputFile, InputFile
 from aiohttp import ClientError
 
+from bot import picture_worker
+from bot.db.turn import turn_of
+from bot.storage import current_update_session, has_unwritten_changes
 from core.answer import Answer
 
 log = logging.getLogger(__name__)
 
-RENDER_WORKERS = 1  # matplotlib is not thread-safe across figures sharing fonts: one drawing at a time
-MAX_PENDING = 4  # renders waiting or running; more are skipped (≈ 0.6 s of work at ~150 ms each)
+MAX_PENDING = 4  # different pictures drawn or waiting; more are skipped (≤ 0.6 s of work, ≤ 150 ms each)
 RENDER_TIMEOUT_S = 5.0  # a render past this is given up (the text answer has been sent)
+WORKER_START_TIMEOUT_S = 20.0  # its start took 0.5-0.9 s idle, 3-5 s on a loaded 2-core host
+STOP_GRACE_S = 2.0  # at shutdown, a worker still drawing after this is killed (nobody awaits it)
 CACHE_SIZE = 128  # pictures kept (~100 KB each)
 MAX_CAPTION = 1024  # Telegram's caption limit, in UTF-16 code units after entity parsing
+
+T = TypeVar("T")
+Render = Callable[[Answer], tuple[bytes, list[str]]]
+"""What the worker runs: the answer → its PNG and caption lines (a module-level function: the worker
+imports it by name)."""
 
 
 @dataclass
@@ -47,6 +73,8 @@ class Picture:
     png: bytes
     caption: list[str]
     file_ids: dict[int, str] = field(default_factory=dict)  # bot id → Telegram's id of the upload
+    # bot id → the first upload on its way (its file id, None if it failed): the others wait for it
+    uploads: dict[int, asyncio.Future[str | None]] = field(default_factory=dict, repr=False, compare=False)
 
 
 def picture_key(answer: Answer) -> str:
@@ -65,14 +93,6 @@ def picture_key(answer: Answer) -> str:
     return hashlib.sha256(repr(shown).encode()).hexdigest()
 
 
-def _render(answer: Answer) -> Picture:
-    """In a worker thread: the PNG and its caption (matplotlib is imported here on the first call)."""
-    from core.picture import caption, draw, layout, to_png
-
-    lay = layout(answer)
-    return Picture(png=to_png(draw(lay)), caption=caption(lay))
-
-
 def caption_html(lines: list[str]) -> str:
     """The caption as Telegram HTML: the lead in bold; lines from the end dropped to fit 1024."""
     kept = list(lines)
@@ -84,52 +104,240 @@ def caption_html(lines: list[str]) -> str:
         kept.pop()
 
 
+class WorkerDied(Exception):
+    """The worker process ended (crashed, killed) with renders in hand."""
+
+
+class RenderFailed(Exception):
+    """The render raised in the worker (its traceback is the message)."""
+
+
+class _Worker:
+    """One worker process (`bot.picture_worker`) and the renders sent to it, on one event loop."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.loop = asyncio.get_running_loop()
+        self.waiting: dict[int, asyncio.Future[tuple[bytes, list[str]]]] = {}
+        self.sent = 0
+        self.ended: str | None = None  # why it is of no more use (it exited, its stream broke)
+        self.reader = asyncio.create_task(self._read())
+
+    @classmethod
+    async def start(cls, render: Render) -> _Worker:
+        """A new worker, once it has imported matplotlib and loaded its font (its ready frame)."""
+        # The same code as the bot's: the worker searches the bot's import path first.
+        paths = [str(Path(p or ".").resolve()) for p in sys.path]
+        env = os.environ | {"PYTHONPATH": os.pathsep.join(paths)}
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", picture_worker.__name__, picture_worker.reference(render),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env,
+        )  # fmt: skip
+        assert process.stdout is not None
+        try:
+            async with asyncio.timeout(WORKER_START_TIMEOUT_S):
+                header = await process.stdout.readexactly(picture_worker.HEADER_BYTES)
+                pickle.loads(await process.stdout.readexactly(int.from_bytes(header, "big")))
+        except BaseException as e:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            code = await process.wait()
+            if isinstance(e, asyncio.IncompleteReadError | TimeoutError):
+                why = "did not start in time" if isinstance(e, TimeoutError) else f"exited at start ({code})"
+                raise WorkerDied(f"the picture worker {why}") from e
+            raise
+        return cls(process)
+
+    @property
+    def usable(self) -> bool:
+        return self.ended is None and self.loop is asyncio.get_running_loop()
+
+    async def render(self, answer: Answer) -> tuple[bytes, list[str]]:
+        """The worker's drawing of `answer`; WorkerDied, RenderFailed. Cancelled (timed out): its
+        reply, when it comes, is dropped."""
+        assert self.process.stdin is not None
+        if self.ended is not None:
+            raise WorkerDied(self.ended)
+        self.sent += 1
+        ident = self.sent
+        reply = self.waiting[ident] = self.loop.create_future()
+        try:
+            self.process.stdin.write(picture_worker.frame((ident, answer)))
+            try:
+                await self.process.stdin.drain()
+            except ConnectionError as e:  # its stdin is closed: it has exited
+                raise WorkerDied(f"the picture worker's input is closed ({e})") from e
+            return await reply
+        finally:
+            del self.waiting[ident]
+
+    async def _read(self) -> None:
+        assert self.process.stdout is not None
+        stream = self.process.stdout
+        try:
+            while True:
+                header = await stream.readexactly(picture_worker.HEADER_BYTES)
+                body = await stream.readexactly(int.from_bytes(header, "big"))
+                ident, ok, payload = pickle.loads(body)
+                reply = self.waiting.get(ident)
+                if reply is None or reply.done():
+                    continue  # given up (timed out) meanwhile
+                if ok:
+                    reply.set_result(payload)
+                else:
+                    reply.set_exception(RenderFailed(payload))
+        except (asyncio.IncompleteReadError, ConnectionError):
+            code = await self.process.wait()
+            self.ended = f"the picture worker exited ({code})"
+        except Exception as e:  # a frame that does not unpickle: the stream is out of step
+            self.ended = f"the picture worker's replies are unreadable ({type(e).__name__})"
+            self.kill()
+        finally:
+            self.ended = self.ended or "the picture worker was stopped"
+            for reply in self.waiting.values():
+                if not reply.done():
+                    reply.set_exception(WorkerDied(self.ended))
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.process.pid, signal.SIGKILL)
+
+    async def stop(self) -> None:
+        """EOF on its stdin (it exits after the render in hand); killed after `STOP_GRACE_S`."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        try:
+            await asyncio.wait_for(self.process.wait(), STOP_GRACE_S)
+        except TimeoutError:
+            log.warning("the picture worker did not stop within %.0f s: killed", STOP_GRACE_S)
+            self.kill()
+            await self.process.wait()
+        await self.reader
+
+
 class Pictures:
     """The renderer and its cache; one per process (`PICTURES`), shared by every Dispatcher."""
 
-    def __init__(self, workers: int = RENDER_WORKERS, max_pending: int = MAX_PENDING) -> None:
-        self.workers = workers
+    def __init__(
+        self,
+        max_pending: int = MAX_PENDING,
+        *,
+        render: Render = picture_worker.render,
+        timeout_s: float = RENDER_TIMEOUT_S,
+        cache_size: int = CACHE_SIZE,
+    ) -> None:
+        picture_worker.reference(render)  # a function the worker can import, or ValueError now
         self.max_pending = max_pending
-        self.pending = 0
-        self.rendered = 0  # pictures drawn (not taken from the cache): for tests and logs
-        self._executor: ThreadPoolExecutor | None = None
+        self.render = render
+        self.timeout_s = timeout_s
+        self.cache_size = cache_size
+        self.rendered = 0  # pictures drawn (not taken from the cache nor from another's render)
+        self.workers_started = 0  # the first worker, and one after each that ended
+        self._worker: asyncio.Task[_Worker] | None = None  # started, or starting
+        self._drawing: dict[str, asyncio.Task[Picture | None]] = {}  # picture key → its render
         self._cache: OrderedDict[str, Picture] = OrderedDict()
 
+    @property
+    def pending(self) -> int:
+        """Different pictures being drawn or waiting for the worker."""
+        return len(self._drawing)
+
+    @property
+    def worker_pid(self) -> int | None:
+        """The worker process's id; None before the first picture, after `close`."""
+        worker = _started(self._worker) if self._worker is not None else None
+        return worker.process.pid if worker is not None and worker.ended is None else None
+
     async def picture(self, answer: Answer) -> Picture | None:
-        """The answer's picture, from the cache or drawn in the pool; None when busy or failed."""
+        """The answer's picture: from the cache, from the render of it in flight, or drawn by the
+        worker; None when busy, failed or timed out (logged)."""
         key = picture_key(answer)
         cached = self._cache.get(key)
         if cached is not None:
             self._cache.move_to_end(key)
             return cached
-        if self.pending >= self.max_pending:
-            log.info("picture skipped: %d renders pending", self.pending)
-            return None
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="picture")
-        self.pending += 1
+        drawing = self._drawing.get(key)
+        if drawing is None or drawing.get_loop() is not asyncio.get_running_loop():
+            if self.pending >= self.max_pending:
+                log.info("picture skipped: %d renders pending", self.pending)
+                return None
+            drawing = self._drawing[key] = asyncio.create_task(self._draw(key, answer))
+            drawing.add_done_callback(lambda done: self._forget(key, done))
+        # shielded: a waiter cancelled (its update given up) leaves the render to the others
+        return await _without_write_turn(asyncio.shield(drawing))
+
+    async def _draw(self, key: str, answer: Answer) -> Picture | None:
+        """The one render of `key` that every request for it awaits; never raises."""
         try:
-            loop = asyncio.get_running_loop()
-            drawn = await asyncio.wait_for(
-                loop.run_in_executor(self._executor, _render, answer), RENDER_TIMEOUT_S
+            worker = await self._worker_now()  # the first picture waits for the start-up
+            async with asyncio.timeout(self.timeout_s):
+                png, lines = await worker.render(answer)
+        except TimeoutError:
+            log.warning(
+                "the answer's picture took over %.0f s: given up, the text answer stands", self.timeout_s
             )
+            return None
+        except WorkerDied as e:
+            log.warning("%s; the text answer stands, the next picture gets a new worker", e)
+            return None
+        except RenderFailed as e:
+            log.error("could not draw the answer's picture; the text answer stands\n%s", e)
+            return None
         except Exception:
             log.exception("could not draw the answer's picture; the text answer stands")
             return None
-        finally:
-            self.pending -= 1
         self.rendered += 1
-        self._cache[key] = drawn
-        while len(self._cache) > CACHE_SIZE:
+        drawn = self._cache[key] = Picture(png=png, caption=lines)
+        while len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
         return drawn
+
+    def _forget(self, key: str, done: asyncio.Task[Picture | None]) -> None:
+        if self._drawing.get(key) is done:
+            del self._drawing[key]
+
+    async def _worker_now(self) -> _Worker:
+        """The worker, started now if there is none or it has ended (the pictures asked meanwhile wait
+        for its start-up, about a second; the loop goes on)."""
+        loop = asyncio.get_running_loop()
+        task = self._worker
+        if task is not None and task.done():
+            worker = _started(task)
+            if worker is None or not worker.usable:
+                if worker is not None and worker.ended is None:
+                    worker.kill()  # alive, but of another event loop: not to be driven from this one
+                task = None
+        elif task is not None and task.get_loop() is not loop:
+            task = None
+        if task is None:
+            task = self._worker = loop.create_task(_Worker.start(self.render))
+            self.workers_started += 1
+        return await asyncio.shield(task)
 
     async def send(self, bot: Bot, chat_id: int, answer: Answer) -> bool:
         """Send the answer's picture to `chat_id`; False when it was not (busy, failed: logged)."""
         picture = await self.picture(answer)
         if picture is None:
             return False
-        photo = picture.file_ids.get(bot.id) or BufferedInputFile(picture.png, filename="answer.png")
+        loop = asyncio.get_running_loop()
+        file_id = picture.file_ids.get(bot.id)
+        first_upload = picture.uploads.get(bot.id)
+        if file_id is None and first_upload is not None and first_upload.get_loop() is loop:
+            # None: it failed, this one uploads
+            file_id = await _without_write_turn(asyncio.shield(first_upload))
+        if file_id is not None:
+            return await self._send_photo(bot, chat_id, picture, file_id)
+        upload = picture.uploads[bot.id] = loop.create_future()
+        try:
+            return await self._send_photo(
+                bot, chat_id, picture, BufferedInputFile(picture.png, filename="answer.png")
+            )
+        finally:
+            if picture.uploads.get(bot.id) is upload:
+                del picture.uploads[bot.id]
+            upload.set_result(picture.file_ids.get(bot.id))
+
+    async def _send_photo(self, bot: Bot, chat_id: int, picture: Picture, photo: str | InputFile) -> bool:
         try:
             sent = await bot.send_photo(chat_id, photo, caption=caption_html(picture.caption))
         except (TimeoutError, TelegramAPIError, ClientError) as e:
@@ -139,10 +347,45 @@ class Pictures:
             picture.file_ids[bot.id] = sent.photo[-1].file_id
         return True
 
-    def close(self) -> None:
-        if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
-            self._executor = None
+    async def close(self) -> None:
+        """Stop the worker (the bot's shutdown handler: `dp.shutdown.register(PICTURES.close)`); the
+        next picture would start another."""
+        task, self._worker = self._worker, None
+        if task is None:
+            return
+        if not task.done() and task.get_loop() is asyncio.get_running_loop():
+            await asyncio.wait([task])  # starting: stopped once started
+        worker = _started(task) if task.done() else None
+        if worker is None:
+            return
+        if worker.loop is asyncio.get_running_loop():
+            await worker.stop()
+        else:
+            worker.kill()
+
+
+async def _without_write_turn(waited: Awaitable[T]) -> T:
+    """`waited`, with the update's write turn on SQLite (bot.db.turn) passed on meanwhile, as for a
+    Telegram call (bot.db.middleware): other updates write while this one waits for a picture — and
+    the update whose upload it waits for can take the turn back when its call is done. Kept when the
+    update's transaction is still open (`bot.dialog` commits before the picture)."""
+    session = current_update_session.get()
+    turn = turn_of(session) if session is not None else None
+    if session is None or turn is None or session.in_transaction() or has_unwritten_changes(session):
+        return await waited
+    depth = turn.pause()  # 0: this task does not hold it
+    try:
+        return await waited
+    finally:
+        await turn.resume(depth)
+
+
+def _started(task: asyncio.Task[_Worker]) -> _Worker | None:
+    """The worker a finished start-up task made; None if it failed (the failure was logged by the
+    picture that waited for it)."""
+    if not task.done() or task.cancelled() or task.exception() is not None:
+        return None
+    return task.result()
 
 
 PICTURES = Pictures()

@@ -4,10 +4,11 @@ render leaves the text answer alone."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import re
 import shutil
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,7 @@ from tests.bot.e2e.conftest import (
     result_mark,
     text,
 )
+from tests.bot.picture_renders import crash_on_russian, fail_always
 from tgsandbox import ChatMessage, Sandbox
 
 
@@ -36,7 +38,8 @@ from tgsandbox import ChatMessage, Sandbox
 async def harness(
     tmp_path: Path, template_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[Harness]:
-    """The bot with pictures on (as in production), and a renderer and cache of its own."""
+    """The bot with pictures on (as in production), and a renderer and cache of its own (a test may put
+    another in place before its first picture), its worker stopped afterwards."""
     monkeypatch.setattr(dialog, "PICTURES", pictures.Pictures())
     db_path = tmp_path / "bot.sqlite3"
     shutil.copy(template_db, db_path)
@@ -48,11 +51,17 @@ async def harness(
             yield h
         finally:
             await h.stop()
+            await dialog.PICTURES.close()
 
 
 def expected_caption(question: str, lang: str) -> list[str]:
     understood = understand(question)
     return caption(layout(build_answer(estimate(understood.request), lang, understood.notes)))
+
+
+def uploaded(photo: object) -> bool:
+    """Whether sendPhoto's `photo` was the file itself (multipart, 'attach://…'), not an id."""
+    return str(photo).startswith("attach://")
 
 
 def png_of(harness: Harness, message: ChatMessage) -> bytes:
@@ -119,17 +128,15 @@ async def test_a_repeated_answer_is_resent_by_file_id_not_drawn_again(harness: H
     _, second = await bob.send(question)
     assert dialog.PICTURES.rendered == 1
     sent = harness.sandbox.sent("sendPhoto")
-    assert isinstance(sent[-1].params["photo"], str)  # by id: no upload
+    assert [uploaded(request.params["photo"]) for request in sent] == [True, False]  # then by id
     assert second.photos == first.photos and second.text == first.text
 
 
+@pytest.mark.parametrize("render", [fail_always, crash_on_russian], ids=["raises", "worker dies"])
 async def test_a_failed_render_keeps_the_text_answer(
-    harness: Harness, monkeypatch: pytest.MonkeyPatch
+    harness: Harness, monkeypatch: pytest.MonkeyPatch, render: Callable[..., tuple[bytes, list[str]]]
 ) -> None:
-    def broken(answer: object) -> pictures.Picture:
-        raise RuntimeError("no fonts today")
-
-    monkeypatch.setattr(pictures, "_render", broken)
+    monkeypatch.setattr(dialog, "PICTURES", pictures.Pictures(render=render))
     user = harness.user(language_code="ru")
     replies = await user.send("llama 3.1 8b int4 32k 4 пользователя")
     assert [m.has_photo for m in replies] == [False]
@@ -158,3 +165,14 @@ async def test_no_picture_when_turned_off(tmp_path: Path, template_db: Path) -> 
             assert [m.has_photo for m in replies] == [False]
         finally:
             await h.stop()
+
+
+async def test_users_asking_the_same_at_once_share_one_render_and_one_upload(harness: Harness) -> None:
+    question = "qwen2.5 7b int4 8k"
+    users = [harness.user(language_code="en") for _ in range(3)]
+    replies = await asyncio.gather(*(user.send(question) for user in users))
+    assert [[m.has_photo for m in r] for r in replies] == [[False, True]] * 3
+    assert dialog.PICTURES.rendered == 1
+    photos = [request.params["photo"] for request in harness.sandbox.sent("sendPhoto")]
+    assert len(photos) == 3 and sum(uploaded(photo) for photo in photos) == 1  # the others by its id
+    assert len({tuple(r[1].photos) for r in replies}) == 1
