@@ -364,6 +364,9 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
     )
     dp.startup.register(outbox.start)
     dp.shutdown.register(outbox.stop)
+    from bot.pictures import PICTURES  # the picture worker process, if one was started, stops with the bot
+
+    dp.shutdown.register(PICTURES.close)
     # Shutdown: the dispatcher drains the updates in hand before any shutdown handler (i18n's) runs.
     return App(bot=bot, dp=dp, engine=engine, settings=settings, i18n=i18n)
 
