@@ -64,8 +64,10 @@ def cpu_seconds(pid: int) -> float:
 WARMUP_PICTURES_S = 60.0  # the warm-up's pictures come within a second or two; none when they are off
 
 
-async def drive(sandbox: Any, arrivals: Any, users: int, questions: int, first_id: int, buttons: bool) -> Any:
-    figures = await bot_load_drive(sandbox, arrivals, users, questions, first_id, buttons)
+async def drive(
+    sandbox: Any, arrivals: Any, users: int, questions: int, first_id: int, buttons: bool, question: Any
+) -> Any:
+    figures = await bot_load_drive(sandbox, arrivals, users, questions, first_id, buttons, question)
     if first_id != bot_load.FIRST_USER_ID and pictures_expected:  # the warm-up: its pictures too
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(WARMUP_PICTURES_S):
