@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
@@ -22,6 +23,28 @@ def test_the_shipped_intents_load_and_match() -> None:
         assert leads.wants_quote(asked, catalog, None), asked
     for question in ("сколько стоит llama 3.1 8b int4", "llama 3.1 70b", "привет", "qwen3 8b on a 4090"):
         assert not leads.wants_quote(question, catalog, None), question
+
+
+def test_an_intent_phrase_is_its_words_in_a_row_each_a_words_start() -> None:
+    """The rule `mentions_intent` follows, word by word, against its one regular expression: every
+    phrase's words, inflected, cut short, in other words' company and in other orders."""
+    intents = {"en": [["talk", "to", "sal"], ["quote"]], "ru": [["хочу", "арендова"]]}
+
+    def word_by_word(text: str) -> bool:
+        words = leads.normalize(text)
+        return any(
+            all(words[i + k].startswith(part) for k, part in enumerate(phrase))
+            for phrases in intents.values()
+            for phrase in phrases
+            for i in range(len(words) - len(phrase) + 1)
+        )
+
+    vocabulary = ["talk", "talking", "to", "tok", "sales", "sa", "quotes", "quo", "unquote", "хочу",
+                  "хочется", "арендовать", "аренда", "x-ray", "8b", "Talk", "SALES"]  # fmt: skip
+    texts = [" ".join(words) for words in itertools.product(vocabulary, repeat=3)]
+    assert sum(word_by_word(text) for text in texts) > 100  # the rule says yes often enough to test
+    for text in texts:
+        assert leads.mentions_intent(text, intents) == word_by_word(text), text
 
 
 @pytest.mark.parametrize(
