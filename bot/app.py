@@ -62,10 +62,13 @@ A handler answers within ~20-50 ms when the bot is not crowded (its toast is sho
 a user whose previous update still runs waits for it (one update per user at a time), and under a
 loaded event loop the timer's own call takes a few hundred ms more: 0.25 s keeps the spinner well
 inside a second (0.5 s left it past a second in one 50-user run of bench/bot_load.py)."""
-BUSY_UPDATES = 8
-"""Updates in hand above which a button press is answered at once (see BotDispatcher): with up to
-this many ahead of it (each ~10-20 ms of CPU: the answer's estimate and texts, its SQLite writes),
-the handler's own answer still comes within a few hundred ms."""
+BUSY_UPDATES = 64
+"""Updates in hand above which a button press is answered at once, empty (see BotDispatcher); at or
+below it the handler answers (with its toast: "this button is outdated", "too many presses") or the
+EARLY_ANSWER_S timer does. Measured with bench/bot_load.py on 2 cores: the timer alone keeps every
+press within a second up to ~100 updates in hand (50 users: p99 0.30 s; 60 users with a 150 ms Bot API
+round trip: p99 0.49 s), not at 200 users with that round trip (341 of 400 within a second; answered
+at once: 400 of 400, p99 0.77 s)."""
 HEALTH_TIMEOUT_S = 3.0
 
 

@@ -50,6 +50,32 @@ async def test_a_button_press_is_answered_at_once_when_the_bot_is_busy(
         assert harness.sandbox.requests_for(user.id, "sendMessage")
 
 
+async def test_a_stale_button_keeps_its_toast_when_others_are_being_answered(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Below BUSY_UPDATES in hand a press waits for its handler (here: for the user's previous
+    update, held at Telegram), which answers with what it has to say; it is not answered empty."""
+    monkeypatch.setattr(bot_app, "EARLY_ANSWER_S", 60.0)  # only the handler (or the busy path) answers
+    assert harness.app is not None
+    dispatcher = harness.app.inbox_dp
+    presser = harness.user()
+    await presser.send("/start")
+    old_message = presser.last_message()
+    await presser.send("/start")  # the first message's buttons are outdated now
+    gate = harness.sandbox.hold(["sendMessage"])
+    others = [harness.user() for _ in range(bot_app.BUSY_UPDATES // 2)]
+    for user in [*others, presser]:
+        await user.post("qwen3 8b int4")
+    await harness.sandbox.wait_for(lambda: gate.held == len(others) + 1, "the answers held")
+    click = asyncio.create_task(presser.click(text("task-inference"), message=old_message))
+    # The press is in hand, waiting for the presser's question (one update per user at a time).
+    await harness.sandbox.wait_for(lambda: len(dispatcher.handling) == len(others) + 2, "the press in hand")
+    gate.release()
+    assert (await click).text == text("stale-button")
+    for user in others:
+        assert harness.sandbox.requests_for(user.id, "sendMessage")
+
+
 async def test_a_slow_answer_shows_typing_once(harness: Harness) -> None:
     assert harness.app is not None
     harness.app.dp.typing_after_s = 0.05  # type: ignore[attr-defined]
