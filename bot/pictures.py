@@ -57,6 +57,7 @@ log = logging.getLogger(__name__)
 
 MAX_PENDING = 4  # different pictures drawn or waiting; more are skipped (≤ 0.6 s of work, ≤ 150 ms each)
 RENDER_TIMEOUT_S = 5.0  # a render past this is given up (the text answer has been sent)
+SHARED_UPLOAD_WAIT_S = 3.0  # waiting for another chat's upload of the same picture (~0.2-1 s), at most
 WORKER_START_TIMEOUT_S = 20.0  # its start took 0.5-0.9 s idle, 3-5 s on a loaded 2-core host
 STOP_GRACE_S = 2.0  # at shutdown, a worker still drawing after this is killed (nobody awaits it)
 CACHE_SIZE = 128  # pictures kept (~100 KB each)
@@ -269,8 +270,10 @@ class Pictures:
     async def _draw(self, key: str, answer: Answer) -> Picture | None:
         """The one render of `key` that every request for it awaits; never raises."""
         try:
-            worker = await self._worker_now()  # the first picture waits for the start-up
+            # The first picture waits for the worker's start-up, within the same limit (the start
+            # goes on, shielded, for the next picture): nobody's picture holds its user for longer.
             async with asyncio.timeout(self.timeout_s):
+                worker = await self._worker_now()
                 png, lines = await worker.render(answer)
         except TimeoutError:
             log.warning(
@@ -295,6 +298,10 @@ class Pictures:
     def _forget(self, key: str, done: asyncio.Task[Picture | None]) -> None:
         if self._drawing.get(key) is done:
             del self._drawing[key]
+
+    async def start_worker(self) -> None:
+        """Start the worker now rather than with the first picture (raises when it cannot start)."""
+        await self._worker_now()
 
     async def _worker_now(self) -> _Worker:
         """The worker, started now if there is none or it has ended (the pictures asked meanwhile wait
@@ -323,8 +330,11 @@ class Pictures:
         file_id = picture.file_ids.get(bot.id)
         first_upload = picture.uploads.get(bot.id)
         if file_id is None and first_upload is not None and first_upload.get_loop() is loop:
-            # None: it failed, this one uploads
-            file_id = await _without_write_turn(asyncio.shield(first_upload))
+            # None: it failed, or takes too long (a 429 waited out), and this one uploads
+            with contextlib.suppress(TimeoutError):
+                file_id = await _without_write_turn(
+                    asyncio.wait_for(asyncio.shield(first_upload), SHARED_UPLOAD_WAIT_S)
+                )
         if file_id is not None:
             return await self._send_photo(bot, chat_id, picture, file_id)
         upload = picture.uploads[bot.id] = loop.create_future()

@@ -81,8 +81,19 @@ async def test_a_failed_shared_render_gives_every_waiter_no_picture(make: Callab
     assert pictures.rendered == 0 and pictures.pending == 0
 
 
+async def test_the_first_picture_waits_for_the_worker_within_the_limit(make: Callable[..., Pictures]) -> None:
+    """The worker's start-up counts towards the render limit (the user waits no longer for it), and
+    goes on for the next picture."""
+    pictures = make(timeout_s=0.001)
+    assert await pictures.picture(answer_of("llama 3.1 8b int4")) is None
+    assert pictures.worker_pid is None  # given up while the worker was still starting (~1 s)
+    await pictures.start_worker()
+    assert pictures.workers_started == 1 and pictures.worker_pid is not None
+
+
 async def test_a_render_past_the_timeout_gives_every_waiter_no_picture(make: Callable[..., Pictures]) -> None:
     pictures = make(render=hang, timeout_s=0.2)
+    await pictures.start_worker()  # the limit covers a start-up too: here, only the render
     answer = answer_of("llama 3.1 8b int4")
     assert await asyncio.gather(pictures.picture(answer), pictures.picture(answer)) == [None, None]
     assert pictures.pending == 0
