@@ -243,15 +243,32 @@ async def ensure_models(
     """Every Hugging Face id the request names (its model, its stack's) made sizeable through
     `bot.hf_models`, so the estimates that follow size it from `model_hub()`; False (the user told
     why, in their language) when one could not be read."""
-    for model in [request.get("model"), *(m.get("model") for m in request.get("extra_models") or [])]:
-        looked_up = await HF_MODELS.ensure(
-            model, ctx.catalog, ctx.db, endpoint=ctx.settings.hf_endpoint, enabled=ctx.settings.hf_lookup
-        )
+    for model in _models_of(request):
+        looked_up = await _ensure(ctx, model)
         if looked_up in HF_ANSWERS:
             text = ctx.tr(HF_ANSWERS[looked_up], model=escape(str(model)), seconds=round(LOOKUP_BUDGET_S))
             await show(ctx, Screen(text, keyboards.error_keyboard(ctx.tr)), query=query, message=message)
             return False
     return True
+
+
+async def models_sizeable(ctx: Ctx, request: dict[str, Any]) -> bool:
+    """`ensure_models` without a word to the user: for a request answered before (the last one, for
+    its details), whose looked-up models a restart has left only in the database."""
+    for model in _models_of(request):
+        if await _ensure(ctx, model) in HF_ANSWERS:
+            return False
+    return True
+
+
+def _models_of(request: dict[str, Any]) -> list[Any]:
+    return [request.get("model"), *(m.get("model") for m in request.get("extra_models") or [])]
+
+
+async def _ensure(ctx: Ctx, model: Any) -> str:
+    return await HF_MODELS.ensure(
+        model, ctx.catalog, ctx.db, endpoint=ctx.settings.hf_endpoint, enabled=ctx.settings.hf_lookup
+    )
 
 
 def model_hub() -> MemoryHub:

@@ -20,6 +20,7 @@ from bot.dialog import (
     current_dialog,
     details,
     go_to_step,
+    models_sizeable,
     open_dialog,
     show,
     show_result,
@@ -176,7 +177,10 @@ async def on_change(
 async def on_details(query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAnswer) -> None:
     """The rest of the result as a new message, so the short answer with its buttons stays above."""
     state = await DialogState.load(ctx.state)
-    text = details(ctx, state) if await current_step(query, ctx) == flow.RESULT else None
+    text = None
+    if await current_step(query, ctx) == flow.RESULT and state.last_request is not None:
+        await models_sizeable(ctx, state.last_request)  # a Hugging Face model, after a restart
+        text = details(ctx, state)
     if text is None:
         stale(callback_answer, ctx)
         return

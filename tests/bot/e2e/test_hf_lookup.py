@@ -102,6 +102,25 @@ async def test_a_second_user_is_answered_from_the_cache_with_the_hub_gone(
     assert dialog.HF_MODELS.fetches == 0
 
 
+async def test_details_after_a_restart_size_the_model_again_from_the_cache(
+    harness: Harness, hub: FakeHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A deploy between the answer and "📋 Details": the looked-up model is gone from memory, the
+    database still has it; the details are shown, not "this button is outdated"."""
+    user = harness.user(language_code="en")
+    (first,) = await user.send(f"{CLONE} int4")
+    assert result_mark("en") in (first.text or "")
+    hub.stop()
+    monkeypatch.setattr(dialog, "HF_MODELS", hf_models.HfModels(budget_s=BUDGET_S))
+    await harness.restart()
+    answer = await user.click(text("btn-details", "en"), message=first)
+    assert answer.text != text("stale-button", "en")
+    (details,) = answer.messages
+    assert details.text
+    assert dialog.HF_MODELS.fetches == 0
+    assert_no_failed_calls(harness.sandbox)
+
+
 async def test_not_found_is_said_in_the_users_language(harness: Harness) -> None:
     (ru,) = await harness.user(language_code="ru").send("acme/no-such-model-7b на 4090")
     assert ru.text == text("hf-not-found", "ru", model="acme/no-such-model-7b")
