@@ -14,6 +14,7 @@ from aiogram.enums import ChatType, MessageEntityType
 from aiogram.exceptions import TelegramBadRequest
 from aiogram.fsm.state import State, StatesGroup
 from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot import flow, keyboards, presenter
 from bot.context import Ctx
@@ -259,6 +260,17 @@ async def models_sizeable(ctx: Ctx, request: dict[str, Any]) -> bool:
         if await _ensure(ctx, model) in HF_ANSWERS:
             return False
     return True
+
+
+async def cached_models_for(text: str, catalog: Catalog, session: AsyncSession) -> None:
+    """The Hugging Face models a one-line question names, made sizeable from what the database keeps
+    of earlier look-ups (inline answers come at once: never the network)."""
+    try:
+        understood = understand(text.strip()[:MAX_QUESTION], catalog)
+    except ParseError:
+        return
+    for model in _models_of(understood.request.model_dump(mode="json")):
+        await HF_MODELS.ensure(model, catalog, session, enabled=False)
 
 
 def _models_of(request: dict[str, Any]) -> list[Any]:

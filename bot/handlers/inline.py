@@ -17,11 +17,12 @@ from aiogram.types import (
 )
 from aiogram.utils.deep_linking import create_start_link
 from aiogram_i18n import I18nContext
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot import keyboards
 from bot.config import Settings
 from bot.db.middleware import INLINE_SOURCE
-from bot.dialog import size_question
+from bot.dialog import cached_models_for, size_question
 from core.catalog import Catalog
 
 log = logging.getLogger(__name__)
@@ -30,9 +31,10 @@ CACHE_TIME_S = 30  # the catalogue and offers can change; a stale answer should 
 
 
 async def on_inline_query(
-    query: InlineQuery, bot: Bot, i18n: I18nContext, catalog: Catalog, settings: Settings
+    query: InlineQuery, bot: Bot, i18n: I18nContext, catalog: Catalog, settings: Settings, db: AsyncSession
 ) -> None:
     tr, lang = i18n.get, i18n.locale
+    await cached_models_for(query.query, catalog, db)  # a Hugging Face model looked up before
     bot_link = await create_start_link(bot, INLINE_SOURCE)
     username = (await bot.me()).username or ""
     article, result = size_question(query.query, catalog, tr, lang, username)

@@ -121,6 +121,24 @@ async def test_details_after_a_restart_size_the_model_again_from_the_cache(
     assert_no_failed_calls(harness.sandbox)
 
 
+async def test_inline_mode_sizes_a_model_looked_up_before_a_restart(
+    harness: Harness, hub: FakeHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inline answers come at once, never from the network; a model the database knows is sized."""
+    user = harness.user(language_code="en")
+    (first,) = await user.send(f"{CLONE} int4")
+    assert result_mark("en") in (first.text or "")
+    hub.stop()
+    monkeypatch.setattr(dialog, "HF_MODELS", hf_models.HfModels(budget_s=BUDGET_S))
+    await harness.restart()
+    answer = await user.inline(f"{CLONE} int4")
+    (article,) = answer.results
+    assert article["id"] == "estimate"
+    unknown = await user.inline("acme/never-looked-up-7b int4")
+    assert [result["id"] for result in unknown.results] == ["help"]
+    assert dialog.HF_MODELS.fetches == 0
+
+
 async def test_not_found_is_said_in_the_users_language(harness: Harness) -> None:
     (ru,) = await harness.user(language_code="ru").send("acme/no-such-model-7b на 4090")
     assert ru.text == text("hf-not-found", "ru", model="acme/no-such-model-7b")
