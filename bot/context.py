@@ -25,6 +25,7 @@ class Ctx:
     catalog: Catalog
     settings: Settings
     telegram_id: int
+    user_id: int | None = None  # our users.id of the sender (bot.db.middleware), when known
 
     def tr(self, key: str, **args: Any) -> str:
         return self.i18n.get(key, **args)
@@ -46,5 +47,9 @@ class DialogContextMiddleware(BaseMiddleware):
         user: TelegramUser | None = data.get("event_from_user")
         state: FSMContext | None = data.get("state")
         if user is not None and state is not None and "db" in data and "i18n" in data:
-            data["ctx"] = Ctx(state, data["i18n"], data["db"], data["catalog"], data["settings"], user.id)
+            db_user = data.get("db_user")
+            data["ctx"] = Ctx(
+                state, data["i18n"], data["db"], data["catalog"], data["settings"], user.id,
+                user_id=db_user.id if db_user is not None else None,
+            )  # fmt: skip
         return await handler(event, data)

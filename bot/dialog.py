@@ -155,7 +155,9 @@ async def forget_answers(ctx: Ctx) -> None:
 async def open_dialog(ctx: Ctx, task: str) -> int:
     """A new dialog row (the user's unfinished ones count as abandoned), remembered in the FSM data."""
     source = (await DialogState.load(ctx.state)).source
-    dialog_id = await repository.start_dialog(ctx.db, telegram_id=ctx.telegram_id, task=task, source=source)
+    dialog_id = await repository.start_dialog(
+        ctx.db, telegram_id=ctx.telegram_id, task=task, source=source, user_id=ctx.user_id
+    )
     await update(ctx.state, dialog_id=dialog_id)
     return dialog_id
 

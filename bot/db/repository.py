@@ -83,17 +83,19 @@ async def set_language(session: AsyncSession, telegram_id: int, lang: str) -> No
 
 
 async def start_dialog(
-    session: AsyncSession, *, telegram_id: int, task: str, source: str | None = None
-) -> int:
+    session: AsyncSession, *, telegram_id: int, task: str, source: str | None = None,
+    user_id: int | None = None,
+) -> int:  # fmt: skip
     """Open a new dialog for the user; their unfinished ones count as abandoned from now on.
 
     The dialog statements are Core statements on the table, not the ORM's unit of work: the update
     path writes a row and never reads it back as an object (half the statements, a fraction of the
     CPU per update)."""
-    user_id = await session.scalar(select(User.id).where(User.telegram_id == telegram_id))
+    if user_id is None:  # ``user_id``: the caller has the user's row already (bot.db.middleware)
+        user_id = await session.scalar(select(User.id).where(User.telegram_id == telegram_id))
     if user_id is None:
         raise LookupError(f"no user with telegram_id={telegram_id}; upsert_user first")
-    await abandon_dialogs(session, telegram_id)
+    await abandon_dialogs(session, telegram_id, user_id=user_id)
     now = utc_now()
     dialog_id = await session.scalar(
         insert(DIALOGS)
@@ -136,12 +138,14 @@ async def _update_dialog(session: AsyncSession, dialog_id: int, **values: Any) -
         raise LookupError(f"no dialog session with id={dialog_id}")
 
 
-async def abandon_dialogs(session: AsyncSession, telegram_id: int) -> int:
+async def abandon_dialogs(session: AsyncSession, telegram_id: int, *, user_id: int | None = None) -> int:
     """Mark the user's unfinished dialogs abandoned; returns how many."""
-    user_ids = select(User.id).where(User.telegram_id == telegram_id).scalar_subquery()
+    user: Any = user_id
+    if user is None:
+        user = select(User.id).where(User.telegram_id == telegram_id).scalar_subquery()
     result = await session.execute(
         update(DIALOGS)
-        .where(DIALOGS.c.user_id == user_ids, DIALOGS.c.status == DIALOG_STARTED)
+        .where(DIALOGS.c.user_id == user, DIALOGS.c.status == DIALOG_STARTED)
         .values(status=DIALOG_ABANDONED, updated_at=utc_now())
     )
     return int(result.rowcount)  # type: ignore[attr-defined]
