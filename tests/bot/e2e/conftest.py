@@ -23,6 +23,7 @@ from bot.db.engine import create_engine, create_sessionmaker, migrate
 from bot.db.models import DialogSession, User
 from bot.i18n import LOCALES_DIR
 from core import texts as core_texts
+from core.catalog import DATA_DIR
 from tgsandbox import ChatMessage, Sandbox, SandboxUser
 
 QUIET_S = 0.08  # the sandbox waits this long after the bot's last call before a step returns
@@ -130,6 +131,28 @@ async def harness(tmp_path: Path, template_db: Path) -> AsyncIterator[Harness]:
     shutil.copy(template_db, db_path)
     async with Sandbox(quiet_period=QUIET_S, reply_timeout=REPLY_TIMEOUT_S) as sandbox:
         h = Harness(sandbox, make_settings(db_path, telegram_api_url=sandbox.base_url))
+        await h.start()
+        try:
+            yield h
+        finally:
+            await h.stop()
+
+
+ADMIN_ID = 900  # the admin of `admin_harness`
+
+
+@pytest.fixture
+async def admin_harness(tmp_path: Path, template_db: Path) -> AsyncIterator[Harness]:
+    """The bot with one admin (ADMIN_ID) and an OFFERS_FILE (a copy of the shipped offers) it can reload."""
+    db_path = tmp_path / "bot.sqlite3"
+    shutil.copy(template_db, db_path)
+    offers = tmp_path / "offers.toml"
+    shutil.copy(DATA_DIR / "offers.toml", offers)
+    async with Sandbox(quiet_period=QUIET_S, reply_timeout=REPLY_TIMEOUT_S) as sandbox:
+        settings = make_settings(
+            db_path, telegram_api_url=sandbox.base_url, admin_ids=frozenset({ADMIN_ID}), offers_file=offers
+        )
+        h = Harness(sandbox, settings)
         await h.start()
         try:
             yield h

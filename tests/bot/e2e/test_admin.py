@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
-import shutil
-from collections.abc import AsyncIterator
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,39 +26,17 @@ from bot.db.models import (
 from bot.handlers.admin import ADMIN_COMMANDS, CSV_DELIMITER
 from bot.handlers.commands import COMMANDS
 from core.answer import short_gpu_name
-from core.catalog import DATA_DIR, default_catalog
+from core.catalog import default_catalog
 from tests.bot.e2e.conftest import (
-    QUIET_S,
-    REPLY_TIMEOUT_S,
+    ADMIN_ID,
     Harness,
     assert_no_failed_calls,
-    make_settings,
     text,
 )
-from tgsandbox import Sandbox, SandboxUser
+from tgsandbox import SandboxUser
 from tgsandbox.params import Upload
 
-ADMIN_ID = 900
 QUESTION = "llama 3.1 8b int8 8k"
-
-
-@pytest.fixture
-async def admin_harness(tmp_path: Path, template_db: Path) -> AsyncIterator[Harness]:
-    """The bot with one admin and an OFFERS_FILE (a copy of the shipped offers) it can reload."""
-    db_path = tmp_path / "bot.sqlite3"
-    shutil.copy(template_db, db_path)
-    offers = tmp_path / "offers.toml"
-    shutil.copy(DATA_DIR / "offers.toml", offers)
-    async with Sandbox(quiet_period=QUIET_S, reply_timeout=REPLY_TIMEOUT_S) as sandbox:
-        settings = make_settings(
-            db_path, telegram_api_url=sandbox.base_url, admin_ids=frozenset({ADMIN_ID}), offers_file=offers
-        )
-        h = Harness(sandbox, settings)
-        await h.start()
-        try:
-            yield h
-        finally:
-            await h.stop()
 
 
 def admin_of(h: Harness, lang: str = "en") -> SandboxUser:

@@ -4,29 +4,21 @@ the bot does with a remembered result changes it."""
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bot import dialog
-from core.catalog import DATA_DIR
 from core.estimates import Estimates
 from core.solve import run
 from tests.bot.e2e.conftest import (
-    QUIET_S,
-    REPLY_TIMEOUT_S,
+    ADMIN_ID,
     Harness,
     assert_no_failed_calls,
-    make_settings,
     result_mark,
     text,
 )
-from tgsandbox import Sandbox
 
-ADMIN_ID = 4242
 QUESTION = "llama 3.1 8b int8 8k"
 H100_ONLY = (
     '[[offer]]\nid = "h100-x1"\ngpu = "h100-sxm"\ncount = 1\nprice_per_hour = 300\ncurrency = "RUB"\n'
@@ -40,25 +32,6 @@ def estimates(monkeypatch: pytest.MonkeyPatch) -> Estimates:
     fresh = Estimates()
     monkeypatch.setattr(dialog, "ESTIMATES", fresh)
     return fresh
-
-
-@pytest.fixture
-async def admin_harness(tmp_path: Path, template_db: Path) -> AsyncIterator[Harness]:
-    """The bot with one admin and an OFFERS_FILE (a copy of the shipped offers) it can reload."""
-    db_path = tmp_path / "bot.sqlite3"
-    shutil.copy(template_db, db_path)
-    offers = tmp_path / "offers.toml"
-    shutil.copy(DATA_DIR / "offers.toml", offers)
-    async with Sandbox(quiet_period=QUIET_S, reply_timeout=REPLY_TIMEOUT_S) as sandbox:
-        settings = make_settings(
-            db_path, telegram_api_url=sandbox.base_url, admin_ids=frozenset({ADMIN_ID}), offers_file=offers
-        )
-        h = Harness(sandbox, settings)
-        await h.start()
-        try:
-            yield h
-        finally:
-            await h.stop()
 
 
 def headline(message: Any) -> str:
