@@ -264,17 +264,6 @@ async def models_sizeable(ctx: Ctx, request: dict[str, Any]) -> bool:
     return True
 
 
-async def cached_models_for(text: str, catalog: Catalog, session: AsyncSession) -> None:
-    """The Hugging Face models a one-line question names, made sizeable from what the database keeps
-    of earlier look-ups (inline answers come at once: never the network)."""
-    try:
-        understood = understand(text.strip()[:MAX_QUESTION], catalog)
-    except ParseError:
-        return
-    for model in _models_of(understood.request.model_dump(mode="json")):
-        await HF_MODELS.ensure(model, catalog, session, enabled=False)
-
-
 def _models_of(request: dict[str, Any]) -> list[Any]:
     return [request.get("model"), *(m.get("model") for m in request.get("extra_models") or [])]
 
@@ -329,16 +318,20 @@ def details(ctx: Ctx, state: DialogState) -> str | None:
 # ---------------------------------------------------------------- one-line questions, and groups
 
 
-def size_question(
-    text: str, catalog: Catalog, tr: presenter.Tr, lang: str, username: str
+async def size_question(
+    text: str, catalog: Catalog, tr: presenter.Tr, lang: str, username: str, session: AsyncSession
 ) -> tuple[presenter.InlineArticle, Result | None]:
     """The compact answer to a one-line question (inline mode, a mention in a group): the article and
-    the result it shows, or the "how to use" article (with the reason) and None."""
+    the result it shows, or the "how to use" article (with the reason) and None. A Hugging Face model
+    is sized from what the database keeps of earlier look-ups (these answers come at once: never
+    the network)."""
     text = text.strip()[:MAX_QUESTION]
     if not text:
         return presenter.inline_help(tr, username), None
     try:
         understood = understand(text, catalog)
+        for model in _models_of(understood.request.model_dump(mode="json")):
+            await HF_MODELS.ensure(model, catalog, session, enabled=False)
         answers = flow.answers_from_request(understood.request, catalog)
         result = estimate(flow.build_request(answers), catalog)
     except ParseError as err:

@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot import keyboards
 from bot.config import Settings
 from bot.db.middleware import INLINE_SOURCE
-from bot.dialog import cached_models_for, size_question
+from bot.dialog import size_question
 from core.catalog import Catalog
 
 log = logging.getLogger(__name__)
@@ -34,10 +34,9 @@ async def on_inline_query(
     query: InlineQuery, bot: Bot, i18n: I18nContext, catalog: Catalog, settings: Settings, db: AsyncSession
 ) -> None:
     tr, lang = i18n.get, i18n.locale
-    await cached_models_for(query.query, catalog, db)  # a Hugging Face model looked up before
     bot_link = await create_start_link(bot, INLINE_SOURCE)
     username = (await bot.me()).username or ""
-    article, result = size_question(query.query, catalog, tr, lang, username)
+    article, result = await size_question(query.query, catalog, tr, lang, username, db)
     await query.answer(
         [
             InlineQueryResultArticle(

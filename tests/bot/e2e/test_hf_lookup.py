@@ -121,10 +121,11 @@ async def test_details_after_a_restart_size_the_model_again_from_the_cache(
     assert_no_failed_calls(harness.sandbox)
 
 
-async def test_inline_mode_sizes_a_model_looked_up_before_a_restart(
+async def test_one_line_answers_size_a_model_looked_up_before_a_restart(
     harness: Harness, hub: FakeHub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Inline answers come at once, never from the network; a model the database knows is sized."""
+    """Inline answers and group mentions come at once, never from the network; a model the
+    database knows is sized."""
     user = harness.user(language_code="en")
     (first,) = await user.send(f"{CLONE} int4")
     assert result_mark("en") in (first.text or "")
@@ -136,6 +137,9 @@ async def test_inline_mode_sizes_a_model_looked_up_before_a_restart(
     assert article["id"] == "estimate"
     unknown = await user.inline("acme/never-looked-up-7b int4")
     assert [result["id"] for result in unknown.results] == ["help"]
+    member = harness.user(language_code="en").in_group(chat_id=-4000)
+    (reply,) = await member.send(f"@{harness.sandbox.bot_user.username} {CLONE} int4")
+    assert reply.text != text("group-private-only", "en", bot=harness.sandbox.bot_user.username)
     assert dialog.HF_MODELS.fetches == 0
 
 
