@@ -383,11 +383,8 @@ async def _without_write_turn(waited: Awaitable[T]) -> T:
     turn = turn_of(session) if session is not None else None
     if session is None or turn is None or session.in_transaction() or has_unwritten_changes(session):
         return await waited
-    depth = turn.pause()  # 0: this task does not hold it
-    try:
+    async with turn.passed_on():  # nothing to pass on when this task does not hold it
         return await waited
-    finally:
-        await turn.resume(depth)
 
 
 def _started(task: asyncio.Task[_Worker]) -> _Worker | None:

@@ -238,11 +238,8 @@ class CommitBeforeTelegramCall(BaseRequestMiddleware):
         turn = turn_of(session)
         if turn is None:
             return await make_request(bot, method)
-        depth = turn.pause()  # other updates write while this one waits on Telegram
-        try:
+        async with turn.passed_on():  # other updates write while this one waits on Telegram
             return await make_request(bot, method)
-        finally:
-            await turn.resume(depth)
 
 
 async def forget_old_updates(

@@ -29,8 +29,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from typing import Any
 
@@ -123,6 +123,16 @@ class WriteTurn:
     async def resume(self, depth: int) -> None:
         if depth:
             await self.acquire(resume=True, depth=depth)
+
+    @asynccontextmanager
+    async def passed_on(self) -> AsyncIterator[None]:
+        """The turn `pause`d for the block (a wait on anything but SQLite: Telegram, a picture) and
+        `resume`d after it, in the same task, also when the block fails or is cancelled."""
+        depth = self.pause()
+        try:
+            yield
+        finally:
+            await self.resume(depth)
 
     def _hand_over(self) -> None:
         for lane in (self._resuming, self._waiting):
