@@ -8,6 +8,7 @@ import functools
 import re
 import shutil
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -125,17 +126,25 @@ def make_settings(db_path: Path, **overrides: Any) -> Settings:
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 
 
-@pytest.fixture
-async def harness(tmp_path: Path, template_db: Path) -> AsyncIterator[Harness]:
+@asynccontextmanager
+async def running_bot(tmp_path: Path, template_db: Path, **overrides: Any) -> AsyncIterator[Harness]:
+    """The real bot polling a sandbox of its own, on a copy of the migrated template database, with
+    `make_settings` changed by ``overrides``; stopped afterwards."""
     db_path = tmp_path / "bot.sqlite3"
     shutil.copy(template_db, db_path)
     async with Sandbox(quiet_period=QUIET_S, reply_timeout=REPLY_TIMEOUT_S) as sandbox:
-        h = Harness(sandbox, make_settings(db_path, telegram_api_url=sandbox.base_url))
+        h = Harness(sandbox, make_settings(db_path, telegram_api_url=sandbox.base_url, **overrides))
         await h.start()
         try:
             yield h
         finally:
             await h.stop()
+
+
+@pytest.fixture
+async def harness(tmp_path: Path, template_db: Path) -> AsyncIterator[Harness]:
+    async with running_bot(tmp_path, template_db) as h:
+        yield h
 
 
 ADMIN_ID = 900  # the admin of `admin_harness`
@@ -144,20 +153,10 @@ ADMIN_ID = 900  # the admin of `admin_harness`
 @pytest.fixture
 async def admin_harness(tmp_path: Path, template_db: Path) -> AsyncIterator[Harness]:
     """The bot with one admin (ADMIN_ID) and an OFFERS_FILE (a copy of the shipped offers) it can reload."""
-    db_path = tmp_path / "bot.sqlite3"
-    shutil.copy(template_db, db_path)
     offers = tmp_path / "offers.toml"
     shutil.copy(DATA_DIR / "offers.toml", offers)
-    async with Sandbox(quiet_period=QUIET_S, reply_timeout=REPLY_TIMEOUT_S) as sandbox:
-        settings = make_settings(
-            db_path, telegram_api_url=sandbox.base_url, admin_ids=frozenset({ADMIN_ID}), offers_file=offers
-        )
-        h = Harness(sandbox, settings)
-        await h.start()
-        try:
-            yield h
-        finally:
-            await h.stop()
+    async with running_bot(tmp_path, template_db, admin_ids=frozenset({ADMIN_ID}), offers_file=offers) as h:
+        yield h
 
 
 # ---------------------------------------------------------------- texts, read from the same locale files

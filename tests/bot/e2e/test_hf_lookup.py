@@ -4,7 +4,6 @@ unreadable: one clear sentence in the user's language, at once."""
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -15,16 +14,13 @@ from bot import dialog, hf_models
 from bot.db import hf_cache
 from bot.db.engine import create_engine, create_sessionmaker
 from tests.bot.e2e.conftest import (
-    QUIET_S,
-    REPLY_TIMEOUT_S,
     Harness,
     assert_no_failed_calls,
-    make_settings,
     result_mark,
+    running_bot,
     text,
 )
 from tests.fake_hub import FakeHub, fixture_config
-from tgsandbox import Sandbox
 
 CLONE = "acme/Llama-Clone-8B"  # Llama 3.1 8B's config under a name the catalogue does not know
 BUDGET_S = 0.5  # the look-up's budget in these tests (production: 3 s)
@@ -42,18 +38,8 @@ async def harness(
     tmp_path: Path, template_db: Path, hub: FakeHub, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[Harness]:
     monkeypatch.setattr(dialog, "HF_MODELS", hf_models.HfModels(budget_s=BUDGET_S))
-    db_path = tmp_path / "bot.sqlite3"
-    shutil.copy(template_db, db_path)
-    async with Sandbox(quiet_period=QUIET_S, reply_timeout=REPLY_TIMEOUT_S) as sandbox:
-        settings = make_settings(
-            db_path, telegram_api_url=sandbox.base_url, hf_lookup=True, hf_endpoint=hub.url
-        )
-        h = Harness(sandbox, settings)
-        await h.start()
-        try:
-            yield h
-        finally:
-            await h.stop()
+    async with running_bot(tmp_path, template_db, hf_lookup=True, hf_endpoint=hub.url) as h:
+        yield h
 
 
 async def cached(harness: Harness, repo_id: str) -> hf_cache.HubAnswer | None:
@@ -175,18 +161,10 @@ async def test_catalogue_models_never_reach_the_hub(harness: Harness, hub: FakeH
 async def test_lookups_turned_off_answer_from_the_catalogue_only(
     tmp_path: Path, template_db: Path, hub: FakeHub
 ) -> None:
-    db_path = tmp_path / "bot.sqlite3"
-    shutil.copy(template_db, db_path)
-    async with Sandbox(quiet_period=QUIET_S, reply_timeout=REPLY_TIMEOUT_S) as sandbox:
-        settings = make_settings(db_path, telegram_api_url=sandbox.base_url, hf_endpoint=hub.url)
-        h = Harness(sandbox, settings)  # hf_lookup is off in the harness's settings
-        await h.start()
-        try:
-            (reply,) = await h.user(language_code="en").send(f"{CLONE} int4")
-            assert result_mark("en") not in (reply.text or "")
-            assert hub.requests == []
-        finally:
-            await h.stop()
+    async with running_bot(tmp_path, template_db, hf_endpoint=hub.url) as h:  # hf_lookup off by default
+        (reply,) = await h.user(language_code="en").send(f"{CLONE} int4")
+        assert result_mark("en") not in (reply.text or "")
+        assert hub.requests == []
 
 
 async def test_the_dialog_takes_a_hub_id_typed_at_the_model_step(harness: Harness, hub: FakeHub) -> None:

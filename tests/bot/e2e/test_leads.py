@@ -5,7 +5,6 @@ chat's card (HTML parsed by the sandbox); the sales chat failing and a restart; 
 from __future__ import annotations
 
 import asyncio
-import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -18,16 +17,15 @@ from bot.callbacks import Quote, QuoteCB
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.models import LEAD_FAILED, LEAD_PENDING, LEAD_SENT, DialogSession, Lead, User
 from tests.bot.e2e.conftest import (
-    QUIET_S,
     REPLY_TIMEOUT_S,
     Harness,
     assert_no_failed_calls,
     buttons,
-    make_settings,
     result_mark,
+    running_bot,
     text,
 )
-from tgsandbox import ChatMessage, Sandbox
+from tgsandbox import ChatMessage
 
 SALES_CHAT = -1009876543210
 SALES_TOPIC = 7
@@ -46,19 +44,9 @@ def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 async def sales(tmp_path: Path, template_db: Path) -> AsyncIterator[Harness]:
     """The bot with SALES_CHAT_ID (a forum topic of it) and that group in the sandbox."""
-    db_path = tmp_path / "bot.sqlite3"
-    shutil.copy(template_db, db_path)
-    async with Sandbox(quiet_period=QUIET_S, reply_timeout=REPLY_TIMEOUT_S) as sandbox:
-        sandbox.user(id=900, first_name="Manager").in_group(chat_id=SALES_CHAT, title="Sales")
-        settings = make_settings(
-            db_path, telegram_api_url=sandbox.base_url, sales_chat_id=SALES_CHAT, sales_topic_id=SALES_TOPIC
-        )
-        h = Harness(sandbox, settings)
-        await h.start()
-        try:
-            yield h
-        finally:
-            await h.stop()
+    async with running_bot(tmp_path, template_db, sales_chat_id=SALES_CHAT, sales_topic_id=SALES_TOPIC) as h:
+        h.sandbox.user(id=900, first_name="Manager").in_group(chat_id=SALES_CHAT, title="Sales")
+        yield h
 
 
 def cards(h: Harness) -> list[ChatMessage]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import io
 import re
-import shutil
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -21,17 +20,15 @@ from core.estimate import estimate
 from core.parse import understand
 from core.picture import caption, layout
 from tests.bot.e2e.conftest import (
-    QUIET_S,
-    REPLY_TIMEOUT_S,
     Harness,
     assert_no_failed_calls,
     core,
-    make_settings,
     result_mark,
+    running_bot,
     text,
 )
 from tests.bot.picture_renders import crash_on_russian, fail_always
-from tgsandbox import ChatMessage, Sandbox
+from tgsandbox import ChatMessage
 
 
 @pytest.fixture
@@ -41,17 +38,11 @@ async def harness(
     """The bot with pictures on (as in production), and a renderer and cache of its own (a test may put
     another in place before its first picture), its worker stopped afterwards."""
     monkeypatch.setattr(dialog, "PICTURES", pictures.Pictures())
-    db_path = tmp_path / "bot.sqlite3"
-    shutil.copy(template_db, db_path)
-    async with Sandbox(quiet_period=QUIET_S, reply_timeout=REPLY_TIMEOUT_S) as sandbox:
-        settings = make_settings(db_path, telegram_api_url=sandbox.base_url, answer_pictures=True)
-        h = Harness(sandbox, settings)
-        await h.start()
-        try:
+    try:
+        async with running_bot(tmp_path, template_db, answer_pictures=True) as h:
             yield h
-        finally:
-            await h.stop()
-            await dialog.PICTURES.close()
+    finally:
+        await dialog.PICTURES.close()
 
 
 def expected_caption(question: str, lang: str) -> list[str]:
@@ -155,16 +146,9 @@ async def test_a_telegram_refusal_of_the_photo_keeps_the_text_answer(harness: Ha
 
 
 async def test_no_picture_when_turned_off(tmp_path: Path, template_db: Path) -> None:
-    db_path = tmp_path / "bot.sqlite3"
-    shutil.copy(template_db, db_path)
-    async with Sandbox(quiet_period=QUIET_S, reply_timeout=REPLY_TIMEOUT_S) as sandbox:
-        h = Harness(sandbox, make_settings(db_path, telegram_api_url=sandbox.base_url, answer_pictures=False))
-        await h.start()
-        try:
-            replies = await h.user().send("llama 3.1 8b int4")
-            assert [m.has_photo for m in replies] == [False]
-        finally:
-            await h.stop()
+    async with running_bot(tmp_path, template_db, answer_pictures=False) as h:
+        replies = await h.user().send("llama 3.1 8b int4")
+        assert [m.has_photo for m in replies] == [False]
 
 
 async def test_users_asking_the_same_at_once_share_one_render_and_one_upload(harness: Harness) -> None:
