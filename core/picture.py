@@ -112,19 +112,6 @@ class Layout:
     axis_max: int
     colour: str  # of the title: the verdict's
 
-    @property
-    def texts(self) -> list[str]:
-        """Every text the picture draws (the caption carries each)."""
-        return [
-            self.title,
-            self.subtitle,
-            self.settings,
-            self.total_text,
-            *(s.label for s in self.segments),
-            *(s.size_text for s in self.segments),
-            *(m.text for m in self.marks),
-        ]
-
 
 def layout(answer: Answer) -> Layout:
     """What to draw, and where along the bars' axis (bytes), from the one answer."""
