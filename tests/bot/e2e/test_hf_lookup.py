@@ -21,6 +21,7 @@ from tests.bot.e2e.conftest import (
     text,
 )
 from tests.fake_hub import FakeHub, fixture_config
+from tgsandbox import ChatMessage, SandboxUser
 
 CLONE = "acme/Llama-Clone-8B"  # Llama 3.1 8B's config under a name the catalogue does not know
 BUDGET_S = 0.5  # the look-up's budget in these tests (production: 3 s)
@@ -88,17 +89,25 @@ async def test_a_second_user_is_answered_from_the_cache_with_the_hub_gone(
     assert dialog.HF_MODELS.fetches == 0
 
 
-async def test_details_after_a_restart_size_the_model_again_from_the_cache(
+async def answered_then_restarted(
     harness: Harness, hub: FakeHub, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A deploy between the answer and "📋 Details": the looked-up model is gone from memory, the
-    database still has it; the details are shown, not "this button is outdated"."""
+) -> tuple[SandboxUser, ChatMessage]:
+    """A user answered about a looked-up model, then a deploy: the Hub gone, nothing in memory."""
     user = harness.user(language_code="en")
     (first,) = await user.send(f"{CLONE} int4")
     assert result_mark("en") in (first.text or "")
     hub.stop()
     monkeypatch.setattr(dialog, "HF_MODELS", hf_models.HfModels(budget_s=BUDGET_S))
     await harness.restart()
+    return user, first
+
+
+async def test_details_after_a_restart_size_the_model_again_from_the_cache(
+    harness: Harness, hub: FakeHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A deploy between the answer and "📋 Details": the looked-up model is gone from memory, the
+    database still has it; the details are shown, not "this button is outdated"."""
+    user, first = await answered_then_restarted(harness, hub, monkeypatch)
     answer = await user.click(text("btn-details", "en"), message=first)
     assert answer.text != text("stale-button", "en")
     (details,) = answer.messages
@@ -112,12 +121,7 @@ async def test_one_line_answers_size_a_model_looked_up_before_a_restart(
 ) -> None:
     """Inline answers and group mentions come at once, never from the network; a model the
     database knows is sized."""
-    user = harness.user(language_code="en")
-    (first,) = await user.send(f"{CLONE} int4")
-    assert result_mark("en") in (first.text or "")
-    hub.stop()
-    monkeypatch.setattr(dialog, "HF_MODELS", hf_models.HfModels(budget_s=BUDGET_S))
-    await harness.restart()
+    user, _ = await answered_then_restarted(harness, hub, monkeypatch)
     answer = await user.inline(f"{CLONE} int4")
     (article,) = answer.results
     assert article["id"] == "estimate"
