@@ -68,6 +68,9 @@ DETAILS = NavCB(action=Nav.DETAILS).pack()
 WARMUP_USERS = 3
 FIRST_USER_ID = 10_000
 WALK_TIMEOUT_S = 600.0
+# The guided dialog's steps to a result: 5 or 6 choices (task, model, …); the bare bot's walk: 5.
+MAX_GUIDED_STEPS = 12
+BARE_GUIDED_STEPS = 5
 # A press whose message has not come by then (a stale press: the bot sends nothing) is counted as
 # missing, and the user goes on.
 DETAILS_TIMEOUT_S = 30.0
@@ -82,17 +85,33 @@ import asyncio, os, signal
 from aiogram import Bot, Dispatcher, Router
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
-from aiogram.types import CallbackQuery, Message
+from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
 
 router = Router()
+GUIDED_STEPS = int(os.environ["BENCH_GUIDED_STEPS"])
+
+def options(step: int) -> InlineKeyboardMarkup:
+    # a guided step's keyboard: eight choices in an "s:" namespace, then back and restart
+    rows = [[InlineKeyboardButton(text=f"option {k}", callback_data=f"s:{step}:{k}")] for k in range(8)]
+    rows.append([InlineKeyboardButton(text="back", callback_data="n:back:"),
+                 InlineKeyboardButton(text="restart", callback_data="n:restart:")])
+    return InlineKeyboardMarkup(inline_keyboard=rows)
 
 @router.message()
 async def answer(message: Message) -> None:
-    await message.answer(f"answer to {message.text}")
+    if message.text == "/start":
+        await message.answer("step 0", reply_markup=options(0))
+    else:
+        await message.answer(f"answer to {message.text}")
 
 @router.callback_query()
 async def pressed(query: CallbackQuery) -> None:
-    await query.message.answer(f"details of {query.data}")
+    if query.data.startswith("s:"):
+        step = int(query.data.split(":")[1]) + 1
+        last = step == GUIDED_STEPS
+        await query.message.edit_text(f"step {step}", reply_markup=None if last else options(step))
+    else:
+        await query.message.answer(f"details of {query.data}")
     await query.answer()
 
 async def main() -> None:
@@ -184,10 +203,20 @@ class Arrivals:
 
     async def wait(self, chat_id: int, method: str, more_than: int) -> float:
         """The time of the chat's first ``method`` call after the first ``more_than`` ones."""
-        key = (chat_id, method.lower())
-        while len(self.times.get(key, ())) <= more_than:
-            await self.events.setdefault(key, asyncio.Event()).wait()
-        return self.times[key][more_than]
+        return await self.wait_any(chat_id, {method: more_than})
+
+    async def wait_any(self, chat_id: int, more_than: dict[str, int]) -> float:
+        """The time of the chat's first call, of any method in ``more_than``, after as many of it
+        as given (one waiter per chat at a time: a user waits for one thing after the other)."""
+        keys = {(chat_id, method.lower()): n for method, n in more_than.items()}
+        while True:
+            came = [self.times[key][n] for key, n in keys.items() if len(self.times.get(key, ())) > n]
+            if came:
+                return min(came)
+            event = asyncio.Event()
+            for key in keys:
+                self.events[key] = event
+            await event.wait()
 
 
 @dataclass
@@ -196,7 +225,7 @@ class Figures:
     reactions: list[float] = field(default_factory=list)
     callbacks: list[float] = field(default_factory=list)
     walks: int = 0
-    details: int = 0  # presses whose message came
+    details: int | None = None  # questions walk: presses whose message came
     cpu_s: float = 0.0
 
     @property
@@ -228,7 +257,7 @@ async def drive(
     question: Callable[[int, int], str],
 ) -> Figures:
     """Every user asks its questions one after the other, each followed by "📋 Details" (a button)."""
-    figures = Figures()
+    figures = Figures(details=0)
 
     async def walk(index: int) -> None:
         user_id = first_id + index
@@ -247,13 +276,58 @@ async def drive(
                 figures.callbacks.append(answered_at - started)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(arrivals.wait(user_id, "sendMessage", sent), DETAILS_TIMEOUT_S)
-                    figures.details += 1
+                    figures.details = (figures.details or 0) + 1
         figures.walks += 1
 
     began = time.monotonic()
     walks = asyncio.gather(*(walk(i) for i in range(users)))
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(walks, WALK_TIMEOUT_S)
+    figures.seconds = time.monotonic() - began
+    return figures
+
+
+def guided_choice(user: Any, user_id: int, step: int) -> str | None:
+    """The option a user picks at a step of the guided dialog: one of the step's choices
+    ("s:…" buttons; not "typical", which falls back to a default, nor "other", which leads to the
+    contact form), spread over users and steps; None on the result (no choices left)."""
+    choices = [
+        button.callback_data for row in user.last_message().buttons for button in row
+        if button.callback_data and button.callback_data.startswith("s:")
+        and not button.callback_data.endswith(":_") and button.callback_data != "s:task:other"
+    ]  # fmt: skip
+    return choices[(user_id * 7 + step * 3) % len(choices)] if choices else None
+
+
+async def drive_guided(sandbox: Sandbox, arrivals: Arrivals, users: int, first_id: int) -> Figures:
+    """Every user walks the guided dialog to its result: /start, then a choice at each step (task,
+    model, precision, …) until the result. A press's reaction is its step's message (the edit, or a
+    new message), its callback the answerCallbackQuery."""
+    figures = Figures()
+    shown = ("sendMessage", "editMessageText")
+
+    async def walk(index: int) -> None:
+        user_id = first_id + index
+        user = sandbox.user(id=user_id, language_code="ru")
+        before = {method: arrivals.count(user_id, method) for method in shown}
+        started = time.monotonic()
+        await user.post("/start")
+        figures.reactions.append(await arrivals.wait_any(user_id, before) - started)
+        for step in range(MAX_GUIDED_STEPS):
+            choice = guided_choice(user, user_id, step)
+            if choice is None:
+                figures.walks += 1
+                return
+            before = {method: arrivals.count(user_id, method) for method in shown}
+            pressed = arrivals.count(user_id, "answerCallbackQuery")
+            started = time.monotonic()
+            await press(sandbox, user, choice)
+            figures.callbacks.append(await arrivals.wait(user_id, "answerCallbackQuery", pressed) - started)
+            figures.reactions.append(await arrivals.wait_any(user_id, before) - started)
+
+    began = time.monotonic()
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.gather(*(walk(i) for i in range(users))), WALK_TIMEOUT_S)
     figures.seconds = time.monotonic() - began
     return figures
 
@@ -273,6 +347,17 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU of a process so far (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def start_profiler(path: str | None, pid: int) -> asyncio.subprocess.Process | None:
+    """``--profile``: py-spy sampling the full bot's process while the measured users walk (the
+    warm-up and the start-up left out), its stacks written to ``path`` (py-spy's raw format)."""
+    if path is None:
+        return None
+    return await asyncio.create_subprocess_exec(
+        "py-spy", "record", "--pid", str(pid), "--rate", "250", "--format", "raw", "--output", path,
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+    )
 
 
 def free_port() -> int:
@@ -333,18 +418,29 @@ async def run(
         env = env | {
             "BOT_TOKEN": sandbox.token, "TELEGRAM_API_URL": sandbox.base_url, "BENCH_PORT": str(port),
             "BENCH_MODE": variant.mode, "BENCH_SECRET": WEBHOOK_SECRET,
+            "BENCH_GUIDED_STEPS": str(BARE_GUIDED_STEPS),
         }  # fmt: skip
         arrivals = Arrivals(sandbox)
         process = await start_process(sandbox, argv, env, variant.mode)
         try:
             buttons = not args.no_buttons
             asked = same_question if args.same_questions else varied_question
-            await drive(sandbox, arrivals, WARMUP_USERS, 1, 1, buttons, lambda user, n: WARMUP_QUESTION)
+            if args.walk == "guided":
+                await drive_guided(sandbox, arrivals, WARMUP_USERS, 1)
+            else:
+                await drive(sandbox, arrivals, WARMUP_USERS, 1, 1, buttons, lambda user, n: WARMUP_QUESTION)
             cpu = cpu_seconds(process.pid)
-            figures = await drive(
-                sandbox, arrivals, args.users, args.questions, FIRST_USER_ID, buttons, asked
-            )
+            profiler = await start_profiler(args.profile, process.pid) if name != "bare" else None
+            if args.walk == "guided":
+                figures = await drive_guided(sandbox, arrivals, args.users, FIRST_USER_ID)
+            else:
+                figures = await drive(
+                    sandbox, arrivals, args.users, args.questions, FIRST_USER_ID, buttons, asked
+                )
             figures.cpu_s = cpu_seconds(process.pid) - cpu
+            if profiler is not None:
+                profiler.send_signal(signal.SIGINT)
+                await profiler.wait()
         finally:
             err = await stop_process(process)
         if "Traceback" in err or "ERROR" in err:
@@ -368,8 +464,9 @@ def report(name: str, figures: Figures, users: int) -> None:
         cb = [c * 1000 for c in figures.callbacks]
         line += (
             f"  callbacks ≤1 s {within}/{len(cb)} (p99 {percentile(cb, 99):.0f} ms, max {max(cb):.0f})"
-            f"  details {figures.details}/{len(cb)}"
         )
+        if figures.details is not None:
+            line += f"  details {figures.details}/{len(cb)}"
     print(line, flush=True)
 
 
@@ -430,21 +527,29 @@ async def main() -> None:
     formatter = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=formatter)
     parser.add_argument("--users", type=int, default=50)
+    parser.add_argument(
+        "--walk", choices=("guided", "questions"), default="guided",
+        help="guided: /start and a button at each step to the result; questions: typed questions",
+    )
     parser.add_argument("--questions", type=int, default=4, help="at most 8: the per-user throttle")
     parser.add_argument("--mode", choices=("polling", "webhook"), default="polling")
     parser.add_argument("--backend", choices=("sqlite", "pg"), default="sqlite")
     parser.add_argument("--latency-ms", type=float, default=0.0, help="added Bot API round trip")
+    parser.add_argument("--profile", metavar="PATH", help="py-spy's samples of the full bot (raw format)")
     parser.add_argument("--no-buttons", action="store_true", help="questions only, no button presses")
     parser.add_argument(
         "--same-questions", action="store_true", help='every user asks "qwen3 8b int4 1k", 2k, 4k, …'
     )
     args = parser.parse_args()
     variant = Variant(args.mode, args.backend, args.latency_ms / 1000)
-    extra = " + a button each" if not args.no_buttons else ""
-    kind = "the same" if args.same_questions else "different"
+    if args.walk == "guided":
+        walk = "walking the guided dialog to its result (/start, a button per step)"
+    else:
+        extra = " + a button each" if not args.no_buttons else ""
+        kind = "the same" if args.same_questions else "different"
+        walk = f"× {args.questions} questions each{extra} ({kind} questions)"
     print(
-        f"{args.users} users × {args.questions} questions each{extra} ({kind} questions); "
-        f"{args.mode}, {args.backend}, "
+        f"{args.users} users {walk}; {args.mode}, {args.backend}, "
         f"Bot API round trip +{args.latency_ms:.0f} ms",
         flush=True,
     )

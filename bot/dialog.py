@@ -4,9 +4,11 @@ and the commands each own theirs (`bot.handlers`) and call these."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from html import escape
 from typing import Any
 
@@ -162,13 +164,17 @@ async def open_dialog(ctx: Ctx, task: str) -> int:
     return dialog_id
 
 
-async def current_dialog(ctx: Ctx, task: str) -> int:
-    """The dialog row being answered; a new one if there is none, or if the FSM data names one that a
-    failed update rolled back (RedisStorage writes are not part of the database transaction)."""
+async def write_dialog(ctx: Ctx, task: str, write: Callable[[int], Awaitable[None]]) -> None:
+    """``write`` (a `repository` update of one dialog row) on the dialog being answered; on a new one
+    if there is none, or if the FSM data names one that a failed update rolled back (RedisStorage
+    writes are not part of the database transaction). The row is not read first: the update itself
+    finds it missing (LookupError), one statement an answer instead of two."""
     dialog_id = (await DialogState.load(ctx.state)).dialog_id
-    if dialog_id is not None and await repository.get_dialog(ctx.db, dialog_id) is not None:
-        return dialog_id
-    return await open_dialog(ctx, task)
+    if dialog_id is not None:
+        with contextlib.suppress(LookupError):
+            await write(dialog_id)
+            return
+    await write(await open_dialog(ctx, task))
 
 
 async def start_wizard(
@@ -228,14 +234,18 @@ async def show_result(
         message=message,
     )
     rec = result.recommendation
-    await repository.complete_dialog(
-        ctx.db,
-        await current_dialog(ctx, answers["task"]),
-        answers=answers,
-        summary=presenter.summary(result),
-        verdict=rec.verdict if rec else "does_not_fit",
-        offer_id=rec.offer_id if rec else None,
-        offer_shown=keyboards.shown_offer(result),
+    await write_dialog(
+        ctx,
+        answers["task"],
+        partial(
+            repository.complete_dialog,
+            ctx.db,
+            answers=answers,
+            summary=presenter.summary(result),
+            verdict=rec.verdict if rec else "does_not_fit",
+            offer_id=rec.offer_id if rec else None,
+            offer_shown=keyboards.shown_offer(result),
+        ),
     )
     await _send_picture(ctx, answer, query=query, message=message)
 

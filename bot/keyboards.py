@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
@@ -59,11 +61,33 @@ def step_keyboard(
     options: Sequence[flow.Option] | None = None,
 ) -> InlineKeyboardMarkup:
     """The buttons of a step: its options (paged; a model family on rows of its own), "typical", then
-    Back / Start over."""
-    builder = InlineKeyboardBuilder()
+    Back / Start over. The same buttons are built once per language (`STEP_KEYBOARDS`)."""
     choices = list(options if options is not None else step.options(answers, catalog))
     pages = flow.paginate(choices) if options is None else [choices]
     page = min(max(page, 0), len(pages) - 1)
+    key = (step.name, tuple(pages[page]), page, len(pages), lang)
+    if (markup := _step_keyboards.get(key)) is not None:
+        _step_keyboards.move_to_end(key)
+        return markup
+    markup = _build_step_keyboard(step, pages, page, tr, lang)
+    _step_keyboards[key] = markup
+    if len(_step_keyboards) > STEP_KEYBOARDS:
+        _step_keyboards.popitem(last=False)
+    return markup
+
+
+STEP_KEYBOARDS = 4096
+"""Step keyboards kept (least recently used dropped): a step's buttons depend on the step, the
+options shown (a model's precisions, a page of models) and the language, so a crowd walking the
+dialog shares a few hundred; building one is ~0.3 ms of aiogram's builder and pydantic models. A
+kept markup is only ever read (serialised into each call)."""
+_step_keyboards: OrderedDict[tuple[Any, ...], InlineKeyboardMarkup] = OrderedDict()
+
+
+def _build_step_keyboard(
+    step: flow.Step, pages: list[list[flow.Option]], page: int, tr: Tr, lang: str
+) -> InlineKeyboardMarkup:
+    builder = InlineKeyboardBuilder()
     for run in flow.groups(pages[page]):  # a model family starts its own row
         buttons = [
             InlineKeyboardButton(text=_label(o, tr, lang), callback_data=data.pack())

@@ -128,7 +128,10 @@ class SqlAlchemyStorage(BaseStorage):
                 self.committed.put(record_key, record)
             return
         state, data = await self._read(key)
-        session.info[_RECORDS][record_key] = (values.get("state", state), values.get("data", data))
+        record = (values.get("state", state), values.get("data", data))
+        if record == (state, data):  # nothing to write (a step shown again in the same message)
+            return
+        session.info[_RECORDS][record_key] = record
         changed: dict[str, SqlAlchemyStorage] = session.info.setdefault(_CHANGED, {})
         changed[record_key] = self
 

@@ -19,6 +19,7 @@ from aiogram.types import User as TelegramUser
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db import repository
+from bot.db.done_marks import DoneMarks
 from bot.db.models import User, utc_now
 from bot.db.turn import turn_of
 from bot.storage import current_update_session, has_unwritten_changes
@@ -82,8 +83,10 @@ class DbSessionMiddleware(BaseMiddleware):
     while Telegram answers or while a 429 is waited out; the handler's next statement begins a new
     transaction. What a handler wrote is thus durable before the user is told about it. The last
     transaction also marks the update handled (its processed_updates row, see bot.db.inbox) and is
-    committed when the handler returns; if the handler raises, it rolls back and the update is not
-    marked, so a redelivery is handled again. FSM writes of SqlAlchemyStorage join the same session
+    committed when the handler returns; a handler that wrote nothing after its last Telegram call
+    leaves only the mark, which joins the next group commit (bot.db.done_marks) and is awaited like
+    a commit. If the handler raises, its transaction rolls back and the update is not marked, so a
+    redelivery is handled again. FSM writes of SqlAlchemyStorage join the same session
     (see bot.storage.current_update_session).
     """
 
@@ -91,6 +94,7 @@ class DbSessionMiddleware(BaseMiddleware):
         self, sessionmaker: async_sessionmaker[AsyncSession], *, single_process: bool = False
     ) -> None:
         self.sessionmaker = sessionmaker
+        self.done_marks = DoneMarks(sessionmaker)
         # One process owns the database (the embedded SQLite): the user rows it committed are the truth.
         self.known_users = KnownUsers(keep_rows=single_process)
 
@@ -120,8 +124,11 @@ class DbSessionMiddleware(BaseMiddleware):
                     # bot.storage.DeferredStateMiddleware left it to us: read in this session, once.
                     data["raw_state"] = await data["state"].get_state()
                 result = await handler(event, data)
-                await repository.finish_update(session, bot_id=bot_id, update_id=event.update_id)
-                await session.commit()
+                # Written since the last Telegram call: the mark goes with it. Else the group's.
+                grouped = not (session.in_transaction() or has_unwritten_changes(session))
+                if not grouped:
+                    await repository.finish_update(session, bot_id=bot_id, update_id=event.update_id)
+                    await session.commit()
             except BaseException:
                 if db_user is not None:  # what the update changed of it is rolled back
                     self.known_users.forget(db_user.telegram_id)
@@ -131,6 +138,8 @@ class DbSessionMiddleware(BaseMiddleware):
                 current_update_session.reset(token)
             if db_user is not None:
                 self.known_users.keep(db_user)
+        if grouped:
+            await self.done_marks.mark(bot_id, event.update_id)
         if receipt is not None:
             receipt.finished = True
         return result

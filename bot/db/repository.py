@@ -3,11 +3,13 @@
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from typing import Any, cast
 
-from sqlalchemy import Table, case, delete, func, insert, or_, select, update
+from sqlalchemy import Table, bindparam, case, delete, func, insert, or_, select, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.dml import Update
 
 from bot.db import upserts
 from bot.db.models import (
@@ -98,15 +100,33 @@ async def start_dialog(
     await abandon_dialogs(session, telegram_id, user_id=user_id)
     now = utc_now()
     dialog_id = await session.scalar(
-        insert(DIALOGS)
-        .values(
-            user_id=user_id, task=task, answers={}, source=source, status=DIALOG_STARTED,
-            created_at=now, updated_at=now,
-        )
-        .returning(DIALOGS.c.id)
+        _NEW_DIALOG,
+        {"user_id": user_id, "task": task, "answers": {}, "source": source, "status": DIALOG_STARTED,
+         "created_at": now, "updated_at": now},
     )  # fmt: skip
     assert dialog_id is not None, "inserted above"
     return int(dialog_id)
+
+
+# The update path's dialog statements are built once, with bind parameters: SQLAlchemy builds and
+# keys a statement made per call again every time (half of a one-row UPDATE's CPU, measured).
+_NEW_DIALOG = insert(DIALOGS).returning(DIALOGS.c.id)
+_ABANDON = (
+    update(DIALOGS)
+    .where(DIALOGS.c.user_id == bindparam("owner"), DIALOGS.c.status == DIALOG_STARTED)
+    .values(status=DIALOG_ABANDONED, updated_at=bindparam("now"))
+)
+
+
+@cache
+def _dialog_update(columns: tuple[str, ...]) -> Update:
+    """UPDATE of these columns of one dialog (bind parameters ``dialog_id`` and ``v_{column}``: a
+    bind parameter may not be named like a column it sets)."""
+    return (
+        update(DIALOGS)
+        .where(DIALOGS.c.id == bindparam("dialog_id"))
+        .values({column: bindparam(f"v_{column}") for column in columns})
+    )
 
 
 async def save_answers(session: AsyncSession, dialog_id: int, answers: dict[str, Any]) -> None:
@@ -133,26 +153,22 @@ async def complete_dialog(
 
 
 async def _update_dialog(session: AsyncSession, dialog_id: int, **values: Any) -> None:
-    result = await session.execute(update(DIALOGS).where(DIALOGS.c.id == dialog_id).values(**values))
+    result = await session.execute(
+        _dialog_update(tuple(values)),
+        {"dialog_id": dialog_id, **{f"v_{column}": value for column, value in values.items()}},
+    )
     if not result.rowcount:  # type: ignore[attr-defined]
         raise LookupError(f"no dialog session with id={dialog_id}")
 
 
 async def abandon_dialogs(session: AsyncSession, telegram_id: int, *, user_id: int | None = None) -> int:
     """Mark the user's unfinished dialogs abandoned; returns how many."""
-    user: Any = user_id
-    if user is None:
-        user = select(User.id).where(User.telegram_id == telegram_id).scalar_subquery()
-    result = await session.execute(
-        update(DIALOGS)
-        .where(DIALOGS.c.user_id == user, DIALOGS.c.status == DIALOG_STARTED)
-        .values(status=DIALOG_ABANDONED, updated_at=utc_now())
-    )
+    if user_id is None:
+        user_id = await session.scalar(select(User.id).where(User.telegram_id == telegram_id))
+        if user_id is None:
+            return 0
+    result = await session.execute(_ABANDON, {"owner": user_id, "now": utc_now()})
     return int(result.rowcount)  # type: ignore[attr-defined]
-
-
-async def get_dialog(session: AsyncSession, dialog_id: int) -> DialogSession | None:
-    return await session.get(DialogSession, dialog_id)
 
 
 async def list_dialogs(session: AsyncSession, telegram_id: int) -> list[DialogSession]:
@@ -214,10 +230,18 @@ async def update_is_handled(session: AsyncSession, *, bot_id: int, update_id: in
 async def finish_update(session: AsyncSession, *, bot_id: int, update_id: int) -> None:
     """Mark the update handled: its row stays for de-duplication, its payload goes (inserted when the
     inbox could not record it)."""
-    row = {"bot_id": bot_id, "update_id": update_id, "created_at": utc_now()}
+    await finish_updates(session, bot_id=bot_id, update_ids=[update_id])
+
+
+async def finish_updates(session: AsyncSession, *, bot_id: int, update_ids: Sequence[int]) -> None:
+    """`finish_update` for several updates, in one statement."""
+    now = utc_now()
+    rows = [{"bot_id": bot_id, "update_id": update_id, "created_at": now} for update_id in update_ids]
     await session.execute(
-        upserts.upsert(UPDATES, FINISHED, CONFLICT, set_={"payload": "NULL", "lease_until": "NULL"}),
-        upserts.params(FINISHED, [row]),
+        upserts.upsert(
+            UPDATES, FINISHED, CONFLICT, set_={"payload": "NULL", "lease_until": "NULL"}, rows=len(rows)
+        ),
+        upserts.params(FINISHED, rows),
     )
 
 

@@ -3,6 +3,7 @@ in place. The dialog itself (its states, its message, its row, the result) is `b
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from aiogram import F, Router
@@ -17,7 +18,6 @@ from bot.db import repository
 from bot.dialog import (
     Screen,
     Wizard,
-    current_dialog,
     details,
     go_to_step,
     models_sizeable,
@@ -28,6 +28,7 @@ from bot.dialog import (
     state_of,
     step_of,
     step_screen,
+    write_dialog,
 )
 from bot.dialog_state import DialogState, update
 
@@ -51,7 +52,7 @@ async def answer_step(
     else:
         answers[step_name] = value
         answers = flow.forget_after(answers, step_name)
-        await repository.save_answers(ctx.db, await current_dialog(ctx, answers["task"]), answers)
+        await write_dialog(ctx, answers["task"], partial(repository.save_answers, ctx.db, answers=answers))
     editing = state.editing if step_name != "task" else None  # a new task is a new dialog
     if editing is not None:  # changing answers from the result: only the steps that depend on it
         remaining = [s for s in editing if s != step_name and s in flow.path(answers)]

@@ -11,9 +11,11 @@ import pytest
 from aiogram import Bot, Router
 from aiogram.types import Message
 from sqlalchemy import select
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db import repository as repo
+from bot.db.done_marks import DoneMarks
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.inbox import Inbox, InboxDispatcher, update_payload
 from bot.db.middleware import DbSessionMiddleware
@@ -141,3 +143,49 @@ async def test_the_sweep_prunes_old_rows_and_takes_over_expired_ones_while_runni
         assert seen == ["late"]
     finally:
         await dp.drain()
+
+
+async def test_marks_that_come_together_are_committed_in_one_group(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    marks = DoneMarks(sessionmaker)
+    await dispatcher(sessionmaker, []).inbox.receive(
+        BOT_ID, [(i, update_payload(message_update(i, "hi"))) for i in range(10, 20)]
+    )
+    await asyncio.gather(*(marks.mark(BOT_ID, i) for i in range(10, 20)))
+    assert marks.groups == 1
+    assert await rows(sessionmaker) == dict.fromkeys(range(10, 20), False)
+    await marks.mark(BOT_ID, 10)  # marked again (a replay): harmless
+    assert marks.groups == 2
+
+
+async def test_a_failed_group_commit_fails_every_update_in_it(sqlite_url: str) -> None:
+    engine = create_engine(sqlite_url)  # no schema: the commit cannot find its table
+    try:
+        marks = DoneMarks(create_sessionmaker(engine))
+        results = await asyncio.gather(*(marks.mark(BOT_ID, i) for i in range(3)), return_exceptions=True)
+        assert all(isinstance(r, OperationalError) for r in results), results
+    finally:
+        await engine.dispose()
+
+
+async def test_an_update_that_ends_on_a_telegram_call_is_marked_in_a_group(
+    sessionmaker: async_sessionmaker[AsyncSession], bot: Bot
+) -> None:
+    """Its handler's writes were committed before its last Telegram call (as CommitBeforeTelegramCall
+    does); only the mark is left, and the update is finished once the group has written it."""
+    router = Router()
+
+    @router.message()
+    async def on_message(message: Message, db: AsyncSession) -> None:
+        await db.commit()  # what the commit before the answer leaves: nothing to write
+
+    middleware = DbSessionMiddleware(sessionmaker)
+    dp = InboxDispatcher(inbox=Inbox(sessionmaker))
+    dp.update.outer_middleware(middleware)
+    dp.include_router(router)
+    updates = [message_update(i, "hi") for i in range(30, 33)]
+    await dp.inbox.receive(BOT_ID, [(u.update_id, update_payload(u)) for u in updates])
+    await asyncio.gather(*(t for u in updates if (t := dp.handle_in_background(bot, u, fresh=True))))
+    assert middleware.done_marks.groups >= 1
+    assert await rows(sessionmaker) == {30: False, 31: False, 32: False}

@@ -167,3 +167,30 @@ async def test_redis_fsm_is_read_once_per_update_and_written_through(
     finally:
         await bot.session.close()
         await storage.close()
+
+
+async def test_setting_a_record_to_what_it_is_writes_nothing(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    """A step shown again in the same message sets the same data: no FSM write, so an update that
+    ends on its Telegram call has nothing left to commit but its done mark."""
+    storage = SqlAlchemyStorage(sessionmaker, remember=True)
+    bot = Bot("42:TEST")
+    router = Router()
+
+    @router.message()
+    async def same_again(message: Message, state: FSMContext) -> None:
+        await state.set_state("Wizard:model")
+        await state.set_data({"n": 4})
+
+    dp = BotDispatcher(inbox=Inbox(sessionmaker), storage=storage, events_isolation=SimpleEventIsolation())
+    dp.update.outer_middleware(DbSessionMiddleware(sessionmaker))
+    dp.include_router(router)
+    try:
+        await dp.feed_update(bot, message_update(1, "hello"))
+        assert storage.database_writes == 1
+        await dp.feed_update(bot, message_update(2, "hello"))
+    finally:
+        await bot.session.close()
+    assert storage.database_writes == 1
+    assert await record(sessionmaker) == ("Wizard:model", {"n": 4})
