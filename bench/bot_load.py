@@ -1,17 +1,24 @@
-"""Load through tgsandbox: N simulated users walking the dialog at once (each asks Q questions in a row,
-each answer followed by a press of "📋 Details"), the full bot against a bare aiogram bot, in the same run.
-A user waits for the bot's message a step brings (the answer; after a press, the details) before its
-next step: a crowded bot answers a press at once, before its details are sent, and a user going on
-then would press its next "📋 Details" under the details message, not the answer. The bare bot sends a
-message for a press too, so both make the same Bot API calls.
+"""Load through tgsandbox: N simulated users at once, the full bot against a bare aiogram bot, in the
+same run.
 
-    python bench/bot_load.py [--users 50] [--questions 4] [--mode polling|webhook]
-                             [--backend sqlite|pg] [--latency-ms 0] [--no-buttons] [--same-questions]
+``--walk guided`` (the default, the issue's crowd): every user walks the guided dialog to its result,
+/start and then a button at each step (task, model, precision, …; 5 or 6 presses), each user's
+choices spread over the options shown (`guided_choice`), so the crowd asks different things. A press's
+reaction is its step's message (the edit, or a new message); the bare bot edits a keyboard of the
+same size for each press and answers the callback, as the full bot does.
 
-The users ask different questions (`question`: catalogue models, precisions and context lengths
-chosen by the user's index), so a cache of answers is not flattered by a crowd asking one thing;
-``--same-questions``: every user asks the same ones ("qwen3 8b int4 1k", 2k, 4k, …), as a crowd come
-from one post may.
+``--walk questions``: each user types Q questions in a row, each answer followed by a press of
+"📋 Details". A user waits for the bot's message a step brings (the answer; after a press, the
+details) before its next step: a crowded bot answers a press at once, before its details are sent,
+and a user going on then would press its next "📋 Details" under the details message, not the answer.
+The bare bot sends a message for a press too, so both make the same Bot API calls. The questions
+differ (`varied_question`: catalogue models, precisions and context lengths chosen by the user's
+index), so a cache of answers is not flattered by a crowd asking one thing; ``--same-questions``:
+every user asks the same ones ("qwen3 8b int4 1k", 2k, 4k, …), as a crowd come from one post may.
+
+    python bench/bot_load.py [--users 50] [--walk guided|questions] [--questions 4]
+                             [--mode polling|webhook] [--backend sqlite|pg] [--latency-ms 0]
+                             [--no-buttons] [--same-questions] [--profile PATH]
 
 Each bot runs as its own process, as in production (the sandbox and the users are this process): the
 full bot is `python -m bot` in polling mode; in webhook mode it is `create_app` + `build_webhook_app`
@@ -20,14 +27,15 @@ full bot is `python -m bot` in polling mode; in webhook mode it is `create_app` 
 and Redis at 127.0.0.1:6379 (FSM, key prefix ``bench-load-<pid>``, removed afterwards): the
 multi-replica configuration. ``--latency-ms``: every Bot API call of the bots answered that much later
 (the round trip to api.telegram.org; getUpdates' long poll excepted). Both bots first serve a few
-warm-up users (not counted: the first answers build pydantic and Fluent caches).
+warm-up users (not counted: the first answers build pydantic and Fluent caches). ``--profile``:
+py-spy's samples of the full bot while the measured users walk (``pip install py-spy``).
 
-Prints, per bot: updates/s, reaction p50/p95/p99/max (a user's message → the bot's sendMessage;
-a button → its answerCallbackQuery, as the sandbox recorded them), callbacks answered within 1 s,
-presses that brought their message within DETAILS_TIMEOUT_S, walks completed, the bot process's CPU
-per update; then full/bare. Figures, not a test.
+Prints, per bot: updates/s, reaction p50/p95/p99/max (a user's message → the bot's sendMessage; in
+the guided walk also a press → its step's message), callbacks answered within 1 s (a button → its
+answerCallbackQuery, as the sandbox recorded them), for the questions walk the presses that brought
+their message within DETAILS_TIMEOUT_S, walks completed, the bot process's CPU per update; then
+full/bare. Figures, not a test.
 """
-
 from __future__ import annotations
 
 import argparse
