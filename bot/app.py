@@ -184,6 +184,7 @@ class BotDispatcher(InboxDispatcher):
             self._forgetting.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._forgetting
+            self._forgetting = None  # a dispatcher started again (tests, an embedding app) forgets again
         await super().drain(timeout)
 
     async def feed_update(self, bot: Bot, update: Update, **kwargs: Any) -> Any:
