@@ -80,7 +80,7 @@ WALK_TIMEOUT_S = 600.0
 MAX_GUIDED_STEPS = 12
 BARE_GUIDED_STEPS = 5
 # A press whose message has not come by then (a stale press: the bot sends nothing) is counted as
-# missing, and the user goes on.
+# missing, and the user goes on; in the guided walk the walk ends there, not completed.
 DETAILS_TIMEOUT_S = 30.0
 PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/test"
 PG_DATABASE = "bench_load"
@@ -320,7 +320,7 @@ async def drive_guided(sandbox: Sandbox, arrivals: Arrivals, users: int, first_i
         before = {method: arrivals.count(user_id, method) for method in shown}
         started = time.monotonic()
         await user.post("/start")
-        figures.reactions.append(await arrivals.wait_any(user_id, before) - started)
+        figures.reactions.append(await step_wait(arrivals.wait_any(user_id, before)) - started)
         for step in range(MAX_GUIDED_STEPS):
             choice = guided_choice(user, user_id, step)
             if choice is None:
@@ -330,12 +330,21 @@ async def drive_guided(sandbox: Sandbox, arrivals: Arrivals, users: int, first_i
             pressed = arrivals.count(user_id, "answerCallbackQuery")
             started = time.monotonic()
             await press(sandbox, user, choice)
-            figures.callbacks.append(await arrivals.wait(user_id, "answerCallbackQuery", pressed) - started)
-            figures.reactions.append(await arrivals.wait_any(user_id, before) - started)
+            answered = await step_wait(arrivals.wait(user_id, "answerCallbackQuery", pressed))
+            figures.callbacks.append(answered - started)
+            figures.reactions.append(await step_wait(arrivals.wait_any(user_id, before)) - started)
+
+    async def step_wait(arrival: Awaitable[float]) -> float:
+        # A message or answer lost for good ends the walk (not completed) instead of holding the run.
+        return await asyncio.wait_for(arrival, DETAILS_TIMEOUT_S)
+
+    async def walk_or_give_up(index: int) -> None:
+        with contextlib.suppress(TimeoutError):
+            await walk(index)
 
     began = time.monotonic()
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(asyncio.gather(*(walk(i) for i in range(users))), WALK_TIMEOUT_S)
+        await asyncio.wait_for(asyncio.gather(*(walk_or_give_up(i) for i in range(users))), WALK_TIMEOUT_S)
     figures.seconds = time.monotonic() - began
     return figures
 

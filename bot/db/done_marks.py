@@ -19,14 +19,11 @@ gets the error, as its own commit's would have been.
 from __future__ import annotations
 
 import asyncio
-import logging
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db import repository
 from bot.db.turn import ahead_of_updates
-
-log = logging.getLogger(__name__)
 
 MAX_GROUP = 500
 """Marks per statement at most (3 bind parameters each: far below SQLite's and PostgreSQL's limits)."""
