@@ -48,6 +48,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -235,6 +236,7 @@ class Figures:
     walks: int = 0
     details: int | None = None  # questions walk: presses whose message came
     cpu_s: float = 0.0
+    calls: Counter[str] = field(default_factory=Counter)  # the bot's Bot API calls but getUpdates
 
     @property
     def updates(self) -> int:
@@ -446,7 +448,7 @@ async def run(
                 await drive_guided(sandbox, arrivals, WARMUP_USERS, 1)
             else:
                 await drive(sandbox, arrivals, WARMUP_USERS, 1, 1, buttons, lambda user, n: WARMUP_QUESTION)
-            cpu = cpu_seconds(process.pid)
+            cpu, calls_before = cpu_seconds(process.pid), len(sandbox.requests)
             profiler = await start_profiler(args.profile, process.pid) if name != "bare" else None
             if args.walk == "guided":
                 figures = await drive_guided(sandbox, arrivals, args.users, FIRST_USER_ID)
@@ -455,6 +457,9 @@ async def run(
                     sandbox, arrivals, args.users, args.questions, FIRST_USER_ID, buttons, asked
                 )
             figures.cpu_s = cpu_seconds(process.pid) - cpu
+            figures.calls = Counter(
+                r.method for r in sandbox.requests[calls_before:] if r.method.lower() != "getupdates"
+            )
             if profiler is not None:
                 profiler.send_signal(signal.SIGINT)
                 await profiler.wait()
@@ -485,6 +490,8 @@ def report(name: str, figures: Figures, users: int) -> None:
         if figures.details is not None:
             line += f"  details {figures.details}/{len(cb)}"
     print(line, flush=True)
+    per_update = ", ".join(f"{method} {n / figures.updates:.2f}" for method, n in figures.calls.most_common())
+    print(f"{'':9} Bot API calls per update: {per_update}", flush=True)
 
 
 async def fresh_postgres() -> str:

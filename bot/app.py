@@ -50,7 +50,7 @@ from bot.db.middleware import CommitBeforeTelegramCall, DbSessionMiddleware, for
 from bot.handlers import admin, routers
 from bot.handlers.commands import set_commands
 from bot.i18n import build_i18n
-from bot.storage import DeferredStateMiddleware, build_storage
+from bot.storage import DeferredStateMiddleware, SqlAlchemyStorage, build_storage
 from bot.typing_action import TYPING_AFTER_S, StopTypingOnAnswer, start_typing
 from core.catalog import Catalog, default_catalog, load_catalog
 
@@ -336,7 +336,11 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
         settings=settings,
     )
     single_process = engine.dialect.name == "sqlite"  # the embedded database: one process owns it
-    dp.update.outer_middleware(DbSessionMiddleware(sessionmaker, single_process=single_process))
+    # The FSM in the database: a step's state commits with its done mark, in a group commit.
+    defer_writes = isinstance(storage, SqlAlchemyStorage)
+    dp.update.outer_middleware(
+        DbSessionMiddleware(sessionmaker, single_process=single_process, defer_writes=defer_writes)
+    )
     i18n = build_i18n(settings.default_language)
     i18n.setup(dp)  # after the DB middleware: the locale comes from the users table
     dp.callback_query.middleware(TicketCallbackAnswerMiddleware())

@@ -24,6 +24,7 @@ from bot.db import repository
 from bot.dialog_state import DialogState, update
 from bot.hf_models import HF_MODELS, NOT_FOUND, UNAVAILABLE, UNSUPPORTED
 from bot.pictures import PICTURES
+from bot.storage import must_commit
 from core.answer import Answer
 from core.catalog import Catalog
 from core.contract import Assumption, Request, Result
@@ -293,14 +294,16 @@ async def _send_picture(
     ctx: Ctx, answer: Answer, *, query: CallbackQuery | None, message: Message | None
 ) -> None:
     """The answer's picture after its text, in a private chat (see `bot.pictures` for when and why).
-    What the update wrote is committed first: no write lock is held while the picture is drawn."""
+    What the update wrote is committed first: no write lock is held while the picture is drawn
+    (writes deferred to the update's end, bot.db.group_commit, hold none and stay deferred)."""
     event = message or query
     chat = message.chat if message is not None else query.message.chat if query and query.message else None
     if not ctx.settings.answer_pictures or event is None or event.bot is None or chat is None:
         return
     if chat.type != ChatType.PRIVATE:
         return
-    await ctx.db.commit()
+    if must_commit(ctx.db):
+        await ctx.db.commit()
     await PICTURES.send(event.bot, chat.id, answer)
 
 

@@ -50,7 +50,7 @@ from aiohttp import ClientError
 
 from bot import picture_worker
 from bot.db.turn import turn_of
-from bot.storage import current_update_session, has_unwritten_changes
+from bot.storage import current_update_session, must_commit
 from core.answer import Answer
 
 log = logging.getLogger(__name__)
@@ -381,7 +381,7 @@ async def _without_write_turn(waited: Awaitable[T]) -> T:
     update's transaction is still open (`bot.dialog` commits before the picture)."""
     session = current_update_session.get()
     turn = turn_of(session) if session is not None else None
-    if session is None or turn is None or session.in_transaction() or has_unwritten_changes(session):
+    if session is None or turn is None or must_commit(session):
         return await waited
     async with turn.passed_on():  # nothing to pass on when this task does not hold it
         return await waited

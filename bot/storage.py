@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from copy import deepcopy
+from functools import partial
 from typing import Any, cast
 
 from aiogram.exceptions import DataNotDictLikeError
@@ -25,7 +26,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session, SessionTransaction
 
 from bot.config import Settings
-from bot.db import upserts
+from bot.db import repository, upserts
+from bot.db.group_commit import FinalWrites
 from bot.db.models import FsmRecord, utc_now
 
 # The session of the update being handled, set by DbSessionMiddleware. FSM writes join its
@@ -141,14 +143,50 @@ def has_unwritten_changes(session: AsyncSession) -> bool:
     return bool(session.info.get(_CHANGED))
 
 
-def _store(session: Session, record_key: str, record: Record) -> None:
-    state, data = record
-    if state is None and not data:
-        session.execute(delete(FsmRecord).where(FsmRecord.key == record_key))
+def must_commit(session: AsyncSession) -> bool:
+    """Whether an update's session has to commit before a Telegram call (or a wait) and at its end:
+    a transaction is open (a row written or read: on SQLite it holds the write lock), or FSM changes
+    wait for it and the session's writes are not deferred to the group commit
+    (bot.db.repository.defer_dialog_writes, bot.db.group_commit)."""
+    if session.in_transaction():
+        return True
+    return not repository.defers_dialog_writes(session) and has_unwritten_changes(session)
+
+
+def take_unwritten_changes(session: AsyncSession, writes: FinalWrites) -> None:
+    """The FSM changes waiting for the session's commit go into ``writes`` instead (a group commit,
+    bot.db.group_commit): stored in the group's transaction, remembered once it committed."""
+    changed: dict[str, SqlAlchemyStorage] | None = session.info.pop(_CHANGED, None)
+    if not changed:
         return
-    row = {"key": record_key, "state": state, "data": data, "updated_at": utc_now()}
-    statement = upserts.upsert(upserts.FSM, FSM_COLUMNS, ("key",), set_=FSM_SET)
-    session.execute(statement, upserts.params(FSM_COLUMNS, [row]))
+    records: dict[str, Record] = session.info[_RECORDS]
+    batch = writes.batches.setdefault(store_records, [])
+    for record_key, storage in changed.items():
+        record = records[record_key]
+        storage.database_writes += 1
+        batch.append((record_key, record))
+        if storage.committed is not None:
+            writes.committed.append(partial(storage.committed.put, record_key, record))
+
+
+def _store(session: Session, record_key: str, record: Record) -> None:
+    store_records(session, [(record_key, record)])
+
+
+def store_records(session: Session, records: list[tuple[str, Record]]) -> None:
+    """Write these records: one DELETE for those left with neither state nor data (as aiogram
+    deletes them), one executemany upsert for the others."""
+    gone = [record_key for record_key, (state, data) in records if state is None and not data]
+    if gone:
+        session.execute(delete(FsmRecord).where(FsmRecord.key.in_(gone)))
+    now = utc_now()
+    rows = [
+        upserts.params(FSM_COLUMNS, [{"key": key, "state": state, "data": data, "updated_at": now}])
+        for key, (state, data) in records
+        if state is not None or data
+    ]
+    if rows:
+        session.execute(upserts.upsert(upserts.FSM, FSM_COLUMNS, ("key",), set_=FSM_SET), rows)
 
 
 FSM_COLUMNS = ("key", "state", "data", "updated_at")

@@ -16,7 +16,7 @@ or a deploy loses whatever was still running. Here nothing is confirmed before i
    is the copy for a crash). Handler transactions are short (bot.db.middleware): committed before
    every Telegram call. The last one clears the payload — "handled" — when the handler returns, so
    the update's final state changes and its done mark commit together (an update that wrote nothing
-   after its last Telegram call has its mark written in a group commit, bot.db.done_marks). An
+   after its last Telegram call has its mark written in a group commit, bot.db.group_commit). An
    update whose handler raised is marked handled too (the errors router has apologised; a poison
    update must not come back forever).
 3. **Recover.** On start, pending rows (a payload still there) are handled first, before new

@@ -19,10 +19,10 @@ from aiogram.types import User as TelegramUser
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db import repository
-from bot.db.done_marks import DoneMarks
+from bot.db.group_commit import FinalWrites, GroupCommit
 from bot.db.models import User, utc_now
 from bot.db.turn import turn_of
-from bot.storage import current_update_session, has_unwritten_changes
+from bot.storage import current_update_session, must_commit, take_unwritten_changes
 
 logger = logging.getLogger(__name__)
 
@@ -81,20 +81,31 @@ class DbSessionMiddleware(BaseMiddleware):
     Transactions are short: the session is committed before every Telegram call the handler makes
     (`CommitBeforeTelegramCall`), so no lock (SQLite's write lock, a PostgreSQL row lock) is held
     while Telegram answers or while a 429 is waited out; the handler's next statement begins a new
-    transaction. What a handler wrote is thus durable before the user is told about it. The last
-    transaction also marks the update handled (its processed_updates row, see bot.db.inbox) and is
-    committed when the handler returns; a handler that wrote nothing after its last Telegram call
-    leaves only the mark, which joins the next group commit (bot.db.done_marks) and is awaited like
-    a commit. If the handler raises, its transaction rolls back and the update is not marked, so a
-    redelivery is handled again. FSM writes of SqlAlchemyStorage join the same session
-    (see bot.storage.current_update_session).
+    transaction. The last transaction also marks the update handled (its processed_updates row, see
+    bot.db.inbox) and is committed when the handler returns. If the handler raises, its transaction
+    rolls back and the update is not marked, so a redelivery is handled again.
+
+    ``defer_writes`` (the FSM in the database, bot.storage.SqlAlchemyStorage): the update's state, its
+    FSM record and its dialog row's updates, is not written before each Telegram call but at the
+    end, with the mark; a handler that wrote nothing else (a step press: all it writes is state)
+    leaves state and mark to the group commit (bot.db.group_commit), which writes those of all the
+    updates finishing meanwhile in one transaction. Without it (RedisStorage: the FSM is not part of
+    the database transaction) what a handler wrote is committed before the user is told about it,
+    and only the mark of an update that wrote nothing after its last Telegram call is grouped.
+    Either way the update is finished once its last commit is done: it awaits its group like a
+    commit, and a failed group fails the update.
     """
 
     def __init__(
-        self, sessionmaker: async_sessionmaker[AsyncSession], *, single_process: bool = False
+        self,
+        sessionmaker: async_sessionmaker[AsyncSession],
+        *,
+        single_process: bool = False,
+        defer_writes: bool = False,
     ) -> None:
         self.sessionmaker = sessionmaker
-        self.done_marks = DoneMarks(sessionmaker)
+        self.group_commit = GroupCommit(sessionmaker)
+        self.defer_writes = defer_writes
         # One process owns the database (the embedded SQLite): the user rows it committed are the truth.
         self.known_users = KnownUsers(keep_rows=single_process)
 
@@ -103,6 +114,7 @@ class DbSessionMiddleware(BaseMiddleware):
             raise TypeError("DbSessionMiddleware belongs on dp.update.outer_middleware")
         bot_id = data["bot"].id
         receipt: Receipt | None = data.get(RECEIPT_KEY)
+        writes: FinalWrites | None = None
         async with self.sessionmaker() as session:
             fresh = receipt is not None and receipt.fresh
             if not fresh and await repository.update_is_handled(
@@ -112,6 +124,8 @@ class DbSessionMiddleware(BaseMiddleware):
                 if receipt is not None:
                     receipt.finished = True
                 return None
+            if self.defer_writes:
+                repository.defer_dialog_writes(session)
             source = deep_link_source(event)
             data["db"] = session
             data["deep_link_source"] = source
@@ -125,8 +139,11 @@ class DbSessionMiddleware(BaseMiddleware):
                     data["raw_state"] = await data["state"].get_state()
                 result = await handler(event, data)
                 # Written since the last Telegram call: the mark goes with it. Else the group's.
-                grouped = not (session.in_transaction() or has_unwritten_changes(session))
-                if not grouped:
+                grouped = not must_commit(session)
+                if grouped:
+                    writes = FinalWrites(dialogs=repository.take_deferred_dialogs(session))
+                    take_unwritten_changes(session, writes)
+                else:
                     await repository.finish_update(session, bot_id=bot_id, update_id=event.update_id)
                     await session.commit()
             except BaseException:
@@ -136,10 +153,15 @@ class DbSessionMiddleware(BaseMiddleware):
             finally:
                 _session_owner.reset(owner)
                 current_update_session.reset(token)
-            if db_user is not None:
-                self.known_users.keep(db_user)
         if grouped:
-            await self.done_marks.mark(bot_id, event.update_id)
+            try:
+                await self.group_commit.finish(bot_id, event.update_id, writes or None)
+            except BaseException:
+                if db_user is not None:
+                    self.known_users.forget(db_user.telegram_id)
+                raise
+        if db_user is not None:
+            self.known_users.keep(db_user)
         if receipt is not None:
             receipt.finished = True
         return result
@@ -242,7 +264,7 @@ class CommitBeforeTelegramCall(BaseRequestMiddleware):
         session = current_update_session.get()
         if session is None or _session_owner.get() is not asyncio.current_task():
             return await make_request(bot, method)
-        if session.in_transaction() or has_unwritten_changes(session):
+        if must_commit(session):
             await session.commit()
         turn = turn_of(session)
         if turn is None:

@@ -1,14 +1,16 @@
 """All database access of the bot. Functions flush, never commit: the caller's transaction commits."""
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, case, delete, func, insert, or_, select, update
+from sqlalchemy import Table, bindparam, case, delete, event, func, insert, or_, select, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session, SessionTransaction
 from sqlalchemy.sql.dml import Update
 
 from bot.db import upserts
@@ -23,6 +25,8 @@ from bot.db.models import (
     utc_now,
 )
 from core.texts import LANGUAGES
+
+log = logging.getLogger(__name__)
 
 UPDATES = upserts.UPDATES
 RECEIVED = ("bot_id", "update_id", "created_at", "payload", "lease_until")
@@ -152,13 +156,85 @@ async def complete_dialog(
     )  # fmt: skip
 
 
+DEFERRED_DIALOGS = "deferred_dialog_writes"
+"""``session.info`` key, set by `defer_dialog_writes`: the session's dialog row updates wait there."""
+
+
+@dataclass(frozen=True)
+class DialogWrite:
+    """An update of some columns of one dialog row: `_dialog_update`'s bind parameters."""
+
+    columns: tuple[str, ...]
+    params: dict[str, Any]
+
+
+def defer_dialog_writes(session: AsyncSession) -> None:
+    """From now on the session's dialog row updates are not executed at once: they go into its
+    next commit (`_flush_deferred_dialogs`) or, taken by `take_deferred_dialogs`, into a group
+    commit (bot.db.group_commit). Only where the row's id comes from state committed together with
+    the row (the FSM in the database): such an update cannot find its row missing."""
+    session.info.setdefault(DEFERRED_DIALOGS, [])
+
+
+def defers_dialog_writes(session: AsyncSession) -> bool:
+    return DEFERRED_DIALOGS in session.info
+
+
+def take_deferred_dialogs(session: AsyncSession) -> list[DialogWrite]:
+    deferred: list[DialogWrite] = session.info.get(DEFERRED_DIALOGS) or []
+    if deferred:
+        session.info[DEFERRED_DIALOGS] = []
+    return deferred
+
+
 async def _update_dialog(session: AsyncSession, dialog_id: int, **values: Any) -> None:
-    result = await session.execute(
-        _dialog_update(tuple(values)),
-        {"dialog_id": dialog_id, **{f"v_{column}": value for column, value in values.items()}},
+    write = DialogWrite(
+        tuple(values), {"dialog_id": dialog_id, **{f"v_{column}": value for column, value in values.items()}}
     )
+    deferred: list[DialogWrite] | None = session.info.get(DEFERRED_DIALOGS)
+    if deferred is not None:
+        deferred.append(write)
+        return
+    result = await session.execute(_dialog_update(write.columns), write.params)
     if not result.rowcount:  # type: ignore[attr-defined]
         raise LookupError(f"no dialog session with id={dialog_id}")
+
+
+async def write_dialogs(session: AsyncSession, writes: Sequence[DialogWrite]) -> None:
+    """Deferred dialog updates: one executemany per set of columns."""
+    await session.run_sync(_write_dialogs, writes)
+
+
+def _write_dialogs(session: Session, writes: Sequence[DialogWrite]) -> None:
+    # A row written twice takes both writes in order, merged: the same row as two UPDATEs leave.
+    merged: dict[int, dict[str, Any]] = {}
+    for write in writes:
+        merged.setdefault(write.params["dialog_id"], {}).update(write.params)
+    by_columns: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for params in merged.values():
+        columns = tuple(sorted(key[2:] for key in params if key.startswith("v_")))
+        by_columns.setdefault(columns, []).append(params)
+    for columns, rows in by_columns.items():
+        result = session.execute(_dialog_update(columns), rows)
+        if result.rowcount != len(rows):  # type: ignore[attr-defined]
+            # Cannot happen where writes are deferred (see defer_dialog_writes); said, not raised:
+            # the other updates' rows in the statement are written.
+            log.error("deferred dialog update: %d of %d rows found", result.rowcount, len(rows))  # type: ignore[attr-defined]
+
+
+@event.listens_for(Session, "before_commit")
+def _flush_deferred_dialogs(session: Session) -> None:
+    """Deferred dialog updates of a session that commits go into its transaction."""
+    deferred: list[DialogWrite] | None = session.info.get(DEFERRED_DIALOGS)
+    if deferred:
+        session.info[DEFERRED_DIALOGS] = []
+        _write_dialogs(session, deferred)
+
+
+@event.listens_for(Session, "after_soft_rollback")
+def _forget_deferred_dialogs(session: Session, previous_transaction: SessionTransaction) -> None:
+    if session.info.get(DEFERRED_DIALOGS):
+        session.info[DEFERRED_DIALOGS] = []
 
 
 async def abandon_dialogs(session: AsyncSession, telegram_id: int, *, user_id: int | None = None) -> int:

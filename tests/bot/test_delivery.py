@@ -15,8 +15,8 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db import repository as repo
-from bot.db.done_marks import DoneMarks
 from bot.db.engine import create_engine, create_sessionmaker
+from bot.db.group_commit import GroupCommit
 from bot.db.inbox import Inbox, InboxDispatcher, update_payload
 from bot.db.middleware import DbSessionMiddleware
 from bot.db.models import ProcessedUpdate, utc_now
@@ -148,22 +148,22 @@ async def test_the_sweep_prunes_old_rows_and_takes_over_expired_ones_while_runni
 async def test_marks_that_come_together_are_committed_in_one_group(
     sessionmaker: async_sessionmaker[AsyncSession],
 ) -> None:
-    marks = DoneMarks(sessionmaker)
+    marks = GroupCommit(sessionmaker)
     await dispatcher(sessionmaker, []).inbox.receive(
         BOT_ID, [(i, update_payload(message_update(i, "hi"))) for i in range(10, 20)]
     )
-    await asyncio.gather(*(marks.mark(BOT_ID, i) for i in range(10, 20)))
+    await asyncio.gather(*(marks.finish(BOT_ID, i) for i in range(10, 20)))
     assert marks.groups == 1
     assert await rows(sessionmaker) == dict.fromkeys(range(10, 20), False)
-    await marks.mark(BOT_ID, 10)  # marked again (a replay): harmless
+    await marks.finish(BOT_ID, 10)  # marked again (a replay): harmless
     assert marks.groups == 2
 
 
 async def test_a_failed_group_commit_fails_every_update_in_it(sqlite_url: str) -> None:
     engine = create_engine(sqlite_url)  # no schema: the commit cannot find its table
     try:
-        marks = DoneMarks(create_sessionmaker(engine))
-        results = await asyncio.gather(*(marks.mark(BOT_ID, i) for i in range(3)), return_exceptions=True)
+        marks = GroupCommit(create_sessionmaker(engine))
+        results = await asyncio.gather(*(marks.finish(BOT_ID, i) for i in range(3)), return_exceptions=True)
         assert all(isinstance(r, OperationalError) for r in results), results
     finally:
         await engine.dispose()
@@ -187,5 +187,5 @@ async def test_an_update_that_ends_on_a_telegram_call_is_marked_in_a_group(
     updates = [message_update(i, "hi") for i in range(30, 33)]
     await dp.inbox.receive(BOT_ID, [(u.update_id, update_payload(u)) for u in updates])
     await asyncio.gather(*(t for u in updates if (t := dp.handle_in_background(bot, u, fresh=True))))
-    assert middleware.done_marks.groups >= 1
+    assert middleware.group_commit.groups >= 1
     assert await rows(sessionmaker) == {30: False, 31: False, 32: False}
