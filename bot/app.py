@@ -24,7 +24,6 @@ from urllib.parse import urlsplit
 
 from aiogram import Bot, Dispatcher, Router
 from aiogram.client.default import DefaultBotProperties
-from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.session.middlewares.base import BaseRequestMiddleware, NextRequestMiddlewareType
 from aiogram.client.telegram import PRODUCTION, TelegramAPIServer
 from aiogram.dispatcher.flags import get_flag
@@ -41,6 +40,7 @@ from aiogram_i18n import I18nMiddleware
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.bot_session import JsonBodySession
 from bot.config import Settings
 from bot.context import DialogContextMiddleware
 from bot.db import inbox
@@ -287,9 +287,9 @@ def build_bot(settings: Settings, token: str | None = None) -> Bot:
     secret = token or (settings.bot_token.get_secret_value() if settings.bot_token else None)
     if not secret:
         raise SystemExit("BOT_TOKEN is not set (try `python -m bot sandbox` to chat without one)")
-    session = None
+    session = JsonBodySession()
     if settings.telegram_api_url.rstrip("/") != PRODUCTION.base.split("/bot")[0]:
-        session = AiohttpSession(api=TelegramAPIServer.from_base(settings.telegram_api_url))
+        session = JsonBodySession(api=TelegramAPIServer.from_base(settings.telegram_api_url))
     return Bot(
         secret,
         session=session,

@@ -20,9 +20,10 @@ from typing import Any, cast
 
 from sqlalchemy import Table, TextClause, bindparam, text
 
-from bot.db.models import FsmRecord, ProcessedUpdate
+from bot.db.models import FsmRecord, ProcessedUpdate, User
 
 FSM = cast(Table, FsmRecord.__table__)
+USERS = cast(Table, User.__table__)
 UPDATES = cast(Table, ProcessedUpdate.__table__)
 
 
@@ -32,20 +33,22 @@ def _quoted(name: str) -> str:
 
 def upsert(
     table: Table, columns: Sequence[str], conflict: Sequence[str], *, set_: dict[str, str] | None = None,
-    rows: int = 1, returning: str | None = None,
+    rows: int = 1, returning: str | Sequence[str] | None = None,
 ) -> TextClause:  # fmt: skip
     """``INSERT INTO table (columns) VALUES … ON CONFLICT (conflict) DO UPDATE SET …`` (or ``DO
     NOTHING`` when ``set_`` is empty), for ``rows`` rows: parameters ``{column}_{i}``; ``set_`` maps a
-    column to an SQL expression (``excluded.c``, ``NULL``)."""
+    column to an SQL expression (``excluded.c``, ``NULL``); ``returning``: the column(s) given back,
+    typed as the table's."""
+    returned = (returning,) if isinstance(returning, str) else tuple(returning or ())
     return _upsert(
-        table, tuple(columns), tuple(conflict), tuple(sorted((set_ or {}).items())), rows, returning
+        table, tuple(columns), tuple(conflict), tuple(sorted((set_ or {}).items())), rows, returned
     )
 
 
 @cache
 def _upsert(
     table: Table, columns: tuple[str, ...], conflict: tuple[str, ...], set_: tuple[tuple[str, str], ...],
-    rows: int, returning: str | None,
+    rows: int, returning: tuple[str, ...],
 ) -> TextClause:  # fmt: skip
     names = ", ".join(map(_quoted, columns))
     values = ", ".join("(" + ", ".join(f":{c}_{i}" for c in columns) + ")" for i in range(rows))
@@ -59,12 +62,12 @@ def _upsert(
         f"ON CONFLICT ({', '.join(map(_quoted, conflict))}) {action}"
     )
     if returning:
-        sql += f" RETURNING {_quoted(returning)}"
+        sql += " RETURNING " + ", ".join(map(_quoted, returning))
     statement = text(sql).bindparams(
         *(bindparam(f"{c}_{i}", type_=table.c[c].type) for i in range(rows) for c in columns)
     )
     if returning:
-        return statement.columns(table.c[returning])  # type: ignore[return-value]
+        return statement.columns(*(table.c[c] for c in returning))  # type: ignore[return-value]
     return statement
 
 
