@@ -15,6 +15,7 @@ from aiogram.fsm.context import FSMContext
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.flow import Answers
+from bot.storage import SqlAlchemyStorage
 from core.contract import Assumption, Request
 
 log = logging.getLogger(__name__)
@@ -36,7 +37,8 @@ class DialogState(BaseModel):
     """One user's dialog: the message it edits, where the user came from, the answers so far and the
     last answer given (what follow-ups, "📋 Details" and "what changed" are about)."""
 
-    model_config = ConfigDict(extra="ignore", validate_assignment=True)
+    # Frozen: one parsed state is shared by an update's readers (bot.storage.SqlAlchemyStorage.parsed).
+    model_config = ConfigDict(extra="ignore", frozen=True)
 
     msg_id: int | None = None  # the dialog message: buttons under any other one are stale
     source: str | None = None  # the deep-link source of /start, recorded with each dialog row
@@ -49,6 +51,8 @@ class DialogState(BaseModel):
 
     @classmethod
     async def load(cls, fsm: FSMContext) -> DialogState:
+        if isinstance(fsm.storage, SqlAlchemyStorage):
+            return await fsm.storage.parsed(fsm.key, cls.from_data)
         return cls.from_data(await fsm.get_data())
 
     @classmethod
@@ -106,11 +110,14 @@ class DialogState(BaseModel):
 
 async def update(fsm: FSMContext, **changes: Any) -> DialogState:
     """Change some fields of the stored state (the others as they are) and return the new state.
-    A change that does not validate is a bug and raises."""
+    A change that does not validate is a bug and raises; one that changes nothing writes nothing
+    (the dialog message's id set again after each edit of it)."""
     unknown = set(changes) - set(DialogState.model_fields)
     if unknown:
         raise TypeError(f"DialogState has no fields {sorted(unknown)}")
     current = await DialogState.load(fsm)
     state = DialogState.model_validate({**dict(current), **changes})
+    if state == current:
+        return current
     await state.save(fsm)
     return state

@@ -40,7 +40,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
 
 from bot.db import repository
-from bot.db.turn import ahead_of_updates
+from bot.db.turn import TurnSession, ahead_of_updates
 
 MAX_GROUP = 500
 """Updates per group at most (the marks' statement has 3 bind parameters each: far below SQLite's
@@ -102,6 +102,8 @@ class GroupCommit:
                     # in meanwhile goes along.
                     with ahead_of_updates():
                         async with self.sessionmaker() as session:
+                            if isinstance(session, TurnSession):
+                                await session.take_turn()
                             group, self._waiting = self._waiting[:MAX_GROUP], self._waiting[MAX_GROUP:]
                             async with session.begin():
                                 await _apply(session, group)

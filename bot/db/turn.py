@@ -7,12 +7,15 @@ users, some "database is locked" after the 15 s busy timeout). Here every sessio
 sessionmaker takes `WriteTurn` first: waiters queue, and the turn passes to the next one the moment
 a session ends — the busy handler never has to wait.
 
-A session holds the turn from ``async with sessionmaker()`` to its end, except while its update
-talks to Telegram: `bot.db.middleware.CommitBeforeTelegramCall` commits, `pause`s the turn for the
-call and `resume`s it afterwards, ahead of sessions that have not started yet (finishing updates
-in hand first keeps latency and the number of updates in flight down; so does recording a poll
-batch in the inbox, `ahead_of_updates`, which every new update waits for). Between Telegram calls an
-update's session only computes and talks to SQLite, in the same process: nothing slow is held.
+A session holds the turn from its first statement to the end of its transaction (commit, rollback)
+or of the session, and never while its update talks to Telegram: `bot.db.middleware.
+CommitBeforeTelegramCall` commits before the call (a turn still held then, by an outer session of
+the same task, is `pause`d for the call and `resume`d afterwards, ahead of sessions that have not
+started yet: finishing updates in hand first keeps latency and the number of updates in flight
+down; so does recording a poll batch in the inbox, `ahead_of_updates`, which every new update waits
+for). Between Telegram calls an update's session only computes and talks to SQLite, in the same
+process: nothing slow is held. An update whose writes all wait for the group commit
+(bot.db.group_commit) issues no statement of its own and never queues for the turn.
 
 With SQLite's calls run in place on the event loop (bot.db.inline_sqlite) the turn is also what
 keeps that safe: a write transaction left open across an ``await`` (a handler reading a file in a
@@ -153,24 +156,96 @@ _GRANTED: Any = _Granted()
 
 
 class TurnSession(AsyncSession):
-    """An AsyncSession that takes its sessionmaker's `WriteTurn` for as long as it is open
-    (``async with sessionmaker() as session``); plain AsyncSession behaviour otherwise (the bot opens
-    every session so; ``sessionmaker.begin()`` would not take the turn, nor release one)."""
+    """An AsyncSession that takes its sessionmaker's `WriteTurn` before its first statement and
+    gives it back when its transaction ends (commit, rollback) or the session does: an update whose
+    writes all wait for the group commit (bot.db.group_commit) never queues for the turn. Plain
+    AsyncSession behaviour otherwise. ``async with session.begin()`` commits without `commit`: the
+    turn then goes back with the session's end, right after it in the bot's code."""
 
-    async def __aenter__(self) -> TurnSession:
+    async def take_turn(self) -> None:
+        """The turn, for the session's statements to come (at once when it has it already)."""
         turn: WriteTurn | None = self.info.get(TURN_KEY)
-        if turn is not None:
+        if turn is not None and not self.info.get(_TAKEN):
             await turn.acquire(resume=_ahead.get())
             self.info[_TAKEN] = True
-        return self
+
+    def _give_turn(self) -> None:
+        turn: WriteTurn | None = self.info.get(TURN_KEY)
+        if turn is not None and self.info.pop(_TAKEN, False):
+            turn.release()
+
+    async def execute(self, *args: Any, **kwargs: Any) -> Any:
+        await self.take_turn()
+        return await super().execute(*args, **kwargs)
+
+    async def scalar(self, *args: Any, **kwargs: Any) -> Any:
+        await self.take_turn()
+        return await super().scalar(*args, **kwargs)
+
+    async def scalars(self, *args: Any, **kwargs: Any) -> Any:
+        await self.take_turn()
+        return await super().scalars(*args, **kwargs)
+
+    async def get(self, *args: Any, **kwargs: Any) -> Any:
+        await self.take_turn()
+        return await super().get(*args, **kwargs)
+
+    async def get_one(self, *args: Any, **kwargs: Any) -> Any:
+        await self.take_turn()
+        return await super().get_one(*args, **kwargs)
+
+    async def stream(self, *args: Any, **kwargs: Any) -> Any:
+        await self.take_turn()
+        return await super().stream(*args, **kwargs)
+
+    async def stream_scalars(self, *args: Any, **kwargs: Any) -> Any:
+        await self.take_turn()
+        return await super().stream_scalars(*args, **kwargs)
+
+    async def run_sync(self, *args: Any, **kwargs: Any) -> Any:
+        await self.take_turn()
+        return await super().run_sync(*args, **kwargs)
+
+    async def flush(self, *args: Any, **kwargs: Any) -> None:
+        await self.take_turn()
+        await super().flush(*args, **kwargs)
+
+    async def refresh(self, *args: Any, **kwargs: Any) -> None:
+        await self.take_turn()
+        await super().refresh(*args, **kwargs)
+
+    async def merge(self, *args: Any, **kwargs: Any) -> Any:
+        await self.take_turn()
+        return await super().merge(*args, **kwargs)
+
+    async def delete(self, *args: Any, **kwargs: Any) -> None:
+        await self.take_turn()
+        await super().delete(*args, **kwargs)
+
+    async def connection(self, *args: Any, **kwargs: Any) -> Any:
+        await self.take_turn()
+        return await super().connection(*args, **kwargs)
+
+    async def commit(self) -> None:
+        """Commit (its hooks may still write: the FSM records, deferred dialog rows), then give the
+        turn back."""
+        await self.take_turn()
+        try:
+            await super().commit()
+        finally:
+            self._give_turn()
+
+    async def rollback(self) -> None:
+        try:
+            await super().rollback()
+        finally:
+            self._give_turn()
 
     async def __aexit__(self, type_: Any, value: Any, traceback: Any) -> None:
         try:
             await super().__aexit__(type_, value, traceback)
         finally:
-            turn: WriteTurn | None = self.info.get(TURN_KEY)
-            if turn is not None and self.info.pop(_TAKEN, False):
-                turn.release()
+            self._give_turn()
 
 
 _TAKEN = "write_turn_taken"

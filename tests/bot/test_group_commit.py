@@ -24,6 +24,7 @@ from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.inbox import Inbox, update_payload
 from bot.db.middleware import DbSessionMiddleware
 from bot.db.models import DialogSession, FsmRecord, ProcessedUpdate
+from bot.db.turn import turn_of
 from bot.storage import SqlAlchemyStorage
 
 BOT_ID = 42
@@ -65,6 +66,7 @@ class Setup:
         self.middleware = DbSessionMiddleware(sessionmaker, single_process=True, defer_writes=True)
         self.dialogs: dict[int, int] = {}
         self.seen_during: list[tuple[str | None, dict[str, Any] | None]] = []
+        self.turn_held: list[bool] = []  # whether SQLite's write turn was the handler's, at its end
         router = Router()
 
         @router.message()
@@ -79,6 +81,8 @@ class Setup:
                 )  # fmt: skip
             await state.set_state("Wizard:precision")
             await state.update_data(step=message.text)
+            turn = turn_of(db)
+            self.turn_held.append(turn is not None and turn.held_by_me())
             # What a Telegram call would find: nothing of this update on disk yet.
             self.seen_during.append(await self.on_disk(message.from_user.id))
 
@@ -100,7 +104,9 @@ class Setup:
                     session, telegram_id=user_id, task="inference"
                 )
         await self.feed(bot, [message_update(i, user, "first") for i, user in enumerate(USERS, 1)])
+        assert self.turn_held == [True] * len(USERS)  # each wrote its user's row: a transaction
         self.seen_during.clear()
+        self.turn_held.clear()
 
     async def on_disk(self, user_id: int) -> tuple[str | None, dict[str, Any] | None]:
         """(FSM state, the dialog's answers) as committed."""
@@ -133,7 +139,9 @@ async def test_a_step_state_commits_with_its_mark_in_one_group_for_several_users
     groups, finished = commits.groups, commits.updates
     await setup.feed(bot, [message_update(10 + i, user, f"model-{i}") for i, user in enumerate(USERS)])
 
-    # While each handler ran, neither its dialog row nor its FSM record was written …
+    # While each handler ran, neither its dialog row nor its FSM record was written, and it held
+    # no write turn (it issued no statement): the others could write meanwhile …
+    assert setup.turn_held == [False] * len(USERS)
     assert setup.seen_during == [("Wizard:precision", {"task": "inference", "step": "first"})] * len(USERS)
     # … then all of them, and the marks, in group commits shared by the updates finishing together
     # (the writer takes whatever waits once SQLite's write turn is its own).

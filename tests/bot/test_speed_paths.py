@@ -11,6 +11,7 @@ from aiogram.fsm.storage.base import BaseStorage, DefaultKeyBuilder, StorageKey
 from aiogram.fsm.storage.memory import SimpleEventIsolation
 from aiogram.fsm.storage.redis import RedisStorage
 from aiogram.types import Chat, Message, Update, User
+from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -19,6 +20,7 @@ from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.inbox import Inbox
 from bot.db.middleware import DbSessionMiddleware
 from bot.db.models import FsmRecord
+from bot.dialog_state import DialogState
 from bot.storage import SqlAlchemyStorage, memo_redis_storage
 
 USER_ID = 4242
@@ -194,3 +196,43 @@ async def test_setting_a_record_to_what_it_is_writes_nothing(
         await bot.session.close()
     assert storage.database_writes == 1
     assert await record(sessionmaker) == ("Wizard:model", {"n": 4})
+
+
+async def test_the_dialog_state_is_parsed_once_per_version_within_an_update(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    """The dialog code loads its state again and again in one press: parsed once, again only after
+    a write changed the data (a state change alone keeps it), shared and frozen."""
+    storage = SqlAlchemyStorage(sessionmaker, remember=True)
+    bot = Bot("42:TEST")
+    router = Router()
+    parses: list[dict[str, object]] = []
+    seen: list[DialogState] = []
+
+    def parse(data: dict[str, object]) -> DialogState:
+        parses.append(data)
+        return DialogState.from_data(data)
+
+    @router.message()
+    async def press(message: Message, state: FSMContext) -> None:
+        seen.append(await storage.parsed(state.key, parse))
+        seen.append(await storage.parsed(state.key, parse))
+        await state.set_state("Wizard:precision")
+        seen.append(await storage.parsed(state.key, parse))
+        await DialogState(msg_id=7, answers={"task": "inference"}).save(state)
+        seen.append(await storage.parsed(state.key, parse))
+        seen.append(await DialogState.load(state))
+
+    dp = BotDispatcher(inbox=Inbox(sessionmaker), storage=storage, events_isolation=SimpleEventIsolation())
+    dp.update.outer_middleware(DbSessionMiddleware(sessionmaker, defer_writes=True))
+    dp.include_router(router)
+    try:
+        await dp.feed_update(bot, message_update(1, "hello"))
+    finally:
+        await bot.session.close()
+    assert len(parses) == 2  # the first read, and after the write
+    assert seen[0] is seen[1] is seen[2]
+    assert seen[3] == DialogState(msg_id=7, answers={"task": "inference"}) and seen[3] is not seen[0]
+    assert seen[4] == seen[3]
+    with pytest.raises(ValidationError):
+        seen[3].msg_id = 8  # type: ignore[misc]
