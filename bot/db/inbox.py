@@ -15,8 +15,9 @@ or a deploy loses whatever was still running. Here nothing is confirmed before i
 2. **Handle.** Each new update is handled in its own task, straight from memory (the payload on disk
    is the copy for a crash). Handler transactions are short (bot.db.middleware): committed before
    every Telegram call. The last one clears the payload — "handled" — when the handler returns, so
-   the update's final state changes and its done mark commit together (an update that wrote nothing
-   after its last Telegram call has its mark written in a group commit, bot.db.group_commit). An
+   the update's final state changes and its done mark commit together (an update that has nothing
+   else to write, a step press, leaves its state and its mark to a group commit shared with the
+   updates finishing meanwhile, bot.db.group_commit). An
    update whose handler raised is marked handled too (the errors router has apologised; a poison
    update must not come back forever).
 3. **Recover.** On start, pending rows (a payload still there) are handled first, before new

@@ -252,7 +252,8 @@ class CommitBeforeTelegramCall(BaseRequestMiddleware):
 
     Register it before any middleware that may wait (RetryAfterMiddleware): nothing is held while
     Telegram answers or while flood control is waited out — neither a transaction nor, on SQLite, the
-    write turn (bot.db.turn), which the update takes back when the call is done.
+    write turn (bot.db.turn: the commit gives it back; one still held by an outer session of the
+    task is passed on for the call). Writes deferred to the group commit hold nothing and wait.
     """
 
     async def __call__(

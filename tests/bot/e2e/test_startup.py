@@ -5,6 +5,7 @@ schema imports neither Alembic nor matplotlib nor Redis."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import shutil
 import signal
 import time
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from bot.app import commands_marker
+from bot.app import GC_THRESHOLDS, commands_marker
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.middleware import PROCESSED_UPDATES_KEPT
 from bot.db.models import ProcessedUpdate, utc_now
@@ -117,3 +118,12 @@ async def test_a_polling_start_imports_no_migration_picture_or_redis_code(
     assert "bot.app" in imported  # the listing is complete
     unwanted = sorted(m for m in imported if any(m == p or m.startswith(p + ".") for p in NOT_AT_START))
     assert not unwanted
+
+
+async def test_the_collector_runs_with_the_bots_thresholds_once_started(harness: Harness) -> None:
+    """Start-up's objects frozen out of the collector's way, and the young generation sized for
+    the thousands of short-lived objects an update makes (bot.app.GC_THRESHOLDS)."""
+    await started(harness)
+    assert gc.isenabled()
+    assert gc.get_threshold() == GC_THRESHOLDS
+    assert gc.get_freeze_count() > 0
