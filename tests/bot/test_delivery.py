@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import pytest
 from aiogram import Bot, Router
 from aiogram.types import Message
 from sqlalchemy import select
@@ -23,24 +21,6 @@ from bot.db.models import ProcessedUpdate, utc_now
 from tests.bot.test_db_middleware import message_update
 
 BOT_ID = 42
-
-
-@pytest.fixture
-async def sessionmaker(migrated_sqlite_url: str) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
-    engine = create_engine(migrated_sqlite_url)
-    try:
-        yield create_sessionmaker(engine)
-    finally:
-        await engine.dispose()
-
-
-@pytest.fixture
-async def bot() -> AsyncIterator[Bot]:
-    bot = Bot(f"{BOT_ID}:TEST")
-    try:
-        yield bot
-    finally:
-        await bot.session.close()
 
 
 def dispatcher(

@@ -5,11 +5,9 @@ disk, and lost as a whole (the update pending again) when the group fails."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
-import pytest
 from aiogram import Bot, Router
 from aiogram.fsm.context import FSMContext
 from aiogram.fsm.storage.base import DefaultKeyBuilder
@@ -20,7 +18,6 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.app import BotDispatcher
 from bot.db import repository
-from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.inbox import Inbox, update_payload
 from bot.db.middleware import DbSessionMiddleware
 from bot.db.models import DialogSession, FsmRecord, ProcessedUpdate
@@ -36,24 +33,6 @@ def message_update(update_id: int, user_id: int, text: str) -> Update:
     chat = Chat(id=user_id, type="private")
     message = Message(message_id=update_id, date=datetime.now(UTC), chat=chat, from_user=user, text=text)
     return Update(update_id=update_id, message=message)
-
-
-@pytest.fixture
-async def sessionmaker(migrated_sqlite_url: str) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
-    engine = create_engine(migrated_sqlite_url)
-    try:
-        yield create_sessionmaker(engine)
-    finally:
-        await engine.dispose()
-
-
-@pytest.fixture
-async def bot() -> AsyncIterator[Bot]:
-    bot = Bot(f"{BOT_ID}:TEST")
-    try:
-        yield bot
-    finally:
-        await bot.session.close()
 
 
 class Setup:

@@ -1,7 +1,6 @@
 """The update path's database work stays small: the FSM record is read once per update, however
 often handlers ask; written once, with the update's commit; a rolled-back update leaves nothing."""
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import pytest
@@ -16,7 +15,6 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.app import BotDispatcher
-from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.inbox import Inbox
 from bot.db.middleware import DbSessionMiddleware
 from bot.db.models import FsmRecord
@@ -31,15 +29,6 @@ def message_update(update_id: int, text: str) -> Update:
     chat = Chat(id=USER_ID, type="private")
     message = Message(message_id=update_id, date=datetime.now(UTC), chat=chat, from_user=user, text=text)
     return Update(update_id=update_id, message=message)
-
-
-@pytest.fixture
-async def sessionmaker(migrated_sqlite_url: str) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
-    engine = create_engine(migrated_sqlite_url)
-    try:
-        yield create_sessionmaker(engine)
-    finally:
-        await engine.dispose()
 
 
 def dispatcher(sessionmaker: async_sessionmaker[AsyncSession], storage: BaseStorage) -> BotDispatcher:
