@@ -182,7 +182,7 @@ async def start_wizard(
     ctx: Ctx, *, message: Message | None = None, query: CallbackQuery | None = None, greet: bool = False
 ) -> None:
     """A fresh dialog at the task question; unfinished ones are abandoned."""
-    await repository.abandon_dialogs(ctx.db, ctx.telegram_id)
+    await repository.abandon_dialogs(ctx.db, ctx.telegram_id, user_id=ctx.user_id)
     await forget_answers(ctx)
     note = ctx.tr("greeting") if greet else None
     await go_to_step(ctx, "task", {}, message=message, query=query, note=note)

@@ -146,7 +146,7 @@ class SqlAlchemyStorage(BaseStorage):
                 state, data = await self._select(own, record_key)
                 record = (values.get("state", state), values.get("data", data))
                 self.database_writes += 1
-                await own.run_sync(_store, record_key, record)
+                await own.run_sync(store_records, [(record_key, record)])
             if self.committed is not None:
                 self.committed.put(record_key, record)
             return
@@ -188,10 +188,6 @@ def take_unwritten_changes(session: AsyncSession, writes: FinalWrites) -> None:
         batch.append((record_key, record))
         if storage.committed is not None:
             writes.committed.append(partial(storage.committed.put, record_key, record))
-
-
-def _store(session: Session, record_key: str, record: Record) -> None:
-    store_records(session, [(record_key, record)])
 
 
 def store_records(session: Session, records: list[tuple[str, Record]]) -> None:
@@ -244,7 +240,7 @@ def _write_changed_records(session: Session) -> None:
     changed: dict[str, SqlAlchemyStorage] | None = session.info.pop(_CHANGED, None)
     for record_key, storage in (changed or {}).items():
         storage.database_writes += 1
-        _store(session, record_key, session.info[_RECORDS][record_key])
+        store_records(session, [(record_key, session.info[_RECORDS][record_key])])
     if changed:
         session.info[_COMMITTING] = changed
 

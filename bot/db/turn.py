@@ -30,9 +30,10 @@ update cannot leave it taken. Only for SQLite: PostgreSQL has row locks and many
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -155,6 +156,17 @@ class _Granted:
 _GRANTED: Any = _Granted()
 
 
+def _taking_turn(method: Callable[..., Awaitable[Any]]) -> Any:
+    """``method`` of AsyncSession, after `TurnSession.take_turn`."""
+
+    @functools.wraps(method)
+    async def with_turn(self: TurnSession, *args: Any, **kwargs: Any) -> Any:
+        await self.take_turn()
+        return await method(self, *args, **kwargs)
+
+    return with_turn
+
+
 class TurnSession(AsyncSession):
     """An AsyncSession that takes its sessionmaker's `WriteTurn` before its first statement and
     gives it back when its transaction ends (commit, rollback) or the session does: an update whose
@@ -174,57 +186,20 @@ class TurnSession(AsyncSession):
         if turn is not None and self.info.pop(_TAKEN, False):
             turn.release()
 
-    async def execute(self, *args: Any, **kwargs: Any) -> Any:
-        await self.take_turn()
-        return await super().execute(*args, **kwargs)
-
-    async def scalar(self, *args: Any, **kwargs: Any) -> Any:
-        await self.take_turn()
-        return await super().scalar(*args, **kwargs)
-
-    async def scalars(self, *args: Any, **kwargs: Any) -> Any:
-        await self.take_turn()
-        return await super().scalars(*args, **kwargs)
-
-    async def get(self, *args: Any, **kwargs: Any) -> Any:
-        await self.take_turn()
-        return await super().get(*args, **kwargs)
-
-    async def get_one(self, *args: Any, **kwargs: Any) -> Any:
-        await self.take_turn()
-        return await super().get_one(*args, **kwargs)
-
-    async def stream(self, *args: Any, **kwargs: Any) -> Any:
-        await self.take_turn()
-        return await super().stream(*args, **kwargs)
-
-    async def stream_scalars(self, *args: Any, **kwargs: Any) -> Any:
-        await self.take_turn()
-        return await super().stream_scalars(*args, **kwargs)
-
-    async def run_sync(self, *args: Any, **kwargs: Any) -> Any:
-        await self.take_turn()
-        return await super().run_sync(*args, **kwargs)
-
-    async def flush(self, *args: Any, **kwargs: Any) -> None:
-        await self.take_turn()
-        await super().flush(*args, **kwargs)
-
-    async def refresh(self, *args: Any, **kwargs: Any) -> None:
-        await self.take_turn()
-        await super().refresh(*args, **kwargs)
-
-    async def merge(self, *args: Any, **kwargs: Any) -> Any:
-        await self.take_turn()
-        return await super().merge(*args, **kwargs)
-
-    async def delete(self, *args: Any, **kwargs: Any) -> None:
-        await self.take_turn()
-        await super().delete(*args, **kwargs)
-
-    async def connection(self, *args: Any, **kwargs: Any) -> Any:
-        await self.take_turn()
-        return await super().connection(*args, **kwargs)
+    # Every method that may issue a statement takes the turn first.
+    execute = _taking_turn(AsyncSession.execute)
+    scalar = _taking_turn(AsyncSession.scalar)
+    scalars = _taking_turn(AsyncSession.scalars)
+    get = _taking_turn(AsyncSession.get)
+    get_one = _taking_turn(AsyncSession.get_one)
+    stream = _taking_turn(AsyncSession.stream)
+    stream_scalars = _taking_turn(AsyncSession.stream_scalars)
+    run_sync = _taking_turn(AsyncSession.run_sync)
+    flush = _taking_turn(AsyncSession.flush)
+    refresh = _taking_turn(AsyncSession.refresh)
+    merge = _taking_turn(AsyncSession.merge)
+    delete = _taking_turn(AsyncSession.delete)
+    connection = _taking_turn(AsyncSession.connection)
 
     async def commit(self) -> None:
         """Commit (its hooks may still write: the FSM records, deferred dialog rows), then give the

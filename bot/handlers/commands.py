@@ -47,7 +47,7 @@ async def cmd_new(message: Message, ctx: Ctx) -> None:
 
 async def cmd_cancel(message: Message, ctx: Ctx) -> None:
     """Stops the dialog (recorded as abandoned); its message loses its buttons."""
-    await repository.abandon_dialogs(ctx.db, ctx.telegram_id)
+    await repository.abandon_dialogs(ctx.db, ctx.telegram_id, user_id=ctx.user_id)
     state = await DialogState.load(ctx.state)
     await ctx.state.clear()
     await DialogState(source=state.source).save(ctx.state)

@@ -37,3 +37,24 @@ async def test_a_step_press_updates_the_dialog_without_reading_it_and_writes_the
     assert len([s for s in statements if "into fsm_records" in s]) == 1, statements
     received = [i for i, s in enumerate(statements) if "into processed_updates" in s]
     assert len(received) == 2, statements  # the inbox's receipt and the done mark
+
+
+async def test_starting_over_abandons_the_dialog_without_looking_the_user_up(harness: Harness) -> None:
+    """/start abandons the unfinished dialog by the user's id the update already has: no SELECT of
+    the users table before the UPDATE."""
+    assert harness.app is not None
+    statements: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        statements.append(" ".join(statement.split()).lower())
+
+    user = harness.user()
+    await user.send("/start")
+    await user.press("s:task:inference")
+    event.listen(harness.app.engine.sync_engine, "before_cursor_execute", record)
+    try:
+        await user.send("/start")
+    finally:
+        event.remove(harness.app.engine.sync_engine, "before_cursor_execute", record)
+    assert any(s.startswith("update dialog_sessions") for s in statements), statements
+    assert not [s for s in statements if s.startswith("select") and "from users" in s], statements
