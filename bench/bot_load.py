@@ -33,8 +33,9 @@ py-spy's samples of the full bot while the measured users walk (``pip install py
 Prints, per bot: updates/s, reaction p50/p95/p99/max (a user's message → the bot's sendMessage; in
 the guided walk also a press → its step's message), callbacks answered within 1 s (a button → its
 answerCallbackQuery, as the sandbox recorded them), for the questions walk the presses that brought
-their message within DETAILS_TIMEOUT_S, walks completed, the bot process's CPU per update; then
-full/bare. Figures, not a test.
+their message within DETAILS_TIMEOUT_S, walks completed, the bot process's CPU per update, in the
+guided walk the reaction p50/p99 of each step (/start, the first contact, apart: a new user's first
+update writes the user's row); then full/bare. Figures, not a test.
 """
 from __future__ import annotations
 
@@ -237,6 +238,13 @@ class Figures:
     details: int | None = None  # questions walk: presses whose message came
     cpu_s: float = 0.0
     calls: Counter[str] = field(default_factory=Counter)  # the bot's Bot API calls but getUpdates
+    # guided walk: the reactions by step ("/start", then "press 1", "press 2", …)
+    by_step: dict[str, list[float]] = field(default_factory=dict)
+
+    def reacted(self, seconds: float, step: str | None = None) -> None:
+        self.reactions.append(seconds)
+        if step is not None:
+            self.by_step.setdefault(step, []).append(seconds)
 
     @property
     def updates(self) -> int:
@@ -322,7 +330,7 @@ async def drive_guided(sandbox: Sandbox, arrivals: Arrivals, users: int, first_i
         before = {method: arrivals.count(user_id, method) for method in shown}
         started = time.monotonic()
         await user.post("/start")
-        figures.reactions.append(await step_wait(arrivals.wait_any(user_id, before)) - started)
+        figures.reacted(await step_wait(arrivals.wait_any(user_id, before)) - started, "/start")
         for step in range(MAX_GUIDED_STEPS):
             choice = guided_choice(user, user_id, step)
             if choice is None:
@@ -334,7 +342,8 @@ async def drive_guided(sandbox: Sandbox, arrivals: Arrivals, users: int, first_i
             await press(sandbox, user, choice)
             answered = await step_wait(arrivals.wait(user_id, "answerCallbackQuery", pressed))
             figures.callbacks.append(answered - started)
-            figures.reactions.append(await step_wait(arrivals.wait_any(user_id, before)) - started)
+            shown_at = await step_wait(arrivals.wait_any(user_id, before))
+            figures.reacted(shown_at - started, f"press {step + 1}")
 
     async def step_wait(arrival: Awaitable[float]) -> float:
         # A message or answer lost for good ends the walk (not completed) instead of holding the run.
@@ -374,7 +383,8 @@ async def start_profiler(path: str | None, pid: int) -> asyncio.subprocess.Proce
     if path is None:
         return None
     return await asyncio.create_subprocess_exec(
-        "py-spy", "record", "--pid", str(pid), "--rate", "250", "--format", "raw", "--output", path,
+        "py-spy", "record", "--pid", str(pid), "--rate", "250", "--nonblocking", "--format", "raw",
+        "--output", path,
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
     )
 
@@ -492,6 +502,12 @@ def report(name: str, figures: Figures, users: int) -> None:
     print(line, flush=True)
     per_update = ", ".join(f"{method} {n / figures.updates:.2f}" for method, n in figures.calls.most_common())
     print(f"{'':9} Bot API calls per update: {per_update}", flush=True)
+    if figures.by_step:
+        steps = "; ".join(
+            f"{step} {statistics.median(r) * 1000:.0f}/{percentile(r, 99) * 1000:.0f}"
+            for step, r in figures.by_step.items()
+        )
+        print(f"{'':9} reaction p50/p99 ms by step: {steps}", flush=True)
 
 
 async def fresh_postgres() -> str:

@@ -44,6 +44,7 @@ from bot.bot_session import JsonBodySession
 from bot.config import Settings
 from bot.context import DialogContextMiddleware
 from bot.db import inbox
+from bot.db.arrivals import FirstContact
 from bot.db.engine import create_engine, create_sessionmaker, migrate_if_due, ping, sqlite_file
 from bot.db.inbox import Inbox, InboxDispatcher
 from bot.db.middleware import CommitBeforeTelegramCall, DbSessionMiddleware, forget_old_updates
@@ -347,9 +348,11 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
     single_process = engine.dialect.name == "sqlite"  # the embedded database: one process owns it
     # The FSM in the database: a step's state commits with its done mark, in a group commit.
     defer_writes = isinstance(storage, SqlAlchemyStorage)
-    dp.update.outer_middleware(
-        DbSessionMiddleware(sessionmaker, single_process=single_process, defer_writes=defer_writes)
-    )
+    sessions = DbSessionMiddleware(sessionmaker, single_process=single_process, defer_writes=defer_writes)
+    dp.update.outer_middleware(sessions)
+    if single_process and isinstance(storage, SqlAlchemyStorage):
+        # New senders' rows and FSM records at receipt, for the whole batch (bot.db.arrivals).
+        dp.inbox.prepare = FirstContact(sessions, storage, dp.fsm)
     i18n = build_i18n(settings.default_language)
     i18n.setup(dp)  # after the DB middleware: the locale comes from the users table
     dp.callback_query.middleware(TicketCallbackAnswerMiddleware())

@@ -8,7 +8,7 @@ together. A rollback forgets the copy.
 """
 
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from copy import deepcopy
@@ -104,6 +104,30 @@ class SqlAlchemyStorage(BaseStorage):
         value = parse(deepcopy(data))
         memo[slot] = (data, value)
         return value
+
+    async def prefetch(self, session: AsyncSession, keys: Iterable[StorageKey]) -> Callable[[], None]:
+        """Read the records of these keys that memory does not keep (``remember``), in one statement
+        of ``session`` (the inbox's receipt: bot.db.arrivals); returns what puts them into memory,
+        to call once that session committed. A key never written is kept as such, so the first
+        update of a new user reads nothing. A record committed meanwhile by an update stays as that
+        commit left it: memory takes only what it does not have."""
+        committed = self.committed
+        if committed is None:
+            return _nothing
+        wanted = {record_key for key in keys if (record_key := self.key_builder.build(key)) not in committed}
+        if not wanted:
+            return _nothing
+        self.database_reads += 1
+        rows = await session.execute(
+            select(FsmRecord.key, FsmRecord.state, FsmRecord.data).where(FsmRecord.key.in_(sorted(wanted)))
+        )
+        found: dict[str, Record] = {row.key: (row.state, dict(row.data)) for row in rows}
+
+        def remember() -> None:
+            for record_key in wanted:
+                committed.put_if_absent(record_key, found.get(record_key, (None, {})))
+
+        return remember
 
     async def close(self) -> None:
         """Nothing to release: the engine belongs to whoever created the sessionmaker."""
@@ -210,6 +234,10 @@ FSM_COLUMNS = ("key", "state", "data", "updated_at")
 FSM_SET = {column: f"excluded.{column}" for column in FSM_COLUMNS[1:]}
 
 
+def _nothing() -> None:
+    """Nothing to remember."""
+
+
 class Committed:
     """Records as their last commit left them, the least recently used dropped past `MAX`."""
 
@@ -225,6 +253,13 @@ class Committed:
         if record is not None:
             self._records.move_to_end(record_key)
         return record
+
+    def __contains__(self, record_key: object) -> bool:
+        return record_key in self._records
+
+    def put_if_absent(self, record_key: str, record: Record) -> None:
+        if record_key not in self._records:
+            self.put(record_key, record)
 
     def put(self, record_key: str, record: Record) -> None:
         """Never changed in place afterwards: writes replace the tuple, reads copy the data."""

@@ -8,16 +8,18 @@ per kind of row for all of them (executemany), instead of a session, SQLite's wr
 statements and a commit per update.
 
 Besides the marks, an update may leave **deferred writes** (`FinalWrites`): with the FSM in the
-database (bot.storage.SqlAlchemyStorage), the FSM record and the dialog row a step press changed
-(bot.db.repository's dialog updates) are not written before the step's edit but with the mark.
+database (bot.storage.SqlAlchemyStorage), the FSM record and the dialog rows a step press changed
+(bot.db.repository's dialog writes: updates, abandons and, on the embedded SQLite, new rows under
+ids the process hands out) are not written before the step's edit but with the mark.
 They are the update's state, and they commit together with its mark, or not at all, as the issue's
 design asks: a crash before the group commit replays the update from the state before it, which
 shows the same step again (the edit is repeated; nothing is lost or half-done). One user's updates
 never share a group: the user's lock (aiogram's event isolation) is held until the update's group
 commit is done, so the user's next update reads what this one committed.
 
-A handler that wrote anything else after its last Telegram call (a new dialog row, a lead, the
-user's row) commits that in its own transaction, with the deferred writes and the mark
+A handler that wrote anything else after its last Telegram call (a lead, the user's language; a
+new dialog row or a new user's row where they cannot be deferred: PostgreSQL, or bot.db.arrivals
+not done) commits that in its own transaction, with the deferred writes and the mark
 (bot.db.middleware): the group is only for updates that have nothing else to write.
 
 Nothing changes for the update: it awaits its group like its own commit, so it is finished (and the
@@ -52,12 +54,13 @@ and PostgreSQL's limits)."""
 class FinalWrites:
     """What an update's last transaction would have written besides its mark.
 
-    ``dialogs``: `repository.DialogWrite`s (one dialog row's columns), applied with executemany;
+    ``dialogs``: `repository.DeferredDialogWrite`s (new rows, abandons, one row's columns), applied
+    with executemany;
     ``apply``: writes applied in the group's transaction (the FSM records), each given the whole
     group's share at once so it can batch them too; ``committed``: run once the group committed
     (memory that may only take what is on disk)."""
 
-    dialogs: list[repository.DialogWrite] = field(default_factory=list)
+    dialogs: list[repository.DeferredDialogWrite] = field(default_factory=list)
     batches: dict[Callable[[Session, list[Any]], None], list[Any]] = field(default_factory=dict)
     committed: list[Callable[[], None]] = field(default_factory=list)
 
@@ -126,7 +129,7 @@ class GroupCommit:
 
 async def _apply(session: AsyncSession, group: list[_Waiting]) -> None:
     by_bot: dict[int, list[int]] = {}
-    dialogs: list[repository.DialogWrite] = []
+    dialogs: list[repository.DeferredDialogWrite] = []
     batches: dict[Callable[[Session, list[Any]], None], list[Any]] = {}
     for update in group:
         by_bot.setdefault(update.bot_id, []).append(update.update_id)

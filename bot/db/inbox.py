@@ -42,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -58,6 +59,7 @@ from bot.db.turn import ahead_of_updates
 
 log = logging.getLogger(__name__)
 
+Arrivals = tuple[Bot, Sequence[Update]]
 LEASE = timedelta(minutes=5)
 """How long a receiver owns a pending update before another replica may take it over."""
 SHUTDOWN_GRACE_S = 10.0
@@ -71,22 +73,52 @@ def update_payload(update: Update) -> dict[str, Any]:
     return update.model_dump(mode="json", exclude_none=True, by_alias=True)
 
 
+Prepare = Callable[[AsyncSession, Bot, Sequence[Update]], Awaitable[Callable[[], None]]]
+"""What the receipt also does for the new updates of a batch, in a transaction of its own right after
+it (bot.db.arrivals): given the session, the bot and the updates, it returns what to do once that
+transaction committed."""
+
+
 class Inbox:
     """The database side: receive, take over, finish, prune (each one short transaction)."""
 
-    def __init__(self, sessionmaker: async_sessionmaker[AsyncSession], lease: timedelta = LEASE) -> None:
+    def __init__(
+        self,
+        sessionmaker: async_sessionmaker[AsyncSession],
+        lease: timedelta = LEASE,
+        prepare: Prepare | None = None,
+    ) -> None:
         self.sessionmaker = sessionmaker
         self.lease = lease
+        self.prepare = prepare
 
-    async def receive(self, bot_id: int, updates: list[tuple[int, dict[str, Any]]]) -> set[int]:
+    async def receive(
+        self, bot_id: int, updates: list[tuple[int, dict[str, Any]]], *, arrivals: Arrivals | None = None
+    ) -> set[int]:
+        """Record the updates (id, payload); the ids that are new. ``arrivals``: the bot and the
+        parsed updates, for `prepare`."""
         with ahead_of_updates():  # SQLite: the next write turn is the intake's (bot.db.turn)
-            return await self._receive(bot_id, updates)
+            async with self.sessionmaker() as session:
+                async with session.begin():
+                    fresh = await repository.receive_updates(
+                        session, bot_id=bot_id, updates=updates, lease_until=utc_now() + self.lease
+                    )
+                if self.prepare is not None and arrivals is not None and fresh:
+                    await self._prepare(session, arrivals, fresh)
+        return fresh
 
-    async def _receive(self, bot_id: int, updates: list[tuple[int, dict[str, Any]]]) -> set[int]:
-        async with self.sessionmaker() as session, session.begin():
-            return await repository.receive_updates(
-                session, bot_id=bot_id, updates=updates, lease_until=utc_now() + self.lease
-            )
+    async def _prepare(self, session: AsyncSession, arrivals: Arrivals, fresh: set[int]) -> None:
+        bot, updates = arrivals
+        assert self.prepare is not None
+        try:
+            async with session.begin():  # the same write turn: the receipt's session is still open
+                remember = await self.prepare(
+                    session, bot, [update for update in updates if update.update_id in fresh]
+                )
+        except Exception:  # only a shortcut: each update then reads and writes for itself
+            log.exception("could not prepare %d received update(s); handled without", len(fresh))
+            return
+        remember()
 
     async def take_pending(self, bot_id: int, *, all_of_them: bool) -> list[tuple[int, dict[str, Any]]]:
         now = utc_now()
@@ -176,7 +208,7 @@ class InboxDispatcher(Dispatcher):
     async def receive_webhook_update(self, bot: Bot, update: Update, payload: dict[str, Any]) -> bool:
         """Record a webhook update, then handle it in the background; False for a repeated delivery.
         Raises when it could not be recorded (the webhook must then not answer 200)."""
-        fresh = await self.inbox.receive(bot.id, [(update.update_id, payload)])
+        fresh = await self.inbox.receive(bot.id, [(update.update_id, payload)], arrivals=(bot, [update]))
         if update.update_id in fresh:
             self.handle_in_background(bot, update, fresh=True)
             return True
@@ -236,7 +268,9 @@ class InboxDispatcher(Dispatcher):
                 recorded = True
                 try:
                     fresh = await self.inbox.receive(
-                        bot.id, [(update.update_id, update_payload(update)) for update in updates]
+                        bot.id,
+                        [(update.update_id, update_payload(update)) for update in updates],
+                        arrivals=(bot, updates),
                     )
                 except Exception as e:
                     # The database is failing: the handlers would fail on it as well. Handle from

@@ -4,7 +4,7 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import timedelta
@@ -86,8 +86,10 @@ class DbSessionMiddleware(BaseMiddleware):
     rolls back and the update is not marked, so a redelivery is handled again.
 
     ``defer_writes`` (the FSM in the database, bot.storage.SqlAlchemyStorage): the update's state, its
-    FSM record and its dialog row's updates, is not written before each Telegram call but at the
-    end, with the mark; a handler that wrote nothing else (a step press: all it writes is state)
+    FSM record and its dialog rows' writes (with ``single_process`` new rows too, `dialog_ids`), is
+    not written before each Telegram call but at the end, with the mark; a handler that wrote
+    nothing else (a step press, a new user's /start: all they write is state; the user's row was
+    written at receipt, `first_contact`)
     leaves state and mark to the group commit (bot.db.group_commit), which writes those of all the
     updates finishing meanwhile in one transaction. Without it (RedisStorage: the FSM is not part of
     the database transaction) what a handler wrote is committed before the user is told about it,
@@ -108,6 +110,8 @@ class DbSessionMiddleware(BaseMiddleware):
         self.defer_writes = defer_writes
         # One process owns the database (the embedded SQLite): the user rows it committed are the truth.
         self.known_users = KnownUsers(keep_rows=single_process)
+        # ... and the only one inserting dialogs: a new dialog's row can wait for the group commit.
+        self.dialog_ids = repository.DialogIds() if single_process else None
 
     async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
         if not isinstance(event, Update):
@@ -125,7 +129,7 @@ class DbSessionMiddleware(BaseMiddleware):
                     receipt.finished = True
                 return None
             if self.defer_writes:
-                repository.defer_dialog_writes(session)
+                repository.defer_dialog_writes(session, ids=self.dialog_ids)
             source = deep_link_source(event)
             data["db"] = session
             data["deep_link_source"] = source
@@ -193,6 +197,43 @@ class DbSessionMiddleware(BaseMiddleware):
         return user
 
 
+    async def first_contact(
+        self, session: AsyncSession, senders: Sequence[tuple[TelegramUser, str | None]]
+    ) -> Callable[[], None]:
+        """The rows of the senders this process has not seen yet (with the source each came with),
+        written in one statement of ``session`` (the inbox's receipt, bot.db.arrivals); returns what
+        keeps them in memory, to call once that session committed. Their updates then find their
+        row in memory (`_user`), and a new user's first update writes no row of its own. Only with
+        ``single_process``: elsewhere the row is read on every update anyway (`KnownUsers`)."""
+        if not self.known_users.keep_rows:
+            return _nothing
+        new: dict[int, TelegramUser] = {}
+        seen: list[repository.SeenUser] = []
+        for user, source in senders:
+            if user.is_bot or user.id in new or self.known_users.seen(user.id):
+                continue
+            new[user.id] = user
+            seen.append(
+                repository.SeenUser(user.id, user.username, user.first_name, user.language_code, source)
+            )
+        if not seen:
+            return _nothing
+        rows = await repository.upsert_users(session, seen)
+
+        def remember() -> None:
+            for row in rows:
+                user = new[row.telegram_id]
+                said = (user.username, user.first_name, user.language_code)
+                self.known_users.written(row.telegram_id, said)
+                self.known_users.keep(row)
+
+        return remember
+
+
+def _nothing() -> None:
+    """Nothing to remember."""
+
+
 LAST_SEEN_RESOLUTION = timedelta(minutes=5)
 """How stale ``users.last_seen_at`` may be: a user writing all the time has it refreshed this often."""
 
@@ -229,6 +270,10 @@ class KnownUsers:
     def forget(self, telegram_id: int) -> None:
         self._written.pop(telegram_id, None)
         self._rows.pop(telegram_id, None)
+
+    def seen(self, telegram_id: int) -> bool:
+        """Whether this process has written (or found written) the user's row."""
+        return telegram_id in self._written
 
     def fresh(self, telegram_id: int, seen: tuple[str | None, ...]) -> bool:
         known = self._written.get(telegram_id)

@@ -63,20 +63,41 @@ async def upsert_user(
     One statement (INSERT … ON CONFLICT DO UPDATE … RETURNING): two first updates of one user racing
     each other create one row, with the source of whichever came first (a conflict keeps the source).
     """
+    seen = SeenUser(telegram_id, username, first_name, telegram_language, source)
+    return (await upsert_users(session, [seen]))[0]
+
+
+@dataclass(frozen=True)
+class SeenUser:
+    """What an update says of its sender, and the deep-link source it came with (`upsert_users`)."""
+
+    telegram_id: int
+    username: str | None
+    first_name: str | None
+    telegram_language: str | None
+    source: str | None
+
+
+async def upsert_users(session: AsyncSession, users: Sequence[SeenUser]) -> list[User]:
+    """`upsert_user` for several users in one statement (each telegram id once), their rows in order."""
     now = utc_now()
-    row = {
-        "telegram_id": telegram_id, "source": source, "created_at": now, "username": username,
-        "first_name": first_name, "language_from_telegram": telegram_language, "last_seen_at": now,
-    }  # fmt: skip
+    rows = [
+        {"telegram_id": user.telegram_id, "source": user.source, "created_at": now,
+         "username": user.username, "first_name": user.first_name,
+         "language_from_telegram": user.telegram_language, "last_seen_at": now}
+        for user in users
+    ]  # fmt: skip
     # The statement is SQL text built once (bot.db.upserts): an ORM ``insert(User)…returning(User)``
     # is compiled again on every call, 1-3 ms of CPU, and every user of a crowd is new.
     statement = upserts.upsert(
-        upserts.USERS, USER_INSERTED, ("telegram_id",), set_=USER_REFRESHED, returning=USER_COLUMNS
-    )
-    written = (await session.execute(statement, upserts.params(USER_INSERTED, [row]))).one()
+        upserts.USERS, USER_INSERTED, ("telegram_id",), set_=USER_REFRESHED, rows=len(rows),
+        returning=USER_COLUMNS,
+    )  # fmt: skip
+    result = await session.execute(statement, upserts.params(USER_INSERTED, rows))
+    written = {row.telegram_id: row for row in result}
     # Not attached to the session: the update path reads its user (id, language), never changes it
     # through the ORM (bot.i18n sets the language with an UPDATE and in this copy).
-    return User(**written._mapping)
+    return [User(**written[user.telegram_id]._mapping) for user in users]
 
 
 USER_INSERTED = ("telegram_id", "source", "created_at", "username", "first_name", "language_from_telegram",
@@ -102,25 +123,63 @@ async def start_dialog(
 
     The dialog statements are Core statements on the table, not the ORM's unit of work: the update
     path writes a row and never reads it back as an object (half the statements, a fraction of the
-    CPU per update)."""
+    CPU per update). Where the session defers its dialog writes with ids of its own
+    (`defer_dialog_writes`), the row gets its id now and is inserted with the deferred writes."""
     if user_id is None:  # ``user_id``: the caller has the user's row already (bot.db.middleware)
         user_id = await session.scalar(select(User.id).where(User.telegram_id == telegram_id))
     if user_id is None:
         raise LookupError(f"no user with telegram_id={telegram_id}; upsert_user first")
     await abandon_dialogs(session, telegram_id, user_id=user_id)
     now = utc_now()
-    dialog_id = await session.scalar(
-        _NEW_DIALOG,
-        {"user_id": user_id, "task": task, "answers": {}, "source": source, "status": DIALOG_STARTED,
-         "created_at": now, "updated_at": now},
-    )  # fmt: skip
+    row: dict[str, Any] = {
+        "user_id": user_id, "task": task, "answers": {}, "source": source, "status": DIALOG_STARTED,
+        "created_at": now, "updated_at": now,
+    }  # fmt: skip
+    deferred: list[DeferredDialogWrite] | None = session.info.get(DEFERRED_DIALOGS)
+    ids: DialogIds | None = session.info.get(DIALOG_IDS)
+    if deferred is not None and ids is not None:
+        row["id"] = new_id = await ids.next(session)
+        deferred.append(DialogInsert(row))
+        return new_id
+    dialog_id = await session.scalar(_NEW_DIALOG, row)
     assert dialog_id is not None, "inserted above"
     return int(dialog_id)
+
+
+class DialogIds:
+    """Ids of new dialog rows, handed out by this process, so that a new row can wait for the group
+    commit like the updates of rows (bot.db.group_commit): a dialog opened by a button press (the
+    task step) then costs no statement, transaction or SQLite write turn of its own, which under a
+    crowd queued behind every group commit (`bench/bot_load.py --users 100`: the task press p50 1.5 s,
+    p99 2.6 s, the later presses 0.07 s).
+
+    Only where one process owns the database (the embedded SQLite: bot.db.middleware's
+    ``single_process``), as for the rows and records it keeps in memory: nobody else inserts dialogs
+    meanwhile. The first id follows the largest one on disk (read once); an id whose row was rolled
+    back is not reused, which leaves a gap and nothing else."""
+
+    def __init__(self) -> None:
+        self._last: int | None = None
+
+    async def load(self, session: AsyncSession) -> None:
+        """Read the largest id on disk, once (the inbox's receipt does, bot.db.arrivals: the turn is
+        its anyway)."""
+        if self._last is None:
+            largest = await session.scalar(select(func.max(DIALOGS.c.id)))
+            if self._last is None:  # another task may have read it meanwhile, and taken ids
+                self._last = int(largest or 0)
+
+    async def next(self, session: AsyncSession) -> int:
+        await self.load(session)
+        assert self._last is not None, "loaded above"
+        self._last += 1
+        return self._last
 
 
 # The update path's dialog statements are built once, with bind parameters: SQLAlchemy builds and
 # keys a statement made per call again every time (half of a one-row UPDATE's CPU, measured).
 _NEW_DIALOG = insert(DIALOGS).returning(DIALOGS.c.id)
+_NEW_DIALOGS = insert(DIALOGS)  # deferred ones, their ids given (DialogIds)
 _ABANDON = (
     update(DIALOGS)
     .where(DIALOGS.c.user_id == bindparam("owner"), DIALOGS.c.status == DIALOG_STARTED)
@@ -163,7 +222,9 @@ async def complete_dialog(
 
 
 DEFERRED_DIALOGS = "deferred_dialog_writes"
-"""``session.info`` key, set by `defer_dialog_writes`: the session's dialog row updates wait there."""
+"""``session.info`` key, set by `defer_dialog_writes`: the session's dialog writes wait there."""
+DIALOG_IDS = "dialog_ids"
+"""``session.info`` key of the `DialogIds` new deferred dialog rows take their ids from."""
 
 
 @dataclass(frozen=True)
@@ -174,20 +235,40 @@ class DialogWrite:
     params: dict[str, Any]
 
 
-def defer_dialog_writes(session: AsyncSession) -> None:
-    """From now on the session's dialog row updates are not executed at once: they go into its
-    next commit (`_flush_deferred_dialogs`) or, taken by `take_deferred_dialogs`, into a group
-    commit (bot.db.group_commit). Only where the row's id comes from state committed together with
-    the row (the FSM in the database): such an update cannot find its row missing."""
+@dataclass(frozen=True)
+class DialogInsert:
+    """A new dialog row, its id included (`DialogIds`)."""
+
+    row: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class DialogAbandon:
+    """The owner's started dialogs marked abandoned (`_ABANDON`'s bind parameters)."""
+
+    params: dict[str, Any]
+
+
+DeferredDialogWrite = DialogWrite | DialogInsert | DialogAbandon
+
+
+def defer_dialog_writes(session: AsyncSession, ids: DialogIds | None = None) -> None:
+    """From now on the session's dialog writes are not executed at once: they go into its next
+    commit (`_flush_deferred_dialogs`) or, taken by `take_deferred_dialogs`, into a group commit
+    (bot.db.group_commit). Only where the row's id comes from state committed together with the row
+    (the FSM in the database): such an update cannot find its row missing. ``ids``: new dialogs are
+    deferred too, with ids from there (else each is inserted at once, to learn its id)."""
     session.info.setdefault(DEFERRED_DIALOGS, [])
+    if ids is not None:
+        session.info[DIALOG_IDS] = ids
 
 
 def defers_dialog_writes(session: AsyncSession) -> bool:
     return DEFERRED_DIALOGS in session.info
 
 
-def take_deferred_dialogs(session: AsyncSession) -> list[DialogWrite]:
-    deferred: list[DialogWrite] = session.info.get(DEFERRED_DIALOGS) or []
+def take_deferred_dialogs(session: AsyncSession) -> list[DeferredDialogWrite]:
+    deferred: list[DeferredDialogWrite] = session.info.get(DEFERRED_DIALOGS) or []
     if deferred:
         session.info[DEFERRED_DIALOGS] = []
     return deferred
@@ -197,7 +278,7 @@ async def _update_dialog(session: AsyncSession, dialog_id: int, **values: Any) -
     write = DialogWrite(
         tuple(values), {"dialog_id": dialog_id, **{f"v_{column}": value for column, value in values.items()}}
     )
-    deferred: list[DialogWrite] | None = session.info.get(DEFERRED_DIALOGS)
+    deferred: list[DeferredDialogWrite] | None = session.info.get(DEFERRED_DIALOGS)
     if deferred is not None:
         deferred.append(write)
         return
@@ -206,16 +287,27 @@ async def _update_dialog(session: AsyncSession, dialog_id: int, **values: Any) -
         raise LookupError(f"no dialog session with id={dialog_id}")
 
 
-async def write_dialogs(session: AsyncSession, writes: Sequence[DialogWrite]) -> None:
-    """Deferred dialog updates: one executemany per set of columns."""
+async def write_dialogs(session: AsyncSession, writes: Sequence[DeferredDialogWrite]) -> None:
+    """Deferred dialog writes: one executemany per kind (and per set of columns updated)."""
     await session.run_sync(_write_dialogs, writes)
 
 
-def _write_dialogs(session: Session, writes: Sequence[DialogWrite]) -> None:
+def _write_dialogs(session: Session, writes: Sequence[DeferredDialogWrite]) -> None:
+    """Abandons first, then new rows, then updates: the order in which one update's writes of its
+    own rows commute (an abandon only touches started rows; an abandon deferred after a new row of
+    its owner has marked that row already, `abandon_dialogs`; updates never set a row started). The
+    writes of several updates touch different users' rows (one user's updates never share a group)."""
+    abandons = [write.params for write in writes if isinstance(write, DialogAbandon)]
+    if abandons:
+        session.execute(_ABANDON, abandons)
+    inserts = [write.row for write in writes if isinstance(write, DialogInsert)]
+    if inserts:
+        session.execute(_NEW_DIALOGS, inserts)
     # A row written twice takes both writes in order, merged: the same row as two UPDATEs leave.
     merged: dict[int, dict[str, Any]] = {}
     for write in writes:
-        merged.setdefault(write.params["dialog_id"], {}).update(write.params)
+        if isinstance(write, DialogWrite):
+            merged.setdefault(write.params["dialog_id"], {}).update(write.params)
     by_columns: dict[tuple[str, ...], list[dict[str, Any]]] = {}
     for params in merged.values():
         columns = tuple(sorted(key[2:] for key in params if key.startswith("v_")))
@@ -231,7 +323,7 @@ def _write_dialogs(session: Session, writes: Sequence[DialogWrite]) -> None:
 @event.listens_for(Session, "before_commit")
 def _flush_deferred_dialogs(session: Session) -> None:
     """Deferred dialog updates of a session that commits go into its transaction."""
-    deferred: list[DialogWrite] | None = session.info.get(DEFERRED_DIALOGS)
+    deferred: list[DeferredDialogWrite] | None = session.info.get(DEFERRED_DIALOGS)
     if deferred:
         session.info[DEFERRED_DIALOGS] = []
         _write_dialogs(session, deferred)
@@ -243,13 +335,25 @@ def _forget_deferred_dialogs(session: Session, previous_transaction: SessionTran
         session.info[DEFERRED_DIALOGS] = []
 
 
-async def abandon_dialogs(session: AsyncSession, telegram_id: int, *, user_id: int | None = None) -> int:
-    """Mark the user's unfinished dialogs abandoned; returns how many."""
+async def abandon_dialogs(
+    session: AsyncSession, telegram_id: int, *, user_id: int | None = None
+) -> int | None:
+    """Mark the user's unfinished dialogs abandoned; returns how many (None: deferred with the
+    session's dialog writes, `defer_dialog_writes`, and not counted)."""
     if user_id is None:
         user_id = await session.scalar(select(User.id).where(User.telegram_id == telegram_id))
         if user_id is None:
             return 0
-    result = await session.execute(_ABANDON, {"owner": user_id, "now": utc_now()})
+    params = {"owner": user_id, "now": utc_now()}
+    deferred: list[DeferredDialogWrite] | None = session.info.get(DEFERRED_DIALOGS)
+    if deferred is not None:
+        for write in deferred:  # the owner's rows new in this session are started ones too
+            row = write.row if isinstance(write, DialogInsert) else None
+            if row is not None and row["user_id"] == user_id and row["status"] == DIALOG_STARTED:
+                row.update(status=DIALOG_ABANDONED, updated_at=params["now"])
+        deferred.append(DialogAbandon(params))
+        return None
+    result = await session.execute(_ABANDON, params)
     return int(result.rowcount)  # type: ignore[attr-defined]
 
 

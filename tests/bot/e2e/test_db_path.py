@@ -4,6 +4,7 @@ again when the step is shown in the same message), and the press's done mark com
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from sqlalchemy import event
@@ -58,3 +59,43 @@ async def test_starting_over_abandons_the_dialog_without_looking_the_user_up(har
         event.remove(harness.app.engine.sync_engine, "before_cursor_execute", record)
     assert any(s.startswith("update dialog_sessions") for s in statements), statements
     assert not [s for s in statements if s.startswith("select") and "from users" in s], statements
+
+
+async def test_a_new_users_first_updates_issue_no_statement_of_their_own(harness: Harness) -> None:
+    """A new user's /start and task press (the user's row, the dialog's new row, an abandon) issue
+    no statement in their own tasks: the row is written at receipt (bot.db.arrivals, in the polling
+    task), the dialog's with the group commit, under an id the process handed out. Before, each took
+    SQLite's write turn for itself, behind every group commit of a crowd."""
+    assert harness.app is not None
+    handling = harness.app.inbox_dp.handling  # update id -> the task handling it
+    statements: list[tuple[str, str]] = []  # (who issued it, the statement)
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        task = asyncio.current_task()
+        who = "update" if task in handling.values() else task.get_name() if task is not None else "?"
+        statements.append((who, " ".join(statement.split()).lower()))
+
+    user = harness.user()
+    event.listen(harness.app.engine.sync_engine, "before_cursor_execute", record)
+    try:
+        await user.send("/start promo")
+        await user.press("s:task:inference")
+        await user.send("/start")  # starting over abandons the dialog
+    finally:
+        event.remove(harness.app.engine.sync_engine, "before_cursor_execute", record)
+    assert not [(who, s) for who, s in statements if who == "update"], statements
+    assert any(s.startswith("insert into users") for _, s in statements), statements
+    assert any(who == "group-commit" and "into dialog_sessions" in s for who, s in statements), statements
+
+    row = await harness.db_user(user.id)
+    assert row is not None and row.source == "promo"
+    dialogs = await harness.dialogs(user.id)
+    assert [(d.task, d.status, d.source, d.user_id) for d in dialogs] == [
+        ("inference", "abandoned", "promo", row.id)
+    ]
+    await user.press("s:task:finetune")
+    assert [(d.task, d.status) for d in await harness.dialogs(user.id)] == [
+        ("inference", "abandoned"), ("finetune", "started")
+    ]
+    shown = [b.callback_data or "" for r in user.last_message().buttons for b in r]
+    assert any(data.startswith("s:model:") for data in shown), shown

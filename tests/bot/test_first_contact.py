@@ -1,0 +1,169 @@
+"""First contact without writes of its own, on a real SQLite file: new dialog rows deferred under ids
+the process hands out (bot.db.repository.DialogIds), abandons deferred with them, and the new
+senders' rows and FSM records prepared at receipt (bot.db.arrivals), which stays a shortcut when it
+fails."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import UTC, datetime
+
+import pytest
+from aiogram import Bot
+from aiogram.fsm.middleware import FSMContextMiddleware
+from aiogram.fsm.storage.base import DefaultKeyBuilder, StorageKey
+from aiogram.fsm.storage.memory import SimpleEventIsolation
+from aiogram.types import Chat, Message, Update, User
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.db import repository
+from bot.db.arrivals import FirstContact
+from bot.db.inbox import Inbox, update_payload
+from bot.db.middleware import DbSessionMiddleware
+from bot.db.models import DialogSession
+from bot.db.models import User as UserRow
+from bot.db.turn import TurnSession, turn_of
+from bot.storage import SqlAlchemyStorage
+from tests.bot.conftest import BOT_ID
+
+ANN, BOB = 601, 602
+
+
+def start_update(update_id: int, user_id: int, text: str = "/start") -> Update:
+    user = User(id=user_id, is_bot=False, first_name="Ann", username=f"u{user_id}", language_code="en")
+    chat = Chat(id=user_id, type="private")
+    message = Message(message_id=update_id, date=datetime.now(UTC), chat=chat, from_user=user, text=text)
+    return Update(update_id=update_id, message=message)
+
+
+async def add_user(session: AsyncSession, telegram_id: int) -> int:
+    user = await repository.upsert_user(
+        session, telegram_id=telegram_id, username=None, first_name=None, telegram_language=None, source=None
+    )
+    return user.id
+
+
+async def statuses(sessionmaker: async_sessionmaker[AsyncSession]) -> list[tuple[int, str, str]]:
+    async with sessionmaker() as session:
+        rows = await session.execute(
+            select(DialogSession.id, DialogSession.task, DialogSession.status).order_by(DialogSession.id)
+        )
+        return [tuple(row) for row in rows]  # type: ignore[misc]
+
+
+async def test_new_dialogs_wait_for_the_commit_under_ids_that_follow_those_on_disk(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    async with sessionmaker() as session, session.begin():
+        ann = await add_user(session, ANN)
+        on_disk = await repository.start_dialog(session, telegram_id=ANN, task="train", user_id=ann)
+    ids = repository.DialogIds()
+    async with sessionmaker() as session:
+        repository.defer_dialog_writes(session, ids=ids)
+        first = await repository.start_dialog(session, telegram_id=ANN, task="inference", user_id=ann)
+        await repository.save_answers(session, first, {"task": "inference", "model": "llama-3.1-8b"})
+        assert await statuses(sessionmaker) == [(on_disk, "train", "started")]  # nothing written yet
+        await session.commit()
+    assert first == on_disk + 1
+    assert await statuses(sessionmaker) == [(on_disk, "train", "abandoned"), (first, "inference", "started")]
+    async with sessionmaker() as session:
+        answers = await session.scalar(select(DialogSession.answers).where(DialogSession.id == first))
+    assert answers == {"task": "inference", "model": "llama-3.1-8b"}
+
+
+async def test_an_abandon_after_a_new_dialog_of_one_update_abandons_it_too(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    async with sessionmaker() as session, session.begin():
+        ann, bob = await add_user(session, ANN), await add_user(session, BOB)
+    async with sessionmaker() as session:
+        repository.defer_dialog_writes(session, ids=repository.DialogIds())
+        anns = await repository.start_dialog(session, telegram_id=ANN, task="inference", user_id=ann)
+        bobs = await repository.start_dialog(session, telegram_id=BOB, task="image", user_id=bob)
+        assert await repository.abandon_dialogs(session, ANN, user_id=ann) is None  # deferred: not counted
+        await session.commit()
+    assert await statuses(sessionmaker) == [(anns, "inference", "abandoned"), (bobs, "image", "started")]
+
+
+async def test_ids_are_handed_out_once_when_two_updates_read_the_largest_together(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    ids = repository.DialogIds()
+
+    async def one() -> int:
+        async with sessionmaker() as session:
+            taken = await ids.next(session)
+            await session.commit()
+            return taken
+
+    async with sessionmaker() as holder:  # SQLite's write turn taken: the five read after it, together
+        assert isinstance(holder, TurnSession)
+        await holder.take_turn()
+        turn = turn_of(holder)
+        assert turn is not None
+        reading = [asyncio.create_task(one()) for _ in range(5)]
+        for _ in range(100):
+            if turn.queued == 5:
+                break
+            await asyncio.sleep(0)
+        assert turn.queued == 5
+    taken = await asyncio.gather(*reading)
+    assert sorted(taken) == [1, 2, 3, 4, 5]
+
+
+class Receiving:
+    """An inbox whose receipt prepares first contact, and what it hands on."""
+
+    def __init__(self, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
+        self.storage = SqlAlchemyStorage(sessionmaker, DefaultKeyBuilder(with_destiny=True), remember=True)
+        self.users = DbSessionMiddleware(sessionmaker, single_process=True, defer_writes=True)
+        fsm = FSMContextMiddleware(storage=self.storage, events_isolation=SimpleEventIsolation())
+        self.inbox = Inbox(sessionmaker, prepare=FirstContact(self.users, self.storage, fsm))
+
+    async def receive(self, bot: Bot, updates: list[Update]) -> set[int]:
+        return await self.inbox.receive(
+            BOT_ID, [(u.update_id, update_payload(u)) for u in updates], arrivals=(bot, updates)
+        )
+
+
+async def test_the_receipt_writes_the_new_senders_rows_and_reads_their_records_once(
+    sessionmaker: async_sessionmaker[AsyncSession], bot: Bot
+) -> None:
+    receiving = Receiving(sessionmaker)
+    batch = [start_update(1, ANN, "/start promo"), start_update(2, BOB), start_update(3, ANN, "/start x")]
+    fresh = await receiving.receive(bot, batch)
+    assert fresh == {1, 2, 3}
+    async with sessionmaker() as session:
+        rows = {u.telegram_id: u for u in await session.scalars(select(UserRow))}
+    assert {telegram_id: row.source for telegram_id, row in rows.items()} == {ANN: "promo", BOB: None}
+    kept = receiving.users.known_users.row(ANN)
+    assert kept is not None and kept.id == rows[ANN].id and kept.username == f"u{ANN}"
+    assert receiving.storage.database_reads == 1  # one statement for the batch
+    key = StorageKey(bot_id=BOT_ID, chat_id=ANN, user_id=ANN)
+    assert await receiving.storage.get_state(key) is None  # from memory: no read of its own
+    assert receiving.storage.database_reads == 1
+
+    again = await receiving.receive(bot, [start_update(4, ANN), start_update(5, BOB)])
+    assert again == {4, 5}
+    assert receiving.storage.database_reads == 1  # known now: nothing read or written at receipt
+
+
+async def test_a_failing_preparation_leaves_the_receipt_and_the_updates_as_without_it(
+    sessionmaker: async_sessionmaker[AsyncSession], bot: Bot, caplog: pytest.LogCaptureFixture
+) -> None:
+    receiving = Receiving(sessionmaker)
+
+    async def broken(*args: object) -> None:
+        raise RuntimeError("disk says no")
+
+    receiving.users.first_contact = broken  # type: ignore[method-assign,assignment]
+    with caplog.at_level(logging.ERROR, logger="bot.db.inbox"):
+        fresh = await receiving.receive(bot, [start_update(1, ANN)])
+    assert fresh == {1}  # recorded all the same: the update is handled, and writes its own row
+    assert "could not prepare 1 received update(s)" in caplog.text
+    assert receiving.users.known_users.row(ANN) is None
+    async with sessionmaker() as session:
+        assert await session.scalar(select(UserRow.id)) is None
+        assert await repository.pending_update_ids(session, bot_id=BOT_ID) == [1]
