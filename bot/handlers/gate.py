@@ -41,7 +41,6 @@ class Gate(BaseMiddleware):
         given = data.get(THROTTLE_KEY)  # (not `or`: a Throttle with no buckets yet is falsy)
         throttle: Throttle = given if isinstance(given, Throttle) else self.throttle
         i18n: I18nContext | None = data.get("i18n")
-        notice = i18n.get("throttled") if i18n is not None else None
         if isinstance(event, Message):
             bot: Bot = data["bot"]
             me = await bot.me()
@@ -54,14 +53,15 @@ class Gate(BaseMiddleware):
             if verdict == "allow":
                 return await handler(event, data)
             log.info("throttled message %s from %s (%s)", event.message_id, sender_of(event), verdict)
-            if verdict == "notice" and notice is not None:
-                await event.answer(notice)
+            if verdict == "notice" and i18n is not None:
+                await event.answer(i18n.get("throttled"))
             return None
         if isinstance(event, CallbackQuery):
             verdict = throttle.check(event.from_user.id, "button")
             if verdict == "allow":
                 return await handler(event, data)
             log.info("throttled button press from %s (%s)", event.from_user.id, verdict)
+            notice = i18n.get("throttled") if i18n is not None else None  # only now: a lookup per event
             # Answered all the same, or the button spins; the toast says why nothing happened.
             ticket = data.get("callback_ticket")
             if ticket is not None:
