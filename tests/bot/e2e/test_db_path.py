@@ -5,6 +5,8 @@ again when the step is shown in the same message), and the press's done mark com
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import event
@@ -12,23 +14,36 @@ from sqlalchemy import event
 from tests.bot.e2e.conftest import Harness
 
 
+@contextmanager
+def statements_of(harness: Harness) -> Iterator[list[tuple[str, str]]]:
+    """The SQL statements the bot issues within the block, each as (who issued it, the statement
+    lower-cased on one line): who is "update" for the task of an update in hand, else the task's
+    name (the intake's, "group-commit")."""
+    assert harness.app is not None
+    handling = harness.app.inbox_dp.handling  # update id -> the task handling it
+    statements: list[tuple[str, str]] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        task = asyncio.current_task()
+        who = "update" if task in handling.values() else task.get_name() if task is not None else "?"
+        statements.append((who, " ".join(statement.split()).lower()))
+
+    event.listen(harness.app.engine.sync_engine, "before_cursor_execute", record)
+    try:
+        yield statements
+    finally:
+        event.remove(harness.app.engine.sync_engine, "before_cursor_execute", record)
+
+
 async def test_a_step_press_updates_the_dialog_without_reading_it_and_writes_the_state_once(
     harness: Harness,
 ) -> None:
-    assert harness.app is not None
-    statements: list[str] = []
-
-    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        statements.append(" ".join(statement.split()).lower())
-
     user = harness.user()
     await user.send("/start")
     await user.press("s:task:inference")
-    event.listen(harness.app.engine.sync_engine, "before_cursor_execute", record)
-    try:
+    with statements_of(harness) as issued:
         answer = await user.press("s:model:llama-3.1-8b")  # the precision step, shown by an edit
-    finally:
-        event.remove(harness.app.engine.sync_engine, "before_cursor_execute", record)
+    statements = [statement for _, statement in issued]
     assert answer.text is None, answer.text  # handled, not stale
     shown = [b.callback_data or "" for row in user.last_message().buttons for b in row]
     assert any(data.startswith("s:precision:") for data in shown), shown
@@ -43,20 +58,12 @@ async def test_a_step_press_updates_the_dialog_without_reading_it_and_writes_the
 async def test_starting_over_abandons_the_dialog_without_looking_the_user_up(harness: Harness) -> None:
     """/start abandons the unfinished dialog by the user's id the update already has: no SELECT of
     the users table before the UPDATE."""
-    assert harness.app is not None
-    statements: list[str] = []
-
-    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        statements.append(" ".join(statement.split()).lower())
-
     user = harness.user()
     await user.send("/start")
     await user.press("s:task:inference")
-    event.listen(harness.app.engine.sync_engine, "before_cursor_execute", record)
-    try:
+    with statements_of(harness) as issued:
         await user.send("/start")
-    finally:
-        event.remove(harness.app.engine.sync_engine, "before_cursor_execute", record)
+    statements = [statement for _, statement in issued]
     assert any(s.startswith("update dialog_sessions") for s in statements), statements
     assert not [s for s in statements if s.startswith("select") and "from users" in s], statements
 
@@ -66,23 +73,11 @@ async def test_a_new_users_first_updates_issue_no_statement_of_their_own(harness
     no statement in their own tasks: the row is written at receipt (bot.db.arrivals, in the polling
     task), the dialog's with the group commit, under an id the process handed out. Before, each took
     SQLite's write turn for itself, behind every group commit of a crowd."""
-    assert harness.app is not None
-    handling = harness.app.inbox_dp.handling  # update id -> the task handling it
-    statements: list[tuple[str, str]] = []  # (who issued it, the statement)
-
-    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        task = asyncio.current_task()
-        who = "update" if task in handling.values() else task.get_name() if task is not None else "?"
-        statements.append((who, " ".join(statement.split()).lower()))
-
     user = harness.user()
-    event.listen(harness.app.engine.sync_engine, "before_cursor_execute", record)
-    try:
+    with statements_of(harness) as statements:
         await user.send("/start promo")
         await user.press("s:task:inference")
         await user.send("/start")  # starting over abandons the dialog
-    finally:
-        event.remove(harness.app.engine.sync_engine, "before_cursor_execute", record)
     assert not [(who, s) for who, s in statements if who == "update"], statements
     assert any(s.startswith("insert into users") for _, s in statements), statements
     assert any(who == "group-commit" and "into dialog_sessions" in s for who, s in statements), statements
