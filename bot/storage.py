@@ -105,18 +105,20 @@ class SqlAlchemyStorage(BaseStorage):
         memo[slot] = (data, value)
         return value
 
-    async def prefetch(self, session: AsyncSession, keys: Iterable[StorageKey]) -> Callable[[], None]:
+    async def prefetch(
+        self, session: AsyncSession, keys: Iterable[StorageKey]
+    ) -> Callable[[], None] | None:
         """Read the records of these keys that memory does not keep (``remember``), in one statement
         of ``session`` (the inbox's receipt: bot.db.arrivals); returns what puts them into memory,
-        to call once that session committed. A key never written is kept as such, so the first
-        update of a new user reads nothing. A record committed meanwhile by an update stays as that
-        commit left it: memory takes only what it does not have."""
+        to call once that session committed (None: nothing to). A key never written is kept as
+        such, so the first update of a new user reads nothing. A record committed meanwhile by an
+        update stays as that commit left it: memory takes only what it does not have."""
         committed = self.committed
         if committed is None:
-            return _nothing
+            return None
         wanted = {record_key for key in keys if (record_key := self.key_builder.build(key)) not in committed}
         if not wanted:
-            return _nothing
+            return None
         self.database_reads += 1
         rows = await session.execute(
             select(FsmRecord.key, FsmRecord.state, FsmRecord.data).where(FsmRecord.key.in_(sorted(wanted)))
@@ -232,10 +234,6 @@ def store_records(session: Session, records: list[tuple[str, Record]]) -> None:
 
 FSM_COLUMNS = ("key", "state", "data", "updated_at")
 FSM_SET = {column: f"excluded.{column}" for column in FSM_COLUMNS[1:]}
-
-
-def _nothing() -> None:
-    """Nothing to remember."""
 
 
 class Committed:

@@ -52,9 +52,10 @@ class FirstContact:
         keys: list[StorageKey] = []
         for update in updates:
             context = UserContextMiddleware.resolve_event_context(update)
-            if context.user is not None:
-                first_seen = INLINE_SOURCE if update.inline_query is not None else deep_link_source(update)
-                senders.append((context.user, first_seen))
+            if context.user is None or self.users.known_users.seen(context.user.id):
+                continue  # no sender, or one known: its update finds (or reads) what it needs
+            first_seen = INLINE_SOURCE if update.inline_query is not None else deep_link_source(update)
+            senders.append((context.user, first_seen))
             fsm_context = self.fsm.resolve_context(
                 bot, context.chat_id, context.user_id, context.thread_id, context.business_connection_id
             )
@@ -62,11 +63,13 @@ class FirstContact:
                 keys.append(fsm_context.key)
         if self.users.dialog_ids is not None:  # before any update needs an id
             await self.users.dialog_ids.load(session)
-        keep_users = await self.users.first_contact(session, senders)
-        keep_records = await self.storage.prefetch(session, keys)
+        keeps = [
+            await self.users.first_contact(session, senders), await self.storage.prefetch(session, keys)
+        ]
 
         def remember() -> None:
-            keep_users()
-            keep_records()
+            for keep in keeps:
+                if keep is not None:
+                    keep()
 
         return remember

@@ -178,7 +178,7 @@ class DbSessionMiddleware(BaseMiddleware):
         lock: the update's first write, and with it SQLite's one writer turn, comes later and shorter."""
         if telegram_user is None or telegram_user.is_bot:
             return None
-        seen = (telegram_user.username, telegram_user.first_name, telegram_user.language_code)
+        seen = said_of(telegram_user)
         if self.known_users.fresh(telegram_user.id, seen):
             user = self.known_users.row(telegram_user.id) or await repository.get_user(
                 session, telegram_user.id
@@ -196,17 +196,16 @@ class DbSessionMiddleware(BaseMiddleware):
         self.known_users.written(telegram_user.id, seen)
         return user
 
-
     async def first_contact(
         self, session: AsyncSession, senders: Sequence[tuple[TelegramUser, str | None]]
-    ) -> Callable[[], None]:
+    ) -> Callable[[], None] | None:
         """The rows of the senders this process has not seen yet (with the source each came with),
         written in one statement of ``session`` (the inbox's receipt, bot.db.arrivals); returns what
-        keeps them in memory, to call once that session committed. Their updates then find their
-        row in memory (`_user`), and a new user's first update writes no row of its own. Only with
-        ``single_process``: elsewhere the row is read on every update anyway (`KnownUsers`)."""
+        keeps them in memory, to call once that session committed (None: nothing to). Their updates
+        then find their row in memory (`_user`), and a new user's first update writes no row of its
+        own. Only with ``single_process``: elsewhere the row is read on every update (`KnownUsers`)."""
         if not self.known_users.keep_rows:
-            return _nothing
+            return None
         new: dict[int, TelegramUser] = {}
         seen: list[repository.SeenUser] = []
         for user, source in senders:
@@ -217,21 +216,20 @@ class DbSessionMiddleware(BaseMiddleware):
                 repository.SeenUser(user.id, user.username, user.first_name, user.language_code, source)
             )
         if not seen:
-            return _nothing
+            return None
         rows = await repository.upsert_users(session, seen)
 
         def remember() -> None:
             for row in rows:
-                user = new[row.telegram_id]
-                said = (user.username, user.first_name, user.language_code)
-                self.known_users.written(row.telegram_id, said)
+                self.known_users.written(row.telegram_id, said_of(new[row.telegram_id]))
                 self.known_users.keep(row)
 
         return remember
 
 
-def _nothing() -> None:
-    """Nothing to remember."""
+def said_of(user: TelegramUser) -> tuple[str | None, ...]:
+    """What Telegram says of a user that the users table keeps (`KnownUsers.fresh` compares it)."""
+    return (user.username, user.first_name, user.language_code)
 
 
 LAST_SEEN_RESOLUTION = timedelta(minutes=5)
