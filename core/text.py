@@ -21,7 +21,7 @@ def layout(answer: Answer) -> str:
     lang = answer.lang
     blocks: list[list[str]] = [
         list(answer.solved),
-        [answer.lead, answer.need, *([answer.change] if answer.change else [])],
+        [answer.lead, answer.need, *[line for line in (answer.tight, answer.change) if line]],
         list(answer.cost),
         [answer.settings],
         [t("answer-parts", lang), *(f"  {name}: {size}" for name, size in answer.parts)],
