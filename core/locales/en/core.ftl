@@ -442,3 +442,12 @@ tight-safe-users = up to { $value ->
 }
 tight-or = {" "}or{" "}
 tight-roomy = With headroom: { $config }, { $price }.
+prices-title = 💰 Rental prices
+prices-title-gpu = 💰 Rental prices: { $gpu }
+prices-gpu = • { $gpu }: { $items }
+prices-item = { $counts } — { $price }
+prices-not-offered = We do not rent { $gpu } — here is what we have.
+prices-no-count = { $config } is not among the offers; there are { $counts }.
+prices-no-monthly = The price list has no monthly price — a manager will quote it.
+prices-from-note = "from": a starting price.
+prices-on-request-note = A manager quotes the prices "on request".

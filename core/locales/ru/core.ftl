@@ -512,3 +512,12 @@ tight-safe-users = до { $value ->
 }
 tight-or = {" "}или{" "}
 tight-roomy = С запасом: { $config }, { $price }.
+prices-title = 💰 Цены на аренду
+prices-title-gpu = 💰 Цены на аренду: { $gpu }
+prices-gpu = • { $gpu }: { $items }
+prices-item = { $counts } — { $price }
+prices-not-offered = { $gpu } мы не сдаём — вот что есть.
+prices-no-count = { $config } в предложениях нет; есть { $counts }.
+prices-no-monthly = Помесячной цены в прайсе нет — её назовёт менеджер.
+prices-from-note = «от» — начальная цена.
+prices-on-request-note = Цену «по запросу» назовёт менеджер.
