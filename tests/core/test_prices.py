@@ -134,3 +134,20 @@ def test_cli_ask_answers_a_price_question_with_the_list(text: str, lang: str, ex
 
 def test_a_question_with_a_model_is_still_sized() -> None:
     assert understand("сколько стоит llama 3.1 70b int4 на h100").request.model == "llama-3.1-70b"
+
+
+@pytest.mark.parametrize(
+    ("request_", "lang", "phrase"),
+    [
+        ({"task": "inference", "model": "llama-3.1-70b", "precision": "bf16"}, "ru", "цена по запросу"),
+        ({"task": "inference", "model": "llama-3.1-70b", "precision": "bf16"}, "en", "price on request"),
+        ({"task": "inference", "model": "llama-3.1-70b", "precision": "int4"}, "ru", "цена по запросу"),
+    ],
+)
+def test_an_answer_says_price_on_request_once(request_: dict[str, str], lang: str, phrase: str) -> None:
+    from core.estimate import estimate
+    from core.text import render_answer
+
+    details = "\n\n" + ("Влезет ли" if lang == "ru" else "Fits")
+    short = render_answer(estimate(request_), lang).split(details)[0]
+    assert short.count(phrase) == 1

@@ -451,3 +451,5 @@ prices-no-count = { $config } is not among the offers; there are { $counts }.
 prices-no-monthly = The price list has no monthly price — a manager will quote it.
 prices-from-note = "from": a starting price.
 prices-on-request-note = A manager quotes the prices "on request".
+answer-offers-recommended-unpriced = Recommended: { $config }
+answer-offers-fastest-unpriced = fastest: { $config }

@@ -521,3 +521,5 @@ prices-no-count = { $config } в предложениях нет; есть { $co
 prices-no-monthly = Помесячной цены в прайсе нет — её назовёт менеджер.
 prices-from-note = «от» — начальная цена.
 prices-on-request-note = Цену «по запросу» назовёт менеджер.
+answer-offers-recommended-unpriced = Рекомендуем: { $config }
+answer-offers-fastest-unpriced = быстрее всего: { $config }
