@@ -31,7 +31,6 @@ from bot.dialog import (
     write_dialog,
 )
 from bot.dialog_state import DialogState, update
-from bot.handlers.leads import open_form
 
 INPUT_STATES = [state_of(name) for name in flow.STEPS if name != "task"]
 
@@ -101,8 +100,6 @@ async def on_step_button(
         await show(ctx, Screen(presenter.render_other_task(ctx.tr), markup), query=query)
         await ctx.state.set_state(Wizard.result)  # Back from the note returns to the task question
         await update(ctx.state, answers={})
-        if isinstance(query.message, Message):  # the quote form at once: the note asks for it
-            await open_form(ctx, query.message.chat.id, query.from_user, query)
         return
     step = flow.STEPS[callback_data.step]
     answers: flow.Answers = dict((await DialogState.load(ctx.state)).answers)
