@@ -150,7 +150,8 @@ def safe_workload(c: Candidate, sizer: Sizer, policy: RankingPolicy) -> SafeWork
     def largest(field: str, start: int, floor: int) -> int | None:
         value = start // 2
         while value >= floor:
-            if sizer.total(**at_count, **{field: value}) <= budget:
+            changes: dict[str, Any] = {**at_count, field: value}
+            if sizer.total(**changes) <= budget:
                 return value
             value //= 2
         return None

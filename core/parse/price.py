@@ -20,7 +20,7 @@ from core.parse.reading import catalog_or_default, read
 from core.parse.text import _normalize
 
 PRICES_FILE = DATA_DIR / "prices.toml"
-WORD_LISTS = ("price", "hour", "month", "not_price")
+WORD_LISTS = ("price", "month", "not_price")
 # Request fields that make a message a sizing or time & cost question, not a price question.
 SIZED_FIELDS = ("model", "extra_models", "examples", "dataset_tokens", "requests_per_day", "outputs")
 MAX_PRICE_TEXT = 300  # a price question is short; a longer text is a question for the estimator
@@ -36,7 +36,6 @@ class PriceQuestion:
 @dataclass(frozen=True)
 class _Words:
     price: re.Pattern[str]
-    hour: re.Pattern[str]
     month: re.Pattern[str]
     not_price: re.Pattern[str]
 
@@ -89,6 +88,8 @@ def price_question(text: str, catalog: Catalog | None = None) -> PriceQuestion |
         fields = e.partial
     if any(fields.get(name) for name in SIZED_FIELDS):
         return None
-    gpus = tuple(str(g) for g in fields.get("gpus") or ())
+    named = fields.get("gpus")
+    gpus = tuple(str(g) for g in named) if isinstance(named, list | tuple) else ()
     count = fields.get("num_gpus")
-    return PriceQuestion(gpus, int(count) if count else None, bool(found.month.search(norm)))
+    cards = int(count) if isinstance(count, int | str) and count else None
+    return PriceQuestion(gpus, cards, bool(found.month.search(norm)))

@@ -151,3 +151,13 @@ def test_an_answer_says_price_on_request_once(request_: dict[str, str], lang: st
     details = "\n\n" + ("Влезет ли" if lang == "ru" else "Fits")
     short = render_answer(estimate(request_), lang).split(details)[0]
     assert short.count(phrase) == 1
+
+
+def test_a_bad_word_list_is_named(tmp_path: Path) -> None:
+    from core.errors import CatalogError
+    from core.parse.price import words
+
+    bad = tmp_path / "prices.toml"
+    bad.write_text('price = ["цена"]\nmonth = []\nnot_price = ["vram"]\n', encoding="utf-8")
+    with pytest.raises(CatalogError, match="`month` must be a list of words"):
+        words(bad)
