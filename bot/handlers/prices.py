@@ -20,7 +20,7 @@ from bot.dialog import Wizard
 from bot.dialog_state import DialogState
 from bot.handlers.leads import open_form
 from core.catalog import Catalog
-from core.parse.price import PriceQuestion, price_question
+from core.parse.price import PriceQuestion, price_question, words
 from core.prices import PriceList, price_list
 
 
@@ -64,6 +64,7 @@ async def on_quote(query: CallbackQuery, ctx: Ctx) -> None:
 
 def make_router() -> Router:
     """A fresh router per Dispatcher (a router attaches to one parent only)."""
+    words()  # the price words are checked when the bot starts: a bad core/data/prices.toml stops it
     router = Router(name="prices")
     router.message.register(cmd_prices, Command("prices"))
     router.message.register(
