@@ -89,6 +89,13 @@ class QuoteCB(CallbackData, prefix="q"):
     action: Quote
 
 
+class SalesCB(CallbackData, prefix="p"):
+    """"Ask for a price" / "Request a quote" under the price list, a comparison and the "other task"
+    note (`bot.handlers.prices`): the quote form, not tied to the dialog's last message as `QuoteCB`."""
+
+    action: Literal["quote"] = "quote"
+
+
 MAX_CALLBACK_BYTES = 64
 
 

@@ -21,13 +21,16 @@ from bot.callbacks import (
     PageCB,
     Quote,
     QuoteCB,
+    SalesCB,
     StepCB,
     fits_callback,
 )
 from core import texts as core_texts
 from core.answer import short_gpu_name
 from core.catalog import Catalog
+from core.comparison import Compared
 from core.contract import Result
+from core.specs import RentalOffer
 from core.texts import LANGUAGES
 
 Tr = Callable[..., str]
@@ -118,11 +121,70 @@ def _build_step_keyboard(
     return builder.as_markup()
 
 
-def other_task_keyboard(contact_url: str, tr: Tr) -> InlineKeyboardMarkup:
-    builder = InlineKeyboardBuilder()
-    builder.row(InlineKeyboardButton(text=tr("btn-contact"), url=contact_url))
-    builder.row(*_nav_row(tr))
-    return builder.as_markup()
+def other_task_keyboard(
+    rent: RentalOffer | None, tr: Tr, contact_url: str, *, campaign: str | None = None
+) -> InlineKeyboardMarkup:
+    """Under the "other task" note: rent, request a quote (the form), Back / Start over."""
+    rows = sales_rows(rent, tr, contact_url, campaign=campaign, ask_price=False)
+    return InlineKeyboardMarkup(inline_keyboard=[*rows, _nav_row(tr)])
+
+
+_SALES_DATA = SalesCB().pack()
+
+
+def sales_rows(
+    rent: RentalOffer | None, tr: Tr, contact_url: str, *, campaign: str | None, ask_price: bool
+) -> list[list[InlineKeyboardButton]]:
+    """The rent button (`rent`'s page, UTM-tagged; a contact link without one) and the quote form's:
+    "Ask for the price" where a price shown is on request (`ask_price`), else "Request a quote"."""
+    if rent is not None:
+        url = with_utm(rent.url, campaign=campaign, content=rent.id)
+        gpu = short_gpu_name(_gpu_name(rent.gpu))
+        first = InlineKeyboardButton(text=tr("btn-rent", gpu=gpu, count=rent.count), url=url)
+    else:
+        first = InlineKeyboardButton(text=tr("btn-contact"), url=contact_url)
+    label = tr("btn-ask-price" if ask_price else "btn-quote")
+    quote = InlineKeyboardButton(text=label, callback_data=_SALES_DATA)
+    return [[first], [quote]]
+
+
+def sales_keyboard(
+    rent: RentalOffer | None, tr: Tr, contact_url: str, *, campaign: str | None, ask_price: bool
+) -> InlineKeyboardMarkup:
+    return InlineKeyboardMarkup(
+        inline_keyboard=sales_rows(rent, tr, contact_url, campaign=campaign, ask_price=ask_price)
+    )
+
+
+def comparison_keyboard(
+    rows: Sequence[Compared], tr: Tr, contact_url: str, *, campaign: str | None
+) -> InlineKeyboardMarkup:
+    """Under a comparison: the cheapest priced offer among the cards that fit (else the first that
+    fits, else the first offer compared), and the quote form."""
+    fitting = [r.offer for r in rows if r.offer is not None and r.verdict.verdict != "does_not_fit"]
+    priced = [o for o in fitting if o.price_per_hour is not None]
+    offers = [r.offer for r in rows if r.offer is not None]
+    if priced:
+        rent: RentalOffer | None = min(priced, key=lambda o: o.price_per_hour or 0.0)
+    else:
+        rent = next(iter(fitting or offers), None)
+    ask_price = rent is None or rent.price_per_hour is None
+    return sales_keyboard(rent, tr, contact_url, campaign=campaign, ask_price=ask_price)
+
+
+def first_offer(catalog: Catalog) -> RentalOffer | None:
+    """The offer a rent button shows when no workload picks one: the cheapest priced, else the first."""
+    priced = [o for o in catalog.offers if o.price_per_hour is not None]
+    if priced:
+        return min(priced, key=lambda o: o.price_per_hour or 0.0)
+    return next(iter(catalog.offers), None)
+
+
+def _gpu_name(gpu: str) -> str:
+    from core.catalog import default_catalog  # GPUs come from the shipped catalogue only
+
+    spec = default_catalog().gpus.get(gpu)
+    return spec.name if spec else gpu
 
 
 def error_keyboard(tr: Tr) -> InlineKeyboardMarkup:
@@ -182,6 +244,13 @@ def quote_button(tr: Tr) -> InlineKeyboardButton:
     return InlineKeyboardButton(text=tr("btn-quote"), callback_data=_QUOTE_DATA)
 
 
+def asks_price(result: Result) -> bool:
+    """Whether the recommended offer has no price: its quote button then asks for it."""
+    rec = result.recommendation
+    unpriced = rec is not None and rec.price_per_hour is None and rec.price_per_month is None
+    return rec is not None and rec.in_offers and unpriced
+
+
 def inline_keyboard(result: Result | None, tr: Tr, contact_url: str, bot_link: str) -> InlineKeyboardMarkup:
     """Under an inline-mode answer (URL buttons only: there is no dialog behind an inline message):
     the offer (none for the "how to use" article), then the full dialog in the bot."""
@@ -226,7 +295,9 @@ def result_keyboard(
     rows.append(
         [
             InlineKeyboardButton(text=tr("btn-details"), callback_data=_DETAILS_DATA),
-            InlineKeyboardButton(text=tr("btn-quote"), callback_data=_QUOTE_DATA),
+            InlineKeyboardButton(
+                text=tr("btn-ask-price" if asks_price(result) else "btn-quote"), callback_data=_QUOTE_DATA
+            ),
             InlineKeyboardButton(text=tr("btn-restart"), callback_data=_RESTART_DATA),
         ]
     )

@@ -32,7 +32,7 @@ from core.texts import label, normalize_lang, t
 LEAD_MITIGATIONS = 3  # on a phone: the cheapest few ways to make it fit
 VERDICT_ICONS = {"fits": "✅", "tight": "⚠️", "does_not_fit": "❌"}
 # Notices the answer already states in its lead or offer lines: repeating them is noise.
-SAID_ELSEWHERE = frozenset({"not_in_offers"})
+SAID_ELSEWHERE = frozenset({"not_in_offers", "tight_offer"})
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,7 @@ class Answer:
     part_bytes: tuple[int, ...] = field(default=())  # the bytes of `parts` (per card), same order
     cards: tuple[CardFit, ...] = field(default=())  # the user's card (if named), then the recommended
     verdict: str | None = None  # what the lead says: fits / tight / does_not_fit; None: nothing fits
+    tight: str | None = None  # a tight priced offer leads: what keeps it safe, the comfortable one
 
     @property
     def offer(self) -> Offer | None:
@@ -145,7 +146,31 @@ def build_answer(
         part_bytes=tuple(n for _, n in shown_parts),
         cards=cards,
         verdict=cards[0].verdict if cards else (rec.verdict if rec else None),
+        tight=_tight_line(result, lang),
     )
+
+
+def _tight_line(result: Result, lang: str) -> str | None:
+    """'⚠️ Tight: … Safe: a context up to 2,048 tokens. With headroom: 2× …' — when the ranking led
+    with a tight priced offer (note `tight_offer`, `core.advice.ranking.lead`)."""
+    said = next((a for a in result.assumptions if a.code == "tight_offer"), None)
+    roomy = next((a for a in result.alternatives if a.reason == "most_headroom"), None)
+    if said is None or roomy is None:
+        return None
+    parts = [t("tight-lead", lang, percent=said.params.get("percent", 0))]
+    safe = [
+        t(key, lang, value=value)
+        for key, value in (
+            ("tight-safe-context", said.params.get("context_length")),
+            ("tight-safe-users", said.params.get("concurrency")),
+        )
+        if value
+    ]
+    if safe:
+        parts.append(t("tight-safe", lang, ways=t("tight-or", lang).join(safe)))
+    config = config_text(roomy.count, roomy.gpu_name, lang)
+    parts.append(t("tight-roomy", lang, config=config, price=price_of(roomy, lang)))
+    return " ".join(parts)
 
 
 def _cards(result: Result, target: Verdict | None, lang: str) -> tuple[CardFit, ...]:

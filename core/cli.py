@@ -120,8 +120,15 @@ def _ask(text: str, lang: str, out: TextIO) -> int:
         sys.stderr.write(f"`ask` is not available: {e}\n")
         return EXIT_UNAVAILABLE
     from core.errors import CoreError, ParseError
+    from core.parse.price import price_question
     from core.solve import run as estimate  # inverse questions and time & cost too
 
+    if (asked := price_question(text)) is not None:  # "прайс", "сколько стоит аренда h100?"
+        from core.catalog import default_catalog
+        from core.prices import price_list, render_price_list
+
+        out.write(render_price_list(price_list(asked, default_catalog(), lang)) + "\n")
+        return 0
     try:
         understood = understand(text)
         request = understood.request

@@ -188,6 +188,7 @@ DEFAULT_OFFER_PRIORITY = 100  # an offer without `priority`: after every offer t
 RankKey = Literal["price", "priority", "cards", "memory"]
 DEFAULT_RANK_ORDER: tuple[RankKey, ...] = ("price", "priority", "cards", "memory")
 DEFAULT_COMFORTABLE_HEADROOM = 0.10
+DEFAULT_CHEAPEST_PRICED_LEADS = True
 
 
 class RankingPolicy(BaseModel):
@@ -206,6 +207,11 @@ class RankingPolicy(BaseModel):
 
     Keys left out of `order` still break ties, after the listed ones and in the order above; the
     last tie-break is the offer's position in the file.
+
+    `cheapest_priced_leads`: when every comfortable configuration is "on request" and an offer with a
+    price fits only tightly (less than `comfortable_headroom` free), the cheapest such still leads — a
+    price the user can act on beats "on request" — and the best comfortable configuration is named
+    second (`Result.alternatives`, reason "most_headroom"), with what keeps the tight one safe.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -217,6 +223,10 @@ class RankingPolicy(BaseModel):
         description="share of each card's memory left free for a configuration to count as comfortable",
     )
     order: list[RankKey] = Field(default_factory=lambda: list(DEFAULT_RANK_ORDER), min_length=1)
+    cheapest_priced_leads: bool = Field(
+        default=DEFAULT_CHEAPEST_PRICED_LEADS,
+        description="a tight priced offer leads before comfortable ones on request; those second",
+    )
 
     @field_validator("order")
     @classmethod

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from core.answer import Answer, build_answer
+from core.answer import Answer, Offer, build_answer
 from core.contract import Assumption, Result
 from core.texts import t
 
@@ -21,7 +21,7 @@ def layout(answer: Answer) -> str:
     lang = answer.lang
     blocks: list[list[str]] = [
         list(answer.solved),
-        [answer.lead, answer.need, *([answer.change] if answer.change else [])],
+        [answer.lead, answer.need, *[line for line in (answer.tight, answer.change) if line]],
         list(answer.cost),
         [answer.settings],
         [t("answer-parts", lang), *(f"  {name}: {size}" for name, size in answer.parts)],
@@ -53,11 +53,22 @@ def offer_lines(answer: Answer) -> list[str]:
         if answer.cheapest.price_per_hour is not None
         else "answer-offers-recommended"
     )
-    line = t(key, lang, config=answer.cheapest.config, price=answer.cheapest.price)
-    lines = [line]
+    # "price on request" is said once in a message: an offer without a price is named without it
+    # where the lead (or the tight-fit line) has said it already
+    on_request = t("price-on-request", lang)
+    said = [on_request in line for line in (answer.lead, answer.tight or "")]
+    said_already = any(said)
+
+    def named(key: str, offer: Offer) -> str:
+        nonlocal said_already
+        if offer.price == on_request:
+            if said_already:
+                return t(f"{key}-unpriced", lang, config=offer.config)
+            said_already = True
+        return t(key, lang, config=offer.config, price=offer.price)
+
+    lines = [named(key, answer.cheapest)]
     if answer.fastest is not None:
-        lines[0] += " · " + t(
-            "answer-offers-fastest", lang, config=answer.fastest.config, price=answer.fastest.price
-        )
+        lines[0] += " · " + named("answer-offers-fastest", answer.fastest)
     lines += [f"  {o.url}" for o in (answer.cheapest, answer.fastest) if o is not None and o.url]
     return lines

@@ -2,7 +2,7 @@
 
 from aiogram import Router
 
-from bot.handlers import admin, commands, errors, fallback, gate, groups, inline, leads, quick, wizard
+from bot.handlers import admin, commands, errors, fallback, gate, groups, inline, leads, prices, quick, wizard
 
 
 def routers() -> list[Router]:
@@ -22,6 +22,7 @@ def routers() -> list[Router]:
         errors.make_router(),
         groups.make_router(),
         admin.make_router(),
+        prices.make_router(),  # /prices and price questions, before the form's "сколько стоит"
         leads.make_router(),  # the quote form's states, /contact and "talk to a manager" first
         commands.make_router(),
         wizard.make_router(),

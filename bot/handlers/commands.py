@@ -1,4 +1,5 @@
-"""Commands: /start (with a deep-link source), /new, /help, /lang, /about, /cancel."""
+"""Commands: /start (with a deep-link source), /new, /help, /lang, /about, /cancel (/prices:
+`bot.handlers.prices`, /contact: `bot.handlers.leads`)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from bot.dialog_state import DialogState, update
 from core.accuracy import about_figures
 from core.texts import LANGUAGES
 
-COMMANDS = ("start", "new", "contact", "help", "lang", "about", "cancel")
+COMMANDS = ("start", "new", "prices", "contact", "help", "lang", "about", "cancel")
 log = logging.getLogger(__name__)
 
 # The measured accuracy /about quotes, in percent: read from core/data/accuracy.toml, which

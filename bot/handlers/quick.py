@@ -15,7 +15,7 @@ from aiogram import F, Router
 from aiogram.filters import StateFilter
 from aiogram.types import Message
 
-from bot import flow, presenter
+from bot import flow, keyboards, presenter
 from bot.context import Ctx
 from bot.dialog import (
     Wizard,
@@ -74,7 +74,9 @@ async def _compare(message: Message, ctx: Ctx, request: Request, configs: Any) -
     except CoreError as e:
         await message.answer(presenter.render_core_error(e, ctx.tr, ctx.lang))
         return
-    await message.answer(presenter.render_comparison(rows, ctx.lang))
+    source = (await DialogState.load(ctx.state)).source
+    markup = keyboards.comparison_keyboard(rows, ctx.tr, ctx.settings.contact_url, campaign=source)
+    await message.answer(presenter.render_comparison(rows, ctx.lang), reply_markup=markup)
     # "сравни с b200" next compares against the first card of this comparison
     gpu, count = configs[0]
     first = request.model_copy(update={"gpus": [gpu], "num_gpus": count})

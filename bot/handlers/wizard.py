@@ -94,14 +94,10 @@ async def on_step_button(
         stale(callback_answer, ctx)
         return
     if callback_data.step == "task" and callback_data.value == "other":
-        await show(
-            ctx,
-            Screen(
-                presenter.render_other_task(ctx.tr),
-                keyboards.other_task_keyboard(ctx.settings.contact_url, ctx.tr),
-            ),
-            query=query,
-        )
+        source = (await DialogState.load(ctx.state)).source
+        rent = keyboards.first_offer(ctx.catalog)
+        markup = keyboards.other_task_keyboard(rent, ctx.tr, ctx.settings.contact_url, campaign=source)
+        await show(ctx, Screen(presenter.render_other_task(ctx.tr), markup), query=query)
         await ctx.state.set_state(Wizard.result)  # Back from the note returns to the task question
         await update(ctx.state, answers={})
         return

@@ -38,7 +38,16 @@ from core.precision import kv_bytes_per_element
 from core.specs import GpuSpec, ModelSpec
 
 from .mitigations import MIN_CONTEXT, MIN_QUANTIZE_STEP_BITS, MIN_SEQ_LEN, mitigations
-from .ranking import Candidate, best, catalogue_candidates, fastest, offer_candidates, recommend
+from .ranking import (
+    Candidate,
+    best,
+    catalogue_candidates,
+    fastest,
+    lead,
+    offer_candidates,
+    recommend,
+    safe_workload,
+)
 from .sizing import (
     CARD_COUNTS,
     TIGHT_HEADROOM,
@@ -110,19 +119,30 @@ def advise(
     sizer = Sizer(req, spec, arch, extra_bytes, parts)
     named = _unique(catalog.gpu(g) for g in req.gpus) if req.gpus else []
     rows = verdicts(named or list(catalog.gpus.values()), sizer)
-    pick, fast = _choose(req, catalog, sizer, named, rows)
+    pick, fast, roomy = _choose(req, catalog, sizer, named, rows)
     recommendation = recommend(pick, "cheapest") if pick else None
     alternatives = [recommend(fast, "fastest")] if fast and fast != pick else []
     target = verdict(named[0], req.num_gpus, total, sizer.usable(named[0])) if named else None
 
     notes: list[Assumption] = []
+    if pick is not None and roomy is not None:  # a tight priced offer leads: the comfortable one second
+        alternatives.append(recommend(roomy, "most_headroom"))
+        safe = safe_workload(pick, sizer, catalog.ranking)
+        notes.append(
+            note(
+                "tight_offer",
+                percent=round(catalog.ranking.comfortable_headroom * 100),
+                context_length=safe.context_length or 0,
+                concurrency=safe.concurrency or 0,
+            )
+        )
     if pick is not None and pick.offer is None:
         notes.append(note("not_in_offers", gpu=pick.gpu.id, count=pick.count))
     if req.task is Task.TRAINING and req.sharding is Sharding.NONE:
         notes.append(note("multi_gpu_fsdp"))
     targets = named or _unique(catalog.gpus[o.gpu] for o in catalog.offers) or list(catalog.gpus.values())
     fixes = mitigations(req, spec, catalog, sizer, total, targets, given=given)
-    configs = [(c.gpu, c.count) for c in (pick, fast) if c is not None]
+    configs = [(c.gpu, c.count) for c in (pick, fast, roomy) if c is not None]
     if target is not None and target.verdict != "does_not_fit":
         configs.append((named[0], req.num_gpus))
     speeds = throughput(req, spec, arch, list({(g.id, n): (g, n) for g, n in configs}.values()), sizer)
@@ -135,7 +155,7 @@ def advise(
         shown = {v.gpu for v in rows}
         rows += [
             verdict(c.gpu, c.count, c.needed, sizer.usable(c.gpu))
-            for c in (pick, fast)
+            for c in (pick, fast, roomy)
             if c and c.gpu.id not in shown
         ]
     serving = None
@@ -208,20 +228,23 @@ def _multi_gpu_decode_notes(req: Request, configs: list[tuple[GpuSpec, int]]) ->
 
 def _choose(
     req: Request, catalog: Catalog, sizer: Sizer, named: list[GpuSpec], rows: list[Verdict]
-) -> tuple[Candidate | None, Candidate | None]:
-    """(the recommendation, the fastest offer). The recommendation: the best offer of a named GPU
-    that fits, else the best of all offers that fit; only when no offer fits, the best catalogue
-    configuration (not in the offers: named GPUs first). The fastest: of all offers that fit."""
+) -> tuple[Candidate | None, Candidate | None, Candidate | None]:
+    """(the recommendation, the fastest offer, the comfortable offer named second when the
+    recommendation is a tight priced one: `ranking.lead`). The recommendation: the best offer of a
+    named GPU that fits, else the best of all offers that fit; only when no offer fits, the best
+    catalogue configuration (not in the offers: named GPUs first). The fastest: of all offers that fit."""
     policy = catalog.ranking
     offers = offer_candidates(catalog, sizer)
     named_ids = {g.id for g in named}
-    pick = best([c for c in offers if c.gpu.id in named_ids], policy) or best(offers, policy)
+    pick, roomy = lead([c for c in offers if c.gpu.id in named_ids], policy)
+    if pick is None:
+        pick, roomy = lead(offers, policy)
     if pick is None:
         fallback = catalogue_candidates(rows, catalog)
         if not fallback and named:
             fallback = catalogue_candidates(verdicts(list(catalog.gpus.values()), sizer), catalog)
         pick = best(fallback, policy)
-    return pick, fastest(offers, policy, req.task)
+    return pick, fastest(offers, policy, req.task), roomy
 
 
 def _unique(gpus: Iterable[GpuSpec]) -> list[GpuSpec]:

@@ -14,9 +14,11 @@ from typing import Any
 
 from core.catalog import Catalog
 from core.contract import Recommendation, Task, Verdict, VerdictKind
-from core.specs import GpuSpec, RankingPolicy, RankKey, RentalOffer
+from core.specs import GpuSpec, ModelKind, RankingPolicy, RankKey, RentalOffer
 
 from .sizing import Sizer, verdict_kind
+
+_DIFFUSION = (ModelKind.IMAGE, ModelKind.VIDEO)
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,61 @@ def best(candidates: list[Candidate], policy: RankingPolicy) -> Candidate | None
     pool = considered(candidates, policy)
     keys = tuple(policy.keys)
     return min(pool, key=lambda c: _rank_key(c, keys)) if pool else None
+
+
+def tight(c: Candidate, policy: RankingPolicy) -> bool:
+    return c.headroom < policy.comfortable_headroom
+
+
+def lead(candidates: list[Candidate], policy: RankingPolicy) -> tuple[Candidate | None, Candidate | None]:
+    """(the configuration to lead with, the comfortable one to name second or None). The policy's
+    best (`best`), except under `cheapest_priced_leads` when that best has no price and a priced
+    candidate fits, only tightly: the cheapest such leads (a price the user can act on beats "on
+    request"), and the best comfortable candidate comes second. A comfortable priced candidate
+    still beats a cheaper tight one."""
+    pick = best(candidates, policy)
+    priced = [c for c in candidates if c.price is not None]
+    if pick is None or pick.price is not None or not policy.cheapest_priced_leads or not priced:
+        return pick, None
+    keys = tuple(policy.keys)
+    cheapest = min(priced, key=lambda c: (c.price, _rank_key(c, keys)))
+    if cheapest is pick or not tight(cheapest, policy):
+        return pick, None
+    return cheapest, (None if tight(pick, policy) else pick)
+
+
+@dataclass(frozen=True)
+class SafeWorkload:
+    """What keeps a tight configuration comfortable: the longest context and the most users (of the
+    request's own values halved, down to `MIN_SAFE_CONTEXT` and 1) whose need leaves the policy's
+    headroom free; None where none does or the field does not apply."""
+
+    context_length: int | None = None
+    concurrency: int | None = None
+
+
+MIN_SAFE_CONTEXT = 1024  # shorter than this is no longer the workload asked (core.advice.mitigations)
+
+
+def safe_workload(c: Candidate, sizer: Sizer, policy: RankingPolicy) -> SafeWorkload:
+    """For an LLM served on `c`: the context and the users that leave `comfortable_headroom` free."""
+    req = sizer.req
+    if req.task is not Task.INFERENCE or req.context_length is None or sizer.spec.kind in _DIFFUSION:
+        return SafeWorkload()
+    budget = (c.usable or c.gpu.usable_bytes) * (1 - policy.comfortable_headroom)
+    at_count = sizer.count_changes(c.count)
+
+    def largest(field: str, start: int, floor: int) -> int | None:
+        value = start // 2
+        while value >= floor:
+            changes: dict[str, Any] = {**at_count, field: value}
+            if sizer.total(**changes) <= budget:
+                return value
+            value //= 2
+        return None
+
+    users = largest("concurrency", req.concurrency, 1) if req.concurrency > 1 else None
+    return SafeWorkload(largest("context_length", req.context_length, MIN_SAFE_CONTEXT), users)
 
 
 def speed(c: Candidate, task: Task) -> float:

@@ -97,9 +97,50 @@ def test_comfortable_headroom_beats_a_cheaper_tight_fit(tmp_path: Path) -> None:
 def test_comfortable_headroom_is_read_from_the_file(tmp_path: Path) -> None:
     offers = [{"gpu": "rtx4090-48gb", "count": 1, "price_per_hour": 149}, {"gpu": "h100-sxm", "count": 1}]
     assert config(pick(EIGHT_B, offers_file(tmp_path, offers))) == ("rtx4090-48gb", 1)  # 66% free
-    strict = offers_file(tmp_path, offers, "[ranking]\ncomfortable_headroom = 0.7")
+    policy = "[ranking]\ncomfortable_headroom = 0.7\ncheapest_priced_leads = false"
+    strict = offers_file(tmp_path, offers, policy)
     assert strict.ranking.comfortable_headroom == 0.7
     assert config(pick(EIGHT_B, strict)) == ("h100-sxm", 1)  # 79% free
+
+
+# --- a tight priced offer before a comfortable one on request (`cheapest_priced_leads`) ------------
+
+SEVENTY_B_INT4 = {"task": "inference", "model": "llama-3.1-70b", "precision": "int4"}  # 45.2 of 48 GB
+
+
+def test_shipped_tight_priced_offer_leads_and_the_comfortable_one_is_second() -> None:
+    result = estimate(SEVENTY_B_INT4)
+    rec = result.recommendation
+    assert rec is not None
+    assert (config(rec), rec.verdict, rec.price_per_hour) == (("rtx4090-48gb", 1), "tight", 149)
+    roomy = [a for a in result.alternatives if a.reason == "most_headroom"]
+    assert [(config(a), a.verdict, a.price_per_hour) for a in roomy] == [(("rtx4090-48gb", 2), "fits", None)]
+    said = next(a for a in result.assumptions if a.code == "tight_offer")
+    assert said.params["percent"] == 10
+
+
+def test_tight_priced_leads_is_the_file_s_policy(tmp_path: Path) -> None:
+    offers = [{"gpu": "rtx4090-48gb", "count": 1, "price_per_hour": 149}, {"gpu": "rtx4090-48gb", "count": 2}]
+    assert config(pick(SEVENTY_B_INT4, offers_file(tmp_path, offers))) == ("rtx4090-48gb", 1)
+    off = offers_file(tmp_path, offers, "[ranking]\ncheapest_priced_leads = false")
+    assert off.ranking.cheapest_priced_leads is False
+    result = estimate(SEVENTY_B_INT4, off)
+    assert config(result.recommendation) == ("rtx4090-48gb", 2)
+    assert not [a for a in result.alternatives if a.reason == "most_headroom"]
+    assert all(a.code != "tight_offer" for a in result.assumptions)
+
+
+def test_safe_context_keeps_the_policy_headroom_on_the_tight_offer() -> None:
+    request = {"task": "inference", "model": "llama-3.1-8b", "precision": "bf16", "context_length": 131072}
+    result = estimate(request)
+    assert config(result.recommendation) == ("rtx4090-48gb", 1)
+    said = next(a for a in result.assumptions if a.code == "tight_offer")
+    safe = said.params["context_length"]
+    assert safe in (65536, 32768, 16384)
+    at_safe = estimate({**request, "context_length": safe, "gpus": ["rtx4090-48gb"]})
+    assert at_safe.target is not None and at_safe.target.headroom >= SHIPPED.ranking.comfortable_headroom
+    at_double = estimate({**request, "context_length": safe * 2, "gpus": ["rtx4090-48gb"]})
+    assert at_double.target is not None and at_double.target.headroom < SHIPPED.ranking.comfortable_headroom
 
 
 def test_policy_order_is_read_from_the_file(tmp_path: Path) -> None:
@@ -284,3 +325,17 @@ def test_own_card_with_offers_of_its_own_recommends_those() -> None:
 
 def test_no_target_without_named_gpus() -> None:
     assert estimate(EIGHT_B).target is None
+
+
+def test_the_answer_leads_with_the_tight_offer_and_names_the_comfortable_one_once() -> None:
+    from core.text import render_answer
+
+    for lang, tight, roomy in (
+        ("ru", "Впритык: свободно меньше 10 %", "С запасом: 2× RTX 4090 48 GB, цена по запросу"),
+        ("en", "Tight: less than 10 %", "With headroom: 2× RTX 4090 48 GB, price on request"),
+    ):
+        text = render_answer(estimate(SEVENTY_B_INT4), lang)
+        lead, _need, line = text.splitlines()[:3]
+        assert "1× RTX 4090 48 GB" in lead and "149" in lead
+        assert tight in line and roomy in line
+        assert text.count(roomy) == 1

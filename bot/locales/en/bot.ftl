@@ -152,6 +152,7 @@ help =
     <b>How to use me</b>
     /start — a guided dialog: task, model, precision, workload → memory, verdict and a server to rent
     Or just write a question: <code>llama 3 70b int4 32k</code>, <code>qlora mistral 7b</code>, <code>sdxl 1024 batch 4</code>
+    /prices — rental prices · /contact — request a quote from a manager
     /new — start over · /lang — language · /about — how it is computed · /cancel — stop the dialog
 about =
     <b>How the estimate is computed</b>
@@ -215,3 +216,7 @@ admin-offers-bad = ❌ Not reloaded, the offers in force stay:
     <code>{ $error }</code>
 admin-offers-reloaded = ✅ Reloaded { $file }.
 admin-offers-usage = <code>/offers</code> lists the offers in force, <code>/offers reload</code> re-reads OFFERS_FILE.
+
+## sales: prices and the sales buttons (slice "sales")
+cmd-prices = Server rental prices
+btn-ask-price = 💬 Ask for the price

@@ -155,6 +155,7 @@ help =
     <b>Как мной пользоваться</b>
     /start — пошаговый диалог: задача, модель, точность, нагрузка → память, вердикт и сервер в аренду
     Или просто напишите вопрос: <code>llama 3 70b int4 32k</code>, <code>qlora mistral 7b</code>, <code>сколько памяти для sdxl 1024 batch 4</code>
+    /prices — цены на аренду · /contact — заявка менеджеру
     /new — заново · /lang — язык · /about — как считается · /cancel — прервать диалог
 about =
     <b>Как считается оценка</b>
@@ -218,3 +219,7 @@ admin-offers-bad = ❌ Не перечитано, действуют прежн�
     <code>{ $error }</code>
 admin-offers-reloaded = ✅ Перечитан { $file }.
 admin-offers-usage = <code>/offers</code> — действующие предложения, <code>/offers reload</code> — перечитать OFFERS_FILE.
+
+## sales: цены и кнопки продаж (slice "sales")
+cmd-prices = Цены на аренду серверов
+btn-ask-price = 💬 Узнать цену

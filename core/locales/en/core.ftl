@@ -430,3 +430,26 @@ picture-total = per card: { $total }
 cli-hf-not-found = No model { $model } on Hugging Face (or it is private or gated): check the name (e.g. Qwen/Qwen3-8B) or give its size (8B).
 cli-hf-unavailable = Could not reach Hugging Face within { $seconds } s to read { $model }: try again later or give its size (8B); GPUFIT_HF_LOOKUP=0 skips the look-up.
 cli-hf-unsupported = { $model } is on Hugging Face, but its config.json is not a language model's that can be sized: give its size (8B) instead.
+
+## sales: prices, the price list, tight fits (slice "sales")
+assumption-tight_offer = The cheapest priced offer fits tightly (less than { $percent } % of memory free); a comfortable option is named second.
+tight-lead = ⚠️ Tight: less than { $percent } % of memory stays free — a long request or more users may not fit.
+tight-safe = Safe: { $ways }.
+tight-safe-context = a context up to { NUMBER($value) } tokens
+tight-safe-users = up to { $value ->
+    [one] { $value } user
+   *[other] { $value } users
+}
+tight-or = {" "}or{" "}
+tight-roomy = With headroom: { $config }, { $price }.
+prices-title = 💰 Rental prices
+prices-title-gpu = 💰 Rental prices: { $gpu }
+prices-gpu = • { $gpu }: { $items }
+prices-item = { $counts } — { $price }
+prices-not-offered = We do not rent { $gpu } — here is what we have.
+prices-no-count = { $config } is not among the offers; there are { $counts }.
+prices-no-monthly = The price list has no monthly price — a manager will quote it.
+prices-from-note = "from": a starting price.
+prices-on-request-note = A manager quotes the prices "on request".
+answer-offers-recommended-unpriced = Recommended: { $config }
+answer-offers-fastest-unpriced = fastest: { $config }

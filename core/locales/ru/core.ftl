@@ -500,3 +500,26 @@ picture-total = на карту: { $total }
 cli-hf-not-found = Модели { $model } нет на Hugging Face (или доступ к ней закрыт): проверьте название (например, Qwen/Qwen3-8B) или укажите размер (8B).
 cli-hf-unavailable = Не удалось связаться с Hugging Face за { $seconds } с, чтобы прочитать { $model }: попробуйте позже или укажите размер (8B); GPUFIT_HF_LOOKUP=0 отключает поиск.
 cli-hf-unsupported = { $model } есть на Hugging Face, но её config.json — не языковая модель, которую можно посчитать: укажите размер (8B).
+
+## sales: цены, прайс, впритык (slice "sales")
+assumption-tight_offer = Самое дешёвое предложение с ценой влезает впритык (свободно меньше { $percent } % памяти); вариант с запасом назван вторым.
+tight-lead = ⚠️ Впритык: свободно меньше { $percent } % памяти — длинный запрос или больше пользователей могут не влезть.
+tight-safe = Надёжно: { $ways }.
+tight-safe-context = контекст до { NUMBER($value) } токенов
+tight-safe-users = до { $value ->
+    [one] { $value } пользователя
+   *[other] { $value } пользователей
+}
+tight-or = {" "}или{" "}
+tight-roomy = С запасом: { $config }, { $price }.
+prices-title = 💰 Цены на аренду
+prices-title-gpu = 💰 Цены на аренду: { $gpu }
+prices-gpu = • { $gpu }: { $items }
+prices-item = { $counts } — { $price }
+prices-not-offered = { $gpu } мы не сдаём — вот что есть.
+prices-no-count = { $config } в предложениях нет; есть { $counts }.
+prices-no-monthly = Помесячной цены в прайсе нет — её назовёт менеджер.
+prices-from-note = «от» — начальная цена.
+prices-on-request-note = Цену «по запросу» назовёт менеджер.
+answer-offers-recommended-unpriced = Рекомендуем: { $config }
+answer-offers-fastest-unpriced = быстрее всего: { $config }

@@ -156,14 +156,14 @@ async def test_change_precision_from_result(harness: Harness) -> None:
     assert dialog.answers["precision"] == "int4" and dialog.status == DIALOG_COMPLETED
 
 
-async def test_other_task_offers_contact(harness: Harness) -> None:
+async def test_other_task_opens_the_quote_form(harness: Harness) -> None:
     user = harness.user()
     await user.send("/start")
     await user.click(text("task-other"))
     message = user.last_message()
     assert text("task-other-note").split("\n")[0] in (message.text or "")
     urls = [b.url for row in message.buttons for b in row if b.url]
-    assert urls == ["https://example.com/contact"]
+    assert "https://example.com/contact" not in urls and text("btn-quote") in buttons(message)
     await user.click(text("btn-back"))
     assert text("ask-task") in (user.last_message().text or "")
 

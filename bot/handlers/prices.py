@@ -1,0 +1,78 @@
+"""Prices: `/prices` (every offer) and free-text price questions ("сколько стоит аренда h100?",
+"прайс", "how much is an H100 per hour", read by `core.parse.price`) answered with the price list
+from the offers in force (`core.prices`), a rent button and the quote form's ("Ask for the price"
+where a price listed is on request). The router comes before the quote form's free-text intents
+("сколько стоит", "прайс" open the form there) and the quick answers (which would size it).
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from aiogram import F, Router
+from aiogram.filters import Command, StateFilter
+from aiogram.types import CallbackQuery, Message
+
+from bot import keyboards
+from bot.callbacks import SalesCB
+from bot.context import Ctx
+from bot.dialog import Wizard
+from bot.dialog_state import DialogState
+from bot.handlers.leads import open_form
+from core.catalog import Catalog
+from core.parse.price import PriceQuestion, price_question, words
+from core.prices import PriceList, price_list
+
+
+def render_prices(prices: PriceList) -> str:
+    """The price list as Telegram HTML: the title in bold, a line per GPU, the notes in italics."""
+    lines = [f"<b>{escape(prices.title)}</b>", *map(escape, prices.lines)]
+    if prices.notes:
+        lines += ["", *(f"<i>{escape(n)}</i>" for n in prices.notes)]
+    return "\n".join(lines)
+
+
+async def answer_prices(message: Message, ctx: Ctx, question: PriceQuestion | None) -> None:
+    prices = price_list(question, ctx.catalog, ctx.lang)
+    source = (await DialogState.load(ctx.state)).source
+    markup = keyboards.sales_keyboard(
+        prices.rent, ctx.tr, ctx.settings.contact_url, campaign=source, ask_price=prices.on_request
+    )
+    await message.answer(render_prices(prices), reply_markup=markup)
+
+
+async def cmd_prices(message: Message, ctx: Ctx) -> None:
+    await answer_prices(message, ctx, None)
+
+
+async def on_price_question(message: Message, ctx: Ctx) -> None:
+    assert message.text is not None
+    await answer_prices(message, ctx, price_question(message.text, ctx.catalog))
+
+
+async def is_price_question(message: Message, catalog: Catalog) -> bool:
+    """Filter: free text asking what renting costs (filters run before the middleware makes `ctx`)."""
+    return bool(message.text) and price_question(message.text or "", catalog) is not None
+
+
+async def on_quote(query: CallbackQuery, ctx: Ctx) -> None:
+    """The quote form, with the last answer's configuration when there is one (`open_form`)."""
+    if not isinstance(query.message, Message):
+        return
+    await open_form(ctx, query.message.chat.id, query.from_user, query)
+
+
+def make_router() -> Router:
+    """A fresh router per Dispatcher (a router attaches to one parent only)."""
+    words()  # the price words are checked when the bot starts: a bad core/data/prices.toml stops it
+    router = Router(name="prices")
+    router.message.register(cmd_prices, Command("prices"))
+    router.message.register(
+        on_price_question,
+        StateFilter(None, Wizard.task, Wizard.result),
+        F.text,
+        ~F.text.startswith("/"),
+        is_price_question,
+    )
+    router.callback_query.register(on_quote, SalesCB.filter())
+    return router
