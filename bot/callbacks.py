@@ -91,7 +91,7 @@ class QuoteCB(CallbackData, prefix="q"):
 
 class SalesCB(CallbackData, prefix="p"):
     """"Ask for a price" / "Request a quote" under the price list, a comparison and the "other task"
-    note (`bot.handlers.prices`): the quote form, not tied to the dialog's last message as `QuoteCB`."""
+    note: the quote form (`bot.handlers.leads`), not tied to the dialog's last message as `QuoteCB`."""
 
     action: Literal["quote"] = "quote"
 

@@ -26,7 +26,7 @@ from aiogram.utils.callback_answer import CallbackAnswer
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
 from bot import leads
-from bot.callbacks import Quote, QuoteCB
+from bot.callbacks import Quote, QuoteCB, SalesCB
 from bot.context import Ctx
 from bot.db import leads as lead_db
 from bot.db import repository
@@ -264,6 +264,14 @@ async def cmd_cancel_form(message: Message, ctx: Ctx) -> None:
     await message.answer(ctx.tr("lead-cancelled"), reply_markup=ReplyKeyboardRemove())
 
 
+async def on_sales_quote(query: CallbackQuery, ctx: Ctx) -> None:
+    """"Ask for a price" under the price list, a comparison or the "other task" note: the form, with the
+    last answer's configuration when there is one."""
+    if not isinstance(query.message, Message):
+        return
+    await open_form(ctx, query.message.chat.id, query.from_user, query)
+
+
 def make_router() -> Router:
     """A fresh router per Dispatcher; before the commands' and the wizard's (its states and intents
     come first), after the groups' (nothing from a group reaches it)."""
@@ -278,4 +286,5 @@ def make_router() -> Router:
     router.message.register(on_intent, text, is_intent)
     router.callback_query.register(on_quote_button, QuoteCB.filter(F.action == Quote.OPEN))
     router.callback_query.register(on_skip, QuoteCB.filter(F.action == Quote.SKIP))
+    router.callback_query.register(on_sales_quote, SalesCB.filter())
     return router

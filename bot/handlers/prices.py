@@ -11,14 +11,12 @@ from html import escape
 
 from aiogram import F, Router
 from aiogram.filters import Command, StateFilter
-from aiogram.types import CallbackQuery, Message
+from aiogram.types import Message
 
 from bot import keyboards
-from bot.callbacks import SalesCB
 from bot.context import Ctx
 from bot.dialog import Wizard
 from bot.dialog_state import DialogState
-from bot.handlers.leads import open_form
 from core.catalog import Catalog
 from core.parse.price import PriceQuestion, price_question, words
 from core.prices import PriceList, price_list
@@ -55,13 +53,6 @@ async def is_price_question(message: Message, catalog: Catalog) -> bool:
     return bool(message.text) and price_question(message.text or "", catalog) is not None
 
 
-async def on_quote(query: CallbackQuery, ctx: Ctx) -> None:
-    """The quote form, with the last answer's configuration when there is one (`open_form`)."""
-    if not isinstance(query.message, Message):
-        return
-    await open_form(ctx, query.message.chat.id, query.from_user, query)
-
-
 def make_router() -> Router:
     """A fresh router per Dispatcher (a router attaches to one parent only)."""
     words()  # the price words are checked when the bot starts: a bad core/data/prices.toml stops it
@@ -74,5 +65,4 @@ def make_router() -> Router:
         ~F.text.startswith("/"),
         is_price_question,
     )
-    router.callback_query.register(on_quote, SalesCB.filter())
     return router
