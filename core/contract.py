@@ -513,6 +513,11 @@ class Recommendation(BaseModel):
         description="extension: false when no rental offer fits and this is a catalogue configuration "
         "outside the offers (show it as 'not in our offers, contact us'); offer_id and url are then null",
     )
+    breakdown: dict[str, int] = Field(
+        default_factory=dict,
+        description="extension: the peak per card on `count` cards, as `Result.breakdown` (it sums to "
+        "bytes_per_gpu); empty where the configuration is the request's own (`Result.breakdown`)",
+    )
 
 
 class Mitigation(BaseModel):

@@ -116,8 +116,8 @@ reason-most_headroom = most headroom
 reason-fewest_cards = fewest cards
 
 ## What to do when it does not fit (ids and params from core/advice.py)
-action-quantize_int8 = quantize the weights to 8 bits ({ $precision })
-action-quantize_int4 = quantize the weights to 4 bits ({ $precision })
+action-quantize_int8 = quantize the weights to 8 bits: { $precision }
+action-quantize_int4 = quantize the weights to 4 bits: { $precision }
 action-kv_cache_fp8 = keep the KV cache in fp8
 action-use_vllm = serve with vLLM (chunked prefill instead of every prompt at once)
 action-shorten_context = shorten the context to { $context_length } tokens
@@ -144,7 +144,10 @@ action-smaller_model = a smaller model: { $model }
 action-more_gpus = use { $num_gpus } cards
 action-cpu_offload = { $experiments_only ->
     [0] model CPU offload: each component on the GPU only while it runs (the recipe of the FLUX model card), the same output, a little slower
-   *[other] CPU offload ({ $cpu_offload }): a last resort, for experiments only, much slower
+   *[other] { $cpu_offload ->
+        [sequential] sequential CPU offload (only the running layer on the GPU)
+       *[model] model CPU offload
+    }: a last resort, for experiments only, much slower
 }
 
 ## Assumptions (args are the Assumption's params)
@@ -309,34 +312,31 @@ lead-verdict-tight = Fits tightly
 lead-verdict-does_not_fit = Does not fit
 lead-fits = { $icon } { $verdict } on { $config }
 lead-fits-not-offered = { $icon } { $verdict } on { $config }, which we do not rent: write to us
-lead-need = Needs { $need }{ $cards ->
-    [one] {""}
-   *[other] {" "}per card
-} of { $usable } (likely { $low }–{ $high })
-lead-own-fits = { $icon } Fits on { $config }: { $need } of { $usable }
-lead-own-tight = { $icon } Fits tightly on { $config }: { $need } of { $usable }
-lead-own-does_not_fit = { $icon } Does not fit on { $config }: needs { $need } of { $usable }
+lead-need = Needs { $need } per card of { $usable } (likely { $low }–{ $high })
+lead-own-fits = { $icon } Fits on { $config }: { $need } per card of { $usable }
+lead-own-tight = { $icon } Fits tightly on { $config }: { $need } per card of { $usable }
+lead-own-does_not_fit = { $icon } Does not fit on { $config }: needs { $need } per card of { $usable }
 lead-rent = 🚀 To rent: { $config }
-lead-nothing-fits = None of our configurations holds { $need } as asked: how to cut it is below.
-lead-none = ❌ Needs { $need }: none of our configurations holds it as asked
+lead-nothing-fits = None of our configurations holds { $need } per card as asked: how to cut it is below.
+lead-none = ❌ Needs { $need } per card: none of our configurations holds it as asked
 lead-none-hint = How to cut the memory is below.
 speed-short = ~{ $tokens } tok/s
-answer-parts = Where the memory goes:
+answer-parts = Where the { $total } per card goes:
 answer-offers-cheapest = Cheapest: { $config }, { $price }
 answer-offers-recommended = Recommended: { $config }, { $price }
 answer-offers-fastest = fastest: { $config }, { $price }
 answer-verdict = { $icon } { $config }: { $verdict }, { $need } of { $usable }
-answer-verdicts = Does it fit:
+answer-verdicts = Does it fit (memory per card):
 answer-speed = Speed on { $config }: ~{ $per_user } tokens/s per user
 answer-speed-many = Speed on { $config }: ~{ $per_user } tokens/s per user, ~{ $total } tokens/s in total
 answer-kv-capacity = vLLM on { $config }: KV cache for { NUMBER($tokens) } tokens, up to { NUMBER($concurrency, maximumFractionDigits: 2) }× requests of { NUMBER($context_length) } tokens at once
-answer-mitigations = If it does not fit:
+answer-mitigations = If it does not fit (memory per card):
 answer-without-checkpointing = Without gradient checkpointing (faster: no forward recomputed in backward): { $need } per card.
-answer-mitigations-own = To fit on { $config }:
+answer-mitigations-own = To fit on { $config } (memory per card):
 answer-mitigation = { $icon } { $action }: −{ $saves } → { $total }, { $outcome }
-answer-more-mitigations = More ways:
-change-side = { $total } · { $config } · { $price }
-change-side-none = { $total } · fits none of our configurations
+answer-more-mitigations = More ways (memory per card):
+change-side = { $total } per card · { $config } · { $price }
+change-side-none = { $total } per card · fits none of our configurations
 change-line = Before: { $before } → now: { $after }
 compare-title = { $model }: { $settings }
 compare-row = { $icon } { $config }: { $verdict }, { $need } of { $usable } · { $price }{ $speed }
@@ -379,7 +379,7 @@ solve-found-batch_size = 📦 Largest micro-batch on { $config }: { $value }
 solve-found-seq_len = 📏 Longest training sequence on { $config }: { $value }
 solve-found-precision = 🎚 Best precision that fits { $config }: { $value }
 solve-found-model = 🧩 Largest { $family } model that fits { $config }: { $value }
-solve-margin = Needs { $need } of { $usable }, { $margin } free
+solve-margin = Needs { $need } per card of { $usable }, { $margin } free
 solve-speed = ~{ NUMBER($total) } tokens/s in all, ~{ $per_user } per user
 solve-next = { $value } would not fit: { $need } of { $usable } (grows most: { $grows })
 solve-all-fit-model = Everything up to the model's own limit fits: { $value }
@@ -430,3 +430,12 @@ picture-total = per card: { $total }
 cli-hf-not-found = No model { $model } on Hugging Face (or it is private or gated): check the name (e.g. Qwen/Qwen3-8B) or give its size (8B).
 cli-hf-unavailable = Could not reach Hugging Face within { $seconds } s to read { $model }: try again later or give its size (8B); GPUFIT_HF_LOOKUP=0 skips the look-up.
 cli-hf-unsupported = { $model } is on Hugging Face, but its config.json is not a language model's that can be sized: give its size (8B) instead.
+
+## units: one card count and one unit per answer (core/answer.py, core/advice)
+assumption-named_count_fsdp = Training on { $num_gpus } GPUs is sized as such a job is launched: with FSDP full sharding (ZeRO-3), each GPU holding its share of the weights, gradients and optimizer states.
+action-shard_offload_optimizer = ZeRO-3 with the optimizer states offloaded to the CPU (DeepSpeed offload_optimizer): slower, but full fine-tuning on the same cards
+verdict-no_margin = does not fit reliably
+lead-own-no_margin = { $icon } { $config } does not fit reliably: { $need } per card of { $usable }, no margin
+lead-fits-fewer = { $icon } { $verdict } on { $config }: no need for { $asked } cards
+lead-fits-fewer-not-offered = { $icon } { $verdict } on { $config }: no need for { $asked } cards — a configuration we do not rent, write to us
+answer-mitigation-to = { $icon } { $action }: → { $total }, { $outcome }

@@ -106,8 +106,8 @@ reason-most_headroom = с наибольшим запасом
 reason-fewest_cards = меньше всего карт
 
 ## Что делать, если не влезает (id и params из core/advice.py)
-action-quantize_int8 = квантовать веса в 8 бит ({ $precision })
-action-quantize_int4 = квантовать веса в 4 бита ({ $precision })
+action-quantize_int8 = квантовать веса в 8 бит: { $precision }
+action-quantize_int4 = квантовать веса в 4 бита: { $precision }
 action-kv_cache_fp8 = хранить KV-кэш в fp8
 action-use_vllm = запускать через vLLM (prefill частями, а не все запросы целиком)
 action-shorten_context = сократить контекст до { $context_length } { $context_length ->
@@ -145,7 +145,10 @@ action-more_gpus = взять { $num_gpus ->
 }
 action-cpu_offload = { $experiments_only ->
     [0] выгрузка модели на CPU: каждый компонент на карте только пока работает (рецепт из карточки FLUX), тот же результат, чуть медленнее
-   *[other] выгрузка на CPU ({ $cpu_offload }): крайний случай, только для экспериментов, намного медленнее
+   *[other] { $cpu_offload ->
+        [sequential] последовательная выгрузка на CPU (на карте только текущий слой)
+       *[model] выгрузка модели на CPU
+    }: крайний случай, только для экспериментов, намного медленнее
 }
 
 ## Допущения (аргументы — params допущения)
@@ -356,24 +359,21 @@ lead-verdict-tight = Влезет впритык
 lead-verdict-does_not_fit = Не влезет
 lead-fits = { $icon } { $verdict } на { $config }
 lead-fits-not-offered = { $icon } { $verdict } на { $config } — такой конфигурации у нас нет, напишите нам
-lead-need = Нужно { $need }{ $cards ->
-    [one] {""}
-   *[other] {" "}на карту
-} из { $usable } (вероятно, { $low }–{ $high })
-lead-own-fits = { $icon } На { $config } влезет: { $need } из { $usable }
-lead-own-tight = { $icon } На { $config } влезет впритык: { $need } из { $usable }
-lead-own-does_not_fit = { $icon } На { $config } не влезет: нужно { $need } из { $usable }
+lead-need = Нужно { $need } на карту из { $usable } (вероятно, { $low }–{ $high })
+lead-own-fits = { $icon } На { $config } влезет: { $need } на карту из { $usable }
+lead-own-tight = { $icon } На { $config } влезет впритык: { $need } на карту из { $usable }
+lead-own-does_not_fit = { $icon } На { $config } не влезет: нужно { $need } на карту из { $usable }
 lead-rent = 🚀 В аренду: { $config }
-lead-nothing-fits = Ни одна наша конфигурация не вмещает { $need } как есть — как уменьшить, ниже.
-lead-none = ❌ Нужно { $need }: ни одна наша конфигурация не вмещает это как есть
+lead-nothing-fits = Ни одна наша конфигурация не вмещает { $need } на карту как есть — как уменьшить, ниже.
+lead-none = ❌ Нужно { $need } на карту: ни одна наша конфигурация не вмещает это как есть
 lead-none-hint = Как уменьшить память — ниже.
 speed-short = ~{ $tokens } ток/с
-answer-parts = Из чего складывается:
+answer-parts = Из чего складываются { $total } на карту:
 answer-offers-cheapest = Дешевле всего: { $config }, { $price }
 answer-offers-recommended = Рекомендуем: { $config }, { $price }
 answer-offers-fastest = быстрее всего: { $config }, { $price }
 answer-verdict = { $icon } { $config }: { $verdict }, { $need } из { $usable }
-answer-verdicts = Влезет ли:
+answer-verdicts = Влезет ли (память на карту):
 answer-speed = Скорость на { $config }: ~{ $per_user } { $per_user ->
     [one] токен
     [few] токена
@@ -393,13 +393,13 @@ answer-kv-capacity = vLLM на { $config }: KV-кэш на { NUMBER($tokens) } {
     [few] токена
    *[many] токенов
 }
-answer-mitigations = Если не влезает:
+answer-mitigations = Если не влезает (память на карту):
 answer-without-checkpointing = Без gradient checkpointing (быстрее: прямой проход не пересчитывается): { $need } на карту.
-answer-mitigations-own = Как уместить на { $config }:
+answer-mitigations-own = Как уместить на { $config } (память на карту):
 answer-mitigation = { $icon } { $action }: −{ $saves } → { $total }, { $outcome }
-answer-more-mitigations = Ещё способы:
-change-side = { $total } · { $config } · { $price }
-change-side-none = { $total } · не влезает в наши конфигурации
+answer-more-mitigations = Ещё способы (память на карту):
+change-side = { $total } на карту · { $config } · { $price }
+change-side-none = { $total } на карту · не влезает в наши конфигурации
 change-line = Было: { $before } → стало: { $after }
 compare-title = { $model }: { $settings }
 compare-row = { $icon } { $config }: { $verdict }, { $need } из { $usable } · { $price }{ $speed }
@@ -448,7 +448,7 @@ solve-found-batch_size = 📦 Наибольший микробатч на { $co
 solve-found-seq_len = 📏 Наибольшая длина последовательности на { $config }: { $value }
 solve-found-precision = 🎚 Лучшая точность, которая влезет на { $config }: { $value }
 solve-found-model = 🧩 Самая большая модель { $family }, которая влезет на { $config }: { $value }
-solve-margin = Нужно { $need } из { $usable }, свободно { $margin }
+solve-margin = Нужно { $need } на карту из { $usable }, свободно { $margin }
 solve-speed = ~{ NUMBER($total) } ток/с всего, ~{ $per_user } на пользователя
 solve-next = { $value } уже не влезет: { $need } из { $usable } (больше всего растёт: { $grows })
 solve-all-fit-model = Влезает всё до предела самой модели: { $value }
@@ -500,3 +500,12 @@ picture-total = на карту: { $total }
 cli-hf-not-found = Модели { $model } нет на Hugging Face (или доступ к ней закрыт): проверьте название (например, Qwen/Qwen3-8B) или укажите размер (8B).
 cli-hf-unavailable = Не удалось связаться с Hugging Face за { $seconds } с, чтобы прочитать { $model }: попробуйте позже или укажите размер (8B); GPUFIT_HF_LOOKUP=0 отключает поиск.
 cli-hf-unsupported = { $model } есть на Hugging Face, но её config.json — не языковая модель, которую можно посчитать: укажите размер (8B).
+
+## units: one card count and one unit per answer (core/answer.py, core/advice)
+assumption-named_count_fsdp = Обучение на { $num_gpus } картах посчитано так, как его запускают: с полным шардированием FSDP (ZeRO-3), на каждой карте своя часть весов, градиентов и состояний оптимизатора.
+action-shard_offload_optimizer = ZeRO-3 с выгрузкой состояний оптимизатора на CPU (DeepSpeed offload_optimizer): медленнее, но полное дообучение на тех же картах
+verdict-no_margin = не влезет надёжно
+lead-own-no_margin = { $icon } На { $config } не влезет надёжно: { $need } на карту из { $usable }, запаса нет
+lead-fits-fewer = { $icon } { $verdict } на { $config }: { $asked } карт не нужно
+lead-fits-fewer-not-offered = { $icon } { $verdict } на { $config }: { $asked } карт не нужно — такой конфигурации у нас нет, напишите нам
+answer-mitigation-to = { $icon } { $action }: → { $total }, { $outcome }
