@@ -32,6 +32,15 @@ def _value(field: SolveFor, value: int | str, result: Result, lang: str) -> str:
     return str(value)
 
 
+def _budget(result: Result, solved: Solved) -> int:
+    """The bytes per card the answer compares with: the budget its verdict uses (vLLM: its share of
+    the card), so one message names one capacity."""
+    target = result.target
+    if target is not None and solved.gpu is not None and target.gpu == solved.gpu:
+        return target.usable_bytes
+    return solved.usable_bytes
+
+
 def _family(solved: Solved) -> str:
     return solved.family.title() if solved.family else "-"
 
@@ -43,6 +52,7 @@ def solved_lines(result: Result, lang: str) -> tuple[str, ...]:
         return ()
     field, config = solved.solve_for, _gpu_config(solved, lang)
     what = str(field)
+    usable = _budget(result, solved)
     if solved.value is None:
         assert solved.next_value is not None
         return (
@@ -52,7 +62,7 @@ def solved_lines(result: Result, lang: str) -> tuple[str, ...]:
                 config=config,
                 value=_value(field, solved.next_value, result, lang),
                 need=format_bytes(solved.next_bytes_per_gpu or 0, lang),
-                usable=format_bytes(solved.usable_bytes, lang),
+                usable=format_bytes(usable, lang),
             ),
         )
     lines = [
@@ -71,8 +81,8 @@ def solved_lines(result: Result, lang: str) -> tuple[str, ...]:
             "solve-margin",
             lang,
             need=format_bytes(solved.bytes_per_gpu or 0, lang),
-            usable=format_bytes(solved.usable_bytes, lang),
-            margin=format_bytes(solved.margin_bytes or 0, lang),
+            usable=format_bytes(usable, lang),
+            margin=format_bytes(usable - (solved.bytes_per_gpu or 0), lang),
         )
     )
     comfortable = solved.comfortable_value
@@ -94,13 +104,16 @@ def solved_lines(result: Result, lang: str) -> tuple[str, ...]:
     else:
         grows = label("component", solved.grows, lang) if solved.grows else None
         counted = field not in (SolveFor.PRECISION, SolveFor.MODEL) and grows is not None
+        need = solved.next_bytes_per_gpu or 0
+        key = "solve-next" if counted else "solve-next-step"
         lines.append(
             t(
-                "solve-next" if counted else "solve-next-step",
+                # within the card but beyond the tight band: it "does not fit reliably"
+                f"{key}-no_margin" if need <= usable else key,
                 lang,
                 value=_value(field, solved.next_value, result, lang),
-                need=format_bytes(solved.next_bytes_per_gpu or 0, lang),
-                usable=format_bytes(solved.usable_bytes, lang),
+                need=format_bytes(need, lang),
+                usable=format_bytes(usable, lang),
                 grows=grows or "-",
             )
         )

@@ -311,9 +311,10 @@ def _range(total: int, req: Request, resolved: ResolvedModel) -> tuple[Range, li
             "outside_measured_range",
             workload=found.class_id,
             dimension=o.dimension,
-            value=f"{o.value:g}",
-            low=f"{o.low:g}",
-            high=f"{o.high:g}",
+            # numbers, formatted in the user's locale by the message
+            value=_significant(o.value),
+            low=_significant(o.low),
+            high=_significant(o.high),
             percent=percent,
         )
         for o in found.outside
@@ -322,3 +323,8 @@ def _range(total: int, req: Request, resolved: ResolvedModel) -> tuple[Range, li
         notes.append(note("few_measured_cases", workload=found.class_id, cases=found.cases, percent=percent))
     u = min(u, MAX_UNCERTAINTY)
     return Range(low_bytes=round(total * (1 - u)), high_bytes=round(total * (1 + u))), notes
+
+
+def _significant(x: float) -> int | float:
+    """A whole number as it is (32768 tokens); a fraction to 3 significant digits: 70.554 → 70.6."""
+    return int(x) if float(x).is_integer() else float(f"{x:.3g}")

@@ -201,6 +201,16 @@ def _training_mitigations(
         "mixed_precision": MixedPrecision.NONE,
         "precision": Precision.BF16 if req.precision is Precision.FP32 else req.precision,
     }
+    if req.method is Method.FULL and req.num_gpus > 1 and req.cpu_offload is CpuOffload.NONE:
+        # what a full fine-tune too large for its cards runs as, before changing the method: ZeRO-3
+        # with the optimizer states, fp32 master weights and their update in CPU RAM (DeepSpeed
+        # offload_optimizer), sized sharded over the cards asked for; slower, the same training
+        add(
+            "shard_offload_optimizer",
+            dict(sharding=Sharding.ZERO3, cpu_offload=CpuOffload.MODEL),
+            sharding="zero3",
+            cpu_offload="model",
+        )
     if req.method is Method.FULL:
         add("use_lora", lora | _method_defaults(req, given, spec, Method.LORA), method="lora")
     if req.method is not Method.QLORA:
@@ -229,17 +239,7 @@ def _offload_mitigations(req: Request, add: Callable[..., None], diffusion: bool
     its sequential offload is."""
     modes = [CpuOffload.MODEL, CpuOffload.SEQUENTIAL]
     if req.task is Task.TRAINING and req.method is Method.FULL and req.num_gpus > 1:
-        if req.cpu_offload is CpuOffload.NONE:
-            # what a full fine-tune too large for its cards runs as: ZeRO-3 with the optimizer
-            # states, fp32 master weights and their update in CPU RAM (DeepSpeed offload_optimizer),
-            # sized sharded over the cards asked for; slower, but the method stays
-            add(
-                "shard_offload_optimizer",
-                dict(sharding=Sharding.ZERO3, cpu_offload=CpuOffload.MODEL),
-                sharding="zero3",
-                cpu_offload="model",
-            )
-        modes = [CpuOffload.SEQUENTIAL]
+        modes = [CpuOffload.SEQUENTIAL]  # the optimizer offload is offered sharded (above)
     elif req.task is Task.INFERENCE:
         modes = [CpuOffload.MODEL]
     elif diffusion and req.task is not Task.TRAINING:

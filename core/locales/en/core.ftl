@@ -230,14 +230,14 @@ assumption-vllm_preallocates = vLLM reserves 90% of each GPU by default (gpu_mem
 assumption-cpu_offload_layers = CPU offload ({ $cpu_offload }): the weights stream from CPU RAM one layer at a time; several times slower.
 assumption-cpu_offload_zero = CPU offload ({ $cpu_offload }) as DeepSpeed ZeRO-Offload does it: optimizer states, fp32 master weights and gradients (with sequential also the parameters, as FSDP's CPUOffload) live in CPU RAM; several times slower.
 assumption-outside_measured_range = { $dimension ->
-    [params_b] The model size ({ $value }B)
-    [tokens] The length of { $value } tokens
-    [batch] A batch of { $value }
-    [num_gpus] { $value } GPUs
-    [megapixels] { $value } megapixels a frame
-    [frames] { $value } frames
-   *[other] { $dimension } = { $value }
-} lies outside what was measured for this kind of workload ({ $low }–{ $high }): the range is widened to ±{ $percent }%.
+    [params_b] The model size ({ NUMBER($value) }B)
+    [tokens] The length of { NUMBER($value) } tokens
+    [batch] A batch of { NUMBER($value) }
+    [num_gpus] { NUMBER($value) } GPUs
+    [megapixels] { NUMBER($value) } megapixels a frame
+    [frames] { NUMBER($value) } frames
+   *[other] { $dimension } = { NUMBER($value) }
+} lies outside what was measured for this kind of workload ({ NUMBER($low) }–{ NUMBER($high) }): the range is widened to ±{ $percent }%.
 assumption-few_measured_cases = Few published measurements of this kind of workload ({ $cases }): the range ±{ $percent }% is the error over all measured cases.
 assumption-decode_bandwidth_bound = Decode speed = memory bandwidth × { NUMBER($efficiency, style: "percent") } / bytes read per token (weights + KV cache).
 assumption-vllm_budget = Verdicts compare with vLLM's share of each card ({ $percent }%, gpu_memory_utilization); what the model leaves of it is KV cache (its size in tokens is shown with the speed).
@@ -381,17 +381,17 @@ solve-found-precision = 🎚 Best precision that fits { $config }: { $value }
 solve-found-model = 🧩 Largest { $family } model that fits { $config }: { $value }
 solve-margin = Needs { $need } per card of { $usable }, { $margin } free
 solve-speed = ~{ NUMBER($total) } tokens/s in all, ~{ $per_user } per user
-solve-next = { $value } would not fit: { $need } of { $usable } (grows most: { $grows })
+solve-next = { $value } would not fit: { $need } per card of { $usable } (grows most: { $grows })
 solve-all-fit-model = Everything up to the model's own limit fits: { $value }
 solve-all-fit-contract_max = Everything up to { $value } fits
 solve-all-fit-catalogue = The top of the list fits: { $value }
 solve-all-fit-memory = Everything up to { $value } fits
-solve-none-context_length = ❌ Nothing fits { $config }: even { $value } needs { $need } of { $usable }
-solve-none-concurrency = ❌ Not even { $value } user fits { $config }: { $need } of { $usable }
-solve-none-batch_size = ❌ Not even a micro-batch of { $value } fits { $config }: { $need } of { $usable }
-solve-none-seq_len = ❌ Nothing fits { $config }: even { $value } needs { $need } of { $usable }
-solve-none-precision = ❌ No precision fits { $config }: even { $value } needs { $need } of { $usable }
-solve-none-model = ❌ No model of the family fits { $config }: even the smallest, { $value }, needs { $need } of { $usable }
+solve-none-context_length = ❌ Nothing fits { $config }: even { $value } needs { $need } per card of { $usable }
+solve-none-concurrency = ❌ Not even { $value } user fits { $config }: { $need } per card of { $usable }
+solve-none-batch_size = ❌ Not even a micro-batch of { $value } fits { $config }: { $need } per card of { $usable }
+solve-none-seq_len = ❌ Nothing fits { $config }: even { $value } needs { $need } per card of { $usable }
+solve-none-precision = ❌ No precision fits { $config }: even { $value } needs { $need } per card of { $usable }
+solve-none-model = ❌ No model of the family fits { $config }: even the smallest, { $value }, needs { $need } per card of { $usable }
 
 ## Time and cost (core/answer_solve.py)
 cost-training = ⏱ Training on { NUMBER($tokens) } tokens ({ NUMBER($epochs) } { $epochs ->
@@ -400,19 +400,19 @@ cost-training = ⏱ Training on { NUMBER($tokens) } tokens ({ NUMBER($epochs) } 
   }): ≈ { $flops } FLOPs ({ NUMBER($factor) } × parameters × tokens) at { $mfu_low }–{ $mfu_high } % of the cards' peak
 cost-serving = ⏱ { NUMBER($requests) } requests a day ({ NUMBER($prompt) } prompt + { NUMBER($tokens) } generated tokens each):
 cost-generation = ⏱ { NUMBER($outputs) } images:
-cost-money = { NUMBER($low, maximumSignificantDigits: 3) }–{ NUMBER($high, maximumSignificantDigits: 3) } { $currency }
+cost-money = { NUMBER($low) }–{ NUMBER($high) } { $currency }
 cost-option-training = • { $config }: { NUMBER($low, maximumSignificantDigits: 2) }–{ NUMBER($high, maximumSignificantDigits: 2) } h ({ NUMBER($gpu_low, maximumSignificantDigits: 2) }–{ NUMBER($gpu_high, maximumSignificantDigits: 2) } GPU-hours) · { $price }
 cost-option-serving = • { $config }: { NUMBER($low, maximumSignificantDigits: 2) }–{ NUMBER($high, maximumSignificantDigits: 2) } busy hours a day · { $price }{ $day }
 cost-serving-day = ; a server around the clock ({ $servers }×): { NUMBER($price) } { $currency } a day
 cost-option-generation = • { $config }: { NUMBER($seconds_low, maximumSignificantDigits: 3) }–{ NUMBER($seconds_high, maximumSignificantDigits: 3) } s an image, { NUMBER($low, maximumSignificantDigits: 2) }–{ NUMBER($high, maximumSignificantDigits: 2) } h · { $price }
 cost-option-no-time = • { $config }: no published speed of this model on this card
 cost-no-options = No configuration to price.
-solve-next-step = { $value } would not fit: { $need } of { $usable }
+solve-next-step = { $value } would not fit: { $need } per card of { $usable }
 cost-flops = { NUMBER($mantissa, maximumFractionDigits: 1) }·10{ $exponent }
 cost-per-day = { $price } a day
 solve-found-any-model = 🧩 Largest catalogue model that fits { $config }: { $value }
 cost-generation-video = ⏱ { NUMBER($outputs) } clips:
-cost-money-from = from { NUMBER($low, maximumSignificantDigits: 3) }–{ NUMBER($high, maximumSignificantDigits: 3) } { $currency }
+cost-money-from = from { NUMBER($low) }–{ NUMBER($high) } { $currency }
 cost-serving-day-from = ; a server around the clock ({ $servers }×): from { NUMBER($price) } { $currency } a day
 cost-option-generation-video = • { $config }: { NUMBER($seconds_low, maximumSignificantDigits: 3) }–{ NUMBER($seconds_high, maximumSignificantDigits: 3) } s a clip, { NUMBER($low, maximumSignificantDigits: 2) }–{ NUMBER($high, maximumSignificantDigits: 2) } h · { $price }
 assumption-cost_figure_same_compute = The { $card } has no published speed of its own: the figure measured on the { $measured } is used, the same chip at the same clocks (denoising is compute-bound, so the extra memory does not change it).
@@ -433,9 +433,11 @@ cli-hf-unsupported = { $model } is on Hugging Face, but its config.json is not a
 
 ## units: one card count and one unit per answer (core/answer.py, core/advice)
 assumption-named_count_fsdp = Training on { $num_gpus } GPUs is sized as such a job is launched: with FSDP full sharding (ZeRO-3), each GPU holding its share of the weights, gradients and optimizer states.
-action-shard_offload_optimizer = ZeRO-3 with the optimizer states offloaded to the CPU (DeepSpeed offload_optimizer): slower, but full fine-tuning on the same cards
+action-shard_offload_optimizer = ZeRO-3 with the optimizer states on the CPU (DeepSpeed offload_optimizer): slower, the same training
 verdict-no_margin = does not fit reliably
 lead-own-no_margin = { $icon } { $config } does not fit reliably: { $need } per card of { $usable }, no margin
 lead-fits-fewer = { $icon } { $verdict } on { $config }: no need for { $asked } cards
 lead-fits-fewer-not-offered = { $icon } { $verdict } on { $config }: no need for { $asked } cards — a configuration we do not rent, write to us
 answer-mitigation-to = { $icon } { $action }: → { $total }, { $outcome }
+solve-next-no_margin = { $value } would not fit reliably: { $need } per card of { $usable }, no margin (grows most: { $grows })
+solve-next-step-no_margin = { $value } would not fit reliably: { $need } per card of { $usable }, no margin

@@ -256,14 +256,14 @@ assumption-vllm_preallocates = vLLM по умолчанию занимает 90 
 assumption-cpu_offload_layers = Выгрузка на CPU ({ $cpu_offload }): веса подгружаются из ОЗУ по одному слою; в разы медленнее.
 assumption-cpu_offload_zero = Выгрузка на CPU ({ $cpu_offload }) как в DeepSpeed ZeRO-Offload: состояния оптимизатора, fp32-копия весов и градиенты (при sequential и параметры, как CPUOffload во FSDP) живут в ОЗУ; в разы медленнее.
 assumption-outside_measured_range = { $dimension ->
-    [params_b] Размер модели ({ $value }B)
-    [tokens] Длина { $value } токенов
-    [batch] Батч { $value }
-    [num_gpus] { $value } GPU
-    [megapixels] { $value } мегапикселя на кадр
-    [frames] { $value } кадров
-   *[other] { $dimension } = { $value }
-} — вне того, что замерено для такой нагрузки ({ $low }–{ $high }): диапазон расширен до ±{ $percent }%.
+    [params_b] Размер модели ({ NUMBER($value) }B)
+    [tokens] Длина { NUMBER($value) } токенов
+    [batch] Батч { NUMBER($value) }
+    [num_gpus] { NUMBER($value) } GPU
+    [megapixels] { NUMBER($value) } мегапикселя на кадр
+    [frames] { NUMBER($value) } кадров
+   *[other] { $dimension } = { NUMBER($value) }
+} — вне того, что замерено для такой нагрузки ({ NUMBER($low) }–{ NUMBER($high) }): диапазон расширен до ±{ $percent }%.
 assumption-few_measured_cases = Опубликованных замеров такой нагрузки мало ({ $cases }): диапазон ±{ $percent }% — ошибка по всем замерам.
 assumption-decode_bandwidth_bound = Скорость декодирования = пропускная способность памяти × { NUMBER($efficiency, style: "percent") } / байты, читаемые на токен (веса + KV-кэш).
 assumption-vllm_budget = Вердикты сравниваются с долей карты, которую берёт vLLM ({ $percent } %, gpu_memory_utilization); всё, что от неё оставила модель, — KV-кэш (его размер в токенах — рядом со скоростью).
@@ -450,17 +450,17 @@ solve-found-precision = 🎚 Лучшая точность, которая вл�
 solve-found-model = 🧩 Самая большая модель { $family }, которая влезет на { $config }: { $value }
 solve-margin = Нужно { $need } на карту из { $usable }, свободно { $margin }
 solve-speed = ~{ NUMBER($total) } ток/с всего, ~{ $per_user } на пользователя
-solve-next = { $value } уже не влезет: { $need } из { $usable } (больше всего растёт: { $grows })
+solve-next = { $value } уже не влезет: { $need } на карту из { $usable } (больше всего растёт: { $grows })
 solve-all-fit-model = Влезает всё до предела самой модели: { $value }
 solve-all-fit-contract_max = Влезает всё до { $value }
 solve-all-fit-catalogue = Влезает даже лучший вариант: { $value }
 solve-all-fit-memory = Влезает всё до { $value }
-solve-none-context_length = ❌ На { $config } не влезет ничего: даже { $value } — это { $need } из { $usable }
-solve-none-concurrency = ❌ На { $config } не влезет даже { $value } пользователь: { $need } из { $usable }
-solve-none-batch_size = ❌ На { $config } не влезет даже микробатч { $value }: { $need } из { $usable }
-solve-none-seq_len = ❌ На { $config } не влезет ничего: даже { $value } — это { $need } из { $usable }
-solve-none-precision = ❌ На { $config } не влезет ни одна точность: даже { $value } — это { $need } из { $usable }
-solve-none-model = ❌ На { $config } не влезет ни одна модель семейства: даже самая маленькая, { $value }, — это { $need } из { $usable }
+solve-none-context_length = ❌ На { $config } не влезет ничего: даже { $value } — это { $need } на карту из { $usable }
+solve-none-concurrency = ❌ На { $config } не влезет даже { $value } пользователь: { $need } на карту из { $usable }
+solve-none-batch_size = ❌ На { $config } не влезет даже микробатч { $value }: { $need } на карту из { $usable }
+solve-none-seq_len = ❌ На { $config } не влезет ничего: даже { $value } — это { $need } на карту из { $usable }
+solve-none-precision = ❌ На { $config } не влезет ни одна точность: даже { $value } — это { $need } на карту из { $usable }
+solve-none-model = ❌ На { $config } не влезет ни одна модель семейства: даже самая маленькая, { $value }, — это { $need } на карту из { $usable }
 
 ## Время и стоимость (core/answer_solve.py)
 cost-training = ⏱ Обучение на { NUMBER($tokens) } токенов ({ NUMBER($epochs) } { $epochs ->
@@ -470,19 +470,19 @@ cost-training = ⏱ Обучение на { NUMBER($tokens) } токенов ({ 
   }): ≈ { $flops } FLOP ({ NUMBER($factor) } × параметры × токены) при { $mfu_low }–{ $mfu_high } % пиковой скорости карт
 cost-serving = ⏱ { NUMBER($requests) } запросов в день (по { NUMBER($prompt) } токенов промпта и { NUMBER($tokens) } сгенерированных):
 cost-generation = ⏱ { NUMBER($outputs) } картинок:
-cost-money = { NUMBER($low, maximumSignificantDigits: 3) }–{ NUMBER($high, maximumSignificantDigits: 3) } { $currency }
+cost-money = { NUMBER($low) }–{ NUMBER($high) } { $currency }
 cost-option-training = • { $config }: { NUMBER($low, maximumSignificantDigits: 2) }–{ NUMBER($high, maximumSignificantDigits: 2) } ч ({ NUMBER($gpu_low, maximumSignificantDigits: 2) }–{ NUMBER($gpu_high, maximumSignificantDigits: 2) } GPU-часов) · { $price }
 cost-option-serving = • { $config }: { NUMBER($low, maximumSignificantDigits: 2) }–{ NUMBER($high, maximumSignificantDigits: 2) } ч работы в день · { $price }{ $day }
 cost-serving-day = ; сервер круглосуточно ({ $servers }×): { NUMBER($price) } { $currency } в день
 cost-option-generation = • { $config }: { NUMBER($seconds_low, maximumSignificantDigits: 3) }–{ NUMBER($seconds_high, maximumSignificantDigits: 3) } с на картинку, { NUMBER($low, maximumSignificantDigits: 2) }–{ NUMBER($high, maximumSignificantDigits: 2) } ч · { $price }
 cost-option-no-time = • { $config }: нет опубликованной скорости этой модели на этой карте
 cost-no-options = Нечего посчитать: ни одна конфигурация не подходит.
-solve-next-step = { $value } уже не влезет: { $need } из { $usable }
+solve-next-step = { $value } уже не влезет: { $need } на карту из { $usable }
 cost-flops = { NUMBER($mantissa, maximumFractionDigits: 1) }·10{ $exponent }
 cost-per-day = { $price } в день
 solve-found-any-model = 🧩 Самая большая модель каталога, которая влезет на { $config }: { $value }
 cost-generation-video = ⏱ { NUMBER($outputs) } роликов:
-cost-money-from = от { NUMBER($low, maximumSignificantDigits: 3) }–{ NUMBER($high, maximumSignificantDigits: 3) } { $currency }
+cost-money-from = от { NUMBER($low) }–{ NUMBER($high) } { $currency }
 cost-serving-day-from = ; сервер круглосуточно ({ $servers }×): от { NUMBER($price) } { $currency } в день
 cost-option-generation-video = • { $config }: { NUMBER($seconds_low, maximumSignificantDigits: 3) }–{ NUMBER($seconds_high, maximumSignificantDigits: 3) } с на ролик, { NUMBER($low, maximumSignificantDigits: 2) }–{ NUMBER($high, maximumSignificantDigits: 2) } ч · { $price }
 assumption-cost_figure_same_compute = Для { $card } своей опубликованной скорости нет: взят замер на { $measured } — тот же чип на тех же частотах (шаги диффузии упираются в вычисления, лишняя память их не меняет).
@@ -503,9 +503,11 @@ cli-hf-unsupported = { $model } есть на Hugging Face, но её config.jso
 
 ## units: one card count and one unit per answer (core/answer.py, core/advice)
 assumption-named_count_fsdp = Обучение на { $num_gpus } картах посчитано так, как его запускают: с полным шардированием FSDP (ZeRO-3), на каждой карте своя часть весов, градиентов и состояний оптимизатора.
-action-shard_offload_optimizer = ZeRO-3 с выгрузкой состояний оптимизатора на CPU (DeepSpeed offload_optimizer): медленнее, но полное дообучение на тех же картах
+action-shard_offload_optimizer = ZeRO-3 и состояния оптимизатора на CPU (DeepSpeed offload_optimizer): медленнее, обучение то же
 verdict-no_margin = не влезет надёжно
 lead-own-no_margin = { $icon } На { $config } не влезет надёжно: { $need } на карту из { $usable }, запаса нет
 lead-fits-fewer = { $icon } { $verdict } на { $config }: { $asked } карт не нужно
 lead-fits-fewer-not-offered = { $icon } { $verdict } на { $config }: { $asked } карт не нужно — такой конфигурации у нас нет, напишите нам
 answer-mitigation-to = { $icon } { $action }: → { $total }, { $outcome }
+solve-next-no_margin = { $value } уже не влезет надёжно: { $need } на карту из { $usable }, запаса нет (больше всего растёт: { $grows })
+solve-next-step-no_margin = { $value } уже не влезет надёжно: { $need } на карту из { $usable }, запаса нет
