@@ -346,7 +346,11 @@ class Request(BaseModel):
         "every adapted layer saves a dropped-out copy of its input and the mask for backward",
     )
     num_gpus: int = Field(default=1, gt=0, le=1024, description="GPUs of the requested configuration")
-    sharding: Sharding = Field(default=Sharding.NONE, description="training across GPUs")
+    sharding: Sharding | None = Field(
+        default=None,
+        description="training across GPUs; default: as such a job is launched — none on one GPU, FSDP "
+        "full sharding on several (plain replicas would need the one-GPU memory on every GPU)",
+    )
     resolution: tuple[Pixels, Pixels] | None = Field(
         default=None, description="[w, h], 64 to 16384 px each; default: the model's native resolution"
     )

@@ -229,12 +229,14 @@ def fill_defaults(req: Request, spec: ModelSpec, no_bf16: bool = False) -> tuple
             update["seq_len"] = seq
             if req.task is Task.TRAINING:
                 notes.append(note("default_seq_len", seq_len=seq))
-    if req.task is Task.TRAINING and req.num_gpus > 1 and "sharding" not in req.model_fields_set:
+    if req.sharding is None:
         # training on several cards is launched sharded (FSDP FULL_SHARD / ZeRO-3): plain replicas
         # would need the one-card memory on every card. The rule `Sizer.count_changes` applies to
         # every other count, so the cards asked for and those recommended are sized alike.
-        update["sharding"] = Sharding.FSDP
-        notes.append(note("named_count_fsdp", num_gpus=req.num_gpus))
+        update["sharding"] = Sharding.NONE
+        if req.task is Task.TRAINING and req.num_gpus > 1:
+            update["sharding"] = Sharding.FSDP
+            notes.append(note("named_count_fsdp", num_gpus=req.num_gpus))
     if req.mixed_precision is None:
         full = req.method is Method.FULL and req.task is Task.TRAINING
         mixed = MixedPrecision.NONE
