@@ -41,6 +41,19 @@ def _budget(result: Result, solved: Solved) -> int:
     return solved.usable_bytes
 
 
+def _next_reason(need: int, usable: int) -> str:
+    """Why the next value does not fit, as a message suffix: '' (more than the budget), `-no_margin`
+    (within it, beyond the tight band) or `-budget` (within the band of this budget: the next value
+    runs under another engine, whose share of the card is smaller, e.g. vLLM's 90 %)."""
+    from core.catalog import default_catalog
+
+    if need > usable:
+        return ""
+    if need > usable * (1 - default_catalog().ranking.tight_headroom):
+        return "-no_margin"
+    return "-budget"
+
+
 def _family(solved: Solved) -> str:
     return solved.family.title() if solved.family else "-"
 
@@ -108,8 +121,7 @@ def solved_lines(result: Result, lang: str) -> tuple[str, ...]:
         key = "solve-next" if counted else "solve-next-step"
         lines.append(
             t(
-                # within the card but beyond the tight band: it "does not fit reliably"
-                f"{key}-no_margin" if need <= usable else key,
+                key + _next_reason(need, usable),
                 lang,
                 value=_value(field, solved.next_value, result, lang),
                 need=format_bytes(need, lang),

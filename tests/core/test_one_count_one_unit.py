@@ -111,10 +111,18 @@ def test_before_and_after_compare_per_card_with_per_card() -> None:
 
 def test_an_inverse_answer_names_one_capacity() -> None:
     """vLLM's budget (43,2 of 48 GB), not the card and then the budget."""
-    answer = build_answer(asked("сколько пользователей выдержит qwen2.5 7b на 4090 48"), "ru")
+    answer = build_answer(asked("какая самая большая модель qwen влезет в 4090 48 для 8 пользователей"), "ru")
     lines = [*answer.solved, answer.lead, answer.need]
     capacities = {m for line in lines for m in re.findall(r"из ([\d ,]+ ГБ)", line.replace("\xa0", " "))}
-    assert len(capacities) == 1, capacities
+    assert capacities == {"43,2 ГБ"}, capacities
+
+
+def test_a_next_step_under_another_engine_says_why_it_does_not_fit() -> None:
+    """Q8_0 (llama.cpp, the whole card) fits; int8 runs under vLLM, whose 90 % it exceeds: not
+    "43,3 of 48,0 does not fit"."""
+    answer = build_answer(asked("какая лучшая точность для qwen2.5 32b на 4090 48 на 8 пользователей"), "ru")
+    last = answer.solved[-1].replace("\xa0", " ")
+    assert last.startswith("int8 уже не влезет: ") and "бюджета памяти его движка" in last, last
 
 
 # --- the bands ------------------------------------------------------------------------------------

@@ -441,3 +441,5 @@ lead-fits-fewer-not-offered = { $icon } { $verdict } on { $config }: no need for
 answer-mitigation-to = { $icon } { $action }: → { $total }, { $outcome }
 solve-next-no_margin = { $value } would not fit reliably: { $need } per card of { $usable }, no margin (grows most: { $grows })
 solve-next-step-no_margin = { $value } would not fit reliably: { $need } per card of { $usable }, no margin
+solve-next-budget = { $value } would not fit: { $need } per card, more than its engine's memory budget (grows most: { $grows })
+solve-next-step-budget = { $value } would not fit: { $need } per card, more than its engine's memory budget

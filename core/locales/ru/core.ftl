@@ -511,3 +511,5 @@ lead-fits-fewer-not-offered = { $icon } { $verdict } на { $config }: { $asked 
 answer-mitigation-to = { $icon } { $action }: → { $total }, { $outcome }
 solve-next-no_margin = { $value } уже не влезет надёжно: { $need } на карту из { $usable }, запаса нет (больше всего растёт: { $grows })
 solve-next-step-no_margin = { $value } уже не влезет надёжно: { $need } на карту из { $usable }, запаса нет
+solve-next-budget = { $value } уже не влезет: { $need } на карту, больше бюджета памяти его движка (больше всего растёт: { $grows })
+solve-next-step-budget = { $value } уже не влезет: { $need } на карту, больше бюджета памяти его движка

@@ -95,8 +95,8 @@ def _short(gpu_name: str) -> str:
     ("lang", "lead", "need"),
     [
         # 4 users: a vLLM server, compared with vLLM's 90% of the card (43.2 of 48 GB)
-        ("ru", "✅ Влезет на 1× RTX 4090 48 GB · от 149 ₽/ч · ~32 ток/с", "Нужно 24,0 ГБ на карту из 43,2 ГБ"),
-        ("en", "✅ Fits on 1× RTX 4090 48 GB · from 149 ₽/h · ~32 tok/s", "Needs 24.0 GB per card of 43.2 GB"),
+        ("ru", "✅ Влезет на 1× RTX 4090 48 GB · от 149 ₽/ч · ~32 ток/с", "Нужно 24,0 ГБ на карту из 43,2"),
+        ("en", "✅ Fits on 1× RTX 4090 48 GB · from 149 ₽/h · ~32 tok/s", "Needs 24.0 GB per card of 43.2"),
     ],
 )
 def test_the_first_two_lines_carry_verdict_card_price_and_speed(lang: str, lead: str, need: str) -> None:
