@@ -316,8 +316,12 @@ def _lead(result: Result, target: Verdict | None, offer: Offer | None, lang: str
     kind = verdict.verdict if verdict else rec.verdict
     key = "lead-fits" if offer.in_offers else "lead-fits-not-offered"
     asked = result.request.num_gpus
-    if asked > 1 and rec.count < asked and not result.request.gpus:
-        key = "lead-fits-fewer" if offer.in_offers else "lead-fits-fewer-not-offered"
+    if asked > 1 and not result.request.gpus:  # a count asked without a card type: said, not ignored
+        same_card = next((v for v in result.verdicts if (v.gpu, v.count) == (rec.gpu, asked)), None)
+        if rec.count < asked:
+            key = "lead-fits-fewer" if offer.in_offers else "lead-fits-fewer-not-offered"
+        elif same_card is not None and same_card.verdict == "does_not_fit":
+            key = "lead-fits-more" if offer.in_offers else "lead-fits-more-not-offered"
     lead = _offer_sentence(
         key, offer, lang, icon=VERDICT_ICONS[kind], verdict=label("lead-verdict", kind, lang), asked=asked
     )

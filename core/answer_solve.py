@@ -5,9 +5,9 @@ what is said first (the value found), then the margin, then what would not fit a
 
 from __future__ import annotations
 
-from core.advice import TIGHT_HEADROOM
 from core.contract import Cost, CostOption, Result, Solved, SolveFor, Task
 from core.render import format_bytes
+from core.specs import Bands
 from core.texts import label, t
 
 
@@ -41,15 +41,20 @@ def _budget(result: Result, solved: Solved) -> int:
     return solved.usable_bytes
 
 
+def _bands() -> Bands:
+    """The fit bands of the ranking policy (the offers file's `[ranking]`)."""
+    from core.catalog import default_catalog
+
+    return default_catalog().ranking.bands
+
+
 def _next_reason(need: int, usable: int) -> str:
     """Why the next value does not fit, as a message suffix: '' (more than the budget), `-no_margin`
     (within it, beyond the tight band) or `-budget` (within the band of this budget: the next value
     runs under another engine, whose share of the card is smaller, e.g. vLLM's 90 %)."""
-    from core.catalog import default_catalog
-
     if need > usable:
         return ""
-    if need > usable * (1 - default_catalog().ranking.tight_headroom):
+    if need > usable * (1 - _bands().tight):
         return "-no_margin"
     return "-budget"
 
@@ -101,7 +106,8 @@ def solved_lines(result: Result, lang: str) -> tuple[str, ...]:
     comfortable = solved.comfortable_value
     if comfortable is not None and comfortable != solved.value:
         value = _value(field, comfortable, result, lang)
-        lines.append(t("solve-comfortable", lang, value=value, percent=round(TIGHT_HEADROOM * 100)))
+        percent = round(_bands().comfortable * 100)
+        lines.append(t("solve-comfortable", lang, value=value, percent=percent))
     if field is SolveFor.CONCURRENCY and solved.aggregate_tokens_per_s:
         lines.append(
             t(

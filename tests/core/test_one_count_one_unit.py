@@ -81,6 +81,8 @@ def test_a_count_without_a_card_type_is_not_ignored() -> None:
     text = text_of("обучение с нуля 1b модели на 8 картах")
     lead = text.splitlines()[0]
     assert "8 карт не нужно" in lead and "1× RTX 4090 48 GB" in lead
+    more = text_of("llama 3.1 70b bf16 на 2 картах").splitlines()[0]
+    assert more.startswith("✅ Влезет на 4× RTX 4090 48 GB: на 2 такие не влезет"), more
 
 
 # --- per card, and what the breakdown adds up to ---------------------------------------------------

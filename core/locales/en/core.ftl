@@ -443,3 +443,5 @@ solve-next-no_margin = { $value } would not fit reliably: { $need } per card of 
 solve-next-step-no_margin = { $value } would not fit reliably: { $need } per card of { $usable }, no margin
 solve-next-budget = { $value } would not fit: { $need } per card, more than its engine's memory budget (grows most: { $grows })
 solve-next-step-budget = { $value } would not fit: { $need } per card, more than its engine's memory budget
+lead-fits-more = { $icon } { $verdict } on { $config }: { $asked } of them are not enough
+lead-fits-more-not-offered = { $icon } { $verdict } on { $config }: { $asked } of them are not enough — a configuration we do not rent, write to us

@@ -513,3 +513,13 @@ solve-next-no_margin = { $value } уже не влезет надёжно: { $ne
 solve-next-step-no_margin = { $value } уже не влезет надёжно: { $need } на карту из { $usable }, запаса нет
 solve-next-budget = { $value } уже не влезет: { $need } на карту, больше бюджета памяти его движка (больше всего растёт: { $grows })
 solve-next-step-budget = { $value } уже не влезет: { $need } на карту, больше бюджета памяти его движка
+lead-fits-more = { $icon } { $verdict } на { $config }: на { $asked ->
+    [one] { $asked } такую
+    [few] { $asked } такие
+   *[many] { $asked } таких
+} не влезет
+lead-fits-more-not-offered = { $icon } { $verdict } на { $config }: на { $asked ->
+    [one] { $asked } такую
+    [few] { $asked } такие
+   *[many] { $asked } таких
+} не влезет — такой конфигурации у нас нет, напишите нам

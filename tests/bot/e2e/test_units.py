@@ -49,6 +49,8 @@ async def test_a_count_without_a_card_type_is_answered_for_that_count(harness: H
     user = harness.user(language_code="ru")
     message = plain((await user.send("обучение с нуля 1b модели на 8 картах"))[-1].text)
     assert "8 карт не нужно" in message.splitlines()[0], message
+    more = plain((await user.send("llama 3.1 70b bf16 на 2 картах"))[-1].text).splitlines()[0]
+    assert "на 2 такие не влезет" in more, more
     assert_no_failed_calls(harness.sandbox)
 
 
