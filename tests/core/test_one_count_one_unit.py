@@ -173,6 +173,13 @@ def test_mitigations_name_models_and_formats_not_ids() -> None:
     assert "(zero3)" not in training and "(model)" not in training and "(sequential)" not in training
 
 
+def test_assumptions_name_formats_not_ids() -> None:
+    gguf = text_of("qwen3 30b a3b q4_k_m на 4090")
+    assert "q4_k_m" not in gguf and "GGUF Q4_K_M посчитан по тензорам" in gguf
+    awq = text_of("qwen2.5 72b awq vllm 16 пользователей на 2 4090 48")
+    assert "awq-int4" not in awq and "AWQ 4 бита квантует только линейные слои" in awq
+
+
 def test_the_measured_range_note_reads_numbers_in_the_locale() -> None:
     text = text_of("full fine-tune llama 3.1 70b on 8 h100")
     note = next(line for line in text.splitlines() if "Размер модели" in line)

@@ -222,7 +222,7 @@ assumption-cpu_offload_slow = { $cpu_offload ->
     [model] Model CPU offload (diffusers enable_model_cpu_offload, the standard recipe of the FLUX model card): one component on the GPU at a time; a little slower for the transfers.
    *[other] CPU offload ({ $cpu_offload }) keeps one block of the pipeline on the GPU at a time; generation is several times slower.
 }
-assumption-gguf_denoiser_only = A { $precision } GGUF file holds the transformer only: the text encoders and the VAE load from the 16-bit repo (diffusers GGUFQuantizationConfig).
+assumption-gguf_denoiser_only = A { $precision } file holds the transformer only: the text encoders and the VAE load from the 16-bit repo (diffusers GGUFQuantizationConfig).
 assumption-text_encoder_cpu = The text encoders run on the CPU (as Wan's --t5_cpu): none of their weights on the GPU; encoding the prompt takes longer.
 assumption-cfg_single_pass = One denoiser pass at a time (guidance-distilled, or guidance passes run one after another).
 assumption-cfg_double_batch = Classifier-free guidance: the denoiser runs a batch of 2 per image.

@@ -248,7 +248,7 @@ assumption-cpu_offload_slow = { $cpu_offload ->
     [model] Выгрузка модели на CPU (enable_model_cpu_offload в diffusers, стандартный рецепт из карточки FLUX): на карте один компонент за раз; чуть медленнее из-за передач.
    *[other] Выгрузка на CPU ({ $cpu_offload }) держит на карте по одному блоку пайплайна; генерация в разы медленнее.
 }
-assumption-gguf_denoiser_only = GGUF-файл { $precision } содержит только трансформер: текстовые энкодеры и VAE грузятся из 16-битного репозитория (GGUFQuantizationConfig в diffusers).
+assumption-gguf_denoiser_only = Файл { $precision } содержит только трансформер: текстовые энкодеры и VAE грузятся из 16-битного репозитория (GGUFQuantizationConfig в diffusers).
 assumption-text_encoder_cpu = Текстовые энкодеры работают на CPU (как --t5_cpu у Wan): их весов на карте нет; кодирование промпта дольше.
 assumption-cfg_single_pass = Денойзер работает по одному проходу (модель с дистиллированным guidance или проходы guidance идут друг за другом).
 assumption-cfg_double_batch = Classifier-free guidance: денойзер считает батч из 2 на каждое изображение.

@@ -98,6 +98,9 @@ async def test_the_words_name_models_and_formats_not_ids(harness: Harness) -> No
     assert "модель поменьше: Llama 3.1 8B" in shown
     assert "llama-3.1-8b" not in shown and "awq-int4" not in shown and "AWQ 4 бита" in shown
     assert not re.search(r"\(\d+\.\d+–\d+\.\d+\)|\d+\.\d+B\b", shown), "numbers in the Russian format"
+    gguf = (await user.send("qwen3 30b a3b q4_k_m на 4090"))[-1]
+    assumptions = plain((await user.click(text("btn-details", "ru"), message=gguf)).messages[-1].text)
+    assert "q4_k_m" not in assumptions and "GGUF Q4_K_M посчитан по тензорам" in assumptions
     assert_no_failed_calls(harness.sandbox)
 
 
