@@ -8,9 +8,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from core.answer import build_answer
 from core.catalog import default_catalog, load_catalog
 from core.contract import Result, Sharding
+from core.errors import CatalogError
 from core.estimate import estimate
 from core.parse import understand
 from core.render import format_bytes
@@ -184,3 +187,14 @@ def test_the_measured_range_note_reads_numbers_in_the_locale() -> None:
     text = text_of("full fine-tune llama 3.1 70b on 8 h100")
     note = next(line for line in text.splitlines() if "Размер модели" in line)
     assert "70,6B" in note and not re.search(r"\d\.\d", note), note
+
+
+def test_a_tight_band_wider_than_the_comfortable_one_is_refused_by_name(tmp_path: Path) -> None:
+    offers = tmp_path / "offers.toml"
+    offers.write_text(
+        '[ranking]\ntight_headroom = 0.2\n\n[[offer]]\nid = "a"\ngpu = "rtx4090-48gb"\ncount = 1\n'
+        'url = "https://rent.test/a"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(CatalogError, match=r"\[ranking\].*tight_headroom \(0\.2\) is more than comfortable"):
+        load_catalog(offers_file=offers)
