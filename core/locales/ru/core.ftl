@@ -506,8 +506,14 @@ assumption-named_count_fsdp = Обучение на { $num_gpus } картах �
 action-shard_offload_optimizer = ZeRO-3 и состояния оптимизатора на CPU (DeepSpeed offload_optimizer): медленнее, обучение то же
 verdict-no_margin = не влезет надёжно
 lead-own-no_margin = { $icon } На { $config } не влезет надёжно: { $need } на карту из { $usable }, запаса нет
-lead-fits-fewer = { $icon } { $verdict } на { $config }: { $asked } карт не нужно
-lead-fits-fewer-not-offered = { $icon } { $verdict } на { $config }: { $asked } карт не нужно — такой конфигурации у нас нет, напишите нам
+lead-fits-fewer = { $icon } { $verdict } на { $config }: { $asked ->
+    [few] { $asked } карты не нужны
+   *[other] { $asked } карт не нужно
+}
+lead-fits-fewer-not-offered = { $icon } { $verdict } на { $config }: { $asked ->
+    [few] { $asked } карты не нужны
+   *[other] { $asked } карт не нужно
+} — такой конфигурации у нас нет, напишите нам
 answer-mitigation-to = { $icon } { $action }: → { $total }, { $outcome }
 solve-next-no_margin = { $value } уже не влезет надёжно: { $need } на карту из { $usable }, запаса нет (больше всего растёт: { $grows })
 solve-next-step-no_margin = { $value } уже не влезет надёжно: { $need } на карту из { $usable }, запаса нет
