@@ -111,3 +111,14 @@ async def test_an_inverse_answer_names_one_capacity(harness: Harness) -> None:
     message = plain((await user.send(question))[-1].text)
     assert set(re.findall(rf"на карту из {SIZE}", message)) == {"43,2"}, message
     assert_no_failed_calls(harness.sandbox)
+
+
+async def test_a_follow_up_to_more_named_cards_is_sized_as_launched_too(harness: Harness) -> None:
+    """The last request comes back from the dialog's store: a sharding it did not name stays unnamed."""
+    user = harness.user(language_code="ru")
+    first = plain((await user.send("полное дообучение qwen2.5 7b на 1 h100"))[-1].text)
+    assert first.startswith("❌ На 1× H100 SXM 80 GB не влезет"), first
+    more = plain((await user.send("а на 4 картах?"))[-1].text)
+    assert more.splitlines()[0].startswith("✅ На 4× H100 SXM 80 GB влезет: "), more
+    assert "148,3" not in more
+    assert_no_failed_calls(harness.sandbox)
