@@ -87,6 +87,7 @@ class Answer:
     cost: tuple[str, ...] = field(default=())  # time and cost, after the lead
     part_codes: tuple[str, ...] = field(default=())  # the breakdown keys of `parts`, same order
     part_bytes: tuple[int, ...] = field(default=())  # the bytes of `parts` (per card), same order
+    parts_title: str = ""  # 'Where the memory goes, 26.9 GB per card:' (the sum of `parts`)
     cards: tuple[CardFit, ...] = field(default=())  # the user's card (if named), then the recommended
     verdict: str | None = None  # what the lead says: fits / tight / does_not_fit; None: nothing fits
     tight: str | None = None  # a tight priced offer leads: what keeps it safe, the comfortable one
@@ -111,17 +112,21 @@ def build_answer(
         fastest = _offer(fastest_rec, result, lang)
     target = result.target
     lead, need = _lead(result, target, cheapest, lang)
-    mitigations = [_mitigation(m, lang, result.request.num_gpus) for m in result.mitigations]
+    # "−X → Y" reads against the figure shown: without it (the lead gives another card count's), "→ Y"
+    from_shown = not (target is None and rec is not None and rec.breakdown)
+    mitigations = [_mitigation(m, lang, result.request.num_gpus, from_shown) for m in result.mitigations]
     shown = needs_mitigations(result) or (target is not None and target.verdict != "fits")
     said = [a for a in [*notes, *result.assumptions] if a.code not in SAID_ELSEWHERE]
-    shown_parts = _stack_parts(result, components(result))
-    cards = _cards(result, target, lang)
+    shown_config, breakdown = _shown_breakdown(result, target)
+    shown_parts = _stack_parts(result, components(result, breakdown))
+    cards = _cards(result, target, lang, shown_config)
     return Answer(
         lang=lang,
         lead=lead,
         need=need,
         settings=headline_settings(result, lang),
         parts=tuple((_part_label(result, c, lang), format_bytes(n, lang)) for c, n in shown_parts),
+        parts_title=t("answer-parts", lang, total=format_bytes(sum(n for _, n in shown_parts), lang)),
         cheapest=cheapest,
         fastest=fastest,
         mitigations_title=_mitigations_title(target, lang),
@@ -173,8 +178,22 @@ def _tight_line(result: Result, lang: str) -> str | None:
     return " ".join(parts)
 
 
-def _cards(result: Result, target: Verdict | None, lang: str) -> tuple[CardFit, ...]:
-    """The user's card (when named) and the recommended configuration (when another), the lead's first."""
+def _shown_breakdown(result: Result, target: Verdict | None) -> tuple[tuple[str, int], dict[str, int]]:
+    """The configuration whose figure the lead gives, and its per-card breakdown: the user's cards
+    (the request as asked), else the recommended configuration (its own breakdown where its card
+    count is another), so the breakdown adds up to the figure above it."""
+    rec = result.recommendation
+    if target is None and rec is not None and rec.breakdown:
+        return (rec.gpu, rec.count), rec.breakdown
+    config = (target.gpu, target.count) if target else (rec.gpu, rec.count) if rec else ("", 0)
+    return config, result.breakdown
+
+
+def _cards(
+    result: Result, target: Verdict | None, lang: str, shown: tuple[str, int]
+) -> tuple[CardFit, ...]:
+    """The user's card (when named) and the recommended configuration (when another), the lead's
+    first; `shown`: the configuration whose breakdown the answer shows."""
     rows: list[tuple[Verdict, bool]] = [(target, True)] if target is not None else []
     rec = result.recommendation
     if rec is not None and (target is None or (target.gpu, target.count) != (rec.gpu, rec.count)):
@@ -189,7 +208,8 @@ def _cards(result: Result, target: Verdict | None, lang: str) -> tuple[CardFit, 
             usable_bytes=v.usable_bytes,
             verdict=v.verdict,
             own=own,
-            as_asked=v.count == result.request.num_gpus and v.bytes_per_gpu == result.total_bytes,
+            as_asked=(v.gpu, v.count) == shown
+            or (v.count == result.request.num_gpus and v.bytes_per_gpu == result.total_bytes),
             line=verdict_line(v, lang),
         )
         for v, own in rows
@@ -224,9 +244,10 @@ def _part_label(result: Result, code: str, lang: str) -> str:
     return label("component", code, lang)
 
 
-def components(result: Result) -> list[tuple[str, int]]:
-    """The parts of the breakdown to show, largest first: those above zero, and the overhead always."""
-    parts = sorted(result.breakdown.items(), key=lambda kv: -kv[1])
+def components(result: Result, breakdown: dict[str, int] | None = None) -> list[tuple[str, int]]:
+    """The parts of the breakdown to show (the request's, or `breakdown`), largest first: those
+    above zero, and the overhead always."""
+    parts = sorted((result.breakdown if breakdown is None else breakdown).items(), key=lambda kv: -kv[1])
     return [(c, n) for c, n in parts if n > 0 or c == "overhead"]
 
 
@@ -275,6 +296,14 @@ def hourly_price(
     return " · ".join(parts)
 
 
+def shown_kind(v: Verdict) -> str:
+    """The verdict as words tell it: a configuration that does not fit although its need is within
+    the card (beyond the tight band: no margin left) "does not fit reliably" (`no_margin`)."""
+    if v.verdict == "does_not_fit" and v.bytes_per_gpu <= v.usable_bytes:
+        return "no_margin"
+    return v.verdict
+
+
 def verdict_line(v: Verdict, lang: str) -> str:
     """'✅ 1× RTX 4090 48 GB: fits, 26.9 of 48.0 GB'."""
     return t(
@@ -282,7 +311,7 @@ def verdict_line(v: Verdict, lang: str) -> str:
         lang,
         icon=VERDICT_ICONS[v.verdict],
         config=config_text(v.count, v.gpu_name, lang),
-        verdict=label("verdict", v.verdict, lang),
+        verdict=label("verdict", shown_kind(v), lang),
         need=format_bytes(v.bytes_per_gpu, lang),
         usable=format_bytes(v.usable_bytes, lang),
     )
@@ -296,7 +325,7 @@ def _lead(result: Result, target: Verdict | None, offer: Offer | None, lang: str
     total = format_bytes(result.total_bytes, lang)
     if target is not None and (rec is None or (target.gpu, target.count) != (rec.gpu, rec.count)):
         own = t(
-            f"lead-own-{target.verdict}",
+            f"lead-own-{shown_kind(target)}",
             lang,
             icon=VERDICT_ICONS[target.verdict],
             config=config_text(target.count, target.gpu_name, lang),
@@ -311,8 +340,15 @@ def _lead(result: Result, target: Verdict | None, offer: Offer | None, lang: str
     verdict = verdict_of(rec, result)
     kind = verdict.verdict if verdict else rec.verdict
     key = "lead-fits" if offer.in_offers else "lead-fits-not-offered"
+    asked = result.request.num_gpus
+    if asked > 1 and not result.request.gpus:  # a count asked without a card type: said, not ignored
+        same_card = next((v for v in result.verdicts if (v.gpu, v.count) == (rec.gpu, asked)), None)
+        if rec.count < asked:
+            key = "lead-fits-fewer" if offer.in_offers else "lead-fits-fewer-not-offered"
+        elif same_card is not None and same_card.verdict == "does_not_fit":
+            key = "lead-fits-more" if offer.in_offers else "lead-fits-more-not-offered"
     lead = _offer_sentence(
-        key, offer, lang, icon=VERDICT_ICONS[kind], verdict=label("lead-verdict", kind, lang)
+        key, offer, lang, icon=VERDICT_ICONS[kind], verdict=label("lead-verdict", kind, lang), asked=asked
     )
     need_bytes = rec.bytes_per_gpu
     scale = need_bytes / result.total_bytes if result.total_bytes else 1.0  # the range, per card of it
@@ -328,7 +364,7 @@ def _lead(result: Result, target: Verdict | None, offer: Offer | None, lang: str
     return lead, need
 
 
-def _offer_sentence(key: str, offer: Offer, lang: str, **extra: str) -> str:
+def _offer_sentence(key: str, offer: Offer, lang: str, **extra: str | int) -> str:
     parts = [t(key, lang, config=offer.config, **extra)]
     if offer.in_offers:
         parts.append(offer.price)
@@ -409,9 +445,9 @@ def _mitigations_title(target: Verdict | None, lang: str) -> str:
     return t("answer-mitigations", lang)
 
 
-def _mitigation(m: Mitigation, lang: str, cards: int) -> str:
+def _mitigation(m: Mitigation, lang: str, cards: int, from_shown: bool = True) -> str:
     return t(
-        "answer-mitigation",
+        "answer-mitigation" if from_shown else "answer-mitigation-to",
         lang,
         icon="✅" if m.fits else "❌",
         action=action_text(m, lang),
@@ -438,13 +474,12 @@ def _outcome(m: Mitigation, lang: str, cards: int) -> str:
 
 def _summary(result: Result, lang: str) -> str:
     rec = result.recommendation
-    total = format_bytes(result.total_bytes, lang)
     if rec is None:
-        return t("change-side-none", lang, total=total)
+        return t("change-side-none", lang, total=format_bytes(result.total_bytes, lang))
     return t(
         "change-side",
         lang,
-        total=total,
+        total=format_bytes(rec.bytes_per_gpu, lang),  # per card, on the configuration it names
         config=config_text(rec.count, rec.gpu_name, lang),
         price=price_of(rec, lang),
     )

@@ -5,9 +5,9 @@ what is said first (the value found), then the margin, then what would not fit a
 
 from __future__ import annotations
 
-from core.advice import TIGHT_HEADROOM
 from core.contract import Cost, CostOption, Result, Solved, SolveFor, Task
 from core.render import format_bytes
+from core.specs import Bands
 from core.texts import label, t
 
 
@@ -32,6 +32,33 @@ def _value(field: SolveFor, value: int | str, result: Result, lang: str) -> str:
     return str(value)
 
 
+def _budget(result: Result, solved: Solved) -> int:
+    """The bytes per card the answer compares with: the budget its verdict uses (vLLM: its share of
+    the card), so one message names one capacity."""
+    target = result.target
+    if target is not None and solved.gpu is not None and target.gpu == solved.gpu:
+        return target.usable_bytes
+    return solved.usable_bytes
+
+
+def _bands() -> Bands:
+    """The fit bands of the ranking policy (the offers file's `[ranking]`)."""
+    from core.catalog import default_catalog
+
+    return default_catalog().ranking.bands
+
+
+def _next_reason(need: int, usable: int) -> str:
+    """Why the next value does not fit, as a message suffix: '' (more than the budget), `-no_margin`
+    (within it, beyond the tight band) or `-budget` (within the band of this budget: the next value
+    runs under another engine, whose share of the card is smaller, e.g. vLLM's 90 %)."""
+    if need > usable:
+        return ""
+    if need > usable * (1 - _bands().tight):
+        return "-no_margin"
+    return "-budget"
+
+
 def _family(solved: Solved) -> str:
     return solved.family.title() if solved.family else "-"
 
@@ -43,6 +70,7 @@ def solved_lines(result: Result, lang: str) -> tuple[str, ...]:
         return ()
     field, config = solved.solve_for, _gpu_config(solved, lang)
     what = str(field)
+    usable = _budget(result, solved)
     if solved.value is None:
         assert solved.next_value is not None
         return (
@@ -52,7 +80,7 @@ def solved_lines(result: Result, lang: str) -> tuple[str, ...]:
                 config=config,
                 value=_value(field, solved.next_value, result, lang),
                 need=format_bytes(solved.next_bytes_per_gpu or 0, lang),
-                usable=format_bytes(solved.usable_bytes, lang),
+                usable=format_bytes(usable, lang),
             ),
         )
     lines = [
@@ -71,14 +99,15 @@ def solved_lines(result: Result, lang: str) -> tuple[str, ...]:
             "solve-margin",
             lang,
             need=format_bytes(solved.bytes_per_gpu or 0, lang),
-            usable=format_bytes(solved.usable_bytes, lang),
-            margin=format_bytes(solved.margin_bytes or 0, lang),
+            usable=format_bytes(usable, lang),
+            margin=format_bytes(usable - (solved.bytes_per_gpu or 0), lang),
         )
     )
     comfortable = solved.comfortable_value
     if comfortable is not None and comfortable != solved.value:
         value = _value(field, comfortable, result, lang)
-        lines.append(t("solve-comfortable", lang, value=value, percent=round(TIGHT_HEADROOM * 100)))
+        percent = round(_bands().comfortable * 100)
+        lines.append(t("solve-comfortable", lang, value=value, percent=percent))
     if field is SolveFor.CONCURRENCY and solved.aggregate_tokens_per_s:
         lines.append(
             t(
@@ -94,13 +123,15 @@ def solved_lines(result: Result, lang: str) -> tuple[str, ...]:
     else:
         grows = label("component", solved.grows, lang) if solved.grows else None
         counted = field not in (SolveFor.PRECISION, SolveFor.MODEL) and grows is not None
+        need = solved.next_bytes_per_gpu or 0
+        key = "solve-next" if counted else "solve-next-step"
         lines.append(
             t(
-                "solve-next" if counted else "solve-next-step",
+                key + _next_reason(need, usable),
                 lang,
                 value=_value(field, solved.next_value, result, lang),
-                need=format_bytes(solved.next_bytes_per_gpu or 0, lang),
-                usable=format_bytes(solved.usable_bytes, lang),
+                need=format_bytes(need, lang),
+                usable=format_bytes(usable, lang),
                 grows=grows or "-",
             )
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.answer import VERDICT_ICONS, config_text, headline_settings, hourly_price
+from core.answer import VERDICT_ICONS, config_text, headline_settings, hourly_price, shown_kind
 from core.catalog import Catalog, default_catalog
 from core.contract import Request, Result, Verdict
 from core.estimate import estimate
@@ -81,7 +81,7 @@ def comparison_answer(rows: Sequence[Compared], lang: str) -> ComparisonAnswer:
                 lang,
                 icon=VERDICT_ICONS[v.verdict],
                 config=config_text(v.count, v.gpu_name, lang),
-                verdict=label("verdict", v.verdict, lang),
+                verdict=label("verdict", shown_kind(v), lang),
                 need=format_bytes(v.bytes_per_gpu, lang),
                 usable=format_bytes(v.usable_bytes, lang),
                 price=price,

@@ -346,7 +346,11 @@ class Request(BaseModel):
         "every adapted layer saves a dropped-out copy of its input and the mask for backward",
     )
     num_gpus: int = Field(default=1, gt=0, le=1024, description="GPUs of the requested configuration")
-    sharding: Sharding = Field(default=Sharding.NONE, description="training across GPUs")
+    sharding: Sharding | None = Field(
+        default=None,
+        description="training across GPUs; default: as such a job is launched — none on one GPU, FSDP "
+        "full sharding on several (plain replicas would need the one-GPU memory on every GPU)",
+    )
     resolution: tuple[Pixels, Pixels] | None = Field(
         default=None, description="[w, h], 64 to 16384 px each; default: the model's native resolution"
     )
@@ -512,6 +516,11 @@ class Recommendation(BaseModel):
         default=True,
         description="extension: false when no rental offer fits and this is a catalogue configuration "
         "outside the offers (show it as 'not in our offers, contact us'); offer_id and url are then null",
+    )
+    breakdown: dict[str, int] = Field(
+        default_factory=dict,
+        description="extension: the peak per card on `count` cards, as `Result.breakdown` (it sums to "
+        "bytes_per_gpu); empty where the configuration is the request's own (`Result.breakdown`)",
     )
 
 

@@ -24,6 +24,7 @@ from core.contract import (
     Request,
     ResolvedModel,
     Result,
+    Sharding,
     Task,
     max_model_split,
 )
@@ -228,6 +229,14 @@ def fill_defaults(req: Request, spec: ModelSpec, no_bf16: bool = False) -> tuple
             update["seq_len"] = seq
             if req.task is Task.TRAINING:
                 notes.append(note("default_seq_len", seq_len=seq))
+    if req.sharding is None:
+        # training on several cards is launched sharded (FSDP FULL_SHARD / ZeRO-3): plain replicas
+        # would need the one-card memory on every card. The rule `Sizer.count_changes` applies to
+        # every other count, so the cards asked for and those recommended are sized alike.
+        update["sharding"] = Sharding.NONE
+        if req.task is Task.TRAINING and req.num_gpus > 1:
+            update["sharding"] = Sharding.FSDP
+            notes.append(note("named_count_fsdp", num_gpus=req.num_gpus))
     if req.mixed_precision is None:
         full = req.method is Method.FULL and req.task is Task.TRAINING
         mixed = MixedPrecision.NONE
@@ -304,9 +313,10 @@ def _range(total: int, req: Request, resolved: ResolvedModel) -> tuple[Range, li
             "outside_measured_range",
             workload=found.class_id,
             dimension=o.dimension,
-            value=f"{o.value:g}",
-            low=f"{o.low:g}",
-            high=f"{o.high:g}",
+            # numbers, formatted in the user's locale by the message
+            value=_significant(o.value),
+            low=_significant(o.low),
+            high=_significant(o.high),
             percent=percent,
         )
         for o in found.outside
@@ -315,3 +325,8 @@ def _range(total: int, req: Request, resolved: ResolvedModel) -> tuple[Range, li
         notes.append(note("few_measured_cases", workload=found.class_id, cases=found.cases, percent=percent))
     u = min(u, MAX_UNCERTAINTY)
     return Range(low_bytes=round(total * (1 - u)), high_bytes=round(total * (1 + u))), notes
+
+
+def _significant(x: float) -> int | float:
+    """A whole number as it is (32768 tokens); a fraction to 3 significant digits: 70.554 → 70.6."""
+    return int(x) if float(x).is_integer() else float(f"{x:.3g}")

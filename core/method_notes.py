@@ -121,7 +121,7 @@ def method_notes(
 def _training_notes(req: Request, step_is_peak: bool) -> list[Assumption]:
     notes: list[Assumption] = []
     if req.method is Method.FULL and req.mixed_precision is not MixedPrecision.NONE:
-        if req.sharding.value == "none":
+        if req.sharding in (None, Sharding.NONE):
             notes.append(
                 note(
                     "mixed_precision_amp",

@@ -219,7 +219,8 @@ def verdict_of(rec: Recommendation, result: Result) -> Verdict | None:
     if exact is not None or not rows:
         return exact
     usable = rows[0].usable_bytes
-    return Verdict(**verdict_fields(rec.gpu, rec.gpu_name, usable, rec.count, rec.bytes_per_gpu))
+    fields = verdict_fields(rec.gpu, rec.gpu_name, usable, rec.count, rec.bytes_per_gpu)
+    return Verdict(**{**fields, "verdict": rec.verdict})  # the bands the estimate judged it by
 
 
 def needs_mitigations(result: Result) -> bool:
@@ -231,9 +232,22 @@ def needs_mitigations(result: Result) -> bool:
     return rec is None or not rec.in_offers or rec.verdict != "fits" or rec.count > result.request.num_gpus
 
 
+# Mitigation parameters that hold an id: shown by their label (`precision-awq-int4` → "AWQ 4 бита").
+_LABELLED_PARAMS = {
+    "precision": "precision",
+    "compute": "precision",
+    "kv_cache_precision": "precision",
+    "sharding": "sharding",
+}
+
+
 def action_text(m: Mitigation, lang: str) -> str:
-    """What a mitigation does, in words: 'shorten the context to 16,384 tokens'."""
-    return translate(concept_key("action", m.action), lang, **m.params) or _humanize(m.action, m.params)
+    """What a mitigation does, in words: 'shorten the context to 16,384 tokens'. Ids among its
+    parameters read as their labels, a model as its catalogue name."""
+    params = _labelled(m.params, lang)
+    if "model_name" in params:
+        params["model"] = params["model_name"]
+    return translate(concept_key("action", m.action), lang, **params) or _humanize(m.action, m.params)
 
 
 def _humanize(code: str, params: Mapping[str, object]) -> str:
@@ -243,9 +257,19 @@ def _humanize(code: str, params: Mapping[str, object]) -> str:
 
 
 def assumption_texts(assumptions: Sequence[Assumption], lang: str) -> list[str]:
-    """The assumptions in words, each once; the core's English text where no translation exists."""
-    texts = [translate(concept_key("assumption", a.code), lang, **a.params) or a.text for a in assumptions]
+    """The assumptions in words, each once; the core's English text where no translation exists.
+    A weight format among the parameters reads as its label ("GGUF Q4_K_M", not "q4_k_m")."""
+    texts = [
+        translate(concept_key("assumption", a.code), lang, **_labelled(a.params, lang)) or a.text
+        for a in assumptions
+    ]
     return list(dict.fromkeys(texts))
+
+
+def _labelled(params: Mapping[str, str | int | float], lang: str) -> dict[str, str | int | float]:
+    return {
+        k: label(_LABELLED_PARAMS[k], str(v), lang) if k in _LABELLED_PARAMS else v for k, v in params.items()
+    }
 
 
 def _default_catalog() -> Catalog | None:

@@ -164,6 +164,9 @@ class _Judge:
         hub: Hub | None = None,
     ) -> None:
         self.base, self.target, self.catalog, self.hub = base, target, catalog, hub
+        # the most a value may need and still fit: the tight band of the ranking policy (a full card
+        # is no fit), as the target verdict judges it
+        self.limit = round(target.usable * (1 - catalog.ranking.tight_headroom))
         self.searched = searched  # a count field whose value no default depends on (see `_count_base`)
         self.runs = 0
         self._resolved: dict[str, tuple[ModelSpec, Any]] = {}
@@ -200,7 +203,7 @@ class _Judge:
 
     def quick(self, req: Request) -> bool:
         try:
-            return self.quick_need(req) <= self.target.usable
+            return self.quick_need(req) <= self.limit
         except CoreError:
             return False
 
@@ -222,7 +225,7 @@ class _Judge:
     def fits(self, result: Result) -> bool:
         if self.target.gpu is not None and result.target is not None:
             return result.target.verdict != "does_not_fit"
-        return result.total_bytes <= self.target.usable
+        return result.total_bytes <= self.limit
 
     def need(self, result: Result) -> int:
         return result.target.bytes_per_gpu if result.target is not None else result.total_bytes

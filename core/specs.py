@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -189,6 +189,21 @@ RankKey = Literal["price", "priority", "cards", "memory"]
 DEFAULT_RANK_ORDER: tuple[RankKey, ...] = ("price", "priority", "cards", "memory")
 DEFAULT_COMFORTABLE_HEADROOM = 0.10
 DEFAULT_CHEAPEST_PRICED_LEADS = True
+# Below 3% of a card free a run does not fit reliably: the caching allocator's fragmentation and
+# the spikes of a longer prompt or a larger batch commonly take that much (PyTorch CUDA memory
+# management notes), so such a run is "does not fit", never "tight".
+DEFAULT_TIGHT_HEADROOM = 0.03
+
+
+class Bands(NamedTuple):
+    """The fit bands every verdict uses, as shares of the card left free: at least `comfortable`
+    fits; at least `tight` fits tightly; less does not fit reliably."""
+
+    comfortable: float = DEFAULT_COMFORTABLE_HEADROOM
+    tight: float = DEFAULT_TIGHT_HEADROOM
+
+
+DEFAULT_BANDS = Bands()
 
 
 class RankingPolicy(BaseModel):
@@ -196,8 +211,10 @@ class RankingPolicy(BaseModel):
     file, so an operator's policy travels with their offers (`OFFERS_FILE`). Without the table,
     the defaults below apply.
 
-    Only configurations with at least `comfortable_headroom` of each card's memory free are
-    considered; tight ones only when none fits comfortably. Among those, `order` compares, key by key:
+    The fit bands (`bands`): a configuration with at least `comfortable_headroom` of each card's
+    memory free fits; with at least `tight_headroom`, it fits tightly; with less it does not fit
+    reliably. Every verdict, offer and mitigation reads these. Only configurations that fit
+    comfortably are considered; tight ones only when none does. Among those, `order` compares, key by key:
 
     - `price`: offers with a price first, by that price per hour (the whole server's);
       "on request" ones after them, equal among themselves;
@@ -222,6 +239,13 @@ class RankingPolicy(BaseModel):
         lt=1,
         description="share of each card's memory left free for a configuration to count as comfortable",
     )
+    tight_headroom: float = Field(
+        default=DEFAULT_TIGHT_HEADROOM,
+        ge=0,
+        lt=1,
+        description="the least share of each card's memory left free for a configuration to fit at all "
+        "(tightly); below it, it does not fit reliably",
+    )
     order: list[RankKey] = Field(default_factory=lambda: list(DEFAULT_RANK_ORDER), min_length=1)
     cheapest_priced_leads: bool = Field(
         default=DEFAULT_CHEAPEST_PRICED_LEADS,
@@ -235,6 +259,19 @@ class RankingPolicy(BaseModel):
         if repeated is not None:
             raise ValueError(f"{repeated!r} is listed twice")
         return order
+
+    @model_validator(mode="after")
+    def _tight_below_comfortable(self) -> RankingPolicy:
+        if self.tight_headroom > self.comfortable_headroom:
+            raise ValueError(
+                f"tight_headroom ({self.tight_headroom}) is more than comfortable_headroom "
+                f"({self.comfortable_headroom})"
+            )
+        return self
+
+    @property
+    def bands(self) -> Bands:
+        return Bands(self.comfortable_headroom, self.tight_headroom)
 
     @property
     def keys(self) -> list[RankKey]:

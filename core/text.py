@@ -24,7 +24,7 @@ def layout(answer: Answer) -> str:
         [answer.lead, answer.need, *[line for line in (answer.tight, answer.change) if line]],
         list(answer.cost),
         [answer.settings],
-        [t("answer-parts", lang), *(f"  {name}: {size}" for name, size in answer.parts)],
+        [answer.parts_title, *(f"  {name}: {size}" for name, size in answer.parts)],
         offer_lines(answer),
     ]
     if answer.mitigations:

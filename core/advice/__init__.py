@@ -52,6 +52,7 @@ from .sizing import (
     CARD_COUNTS,
     TIGHT_HEADROOM,
     Sizer,
+    fits_within,
     tensor_parallel_divides,
     verdict,
     verdict_fields,
@@ -83,6 +84,7 @@ __all__ = [
     "Advice",
     "Sizer",
     "advise",
+    "fits_within",
     "tensor_parallel_divides",
     "verdict_fields",
     "verdict_kind",
@@ -116,17 +118,17 @@ def advise(
     defaults a mitigation that switches the method must recompute), `req` when not given. `total`:
     the per-card need as asked, `extra_bytes` (models beside this one) included; `parts`: the peak
     breakdown of `req`, where the caller has it."""
-    sizer = Sizer(req, spec, arch, extra_bytes, parts)
+    sizer = Sizer(req, spec, arch, extra_bytes, parts, catalog.ranking.bands)
     named = _unique(catalog.gpu(g) for g in req.gpus) if req.gpus else []
     rows = verdicts(named or list(catalog.gpus.values()), sizer)
     pick, fast, roomy = _choose(req, catalog, sizer, named, rows)
-    recommendation = recommend(pick, "cheapest") if pick else None
-    alternatives = [recommend(fast, "fastest")] if fast and fast != pick else []
-    target = verdict(named[0], req.num_gpus, total, sizer.usable(named[0])) if named else None
+    recommendation = _with_breakdown(recommend(pick, "cheapest"), sizer) if pick else None
+    alternatives = [_with_breakdown(recommend(fast, "fastest"), sizer)] if fast and fast != pick else []
+    target = verdict(named[0], req.num_gpus, total, sizer.usable(named[0]), sizer.bands) if named else None
 
     notes: list[Assumption] = []
     if pick is not None and roomy is not None:  # a tight priced offer leads: the comfortable one second
-        alternatives.append(recommend(roomy, "most_headroom"))
+        alternatives.append(_with_breakdown(recommend(roomy, "most_headroom"), sizer))
         safe = safe_workload(pick, sizer, catalog.ranking)
         notes.append(
             note(
@@ -138,7 +140,7 @@ def advise(
         )
     if pick is not None and pick.offer is None:
         notes.append(note("not_in_offers", gpu=pick.gpu.id, count=pick.count))
-    if req.task is Task.TRAINING and req.sharding is Sharding.NONE:
+    if req.task is Task.TRAINING and req.sharding in (Sharding.NONE, Sharding.FSDP):
         notes.append(note("multi_gpu_fsdp"))
     targets = named or _unique(catalog.gpus[o.gpu] for o in catalog.offers) or list(catalog.gpus.values())
     fixes = mitigations(req, spec, catalog, sizer, total, targets, given=given)
@@ -154,7 +156,7 @@ def advise(
     if named:  # the configurations recommended on other GPUs get their verdict rows too
         shown = {v.gpu for v in rows}
         rows += [
-            verdict(c.gpu, c.count, c.needed, sizer.usable(c.gpu))
+            verdict(c.gpu, c.count, c.needed, sizer.usable(c.gpu), sizer.bands)
             for c in (pick, fast, roomy)
             if c and c.gpu.id not in shown
         ]
@@ -245,6 +247,18 @@ def _choose(
             fallback = catalogue_candidates(verdicts(list(catalog.gpus.values()), sizer), catalog)
         pick = best(fallback, policy)
     return pick, fastest(offers, policy, req.task), roomy
+
+
+def _with_breakdown(rec: Recommendation, sizer: Sizer) -> Recommendation:
+    """The recommendation with its own per-card breakdown, where its card count is not the request's
+    (an answer that leads with it shows what its figure is made of, not the request's)."""
+    if rec.count == sizer.req.num_gpus:
+        return rec
+    parts = {k: round(v) for k, v in sizer.breakdown(**sizer.count_changes(rec.count)).items()}
+    breakdown = {k: v for k, v in parts.items() if v > 0 or k == "overhead"}
+    if sizer.extra_bytes:
+        breakdown["extra_models"] = sizer.extra_bytes
+    return rec.model_copy(update={"breakdown": breakdown})
 
 
 def _unique(gpus: Iterable[GpuSpec]) -> list[GpuSpec]:

@@ -30,7 +30,7 @@ from core.precision import bits_per_weight, kv_bytes_per_element
 from core.specs import GpuSpec, ModelKind, ModelSpec
 from core.training_defaults import default_adapter_dtype, default_checkpointing
 
-from .sizing import CARD_COUNTS, Sizer
+from .sizing import CARD_COUNTS, Sizer, fits_within
 
 MIN_QUANTIZE_STEP_BITS = 2  # offer a format only if it saves ≥ 2 bits per weight (not nf4 → int4)
 MIN_CONTEXT = 1024
@@ -63,7 +63,7 @@ def mitigations(
         share = sizer.fraction(changes)
         if share not in budgets:
             budgets[share] = [(budget_bytes(g.usable_bytes, share), g) for g in by_size]
-        return next((g for budget, g in budgets[share] if needed <= budget), None)
+        return next((g for budget, g in budgets[share] if fits_within(needed, budget, sizer.bands)), None)
 
     def fits_on(needed: int, n: int) -> str | None:
         gpu = smallest_fitting(needed)
@@ -150,6 +150,7 @@ def mitigations(
             "smaller_model",
             dict(spec=smaller, arch=arch_of(smaller), model=smaller.id),
             model=smaller.id,
+            model_name=smaller.name,  # the catalogue's display name, for the words
         )
     if not diffusion:
         for n in CARD_COUNTS:
@@ -200,6 +201,16 @@ def _training_mitigations(
         "mixed_precision": MixedPrecision.NONE,
         "precision": Precision.BF16 if req.precision is Precision.FP32 else req.precision,
     }
+    if req.method is Method.FULL and req.num_gpus > 1 and req.cpu_offload is CpuOffload.NONE:
+        # what a full fine-tune too large for its cards runs as, before changing the method: ZeRO-3
+        # with the optimizer states, fp32 master weights and their update in CPU RAM (DeepSpeed
+        # offload_optimizer), sized sharded over the cards asked for; slower, the same training
+        add(
+            "shard_offload_optimizer",
+            dict(sharding=Sharding.ZERO3, cpu_offload=CpuOffload.MODEL),
+            sharding="zero3",
+            cpu_offload="model",
+        )
     if req.method is Method.FULL:
         add("use_lora", lora | _method_defaults(req, given, spec, Method.LORA), method="lora")
     if req.method is not Method.QLORA:
@@ -227,7 +238,9 @@ def _offload_mitigations(req: Request, add: Callable[..., None], diffusion: bool
     diffusion pipeline's model offload is no last resort (offered with the VAE options); only
     its sequential offload is."""
     modes = [CpuOffload.MODEL, CpuOffload.SEQUENTIAL]
-    if req.task is Task.INFERENCE:
+    if req.task is Task.TRAINING and req.method is Method.FULL and req.num_gpus > 1:
+        modes = [CpuOffload.SEQUENTIAL]  # the optimizer offload is offered sharded (above)
+    elif req.task is Task.INFERENCE:
         modes = [CpuOffload.MODEL]
     elif diffusion and req.task is not Task.TRAINING:
         modes = [CpuOffload.SEQUENTIAL]

@@ -56,7 +56,7 @@ def offer_candidates(catalog: Catalog, sizer: Sizer, gpus: set[str] | None = Non
         gpu = catalog.gpus[offer.gpu]
         needed = sizer.at_count(offer.count)
         usable = sizer.usable(gpu)
-        kind = verdict_kind(needed, usable)
+        kind = verdict_kind(needed, usable, sizer.bands)
         if kind != "does_not_fit":
             out.append(Candidate(gpu, offer.count, needed, kind, offer, position, usable))
     return out

@@ -14,12 +14,13 @@ from core.contract import Engine, Request, Sharding, Task, Verdict, VerdictKind
 from core.formulas.params import Arch
 from core.formulas.peak import peak_breakdown
 from core.formulas.vllm import budget_bytes, memory_fraction
-from core.specs import GpuSpec, ModelKind, ModelSpec
+from core.specs import DEFAULT_BANDS, Bands, GpuSpec, ModelKind, ModelSpec
 
 CARD_COUNTS = (1, 2, 4, 8)
-# Below 10% free memory a run is "tight": allocator fragmentation and spikes (longer prompts, a
+# Below 10% free memory a run is "tight" (the default comfortable band; the operator's is
+# `RankingPolicy.comfortable_headroom`): allocator fragmentation and spikes (longer prompts, a
 # larger batch) commonly take that much (PyTorch CUDA memory management notes).
-TIGHT_HEADROOM = 0.10
+TIGHT_HEADROOM = DEFAULT_BANDS.comfortable
 
 _VERDICT_LIST = TypeAdapter(list[Verdict])
 
@@ -34,9 +35,12 @@ class Sizer:
         arch: Arch | None,
         extra_bytes: int = 0,
         parts: dict[str, float] | None = None,
+        bands: Bands = DEFAULT_BANDS,
     ) -> None:
-        """`parts`: `peak_breakdown` of `req` itself, where the caller has it (not sized again)."""
+        """`parts`: `peak_breakdown` of `req` itself, where the caller has it (not sized again);
+        `bands`: the fit bands of the ranking policy, for every verdict on a variant."""
         self.req, self.spec, self.arch = req, spec, arch
+        self.bands = bands
         # Models served beside this one on each card (a RAG stack, core.stack): added to every variant.
         self.extra_bytes = extra_bytes
         self._parts: dict[tuple[Any, ...], dict[str, float]] = {}
@@ -120,6 +124,8 @@ class Sizer:
         changes: dict[str, Any] = {"num_gpus": count}
         if self.req.task is Task.TRAINING and count > 1 and self.req.sharding is Sharding.NONE:
             changes["sharding"] = Sharding.FSDP  # replicas (DDP) would not help the fit
+        elif self.req.task is Task.TRAINING and count == 1 and self.req.num_gpus > 1:
+            changes["sharding"] = Sharding.NONE  # one card runs without sharding (nothing to shard over)
         return changes
 
 
@@ -130,13 +136,24 @@ def tensor_parallel_divides(req: Request, arch: Arch | None, count: int) -> bool
     return arch.a % count == 0
 
 
-def verdict_kind(needed: int, usable: int) -> VerdictKind:
-    if needed > usable:
+def verdict_kind(needed: int, usable: int, bands: Bands = DEFAULT_BANDS) -> VerdictKind:
+    """Fits with at least `bands.comfortable` of the card free, tightly with at least `bands.tight`;
+    with less it does not fit reliably (a full card is no fit)."""
+    free = usable - needed
+    if free < bands.tight * usable:
         return "does_not_fit"
-    return "tight" if usable - needed < TIGHT_HEADROOM * usable else "fits"
+    return "tight" if free < bands.comfortable * usable else "fits"
 
 
-def verdict_fields(gpu: str, gpu_name: str, usable: int, count: int, needed: int) -> dict[str, Any]:
+def fits_within(needed: int, usable: int, bands: Bands = DEFAULT_BANDS) -> bool:
+    """Whether `needed` fits `usable` at all (comfortably or tightly): the bound every "then it
+    fits" of a mitigation uses."""
+    return verdict_kind(needed, usable, bands) != "does_not_fit"
+
+
+def verdict_fields(
+    gpu: str, gpu_name: str, usable: int, count: int, needed: int, bands: Bands = DEFAULT_BANDS
+) -> dict[str, Any]:
     """The fields of a `Verdict`: `count` cards of `usable` bytes each, `needed` bytes per card."""
     return {
         "gpu": gpu,
@@ -146,13 +163,15 @@ def verdict_fields(gpu: str, gpu_name: str, usable: int, count: int, needed: int
         "usable_bytes": usable,
         "headroom": round((usable - needed) / usable, 4),
         "headroom_bytes": usable - needed,
-        "verdict": verdict_kind(needed, usable),
+        "verdict": verdict_kind(needed, usable, bands),
     }
 
 
-def verdict(gpu: GpuSpec, count: int, needed: int, usable: int | None = None) -> Verdict:
+def verdict(
+    gpu: GpuSpec, count: int, needed: int, usable: int | None = None, bands: Bands = DEFAULT_BANDS
+) -> Verdict:
     """`usable`: the bytes per card the request may use (`Sizer.usable`); default the whole card."""
-    return Verdict(**verdict_fields(gpu.id, gpu.name, usable or gpu.usable_bytes, count, needed))
+    return Verdict(**verdict_fields(gpu.id, gpu.name, usable or gpu.usable_bytes, count, needed, bands))
 
 
 def verdicts(gpus: list[GpuSpec], sizer: Sizer) -> list[Verdict]:
@@ -163,7 +182,7 @@ def verdicts(gpus: list[GpuSpec], sizer: Sizer) -> list[Verdict]:
     for gpu in gpus:
         usable = sizer.usable(gpu)
         for count in counts:
-            row = verdict_fields(gpu.id, gpu.name, usable, count, sizer.at_count(count))
+            row = verdict_fields(gpu.id, gpu.name, usable, count, sizer.at_count(count), sizer.bands)
             rows.append(row)
             if row["verdict"] == "fits":
                 break

@@ -118,7 +118,7 @@ def _llm_inference(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
 
 def _llm_training(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
     assert req.precision and req.seq_len and req.mixed_precision and req.engine
-    n, sharding, offload = req.num_gpus, req.sharding, req.cpu_offload
+    n, sharding, offload = req.num_gpus, req.sharding or Sharding.NONE, req.cpu_offload
     mixed = req.mixed_precision is not MixedPrecision.NONE
     e = compute_bytes(req.precision, req.mixed_precision)
     P = arch.params
@@ -284,7 +284,7 @@ def _distribute(
       ZeRO-Infinity; FSDP CPUOffload(offload_params=True), which "offloads gradients to CPU as
       well"): only the gathered parameters are on the GPU.
     """
-    n, sharding, offload = req.num_gpus, req.sharding, req.cpu_offload
+    n, sharding, offload = req.num_gpus, req.sharding or Sharding.NONE, req.cpu_offload
     shard_states, shard_grads, shard_params = tr.shards(sharding)
     layer = linear_params(arch) / arch.L
     head = arch.V * arch.h
@@ -511,7 +511,7 @@ def _diffusion_training(req: Request, spec: ModelSpec) -> Breakdown:
         dropout=0.0,
         attention_dropout=0.0,
     )
-    n, sharding = req.num_gpus, req.sharding
+    n, sharding = req.num_gpus, req.sharding or Sharding.NONE
     mixed = req.mixed_precision is not MixedPrecision.NONE
     e = compute_bytes(_component_precision(req, spec, den), req.mixed_precision)
     autocast_copy = 0.0

@@ -116,8 +116,8 @@ def zero_shard(state_bytes: float, world: int) -> float:
     return state_bytes / world
 
 
-def shards(sharding: Sharding) -> tuple[bool, bool, bool]:
-    """What is partitioned: (optimizer states, gradients, parameters).
+def shards(sharding: Sharding | None) -> tuple[bool, bool, bool]:
+    """What is partitioned: (optimizer states, gradients, parameters); None (not filled in): nothing.
 
     ZeRO-2 = optimizer + gradients; ZeRO-3 and FSDP FULL_SHARD = all three."""
     if sharding is Sharding.ZERO2:

@@ -19,8 +19,11 @@ def test_verdict_thresholds() -> None:
     usable = 100 * GiB
     assert verdict_kind(50 * GiB, usable) == "fits"
     assert verdict_kind(round(usable * (1 - TIGHT_HEADROOM / 2)), usable) == "tight"
-    assert verdict_kind(usable, usable) == "tight"
+    assert verdict_kind(round(usable * 0.97), usable) == "tight"
+    assert verdict_kind(round(usable * 0.971), usable) == "does_not_fit", "beyond the tight band"
+    assert verdict_kind(usable, usable) == "does_not_fit", "a full card is no fit"
     assert verdict_kind(usable + 1, usable) == "does_not_fit"
+
 
 
 def test_verdicts_step_through_card_counts_until_one_fits() -> None:

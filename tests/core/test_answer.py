@@ -185,7 +185,7 @@ def test_every_part_of_a_result_shows_up_without_fluent_leftovers(lang: str) -> 
 def test_the_answer_in_english_reads_as_expected() -> None:
     lines = render_answer(make_result(), "en").splitlines()
     assert lines[0] == "⚠️ Fits tightly on 1× RTX 4090 48 GB · 149 ₽/h · ~21 tok/s"
-    assert lines[1] == "Needs 44.0 GB of 48.0 GB (likely 40.0 GB–48.0 GB)"
+    assert lines[1] == "Needs 44.0 GB per card of 48.0 GB (likely 40.0 GB–48.0 GB)"
     assert lines[3] == "Llama 3 70B: inference, int4, context 32,768 tokens, 4 users"
     text = "\n".join(lines)
     assert "  weights: 35.0 GB\n  KV cache: 6.0 GB\n  CUDA context and allocator reserve: 2.5 GB\n" in text
@@ -205,7 +205,7 @@ def test_the_answer_in_english_reads_as_expected() -> None:
 def test_the_answer_in_russian_uses_russian_words_and_decimal_comma() -> None:
     lines = read(render_answer(make_result(), "ru")).splitlines()
     assert lines[0] == "⚠️ Влезет впритык на 1× RTX 4090 48 GB · 149 ₽/ч · ~21 ток/с"
-    assert lines[1] == "Нужно 44,0 ГБ из 48,0 ГБ (вероятно, 40,0 ГБ–48,0 ГБ)"
+    assert lines[1] == "Нужно 44,0 ГБ на карту из 48,0 ГБ (вероятно, 40,0 ГБ–48,0 ГБ)"
     assert lines[3] == "Llama 3 70B: инференс, int4, контекст 32 768 токенов, 4 пользователя"
     text = "\n".join(lines)
     assert "  KV-кэш: 6,0 ГБ" in text and "  активации: 512 МБ" in text
@@ -232,7 +232,7 @@ def test_nothing_fits_and_no_speed_are_said_plainly() -> None:
     result = make_result(recommendation=None, alternatives=[], throughput=[], mitigations=[], assumptions=[])
     text = render_answer(result, "en")
     lines = text.splitlines()
-    assert lines[0] == "❌ Needs 44.0 GB: none of our configurations holds it as asked"
+    assert lines[0] == "❌ Needs 44.0 GB per card: none of our configurations holds it as asked"
     assert lines[1] == "How to cut the memory is below."
     assert (
         "tok/s" not in text
@@ -261,8 +261,8 @@ def test_unknown_language_falls_back_to_english() -> None:
     ("lang", "lead", "need"),
     [
         # 4 users: a vLLM server, compared with vLLM's 90% of the card (43.2 of 48 GB)
-        ("ru", "✅ Влезет на 1× RTX 4090 48 GB · от 149 ₽/ч · ~32 ток/с", "Нужно 24,0 ГБ из 43,2 ГБ"),
-        ("en", "✅ Fits on 1× RTX 4090 48 GB · from 149 ₽/h · ~32 tok/s", "Needs 24.0 GB of 43.2 GB"),
+        ("ru", "✅ Влезет на 1× RTX 4090 48 GB · от 149 ₽/ч · ~32 ток/с", "Нужно 24,0 ГБ на карту из 43,2"),
+        ("en", "✅ Fits on 1× RTX 4090 48 GB · from 149 ₽/h · ~32 tok/s", "Needs 24.0 GB per card of 43.2"),
     ],
 )
 def test_the_first_two_lines_carry_verdict_card_price_and_speed(lang: str, lead: str, need: str) -> None:
@@ -409,15 +409,15 @@ def test_a_configuration_we_do_not_rent_says_so() -> None:
     [
         (
             "ru",
-            "❌ На 1× RTX 3090 24 GB не влезет: нужно 29,3 ГБ из 24,0 ГБ",
+            "❌ На 1× RTX 3090 24 GB не влезет: нужно 29,3 ГБ на карту из 24,0 ГБ",
             "🚀 В аренду: 1× RTX 4090 48 GB · от 149 ₽/ч · ~24 ток/с",
-            "Как уместить на 1× RTX 3090 24 GB:",
+            "Как уместить на 1× RTX 3090 24 GB (память на карту):",
         ),
         (
             "en",
-            "❌ Does not fit on 1× RTX 3090 24 GB: needs 29.3 GB of 24.0 GB",
+            "❌ Does not fit on 1× RTX 3090 24 GB: needs 29.3 GB per card of 24.0 GB",
             "🚀 To rent: 1× RTX 4090 48 GB · from 149 ₽/h · ~24 tok/s",
-            "To fit on 1× RTX 3090 24 GB:",
+            "To fit on 1× RTX 3090 24 GB (memory per card):",
         ),
     ],
 )
@@ -455,10 +455,10 @@ BF16 = {"task": "inference", "model": "llama-3.1-8b", "precision": "bf16", "cont
 @pytest.mark.parametrize(
     ("lang", "change"),
     [
-        ("ru", "Было: 33,6 ГБ · 1× RTX 4090 48 GB · от 149 ₽/ч → "
-               "стало: 24,0 ГБ · 1× RTX 4090 48 GB · от 149 ₽/ч"),
-        ("en", "Before: 33.6 GB · 1× RTX 4090 48 GB · from 149 ₽/h → "
-               "now: 24.0 GB · 1× RTX 4090 48 GB · from 149 ₽/h"),
+        ("ru", "Было: 33,6 ГБ на карту · 1× RTX 4090 48 GB · от 149 ₽/ч → "
+               "стало: 24,0 ГБ на карту · 1× RTX 4090 48 GB · от 149 ₽/ч"),
+        ("en", "Before: 33.6 GB per card · 1× RTX 4090 48 GB · from 149 ₽/h → "
+               "now: 24.0 GB per card · 1× RTX 4090 48 GB · from 149 ₽/h"),
     ],
 )
 def test_the_change_line_says_before_and_after(lang: str, change: str) -> None:
@@ -476,7 +476,8 @@ def test_the_change_line_when_the_previous_fitted_nowhere() -> None:
     nowhere = make_result(recommendation=None, alternatives=[])
     change = build_answer(result, "en", previous=nowhere).change
     assert change == (
-        "Before: 44.0 GB · fits none of our configurations → now: 24.0 GB · 1× RTX 4090 48 GB · from 149 ₽/h"
+        "Before: 44.0 GB per card · fits none of our configurations → "
+        "now: 24.0 GB per card · 1× RTX 4090 48 GB · from 149 ₽/h"
     )
 
 

@@ -68,7 +68,7 @@ def test_ask_answers_in_plain_text() -> None:
     assert done.returncode == 0, done.stderr
     lead, need = done.stdout.splitlines()[:2]
     assert lead.startswith("✅ Fits on 1× RTX 4090 48 GB") and "₽/h" in lead and "tok/s" in lead
-    assert need.startswith("Needs ") and " GB of 48.0 GB" in need
+    assert need.startswith("Needs ") and " GB per card of 48.0 GB" in need
     assert "GiB" not in done.stdout  # one unit, as cards are named
 
 

@@ -241,9 +241,15 @@ def test_diffusion_training_honours_num_gpus_and_sharding() -> None:
         num_gpus=4,
         sharding="fsdp",
     )
-    ddp = run(task="training", model="flux.1-dev", method="full", optimizer="adamw_8bit", num_gpus=4)
+    ddp = run(
+        task="training", model="flux.1-dev", method="full", optimizer="adamw_8bit", num_gpus=4,
+        sharding="none",
+    )
     assert fsdp.total_bytes < one.total_bytes / 2
     assert ddp.total_bytes >= one.total_bytes  # replicas: nothing shared, DDP buckets on top
+    # several cards without a sharding asked for: sized as such a job is launched, sharded
+    launched = run(task="training", model="flux.1-dev", method="full", optimizer="adamw_8bit", num_gpus=4)
+    assert launched.request.sharding == "fsdp" and launched.total_bytes == fsdp.total_bytes
 
 
 def test_no_multi_card_rows_for_one_pipeline() -> None:

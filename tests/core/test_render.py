@@ -210,13 +210,13 @@ def test_mitigations_are_shown_only_when_the_request_does_not_fit_comfortably() 
     assert small.recommendation is not None and small.recommendation.verdict == "fits"
     assert small.recommendation.count == 1 and small.mitigations
     assert not needs_mitigations(small)
-    head = render_answer(small, "en").split("Does it fit:")[0]
+    head = render_answer(small, "en").split("Does it fit (")[0]
     assert "If it does not fit" not in head, "the list is a detail when one rentable card holds it"
 
     large = estimate({"task": "inference", "model": "llama-3.1-70b", "precision": "bf16"})
     assert large.recommendation is not None and large.recommendation.count > 1
     assert needs_mitigations(large)
-    assert "If it does not fit" in render_answer(large, "en").split("Does it fit:")[0]
+    assert "If it does not fit" in render_answer(large, "en").split("Does it fit (")[0]
 
 
 def test_an_action_reads_in_words_even_without_a_translation() -> None:

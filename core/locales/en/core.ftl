@@ -116,8 +116,8 @@ reason-most_headroom = most headroom
 reason-fewest_cards = fewest cards
 
 ## What to do when it does not fit (ids and params from core/advice.py)
-action-quantize_int8 = quantize the weights to 8 bits ({ $precision })
-action-quantize_int4 = quantize the weights to 4 bits ({ $precision })
+action-quantize_int8 = quantize the weights to 8 bits: { $precision }
+action-quantize_int4 = quantize the weights to 4 bits: { $precision }
 action-kv_cache_fp8 = keep the KV cache in fp8
 action-use_vllm = serve with vLLM (chunked prefill instead of every prompt at once)
 action-shorten_context = shorten the context to { $context_length } tokens
@@ -144,7 +144,10 @@ action-smaller_model = a smaller model: { $model }
 action-more_gpus = use { $num_gpus } cards
 action-cpu_offload = { $experiments_only ->
     [0] model CPU offload: each component on the GPU only while it runs (the recipe of the FLUX model card), the same output, a little slower
-   *[other] CPU offload ({ $cpu_offload }): a last resort, for experiments only, much slower
+   *[other] { $cpu_offload ->
+        [sequential] sequential CPU offload (only the running layer on the GPU)
+       *[model] model CPU offload
+    }: a last resort, for experiments only, much slower
 }
 
 ## Assumptions (args are the Assumption's params)
@@ -219,7 +222,7 @@ assumption-cpu_offload_slow = { $cpu_offload ->
     [model] Model CPU offload (diffusers enable_model_cpu_offload, the standard recipe of the FLUX model card): one component on the GPU at a time; a little slower for the transfers.
    *[other] CPU offload ({ $cpu_offload }) keeps one block of the pipeline on the GPU at a time; generation is several times slower.
 }
-assumption-gguf_denoiser_only = A { $precision } GGUF file holds the transformer only: the text encoders and the VAE load from the 16-bit repo (diffusers GGUFQuantizationConfig).
+assumption-gguf_denoiser_only = A { $precision } file holds the transformer only: the text encoders and the VAE load from the 16-bit repo (diffusers GGUFQuantizationConfig).
 assumption-text_encoder_cpu = The text encoders run on the CPU (as Wan's --t5_cpu): none of their weights on the GPU; encoding the prompt takes longer.
 assumption-cfg_single_pass = One denoiser pass at a time (guidance-distilled, or guidance passes run one after another).
 assumption-cfg_double_batch = Classifier-free guidance: the denoiser runs a batch of 2 per image.
@@ -227,14 +230,14 @@ assumption-vllm_preallocates = vLLM reserves 90% of each GPU by default (gpu_mem
 assumption-cpu_offload_layers = CPU offload ({ $cpu_offload }): the weights stream from CPU RAM one layer at a time; several times slower.
 assumption-cpu_offload_zero = CPU offload ({ $cpu_offload }) as DeepSpeed ZeRO-Offload does it: optimizer states, fp32 master weights and gradients (with sequential also the parameters, as FSDP's CPUOffload) live in CPU RAM; several times slower.
 assumption-outside_measured_range = { $dimension ->
-    [params_b] The model size ({ $value }B)
-    [tokens] The length of { $value } tokens
-    [batch] A batch of { $value }
-    [num_gpus] { $value } GPUs
-    [megapixels] { $value } megapixels a frame
-    [frames] { $value } frames
-   *[other] { $dimension } = { $value }
-} lies outside what was measured for this kind of workload ({ $low }–{ $high }): the range is widened to ±{ $percent }%.
+    [params_b] The model size ({ NUMBER($value) }B)
+    [tokens] The length of { NUMBER($value) } tokens
+    [batch] A batch of { NUMBER($value) }
+    [num_gpus] { NUMBER($value) } GPUs
+    [megapixels] { NUMBER($value) } megapixels a frame
+    [frames] { NUMBER($value) } frames
+   *[other] { $dimension } = { NUMBER($value) }
+} lies outside what was measured for this kind of workload ({ NUMBER($low) }–{ NUMBER($high) }): the range is widened to ±{ $percent }%.
 assumption-few_measured_cases = Few published measurements of this kind of workload ({ $cases }): the range ±{ $percent }% is the error over all measured cases.
 assumption-decode_bandwidth_bound = Decode speed = memory bandwidth × { NUMBER($efficiency, style: "percent") } / bytes read per token (weights + KV cache).
 assumption-vllm_budget = Verdicts compare with vLLM's share of each card ({ $percent }%, gpu_memory_utilization); what the model leaves of it is KV cache (its size in tokens is shown with the speed).
@@ -309,37 +312,34 @@ lead-verdict-tight = Fits tightly
 lead-verdict-does_not_fit = Does not fit
 lead-fits = { $icon } { $verdict } on { $config }
 lead-fits-not-offered = { $icon } { $verdict } on { $config }, which we do not rent: write to us
-lead-need = Needs { $need }{ $cards ->
-    [one] {""}
-   *[other] {" "}per card
-} of { $usable } (likely { $low }–{ $high })
-lead-own-fits = { $icon } Fits on { $config }: { $need } of { $usable }
-lead-own-tight = { $icon } Fits tightly on { $config }: { $need } of { $usable }
-lead-own-does_not_fit = { $icon } Does not fit on { $config }: needs { $need } of { $usable }
+lead-need = Needs { $need } per card of { $usable } (likely { $low }–{ $high })
+lead-own-fits = { $icon } Fits on { $config }: { $need } per card of { $usable }
+lead-own-tight = { $icon } Fits tightly on { $config }: { $need } per card of { $usable }
+lead-own-does_not_fit = { $icon } Does not fit on { $config }: needs { $need } per card of { $usable }
 lead-rent = 🚀 To rent: { $config }
-lead-nothing-fits = None of our configurations holds { $need } as asked: how to cut it is below.
-lead-none = ❌ Needs { $need }: none of our configurations holds it as asked
+lead-nothing-fits = None of our configurations holds { $need } per card as asked: how to cut it is below.
+lead-none = ❌ Needs { $need } per card: none of our configurations holds it as asked
 lead-none-hint = How to cut the memory is below.
 speed-short = ~{ $tokens } tok/s
-answer-parts = Where the memory goes:
+answer-parts = Where the { $total } per card goes:
 answer-offers-cheapest = Cheapest: { $config }, { $price }
 answer-offers-recommended = Recommended: { $config }, { $price }
 answer-offers-fastest = fastest: { $config }, { $price }
 answer-verdict = { $icon } { $config }: { $verdict }, { $need } of { $usable }
-answer-verdicts = Does it fit:
+answer-verdicts = Does it fit (memory per card):
 answer-speed = Speed on { $config }: ~{ $per_user } tokens/s per user
 answer-speed-many = Speed on { $config }: ~{ $per_user } tokens/s per user, ~{ $total } tokens/s in total
 answer-kv-capacity = vLLM on { $config }: KV cache for { NUMBER($tokens) } tokens, up to { NUMBER($concurrency, maximumFractionDigits: 2) }× requests of { NUMBER($context_length) } tokens at once
-answer-mitigations = If it does not fit:
+answer-mitigations = If it does not fit (memory per card):
 answer-without-checkpointing = Without gradient checkpointing (faster: no forward recomputed in backward): { $need } per card.
-answer-mitigations-own = To fit on { $config }:
+answer-mitigations-own = To fit on { $config } (memory per card):
 answer-mitigation = { $icon } { $action }: −{ $saves } → { $total }, { $outcome }
-answer-more-mitigations = More ways:
-change-side = { $total } · { $config } · { $price }
-change-side-none = { $total } · fits none of our configurations
+answer-more-mitigations = More ways (memory per card):
+change-side = { $total } per card · { $config } · { $price }
+change-side-none = { $total } per card · fits none of our configurations
 change-line = Before: { $before } → now: { $after }
 compare-title = { $model }: { $settings }
-compare-row = { $icon } { $config }: { $verdict }, { $need } of { $usable } · { $price }{ $speed }
+compare-row = { $icon } { $config }: { $verdict }, { $need } per card of { $usable } · { $price }{ $speed }
 compare-cheapest = Cheaper: { $config }
 compare-fastest = Faster: { $config }
 mitigation-fits = then it fits
@@ -379,19 +379,19 @@ solve-found-batch_size = 📦 Largest micro-batch on { $config }: { $value }
 solve-found-seq_len = 📏 Longest training sequence on { $config }: { $value }
 solve-found-precision = 🎚 Best precision that fits { $config }: { $value }
 solve-found-model = 🧩 Largest { $family } model that fits { $config }: { $value }
-solve-margin = Needs { $need } of { $usable }, { $margin } free
+solve-margin = Needs { $need } per card of { $usable }, { $margin } free
 solve-speed = ~{ NUMBER($total) } tokens/s in all, ~{ $per_user } per user
-solve-next = { $value } would not fit: { $need } of { $usable } (grows most: { $grows })
+solve-next = { $value } would not fit: { $need } per card of { $usable } (grows most: { $grows })
 solve-all-fit-model = Everything up to the model's own limit fits: { $value }
 solve-all-fit-contract_max = Everything up to { $value } fits
 solve-all-fit-catalogue = The top of the list fits: { $value }
 solve-all-fit-memory = Everything up to { $value } fits
-solve-none-context_length = ❌ Nothing fits { $config }: even { $value } needs { $need } of { $usable }
-solve-none-concurrency = ❌ Not even { $value } user fits { $config }: { $need } of { $usable }
-solve-none-batch_size = ❌ Not even a micro-batch of { $value } fits { $config }: { $need } of { $usable }
-solve-none-seq_len = ❌ Nothing fits { $config }: even { $value } needs { $need } of { $usable }
-solve-none-precision = ❌ No precision fits { $config }: even { $value } needs { $need } of { $usable }
-solve-none-model = ❌ No model of the family fits { $config }: even the smallest, { $value }, needs { $need } of { $usable }
+solve-none-context_length = ❌ Nothing fits { $config }: even { $value } needs { $need } per card of { $usable }
+solve-none-concurrency = ❌ Not even { $value } user fits { $config }: { $need } per card of { $usable }
+solve-none-batch_size = ❌ Not even a micro-batch of { $value } fits { $config }: { $need } per card of { $usable }
+solve-none-seq_len = ❌ Nothing fits { $config }: even { $value } needs { $need } per card of { $usable }
+solve-none-precision = ❌ No precision fits { $config }: even { $value } needs { $need } per card of { $usable }
+solve-none-model = ❌ No model of the family fits { $config }: even the smallest, { $value }, needs { $need } per card of { $usable }
 
 ## Time and cost (core/answer_solve.py)
 cost-training = ⏱ Training on { NUMBER($tokens) } tokens ({ NUMBER($epochs) } { $epochs ->
@@ -400,19 +400,19 @@ cost-training = ⏱ Training on { NUMBER($tokens) } tokens ({ NUMBER($epochs) } 
   }): ≈ { $flops } FLOPs ({ NUMBER($factor) } × parameters × tokens) at { $mfu_low }–{ $mfu_high } % of the cards' peak
 cost-serving = ⏱ { NUMBER($requests) } requests a day ({ NUMBER($prompt) } prompt + { NUMBER($tokens) } generated tokens each):
 cost-generation = ⏱ { NUMBER($outputs) } images:
-cost-money = { NUMBER($low, maximumSignificantDigits: 3) }–{ NUMBER($high, maximumSignificantDigits: 3) } { $currency }
+cost-money = { NUMBER($low) }–{ NUMBER($high) } { $currency }
 cost-option-training = • { $config }: { NUMBER($low, maximumSignificantDigits: 2) }–{ NUMBER($high, maximumSignificantDigits: 2) } h ({ NUMBER($gpu_low, maximumSignificantDigits: 2) }–{ NUMBER($gpu_high, maximumSignificantDigits: 2) } GPU-hours) · { $price }
 cost-option-serving = • { $config }: { NUMBER($low, maximumSignificantDigits: 2) }–{ NUMBER($high, maximumSignificantDigits: 2) } busy hours a day · { $price }{ $day }
 cost-serving-day = ; a server around the clock ({ $servers }×): { NUMBER($price) } { $currency } a day
 cost-option-generation = • { $config }: { NUMBER($seconds_low, maximumSignificantDigits: 3) }–{ NUMBER($seconds_high, maximumSignificantDigits: 3) } s an image, { NUMBER($low, maximumSignificantDigits: 2) }–{ NUMBER($high, maximumSignificantDigits: 2) } h · { $price }
 cost-option-no-time = • { $config }: no published speed of this model on this card
 cost-no-options = No configuration to price.
-solve-next-step = { $value } would not fit: { $need } of { $usable }
+solve-next-step = { $value } would not fit: { $need } per card of { $usable }
 cost-flops = { NUMBER($mantissa, maximumFractionDigits: 1) }·10{ $exponent }
 cost-per-day = { $price } a day
 solve-found-any-model = 🧩 Largest catalogue model that fits { $config }: { $value }
 cost-generation-video = ⏱ { NUMBER($outputs) } clips:
-cost-money-from = from { NUMBER($low, maximumSignificantDigits: 3) }–{ NUMBER($high, maximumSignificantDigits: 3) } { $currency }
+cost-money-from = from { NUMBER($low) }–{ NUMBER($high) } { $currency }
 cost-serving-day-from = ; a server around the clock ({ $servers }×): from { NUMBER($price) } { $currency } a day
 cost-option-generation-video = • { $config }: { NUMBER($seconds_low, maximumSignificantDigits: 3) }–{ NUMBER($seconds_high, maximumSignificantDigits: 3) } s a clip, { NUMBER($low, maximumSignificantDigits: 2) }–{ NUMBER($high, maximumSignificantDigits: 2) } h · { $price }
 assumption-cost_figure_same_compute = The { $card } has no published speed of its own: the figure measured on the { $measured } is used, the same chip at the same clocks (denoising is compute-bound, so the extra memory does not change it).
@@ -453,3 +453,17 @@ prices-from-note = "from": a starting price.
 prices-on-request-note = A manager quotes the prices "on request".
 answer-offers-recommended-unpriced = Recommended: { $config }
 answer-offers-fastest-unpriced = fastest: { $config }
+## units: one card count and one unit per answer (core/answer.py, core/advice)
+assumption-named_count_fsdp = Training on { $num_gpus } GPUs is sized as such a job is launched: with FSDP full sharding (ZeRO-3), each GPU holding its share of the weights, gradients and optimizer states.
+action-shard_offload_optimizer = ZeRO-3 with the optimizer states on the CPU (DeepSpeed offload_optimizer): slower, the same training
+verdict-no_margin = does not fit reliably
+lead-own-no_margin = { $icon } { $config } does not fit reliably: { $need } per card of { $usable }, no margin
+lead-fits-fewer = { $icon } { $verdict } on { $config }: no need for { $asked } cards
+lead-fits-fewer-not-offered = { $icon } { $verdict } on { $config }: no need for { $asked } cards — a configuration we do not rent, write to us
+answer-mitigation-to = { $icon } { $action }: → { $total }, { $outcome }
+solve-next-no_margin = { $value } would not fit reliably: { $need } per card of { $usable }, no margin (grows most: { $grows })
+solve-next-step-no_margin = { $value } would not fit reliably: { $need } per card of { $usable }, no margin
+solve-next-budget = { $value } would not fit: { $need } per card, more than its engine's memory budget (grows most: { $grows })
+solve-next-step-budget = { $value } would not fit: { $need } per card, more than its engine's memory budget
+lead-fits-more = { $icon } { $verdict } on { $config }: { $asked } of them are not enough
+lead-fits-more-not-offered = { $icon } { $verdict } on { $config }: { $asked } of them are not enough — a configuration we do not rent, write to us

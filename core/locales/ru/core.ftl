@@ -106,8 +106,8 @@ reason-most_headroom = с наибольшим запасом
 reason-fewest_cards = меньше всего карт
 
 ## Что делать, если не влезает (id и params из core/advice.py)
-action-quantize_int8 = квантовать веса в 8 бит ({ $precision })
-action-quantize_int4 = квантовать веса в 4 бита ({ $precision })
+action-quantize_int8 = квантовать веса в 8 бит: { $precision }
+action-quantize_int4 = квантовать веса в 4 бита: { $precision }
 action-kv_cache_fp8 = хранить KV-кэш в fp8
 action-use_vllm = запускать через vLLM (prefill частями, а не все запросы целиком)
 action-shorten_context = сократить контекст до { $context_length } { $context_length ->
@@ -145,7 +145,10 @@ action-more_gpus = взять { $num_gpus ->
 }
 action-cpu_offload = { $experiments_only ->
     [0] выгрузка модели на CPU: каждый компонент на карте только пока работает (рецепт из карточки FLUX), тот же результат, чуть медленнее
-   *[other] выгрузка на CPU ({ $cpu_offload }): крайний случай, только для экспериментов, намного медленнее
+   *[other] { $cpu_offload ->
+        [sequential] последовательная выгрузка на CPU (на карте только текущий слой)
+       *[model] выгрузка модели на CPU
+    }: крайний случай, только для экспериментов, намного медленнее
 }
 
 ## Допущения (аргументы — params допущения)
@@ -245,7 +248,7 @@ assumption-cpu_offload_slow = { $cpu_offload ->
     [model] Выгрузка модели на CPU (enable_model_cpu_offload в diffusers, стандартный рецепт из карточки FLUX): на карте один компонент за раз; чуть медленнее из-за передач.
    *[other] Выгрузка на CPU ({ $cpu_offload }) держит на карте по одному блоку пайплайна; генерация в разы медленнее.
 }
-assumption-gguf_denoiser_only = GGUF-файл { $precision } содержит только трансформер: текстовые энкодеры и VAE грузятся из 16-битного репозитория (GGUFQuantizationConfig в diffusers).
+assumption-gguf_denoiser_only = Файл { $precision } содержит только трансформер: текстовые энкодеры и VAE грузятся из 16-битного репозитория (GGUFQuantizationConfig в diffusers).
 assumption-text_encoder_cpu = Текстовые энкодеры работают на CPU (как --t5_cpu у Wan): их весов на карте нет; кодирование промпта дольше.
 assumption-cfg_single_pass = Денойзер работает по одному проходу (модель с дистиллированным guidance или проходы guidance идут друг за другом).
 assumption-cfg_double_batch = Classifier-free guidance: денойзер считает батч из 2 на каждое изображение.
@@ -253,14 +256,14 @@ assumption-vllm_preallocates = vLLM по умолчанию занимает 90 
 assumption-cpu_offload_layers = Выгрузка на CPU ({ $cpu_offload }): веса подгружаются из ОЗУ по одному слою; в разы медленнее.
 assumption-cpu_offload_zero = Выгрузка на CPU ({ $cpu_offload }) как в DeepSpeed ZeRO-Offload: состояния оптимизатора, fp32-копия весов и градиенты (при sequential и параметры, как CPUOffload во FSDP) живут в ОЗУ; в разы медленнее.
 assumption-outside_measured_range = { $dimension ->
-    [params_b] Размер модели ({ $value }B)
-    [tokens] Длина { $value } токенов
-    [batch] Батч { $value }
-    [num_gpus] { $value } GPU
-    [megapixels] { $value } мегапикселя на кадр
-    [frames] { $value } кадров
-   *[other] { $dimension } = { $value }
-} — вне того, что замерено для такой нагрузки ({ $low }–{ $high }): диапазон расширен до ±{ $percent }%.
+    [params_b] Размер модели ({ NUMBER($value) }B)
+    [tokens] Длина { NUMBER($value) } токенов
+    [batch] Батч { NUMBER($value) }
+    [num_gpus] { NUMBER($value) } GPU
+    [megapixels] { NUMBER($value) } мегапикселя на кадр
+    [frames] { NUMBER($value) } кадров
+   *[other] { $dimension } = { NUMBER($value) }
+} — вне того, что замерено для такой нагрузки ({ NUMBER($low) }–{ NUMBER($high) }): диапазон расширен до ±{ $percent }%.
 assumption-few_measured_cases = Опубликованных замеров такой нагрузки мало ({ $cases }): диапазон ±{ $percent }% — ошибка по всем замерам.
 assumption-decode_bandwidth_bound = Скорость декодирования = пропускная способность памяти × { NUMBER($efficiency, style: "percent") } / байты, читаемые на токен (веса + KV-кэш).
 assumption-vllm_budget = Вердикты сравниваются с долей карты, которую берёт vLLM ({ $percent } %, gpu_memory_utilization); всё, что от неё оставила модель, — KV-кэш (его размер в токенах — рядом со скоростью).
@@ -356,24 +359,21 @@ lead-verdict-tight = Влезет впритык
 lead-verdict-does_not_fit = Не влезет
 lead-fits = { $icon } { $verdict } на { $config }
 lead-fits-not-offered = { $icon } { $verdict } на { $config } — такой конфигурации у нас нет, напишите нам
-lead-need = Нужно { $need }{ $cards ->
-    [one] {""}
-   *[other] {" "}на карту
-} из { $usable } (вероятно, { $low }–{ $high })
-lead-own-fits = { $icon } На { $config } влезет: { $need } из { $usable }
-lead-own-tight = { $icon } На { $config } влезет впритык: { $need } из { $usable }
-lead-own-does_not_fit = { $icon } На { $config } не влезет: нужно { $need } из { $usable }
+lead-need = Нужно { $need } на карту из { $usable } (вероятно, { $low }–{ $high })
+lead-own-fits = { $icon } На { $config } влезет: { $need } на карту из { $usable }
+lead-own-tight = { $icon } На { $config } влезет впритык: { $need } на карту из { $usable }
+lead-own-does_not_fit = { $icon } На { $config } не влезет: нужно { $need } на карту из { $usable }
 lead-rent = 🚀 В аренду: { $config }
-lead-nothing-fits = Ни одна наша конфигурация не вмещает { $need } как есть — как уменьшить, ниже.
-lead-none = ❌ Нужно { $need }: ни одна наша конфигурация не вмещает это как есть
+lead-nothing-fits = Ни одна наша конфигурация не вмещает { $need } на карту как есть — как уменьшить, ниже.
+lead-none = ❌ Нужно { $need } на карту: ни одна наша конфигурация не вмещает это как есть
 lead-none-hint = Как уменьшить память — ниже.
 speed-short = ~{ $tokens } ток/с
-answer-parts = Из чего складывается:
+answer-parts = Из чего складываются { $total } на карту:
 answer-offers-cheapest = Дешевле всего: { $config }, { $price }
 answer-offers-recommended = Рекомендуем: { $config }, { $price }
 answer-offers-fastest = быстрее всего: { $config }, { $price }
 answer-verdict = { $icon } { $config }: { $verdict }, { $need } из { $usable }
-answer-verdicts = Влезет ли:
+answer-verdicts = Влезет ли (память на карту):
 answer-speed = Скорость на { $config }: ~{ $per_user } { $per_user ->
     [one] токен
     [few] токена
@@ -393,16 +393,16 @@ answer-kv-capacity = vLLM на { $config }: KV-кэш на { NUMBER($tokens) } {
     [few] токена
    *[many] токенов
 }
-answer-mitigations = Если не влезает:
+answer-mitigations = Если не влезает (память на карту):
 answer-without-checkpointing = Без gradient checkpointing (быстрее: прямой проход не пересчитывается): { $need } на карту.
-answer-mitigations-own = Как уместить на { $config }:
+answer-mitigations-own = Как уместить на { $config } (память на карту):
 answer-mitigation = { $icon } { $action }: −{ $saves } → { $total }, { $outcome }
-answer-more-mitigations = Ещё способы:
-change-side = { $total } · { $config } · { $price }
-change-side-none = { $total } · не влезает в наши конфигурации
+answer-more-mitigations = Ещё способы (память на карту):
+change-side = { $total } на карту · { $config } · { $price }
+change-side-none = { $total } на карту · не влезает в наши конфигурации
 change-line = Было: { $before } → стало: { $after }
 compare-title = { $model }: { $settings }
-compare-row = { $icon } { $config }: { $verdict }, { $need } из { $usable } · { $price }{ $speed }
+compare-row = { $icon } { $config }: { $verdict }, { $need } на карту из { $usable } · { $price }{ $speed }
 compare-cheapest = Дешевле: { $config }
 compare-fastest = Быстрее: { $config }
 mitigation-fits = тогда влезает
@@ -448,19 +448,19 @@ solve-found-batch_size = 📦 Наибольший микробатч на { $co
 solve-found-seq_len = 📏 Наибольшая длина последовательности на { $config }: { $value }
 solve-found-precision = 🎚 Лучшая точность, которая влезет на { $config }: { $value }
 solve-found-model = 🧩 Самая большая модель { $family }, которая влезет на { $config }: { $value }
-solve-margin = Нужно { $need } из { $usable }, свободно { $margin }
+solve-margin = Нужно { $need } на карту из { $usable }, свободно { $margin }
 solve-speed = ~{ NUMBER($total) } ток/с всего, ~{ $per_user } на пользователя
-solve-next = { $value } уже не влезет: { $need } из { $usable } (больше всего растёт: { $grows })
+solve-next = { $value } уже не влезет: { $need } на карту из { $usable } (больше всего растёт: { $grows })
 solve-all-fit-model = Влезает всё до предела самой модели: { $value }
 solve-all-fit-contract_max = Влезает всё до { $value }
 solve-all-fit-catalogue = Влезает даже лучший вариант: { $value }
 solve-all-fit-memory = Влезает всё до { $value }
-solve-none-context_length = ❌ На { $config } не влезет ничего: даже { $value } — это { $need } из { $usable }
-solve-none-concurrency = ❌ На { $config } не влезет даже { $value } пользователь: { $need } из { $usable }
-solve-none-batch_size = ❌ На { $config } не влезет даже микробатч { $value }: { $need } из { $usable }
-solve-none-seq_len = ❌ На { $config } не влезет ничего: даже { $value } — это { $need } из { $usable }
-solve-none-precision = ❌ На { $config } не влезет ни одна точность: даже { $value } — это { $need } из { $usable }
-solve-none-model = ❌ На { $config } не влезет ни одна модель семейства: даже самая маленькая, { $value }, — это { $need } из { $usable }
+solve-none-context_length = ❌ На { $config } не влезет ничего: даже { $value } — это { $need } на карту из { $usable }
+solve-none-concurrency = ❌ На { $config } не влезет даже { $value } пользователь: { $need } на карту из { $usable }
+solve-none-batch_size = ❌ На { $config } не влезет даже микробатч { $value }: { $need } на карту из { $usable }
+solve-none-seq_len = ❌ На { $config } не влезет ничего: даже { $value } — это { $need } на карту из { $usable }
+solve-none-precision = ❌ На { $config } не влезет ни одна точность: даже { $value } — это { $need } на карту из { $usable }
+solve-none-model = ❌ На { $config } не влезет ни одна модель семейства: даже самая маленькая, { $value }, — это { $need } на карту из { $usable }
 
 ## Время и стоимость (core/answer_solve.py)
 cost-training = ⏱ Обучение на { NUMBER($tokens) } токенов ({ NUMBER($epochs) } { $epochs ->
@@ -470,19 +470,19 @@ cost-training = ⏱ Обучение на { NUMBER($tokens) } токенов ({ 
   }): ≈ { $flops } FLOP ({ NUMBER($factor) } × параметры × токены) при { $mfu_low }–{ $mfu_high } % пиковой скорости карт
 cost-serving = ⏱ { NUMBER($requests) } запросов в день (по { NUMBER($prompt) } токенов промпта и { NUMBER($tokens) } сгенерированных):
 cost-generation = ⏱ { NUMBER($outputs) } картинок:
-cost-money = { NUMBER($low, maximumSignificantDigits: 3) }–{ NUMBER($high, maximumSignificantDigits: 3) } { $currency }
+cost-money = { NUMBER($low) }–{ NUMBER($high) } { $currency }
 cost-option-training = • { $config }: { NUMBER($low, maximumSignificantDigits: 2) }–{ NUMBER($high, maximumSignificantDigits: 2) } ч ({ NUMBER($gpu_low, maximumSignificantDigits: 2) }–{ NUMBER($gpu_high, maximumSignificantDigits: 2) } GPU-часов) · { $price }
 cost-option-serving = • { $config }: { NUMBER($low, maximumSignificantDigits: 2) }–{ NUMBER($high, maximumSignificantDigits: 2) } ч работы в день · { $price }{ $day }
 cost-serving-day = ; сервер круглосуточно ({ $servers }×): { NUMBER($price) } { $currency } в день
 cost-option-generation = • { $config }: { NUMBER($seconds_low, maximumSignificantDigits: 3) }–{ NUMBER($seconds_high, maximumSignificantDigits: 3) } с на картинку, { NUMBER($low, maximumSignificantDigits: 2) }–{ NUMBER($high, maximumSignificantDigits: 2) } ч · { $price }
 cost-option-no-time = • { $config }: нет опубликованной скорости этой модели на этой карте
 cost-no-options = Нечего посчитать: ни одна конфигурация не подходит.
-solve-next-step = { $value } уже не влезет: { $need } из { $usable }
+solve-next-step = { $value } уже не влезет: { $need } на карту из { $usable }
 cost-flops = { NUMBER($mantissa, maximumFractionDigits: 1) }·10{ $exponent }
 cost-per-day = { $price } в день
 solve-found-any-model = 🧩 Самая большая модель каталога, которая влезет на { $config }: { $value }
 cost-generation-video = ⏱ { NUMBER($outputs) } роликов:
-cost-money-from = от { NUMBER($low, maximumSignificantDigits: 3) }–{ NUMBER($high, maximumSignificantDigits: 3) } { $currency }
+cost-money-from = от { NUMBER($low) }–{ NUMBER($high) } { $currency }
 cost-serving-day-from = ; сервер круглосуточно ({ $servers }×): от { NUMBER($price) } { $currency } в день
 cost-option-generation-video = • { $config }: { NUMBER($seconds_low, maximumSignificantDigits: 3) }–{ NUMBER($seconds_high, maximumSignificantDigits: 3) } с на ролик, { NUMBER($low, maximumSignificantDigits: 2) }–{ NUMBER($high, maximumSignificantDigits: 2) } ч · { $price }
 assumption-cost_figure_same_compute = Для { $card } своей опубликованной скорости нет: взят замер на { $measured } — тот же чип на тех же частотах (шаги диффузии упираются в вычисления, лишняя память их не меняет).
@@ -523,3 +523,31 @@ prices-from-note = «от» — начальная цена.
 prices-on-request-note = Цену «по запросу» назовёт менеджер.
 answer-offers-recommended-unpriced = Рекомендуем: { $config }
 answer-offers-fastest-unpriced = быстрее всего: { $config }
+## units: one card count and one unit per answer (core/answer.py, core/advice)
+assumption-named_count_fsdp = Обучение на { $num_gpus } картах посчитано так, как его запускают: с полным шардированием FSDP (ZeRO-3), на каждой карте своя часть весов, градиентов и состояний оптимизатора.
+action-shard_offload_optimizer = ZeRO-3 и состояния оптимизатора на CPU (DeepSpeed offload_optimizer): медленнее, обучение то же
+verdict-no_margin = не влезет надёжно
+lead-own-no_margin = { $icon } На { $config } не влезет надёжно: { $need } на карту из { $usable }, запаса нет
+lead-fits-fewer = { $icon } { $verdict } на { $config }: { $asked ->
+    [few] { $asked } карты не нужны
+   *[other] { $asked } карт не нужно
+}
+lead-fits-fewer-not-offered = { $icon } { $verdict } на { $config }: { $asked ->
+    [few] { $asked } карты не нужны
+   *[other] { $asked } карт не нужно
+} — такой конфигурации у нас нет, напишите нам
+answer-mitigation-to = { $icon } { $action }: → { $total }, { $outcome }
+solve-next-no_margin = { $value } уже не влезет надёжно: { $need } на карту из { $usable }, запаса нет (больше всего растёт: { $grows })
+solve-next-step-no_margin = { $value } уже не влезет надёжно: { $need } на карту из { $usable }, запаса нет
+solve-next-budget = { $value } уже не влезет: { $need } на карту, больше бюджета памяти его движка (больше всего растёт: { $grows })
+solve-next-step-budget = { $value } уже не влезет: { $need } на карту, больше бюджета памяти его движка
+lead-fits-more = { $icon } { $verdict } на { $config }: на { $asked ->
+    [one] { $asked } такую
+    [few] { $asked } такие
+   *[many] { $asked } таких
+} не влезет
+lead-fits-more-not-offered = { $icon } { $verdict } на { $config }: на { $asked ->
+    [one] { $asked } такую
+    [few] { $asked } такие
+   *[many] { $asked } таких
+} не влезет — такой конфигурации у нас нет, напишите нам

@@ -56,7 +56,7 @@ def results_button(harness: Harness) -> Any:
 EXPECTED = {
     "ru": {
         "title": "✅ Влезет на 1× RTX 4090 48 GB · от 149 ₽/ч · ~32 ток/с",
-        "need": "Нужно 24,0 ГБ из 43,2 ГБ",
+        "need": "Нужно 24,0 ГБ на карту из 43,2 ГБ",
         "parts": ["KV-кэш 16,0 ГБ", "веса 5,4 ГБ", "активации 802 МБ"],
         "lines": ["• KV-кэш: 16,0 ГБ", "• веса: 5,4 ГБ", "• активации: 802 МБ"],
         "offer": "Дешевле всего: 1× RTX 4090 48 GB, от 149 ₽/ч · быстрее всего: 1× B200 180 GB, "
@@ -65,7 +65,7 @@ EXPECTED = {
     },
     "en": {
         "title": "✅ Fits on 1× RTX 4090 48 GB · from 149 ₽/h · ~32 tok/s",
-        "need": "Needs 24.0 GB of 43.2 GB",
+        "need": "Needs 24.0 GB per card of 43.2 GB",
         "parts": ["KV cache 16.0 GB", "weights 5.4 GB", "activations 802 MB"],
         "lines": ["• KV cache: 16.0 GB", "• weights: 5.4 GB", "• activations: 802 MB"],
         "offer": "Cheapest: 1× RTX 4090 48 GB, from 149 ₽/h · fastest: 1× B200 180 GB, price on request",

@@ -23,7 +23,7 @@ def plain(message_text: str | None) -> str:
             "какой максимальный контекст влезет в 4090 48 для llama 3.1 8b",
             "ru",
             "📏 Максимальный контекст",
-            "Влезает всё",
+            "уже не влезет надёжно",  # the model's 128K would leave under 3 % of the card: beyond the band
         ),
         ("сколько пользователей выдержит H100 с qwen2.5 32b awq при 8k", "ru", "👥 До ", "уже не влезет"),
         ("how many users can H100 serve with llama 3.1 70b int4 at 8k", "en", "👥 Up to ", "would not fit"),

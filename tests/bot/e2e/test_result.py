@@ -95,8 +95,8 @@ def _short(gpu_name: str) -> str:
     ("lang", "lead", "need"),
     [
         # 4 users: a vLLM server, compared with vLLM's 90% of the card (43.2 of 48 GB)
-        ("ru", "✅ Влезет на 1× RTX 4090 48 GB · от 149 ₽/ч · ~32 ток/с", "Нужно 24,0 ГБ из 43,2 ГБ"),
-        ("en", "✅ Fits on 1× RTX 4090 48 GB · from 149 ₽/h · ~32 tok/s", "Needs 24.0 GB of 43.2 GB"),
+        ("ru", "✅ Влезет на 1× RTX 4090 48 GB · от 149 ₽/ч · ~32 ток/с", "Нужно 24,0 ГБ на карту из 43,2"),
+        ("en", "✅ Fits on 1× RTX 4090 48 GB · from 149 ₽/h · ~32 tok/s", "Needs 24.0 GB per card of 43.2"),
     ],
 )
 def test_the_first_two_lines_carry_verdict_card_price_and_speed(lang: str, lead: str, need: str) -> None:
@@ -174,15 +174,15 @@ def test_when_nothing_fits_anywhere_the_closest_configurations_are_named() -> No
     [
         (
             "ru",
-            "❌ На 1× RTX 3090 24 GB не влезет: нужно 29,3 ГБ из 24,0 ГБ",
+            "❌ На 1× RTX 3090 24 GB не влезет: нужно 29,3 ГБ на карту из 24,0 ГБ",
             "🚀 В аренду: 1× RTX 4090 48 GB · от 149 ₽/ч · ~24 ток/с",
-            "Как уместить на 1× RTX 3090 24 GB:",
+            "Как уместить на 1× RTX 3090 24 GB (память на карту):",
         ),
         (
             "en",
-            "❌ Does not fit on 1× RTX 3090 24 GB: needs 29.3 GB of 24.0 GB",
+            "❌ Does not fit on 1× RTX 3090 24 GB: needs 29.3 GB per card of 24.0 GB",
             "🚀 To rent: 1× RTX 4090 48 GB · from 149 ₽/h · ~24 tok/s",
-            "To fit on 1× RTX 3090 24 GB:",
+            "To fit on 1× RTX 3090 24 GB (memory per card):",
         ),
     ],
 )
@@ -201,13 +201,13 @@ def test_the_own_card_answer(lang: str, first: str, second: str, title: str) -> 
     [
         (
             "ru",
-            "↔ Было: 33,6 ГБ · 1× RTX 4090 48 GB · от 149 ₽/ч → "
-            "стало: 24,0 ГБ · 1× RTX 4090 48 GB · от 149 ₽/ч",
+            "↔ Было: 33,6 ГБ на карту · 1× RTX 4090 48 GB · от 149 ₽/ч → "
+            "стало: 24,0 ГБ на карту · 1× RTX 4090 48 GB · от 149 ₽/ч",
         ),
         (
             "en",
-            "↔ Before: 33.6 GB · 1× RTX 4090 48 GB · from 149 ₽/h → "
-            "now: 24.0 GB · 1× RTX 4090 48 GB · from 149 ₽/h",
+            "↔ Before: 33.6 GB per card · 1× RTX 4090 48 GB · from 149 ₽/h → "
+            "now: 24.0 GB per card · 1× RTX 4090 48 GB · from 149 ₽/h",
         ),
     ],
 )
@@ -235,7 +235,7 @@ async def test_a_follow_up_says_what_changed(harness: Harness) -> None:
     lines = (changed.text or "").replace("\xa0", " ").splitlines()
     assert lines[0] == "✅ Влезет на 1× RTX 4090 48 GB · от 149 ₽/ч · ~32 ток/с"
     assert lines[2].startswith("↔ Было: ") and lines[2].endswith(
-        "→ стало: 24,0 ГБ · 1× RTX 4090 48 GB · от 149 ₽/ч"
+        "→ стало: 24,0 ГБ на карту · 1× RTX 4090 48 GB · от 149 ₽/ч"
     )
     before = lines[2].removeprefix("↔ Было: ").split(" ·")[0]
     assert before != "24,0 ГБ" and before in (first.text or "").replace("\xa0", " ")
