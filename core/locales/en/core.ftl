@@ -430,3 +430,7 @@ picture-total = per card: { $total }
 cli-hf-not-found = No model { $model } on Hugging Face (or it is private or gated): check the name (e.g. Qwen/Qwen3-8B) or give its size (8B).
 cli-hf-unavailable = Could not reach Hugging Face within { $seconds } s to read { $model }: try again later or give its size (8B); GPUFIT_HF_LOOKUP=0 skips the look-up.
 cli-hf-unsupported = { $model } is on Hugging Face, but its config.json is not a language model's that can be sized: give its size (8B) instead.
+
+## dialog: the picture's card labels (core/picture.py)
+picture-used = { $icon } { $verdict }: { $need } · { $percent } % used
+picture-capacity = { $card }: { $size }

@@ -500,3 +500,7 @@ picture-total = на карту: { $total }
 cli-hf-not-found = Модели { $model } нет на Hugging Face (или доступ к ней закрыт): проверьте название (например, Qwen/Qwen3-8B) или укажите размер (8B).
 cli-hf-unavailable = Не удалось связаться с Hugging Face за { $seconds } с, чтобы прочитать { $model }: попробуйте позже или укажите размер (8B); GPUFIT_HF_LOOKUP=0 отключает поиск.
 cli-hf-unsupported = { $model } есть на Hugging Face, но её config.json — не языковая модель, которую можно посчитать: укажите размер (8B).
+
+## dialog: the picture's card labels (core/picture.py)
+picture-used = { $icon } { $verdict }: { $need } · занято { $percent } %
+picture-capacity = { $card }: { $size }
