@@ -89,6 +89,14 @@ class Step:
     row_width: int = 2
 
 
+def prompt_key(kind: str, step: str, answers: Answers) -> str:
+    """The locale key of a step's question (`kind` 'ask') or hint ('hint'): an image or video model is
+    named, never given by its size (a size describes a language model)."""
+    if step == "model" and MODEL_KIND.get(answers.get("task") or "") in (ModelKind.IMAGE, ModelKind.VIDEO):
+        return f"{kind}-model-generation"
+    return f"{kind}-{step}"
+
+
 # ---------------------------------------------------------------- options
 
 

@@ -12,6 +12,7 @@ from bot.callbacks import TYPICAL
 from bot.flow.answers import build_request
 from bot.flow.options import (
     FLOWS,
+    MODEL_KIND,
     RESULT,
     Accepted,
     Answers,
@@ -33,6 +34,10 @@ from core import texts as core_texts
 from core.catalog import Catalog
 from core.contract import CustomModel, Method, Request
 from core.errors import ParseError, UnknownModelError
+from core.specs import ModelKind
+
+# Text models the LLM steps size too (BERT, T5: inference and training of a transformer).
+TEXT_KINDS = frozenset({ModelKind.LLM, ModelKind.ENCODER, ModelKind.ENCODER_DECODER})
 
 
 def _decode_int(value: str) -> int:
@@ -52,7 +57,7 @@ def _validated(answers: Answers, name: str, value: Any) -> StepInput:
     try:
         Request.model_validate(build_request({**answers, name: value}))
     except (ValidationError, KeyError, ValueError):
-        return Rejected("out_of_range")
+        return Rejected("out_of_range", {"field": name, "value": value})
     return Accepted(value)
 
 
@@ -113,12 +118,13 @@ def model_choice(candidates: list[str], catalog: Catalog) -> list[Option]:
 
 
 def read_model(text: str, answers: Answers, catalog: Catalog) -> StepInput:
-    """A catalogue name / alias / HF id, or a size such as `13B`; ambiguous → a short choice."""
+    """A catalogue name / alias / HF id, or a size such as `13B` (a language model's); ambiguous → a
+    short choice; a model of another kind than the task's (`sdxl` for an LLM) → refused, saying so."""
     text = text.strip()
     if not text or len(text) > 200:
         return Rejected()
     try:
-        return Accepted(catalog.resolve_model(text).id)
+        return _of_the_tasks_kind(catalog.resolve_model(text).id, answers, catalog)
     except UnknownModelError:
         pass
     try:
@@ -127,8 +133,29 @@ def read_model(text: str, answers: Answers, catalog: Catalog) -> StepInput:
         options = model_choice(e.candidates, catalog)
         return Choose(options) if options else Rejected(e.code)
     if isinstance(model, CustomModel):
+        if _kind_of_task(answers) != ModelKind.LLM:  # a size describes a language model
+            return Rejected("size_not_allowed", {"kind": _kind_of_task(answers).value})
         return Accepted(model.model_dump(exclude_defaults=True))
+    if isinstance(model, str):
+        return _of_the_tasks_kind(model, answers, catalog)
     return Accepted(model)
+
+
+def _kind_of_task(answers: Answers) -> ModelKind:
+    return MODEL_KIND.get(answers.get("task") or "", ModelKind.LLM)
+
+
+def _of_the_tasks_kind(model_id: str, answers: Answers, catalog: Catalog) -> StepInput:
+    """The catalogue model, if it is of the kind the task sizes (an LLM for inference and training)."""
+    spec = catalog.models.get(model_id)
+    wanted = _kind_of_task(answers)
+    if spec is None:  # a size or a Hugging Face id: a language model's
+        if wanted == ModelKind.LLM:
+            return Accepted(model_id)
+        return Rejected("size_not_allowed", {"kind": wanted.value})
+    if spec.kind == wanted or (wanted == ModelKind.LLM and spec.kind in TEXT_KINDS):
+        return Accepted(model_id)
+    return Rejected("wrong_kind", {"model": spec.name, "kind": spec.kind.value, "wanted": wanted.value})
 
 
 # ---------------------------------------------------------------- the steps

@@ -1,0 +1,39 @@
+"""The guided dialog's steps say what fits them (issue 25, issue 19 item 6): a generation model is
+never asked for by size, "Typical" only where it adds a choice, the LLMs most asked first, and a
+model of the wrong kind or a number out of the contract's bounds gets a sentence saying so."""
+
+from __future__ import annotations
+
+from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, text
+
+
+async def test_a_video_model_is_asked_by_name_and_a_size_is_refused(harness: Harness) -> None:
+    user = harness.user(language_code="ru")
+    await user.send("/start")
+    asked = (await user.click(text("task-video"))).messages[-1].text or ""
+    assert text("ask-model-generation").splitlines()[1] in asked and "13B" not in asked
+    refused = await user.send("13B")
+    assert refused[-1].text == text("step-size-not-allowed", kind="video")
+    assert_no_failed_calls(harness.sandbox)
+
+
+async def test_an_image_model_at_the_llm_step_is_refused_naming_both_kinds(harness: Harness) -> None:
+    user = harness.user(language_code="ru")
+    await user.send("/start")
+    await user.click(text("task-inference"))
+    refused = await user.send("sdxl")
+    expected = text("step-wrong-kind", model="Stable Diffusion XL 1.0", kind="image", wanted="llm")
+    assert refused[-1].text == expected and "языковая модель" in expected
+    # still at the model step: an LLM is taken
+    asked = await user.send("qwen3 8b")
+    assert text("ask-precision").splitlines()[0] in (asked[-1].text or "")
+
+
+async def test_too_many_users_then_a_model_is_a_sentence_with_the_bounds(harness: Harness) -> None:
+    user = harness.user(language_code="ru")
+    await user.send("10^10 пользователей")
+    shown = (await user.click("Llama 3.1 8B")).messages[-1].text or ""
+    what = text("field-concurrency", value=10**10)
+    assert shown.startswith(text("step-out-of-range", what=what, low=1, high=100_000))
+    assert "Input should" not in shown
+    assert_no_failed_calls(harness.sandbox)
