@@ -467,8 +467,9 @@ class Catalog:
         return out
 
     def popular(self, kind: ModelKind) -> list[ModelSpec]:
-        """Models offered as buttons, in catalogue order."""
-        return [m for m in self.models.values() if m.popular and m.kind == kind]
+        """Models offered as buttons, the most asked first (`popularity`)."""
+        shown = [m for m in self.models.values() if m.popular and m.kind == kind]
+        return sorted(shown, key=lambda m: (m.popularity is None, m.popularity or 0, m.name))
 
 
 def _index_names(rows: Iterable[tuple[str, list[str]]], file: str, table: str) -> dict[str, str]:

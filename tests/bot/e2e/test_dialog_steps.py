@@ -4,7 +4,7 @@ model of the wrong kind or a number out of the contract's bounds gets a sentence
 
 from __future__ import annotations
 
-from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, text
+from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, buttons, text
 
 
 async def test_a_video_model_is_asked_by_name_and_a_size_is_refused(harness: Harness) -> None:
@@ -37,3 +37,13 @@ async def test_too_many_users_then_a_model_is_a_sentence_with_the_bounds(harness
     assert shown.startswith(text("step-out-of-range", what=what, low=1, high=100_000))
     assert "Input should" not in shown
     assert_no_failed_calls(harness.sandbox)
+
+
+async def test_the_llm_list_starts_with_what_people_run_now(harness: Harness) -> None:
+    """Not Mistral 7B v0.1 of 2023 on page 1: the catalogue's `popularity`, most asked first."""
+    user = harness.user(language_code="ru")
+    await user.send("/start")
+    first_page = buttons((await user.click(text("task-inference"))).messages[-1])
+    assert first_page[:2] == ["Qwen3 8B", "Qwen3 30B-A3B"]  # the most asked family, by rank
+    assert {"GPT-OSS 20B", "Llama 3.1 8B"} <= set(first_page)
+    assert not any(name.startswith("Mistral 7B") for name in first_page)

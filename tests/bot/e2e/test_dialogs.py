@@ -52,8 +52,7 @@ DIALOGS: dict[str, tuple[list[Action], dict[str, Any]]] = {
     "qlora": (
         [
             ("click", text("task-finetune")),
-            ("click", text("btn-next-page")),  # the Qwen family is on the second page
-            ("click", "Qwen2.5 7B"),
+            ("click", "Qwen2.5 7B"),  # the Qwen family is on the first page: Qwen3 8B is asked most
             ("click", core("method", "qlora")),  # no precision step: QLoRA means a 4-bit base
             ("click", "4"),
             ("click", "2K"),

@@ -53,7 +53,7 @@ async def test_dialog_over_webhook(webhook_harness: Harness) -> None:
     user = h.user(language_code="en")
     await user.send("/start")
     await user.click(text("task-inference", "en"))
-    await user.click("Mistral 7B v0.1")
+    await user.click("Llama 3.1 8B")
     await user.click(core("precision", "q4_k_m", "en"))
     await user.click(text("btn-typical", "en"))
     await user.click("16")
