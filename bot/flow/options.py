@@ -85,6 +85,8 @@ class Step:
     decode: Callable[[str], Any] = str
     read: Callable[[str, Answers, Catalog], StepInput] | None = None
     typical: bool = True
+    default: int | None = None
+    """The core's default when it is one of the buttons: then no "Typical" (it would say the same)."""
     applies: Callable[[Answers], bool] = lambda answers: True
     row_width: int = 2
 

@@ -34,6 +34,7 @@ from core import texts as core_texts
 from core.catalog import Catalog
 from core.contract import CustomModel, Method, Request
 from core.errors import ParseError, UnknownModelError
+from core.estimate import DEFAULT_CONTEXT, DEFAULT_SEQ_LEN
 from core.specs import ModelKind
 
 # Text models the LLM steps size too (BERT, T5: inference and training of a transformer).
@@ -161,6 +162,15 @@ def _of_the_tasks_kind(model_id: str, answers: Answers, catalog: Catalog) -> Ste
 # ---------------------------------------------------------------- the steps
 
 
+def _field_default(name: str) -> int:
+    default = Request.model_fields[name].default
+    assert isinstance(default, int)
+    return default
+
+
+# "Typical" (the core's default) only where it is not one of the buttons: the precision the checkpoint
+# ships in (fp8 for DeepSeek R1, mxfp4 for GPT-OSS), the model's own resolution and frame count.
+# Elsewhere the default is a button (4K, 1 user, 2K): the step names it (`default`) instead.
 STEPS: dict[str, Step] = {
     step.name: step
     for step in (
@@ -186,6 +196,8 @@ STEPS: dict[str, Step] = {
             decode=_decode_int,
             read=_read_number(core_parse.parse_context, "context_length"),
             row_width=3,
+            default=DEFAULT_CONTEXT,
+            typical=False,
         ),
         Step(
             "concurrency",
@@ -193,6 +205,8 @@ STEPS: dict[str, Step] = {
             decode=_decode_int,
             read=_read_number(core_parse.parse_count, "concurrency"),
             row_width=4,
+            default=_field_default("concurrency"),
+            typical=False,
         ),
         Step(
             "batch_size",
@@ -200,6 +214,8 @@ STEPS: dict[str, Step] = {
             decode=_decode_int,
             read=_read_number(core_parse.parse_count, "batch_size"),
             row_width=3,
+            default=_field_default("batch_size"),
+            typical=False,
         ),
         Step(
             "seq_len",
@@ -207,6 +223,8 @@ STEPS: dict[str, Step] = {
             decode=_decode_int,
             read=_read_number(core_parse.parse_context, "seq_len"),
             row_width=3,
+            default=DEFAULT_SEQ_LEN,
+            typical=False,
         ),
         Step(
             "resolution",
@@ -221,6 +239,8 @@ STEPS: dict[str, Step] = {
             decode=_decode_int,
             read=_read_number(core_parse.parse_count, "images"),
             row_width=4,
+            default=_field_default("images"),
+            typical=False,
         ),
         Step(
             "frames",
@@ -234,9 +254,10 @@ STEPS: dict[str, Step] = {
 
 
 def accepts(step: Step, value: str, answers: Answers, catalog: Catalog) -> bool:
-    """Whether a button's value can be an answer to the step (buttons can be old or forged)."""
+    """Whether a button's value can be an answer to the step (buttons can be old or forged; a
+    "Typical" of a message sent before the step lost it still means the default)."""
     if value == TYPICAL:
-        return step.typical
+        return step.typical or step.default is not None
     if any(o.value == value for o in step.options(answers, catalog)):
         return True
     # a model may also be one of the candidates of a clarifying question

@@ -4,7 +4,7 @@ model of the wrong kind or a number out of the contract's bounds gets a sentence
 
 from __future__ import annotations
 
-from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, buttons, text
+from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, buttons, core, text
 
 
 async def test_a_video_model_is_asked_by_name_and_a_size_is_refused(harness: Harness) -> None:
@@ -47,3 +47,17 @@ async def test_the_llm_list_starts_with_what_people_run_now(harness: Harness) ->
     assert first_page[:2] == ["Qwen3 8B", "Qwen3 30B-A3B"]  # the most asked family, by rank
     assert {"GPT-OSS 20B", "Llama 3.1 8B"} <= set(first_page)
     assert not any(name.startswith("Mistral 7B") for name in first_page)
+
+
+async def test_typical_only_where_it_is_not_one_of_the_buttons(harness: Harness) -> None:
+    """"Типично" is the core's default: offered for the precision (the checkpoint's own format), not
+    for the context (the default, 4K, is a button) nor the users (1 is a button)."""
+    user = harness.user(language_code="ru")
+    await user.send("/start")
+    await user.click(text("task-inference"))
+    precision = (await user.click("Qwen3 8B")).messages[-1]
+    assert text("btn-typical") in buttons(precision)
+    context = (await user.click(core("precision", "bf16"))).messages[-1]
+    assert text("btn-typical") not in buttons(context) and "4K" in buttons(context)
+    users = (await user.click("4K")).messages[-1]
+    assert text("btn-typical") not in buttons(users) and "1" in buttons(users)

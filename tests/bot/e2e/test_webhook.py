@@ -55,7 +55,7 @@ async def test_dialog_over_webhook(webhook_harness: Harness) -> None:
     await user.click(text("task-inference", "en"))
     await user.click("Llama 3.1 8B")
     await user.click(core("precision", "q4_k_m", "en"))
-    await user.click(text("btn-typical", "en"))
+    await user.click("4K")
     await user.click("16")
     assert result_mark("en") in (user.last_message().text or "")
     assert_no_failed_calls(h.sandbox)
