@@ -434,3 +434,7 @@ cli-hf-unsupported = { $model } is on Hugging Face, but its config.json is not a
 ## dialog: the picture's card labels (core/picture.py)
 picture-used = { $icon } { $verdict }: { $need } · { $percent } % used
 picture-capacity = { $card }: { $size }
+
+## dialog: inverse answers lead with a comfortable fit (core/answer_solve.py)
+solve-in-precision = { $value } in { $precision }
+solve-tight = Only tight (under { $percent } % of the card free): { $value } — { $need } of { $usable }

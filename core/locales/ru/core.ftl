@@ -504,3 +504,7 @@ cli-hf-unsupported = { $model } есть на Hugging Face, но её config.jso
 ## dialog: the picture's card labels (core/picture.py)
 picture-used = { $icon } { $verdict }: { $need } · занято { $percent } %
 picture-capacity = { $card }: { $size }
+
+## dialog: inverse answers lead with a comfortable fit (core/answer_solve.py)
+solve-in-precision = { $value } в { $precision }
+solve-tight = Только впритык (свободно меньше { $percent } % карты): { $value } — { $need } из { $usable }
