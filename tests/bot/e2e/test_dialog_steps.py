@@ -61,3 +61,17 @@ async def test_typical_only_where_it_is_not_one_of_the_buttons(harness: Harness)
     assert text("btn-typical") not in buttons(context) and "4K" in buttons(context)
     users = (await user.click("4K")).messages[-1]
     assert text("btn-typical") not in buttons(users) and "1" in buttons(users)
+
+
+async def test_the_sequence_button_says_what_it_changes(harness: Harness) -> None:
+    """`Change sequence` meant nothing: the fine-tuning result offers 'Change sequence length'."""
+    user = harness.user(language_code="en")
+    await user.send("/start")
+    await user.click(text("task-finetune", "en"))
+    await user.send("llama 3.1 8b")
+    await user.click(core("method", "lora", "en"))
+    await user.click(core("precision", "bf16", "en"))
+    await user.click("1")
+    result = (await user.click("2K")).messages[-1]
+    assert "Change sequence length" in buttons(result)
+    assert "Change sequence" not in buttons(result)
