@@ -203,6 +203,16 @@ def test_popular_models_are_ranked_once_per_kind_most_asked_first(catalog: Catal
     assert "mistral-7b" not in {m.id for m in catalog.popular(ModelKind.LLM)}  # v0.1, of 2023
 
 
+def test_two_models_of_one_kind_with_one_rank_is_a_catalogue_error(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(DATA_DIR, data)
+    models = data / "models.toml"
+    models.write_text(models.read_text().replace("popularity = 3\n", "popularity = 1\n", 1))
+    said = r"row \d+ \(id='qwen3-8b'\): popularity: 1 is already the rank of 'llama-3.1-8b'"
+    with pytest.raises(CatalogError, match=said):
+        load_catalog(data_dir=data)
+
+
 def test_a_rank_without_popular_is_a_catalogue_error() -> None:
     with pytest.raises(ValidationError, match="popularity"):
         ModelSpec.model_validate({"id": "x", "name": "X", "family": "x", "kind": "llm", "params_b": 1,
