@@ -23,6 +23,7 @@ import logging
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TextIO
 
 from pydantic import SecretStr
@@ -31,6 +32,7 @@ from bot.config import ConfigError, Settings, check_command, check_services, loa
 from bot.logs import log_uncaught_exceptions, secrets_of, setup_logging
 
 SANDBOX_USER_ID = 1001
+SANDBOX_PICTURES = Path("data") / "pictures"  # the answers' pictures the sandbox chat received
 log = logging.getLogger("bot")
 
 
@@ -55,7 +57,9 @@ async def run_sandbox(
         )
         user = sandbox.user(id=SANDBOX_USER_ID, first_name="You", language_code=settings.default_language)
         try:
-            await run_terminal_chat(sandbox, user, input_fn=input_fn, output=output)
+            await run_terminal_chat(
+                sandbox, user, input_fn=input_fn, output=output, pictures_dir=SANDBOX_PICTURES
+            )
         finally:
             await app.dp.stop_polling()
             await polling

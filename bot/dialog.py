@@ -191,6 +191,16 @@ async def start_wizard(
 # ---------------------------------------------------------------- the result
 
 
+def out_of_range(ctx: Ctx, field: str, value: Any) -> str | None:
+    """'10 000 000 000 users: allowed from 1 to 100 000' for a number outside the contract's bounds
+    (they are the contract's, `Request`); None for a field without both bounds or a value not a number."""
+    bounds = flow.field_bounds(field)
+    if bounds is None or not isinstance(value, int) or isinstance(value, bool):
+        return None
+    what = ctx.tr(f"field-{field}", value=value)
+    return ctx.tr("step-out-of-range", what=what, low=bounds[0], high=bounds[1])
+
+
 async def show_result(
     ctx: Ctx,
     answers: flow.Answers,
@@ -212,9 +222,12 @@ async def show_result(
         result = estimate(request, ctx.catalog)
     except CoreError as e:
         log.info("estimate failed: %s (field %s)", e.message, e.field)
+        said = out_of_range(ctx, e.field, answers.get(e.field)) if e.field else None
         await show(
             ctx,
-            Screen(presenter.render_core_error(e, ctx.tr, ctx.lang), keyboards.error_keyboard(ctx.tr)),
+            Screen(
+                said or presenter.render_core_error(e, ctx.tr, ctx.lang), keyboards.error_keyboard(ctx.tr)
+            ),
             query=query,
             message=message,
         )

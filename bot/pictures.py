@@ -3,7 +3,7 @@
 - **When.** With every result in a private chat (the dialog's result, a quick answer, a follow-up
   such as "а в int4?"), right after the text answer, which stays the answer: a render that fails,
   times out or finds the renderer busy sends nothing more, and the user still has every number (the
-  caption repeats what the picture shows, see `core.picture.caption`). Not in groups (a second message
+  caption is one line, what was sized, see `core.picture.caption`). Not in groups (a second message
   per question is noise there), not in inline mode (an inline result cannot upload a photo, and has to
   answer at once), not for comparisons and details (they are lists, not one breakdown).
   `ANSWER_PICTURES=0` turns them off.
@@ -95,7 +95,7 @@ def picture_key(answer: Answer) -> str:
 
 
 def caption_html(lines: list[str]) -> str:
-    """The caption as Telegram HTML: the lead in bold; lines from the end dropped to fit 1024."""
+    """The caption as Telegram HTML: its first line in bold; lines from the end dropped to fit 1024."""
     kept = list(lines)
     while True:
         text = "\n".join([f"<b>{escape(kept[0])}</b>", *map(escape, kept[1:])]) if kept else ""

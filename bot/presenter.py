@@ -97,7 +97,7 @@ def render_step(
         lines += [chosen, ""]
     if note:
         lines += [note, ""]
-    lines.append(tr(f"ask-{step}", model=escape(model_name(answers, catalog))))
+    lines.append(tr(flow.prompt_key("ask", step, answers), model=escape(model_name(answers, catalog))))
     notes = {"precision": flow.precision_choices(answers), "method": flow.METHODS}.get(step, ())
     if notes:
         lines.append("")

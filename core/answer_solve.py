@@ -83,12 +83,16 @@ def solved_lines(result: Result, lang: str) -> tuple[str, ...]:
                 usable=format_bytes(usable, lang),
             ),
         )
+    found = _value(field, solved.value, result, lang)
+    if solved.precision:  # the largest-model search says the format it fits in
+        precision = label("precision", solved.precision, lang)
+        found = t("solve-in-precision", lang, value=found, precision=precision)
     lines = [
         t(
             f"solve-found-{what}" if what != "model" or solved.family else "solve-found-any-model",
             lang,
             config=config,
-            value=_value(field, solved.value, result, lang),
+            value=found,
             count=int(solved.value) if isinstance(solved.value, int) else 0,
             context=result.request.context_length or 0,
             family=_family(solved),
@@ -106,8 +110,22 @@ def solved_lines(result: Result, lang: str) -> tuple[str, ...]:
     comfortable = solved.comfortable_value
     if comfortable is not None and comfortable != solved.value:
         value = _value(field, comfortable, result, lang)
-        percent = round(_bands().comfortable * 100)
-        lines.append(t("solve-comfortable", lang, value=value, percent=percent))
+        lines.append(t("solve-comfortable", lang, value=value, percent=round(_bands().comfortable * 100)))
+    if solved.tight_value is not None:  # a larger value fits, but without the headroom
+        tight = _value(field, solved.tight_value, result, lang)
+        if solved.tight_precision:
+            precision = label("precision", solved.tight_precision, lang)
+            tight = t("solve-in-precision", lang, value=tight, precision=precision)
+        lines.append(
+            t(
+                "solve-tight",
+                lang,
+                value=tight,
+                percent=round(_bands().comfortable * 100),
+                need=format_bytes(solved.tight_bytes_per_gpu or 0, lang),
+                usable=format_bytes(usable, lang),
+            )
+        )
     if field is SolveFor.CONCURRENCY and solved.aggregate_tokens_per_s:
         lines.append(
             t(

@@ -289,6 +289,7 @@ class Catalog:
             "model",
         )
         self._gpu_keys = _index_names(((g.id, [g.id, g.name, *g.aliases]) for g in gpus), files["gpu"], "gpu")
+        _check_ranks(models, files["model"])
         self._model_tokens: dict[str, list[list[str]]] = {
             m.id: [name_tokens(n) for n in [m.name, m.id, *m.aliases, *([m.hf_id] if m.hf_id else [])]]
             for m in models
@@ -467,8 +468,24 @@ class Catalog:
         return out
 
     def popular(self, kind: ModelKind) -> list[ModelSpec]:
-        """Models offered as buttons, in catalogue order."""
-        return [m for m in self.models.values() if m.popular and m.kind == kind]
+        """Models offered as buttons, the most asked first (`popularity`)."""
+        shown = [m for m in self.models.values() if m.popular and m.kind == kind]
+        return sorted(shown, key=lambda m: (m.popularity is None, m.popularity or 0, m.name))
+
+
+def _check_ranks(models: Sequence[ModelSpec], file: str) -> None:
+    """Two popular models of one kind with the same `popularity` would make the buttons' order a
+    matter of chance: a catalogue error naming the second row."""
+    seen: dict[tuple[ModelKind, int], str] = {}
+    for position, m in enumerate(models, start=1):
+        if m.popularity is None:
+            continue
+        owner = seen.setdefault((m.kind, m.popularity), m.id)
+        if owner != m.id:
+            raise CatalogError(
+                f"{file}: [[model]] row {position} (id={m.id!r}): popularity: {m.popularity} is "
+                f"already the rank of {owner!r} among the {m.kind} models"
+            )
 
 
 def _index_names(rows: Iterable[tuple[str, list[str]]], file: str, table: str) -> dict[str, str]:

@@ -580,7 +580,8 @@ SolveLimit = Literal["memory", "model_max", "contract_max", "nothing_fits", "cat
 
 
 class Solved(BaseModel):
-    """The answer to `solve_for`: the largest value that fits the target, and the next that does not.
+    """The answer to `solve_for`: the largest value that fits the target with the recommended headroom
+    (else the largest that fits at all), a larger one that fits only tight, and the next that does not.
 
     `value` null: nothing fits (even the smallest value, the lowest precision, the smallest model);
     `next_value` null: everything up to `max_value` fits (`limit` says which bound stopped it).
@@ -613,6 +614,19 @@ class Solved(BaseModel):
         description="counts: the largest value leaving 10% of the card free (what the recommender asks "
         "of an offer); null when even the smallest does not, or for precision and model",
     )
+    tight_value: int | str | None = Field(
+        default=None,
+        description="a larger value (a larger model, a better precision) that fits only tight (verdict "
+        "'tight'); `value` is then the best that fits with the recommended headroom, which the answer "
+        "leads with; null when `value` is the largest that fits at all",
+    )
+    tight_bytes_per_gpu: int | None = Field(default=None, description="need at `tight_value`, per card")
+    precision: str | None = Field(
+        default=None,
+        description="solve_for model without a precision asked: the best weight format `value` fits in "
+        "(every format of 4 bits or more the card and engine run is tried)",
+    )
+    tight_precision: str | None = Field(default=None, description="the same, for `tight_value`")
     tokens_per_s: float | None = Field(default=None, description="decode per sequence at `value`")
     aggregate_tokens_per_s: float | None = Field(default=None, description="all sequences at `value`")
     estimates: int = Field(description="estimator runs the search took")

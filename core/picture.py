@@ -2,19 +2,23 @@
 
 What it shows: the verdict and the price as the title (the answer's lead), the memory asked, and the
 breakdown as one stacked bar — bytes per card of the requested configuration, largest part first —
-against the usable memory of the user's own card and of the recommended one (a vertical line each).
+against the usable memory of the user's own card and of the recommended one (a vertical line each,
+labelled with the card and its usable memory; the heading above the bar says the share used).
 A recommended configuration with another number of cards needs another amount per card: it gets a
 bar of its own below (its per-card need, one colour), against its own line, so no line is read
 against a bar it does not belong to.
 
-Every text drawn comes from `layout(answer)`, and `caption(layout)` repeats each of them: the picture
-is never the only place a number appears (a test checks it). The bars' geometry is in the layout
+Every text drawn comes from `layout(answer)`, and every number drawn is in the text answer sent just
+before the picture (a test checks it); the caption is one line, the settings the estimate used (the
+picture's own settings line may be cut, the caption never is). The bars' geometry is in the layout
 (bytes), and the figure's rectangles carry it (`gid` 'segment:<code>', 'bar:<i>').
 
-Sizes on a phone: Telegram shows a 1280-pixel-wide photo about 360–400 points wide (a scale of ~0.3),
-so text is drawn at 22 points and more (≥ 30 px in the image, ≥ 9 pt on the phone), and the axis
-carries no numbers of its own. Drawn with matplotlib's Agg canvas on a `Figure` of its own (no pyplot,
-no global backend state); matplotlib is imported when the first picture is drawn, not with the core.
+Sizes on a phone: Telegram shows a 1280-pixel-wide photo about `PHONE_WIDTH_PX` = 380 points wide.
+The smallest text drawn is `MIN_PHONE_PX` = 11 points there — the smallest text style of Apple's
+Human Interface Guidelines (Caption 2, 11 pt) — i.e. an em of ≥ 37 px in the image, 27 pt at 100 dpi
+(`LABEL_PT`). The axis carries no numbers of its own; legend entries flow onto as many rows as they
+need and are never cut. Drawn with matplotlib's Agg canvas on a `Figure` of its own (no pyplot, no
+global backend state); matplotlib is imported when the first picture is drawn, not with the core.
 """
 
 from __future__ import annotations
@@ -26,17 +30,23 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from core.answer import Answer
+from core.answer import VERDICT_ICONS, Answer
 from core.render import format_bytes
-from core.texts import t
+from core.texts import label, t
 
 if TYPE_CHECKING:
     from matplotlib.backends.backend_agg import RendererAgg
     from matplotlib.figure import Figure
 
 WIDTH_PX, HEIGHT_PX, DPI = 1280, 720, 100
-MARGIN_PX = 48
-TITLE_PT, TEXT_PT, LABEL_PT = 30, 24, 22
+MARGIN_PX = 40
+PHONE_WIDTH_PX = 380  # Telegram's width of a photo in a chat on a phone, in points
+MIN_PHONE_PX = 11  # the smallest text on the phone (Apple HIG's smallest style, Caption 2: 11 pt)
+POINTS_PER_INCH = 72
+# The smallest font size that keeps MIN_PHONE_PX at phone width: 11 × 1280 / 380 = 37.05 px = 26.7 pt.
+LABEL_PT = -(-MIN_PHONE_PX * WIDTH_PX * POINTS_PER_INCH // (PHONE_WIDTH_PX * DPI))  # ceiling: 27
+TITLE_PT, TEXT_PT = 32, 28
+LINE_SPACING = 1.2  # a line's height, in ems
 AXIS_MARGIN = 1.03  # the axis runs this far past the largest of the bars and the cards' lines
 PNG_COMPRESSION = 1  # zlib level: a third of the default's time; Telegram re-encodes photos anyway
 FONT = "DejaVu Sans"  # bundled with matplotlib: Latin, Cyrillic, ₽, ×, ✔ ✘ ⚠
@@ -82,7 +92,8 @@ class Segment:
 class Mark:
     """A card's usable memory per card: a vertical line at `at` bytes on bar `row`, with its verdict."""
 
-    text: str
+    text: str  # the heading above its bar: '✔ fits: 26.9 GB · 62 % used'
+    label: str  # beside the line: the card and its usable memory, '1× RTX 4090 48 GB: 43.2 GB'
     at: int
     row: int  # 0: the breakdown's bar; 1, 2: the bar of another configuration
     own: bool
@@ -119,21 +130,30 @@ def layout(answer: Answer) -> Layout:
     segments: list[Segment] = []
     start = 0
     for (name, size_text), code, size in zip(answer.parts, answer.part_codes, answer.part_bytes, strict=True):
-        label = t("picture-part", lang, part=name, size=size_text)
+        legend = t("picture-part", lang, part=name, size=size_text)
         colour = PART_COLOURS.get(code, OTHER_COLOUR)
         if code.startswith("extra_models:"):
             colour = STACK_COLOURS[int(code.split(":", 1)[1]) % len(STACK_COLOURS)]
-        segments.append(Segment(code, name, label, size_text, start, size, colour))
+        segments.append(Segment(code, name, legend, size_text, start, size, colour))
         start += size
     bars: list[Bar] = []
     marks: list[Mark] = []
+    # Two cards on the breakdown's bar: each heading names its card, not the verdict (its colour says it).
+    shared = sum(card.as_asked for card in answer.cards) > 1
     for card in answer.cards:
         colour = VERDICT_COLOURS.get(card.verdict, NO_VERDICT_COLOUR)
         row = 0
         if not card.as_asked:
             row = len(bars) + 1
             bars.append(Bar(row, card.need_bytes, colour))
-        marks.append(Mark(drawable(card.line), card.usable_bytes, row, card.own, colour))
+        used = t(
+            "picture-used", lang, icon=VERDICT_ICONS.get(card.verdict, ""),
+            verdict=card.config if card.as_asked and shared else label("verdict", card.verdict, lang),
+            need=format_bytes(card.need_bytes, lang),
+            percent=round(100 * card.need_bytes / max(card.usable_bytes, 1)),
+        )  # fmt: skip
+        capacity = t("picture-capacity", lang, card=card.config, size=format_bytes(card.usable_bytes, lang))
+        marks.append(Mark(drawable(used), drawable(capacity), card.usable_bytes, row, card.own, colour))
     longest = max([start, *(b.size for b in bars), *(m.at for m in marks), 1])
     return Layout(
         lang=lang,
@@ -151,16 +171,9 @@ def layout(answer: Answer) -> Layout:
 
 
 def caption(lay: Layout) -> list[str]:
-    """The photo's caption, plain text, a line each: every text the picture draws, in reading order (the
-    sizes inside the segments are in the legend's lines)."""
-    return [
-        lay.title,
-        lay.subtitle,
-        lay.settings,
-        *(m.text for m in lay.marks),
-        lay.total_text,
-        *(f"• {s.label}" for s in lay.segments),
-    ]
+    """The photo's caption: one line, what was sized (the model and its settings). The text answer just
+    above it says the rest; repeating its lead made the headline appear three times on the screen."""
+    return [lay.settings]
 
 
 def drawable(text: str) -> str:
@@ -230,10 +243,15 @@ class _Pen:
         self.fig.text(x, y, text, fontsize=points, family=FONT, **kwargs)
 
 
+def line_height(points: int) -> float:
+    """One line of text at `points`, as a fraction of the figure's height."""
+    return points * LINE_SPACING / POINTS_PER_INCH * DPI / HEIGHT_PX
+
+
 def draw(lay: Layout) -> Figure:
-    """The figure of a layout, not yet rendered: the texts at the top, the bars in the middle (the
-    cards' verdict lines above them), the legend at the bottom. In figure coordinates, no axes (they
-    would cost a third of the render)."""
+    """The figure of a layout, not yet rendered: the texts at the top, the bars in the middle (each with
+    its heading above it and its cards' labelled lines), the legend at the bottom. In figure
+    coordinates, no axes (they would cost a third of the render)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
@@ -242,12 +260,13 @@ def draw(lay: Layout) -> Figure:
     fig = Figure(figsize=(WIDTH_PX / DPI, HEIGHT_PX / DPI), dpi=DPI, facecolor="white")
     pen = _Pen(fig, FigureCanvasAgg(fig).get_renderer())
     left, width = MARGIN_PX / WIDTH_PX, 1 - 2 * MARGIN_PX / WIDTH_PX
-    line_h = LABEL_PT * 1.3 / 72 * DPI / HEIGHT_PX  # one line of label text, figure height
+    line_h = line_height(LABEL_PT)
+    pad = 6 / WIDTH_PX  # between a card's line and its label
 
     def x_of(n_bytes: float) -> float:
         return left + width * n_bytes / lay.axis_max
 
-    y = 1 - 32 / HEIGHT_PX
+    y = 1 - 20 / HEIGHT_PX
     for text, points, style in (
         (lay.title, TITLE_PT, {"fontweight": "bold", "color": lay.colour}),
         (lay.subtitle, TEXT_PT, {"color": "#222222"}),
@@ -256,30 +275,38 @@ def draw(lay: Layout) -> Figure:
         lines = 2 if points > LABEL_PT else 1
         fitted = pen.fit(text, points, width, lines=lines, bold="fontweight" in style)
         pen.text(left, y, fitted, points, va="top", **style)
-        y -= (len(fitted.splitlines()) * points * 1.25 / 72 * DPI + 10) / HEIGHT_PX
+        y -= len(fitted.splitlines()) * line_height(points) + 4 / HEIGHT_PX
 
-    legend_rows = (len(lay.segments) + 1) // 2
-    legend_top = 0.03 + legend_rows * (line_h + 0.015)
+    legend = _legend_rows(pen, lay.segments, width)
+    legend_top = 0.015 + len(legend) * line_h
     rows = 1 + len(lay.bars)
     # Above each bar its heading: the verdict line of each card drawn on it (in the card's colour, the
-    # line's style: dashed for the user's card), or the breakdown's total when no card is on it.
+    # line's style: dashed for the user's card), or the breakdown's total when no card is on it; below
+    # it the labels of its cards' lines.
     headings: list[list[tuple[str, str]]] = [[] for _ in range(rows)]
+    labelled: list[int] = [0] * rows
     for mark in lay.marks:
         headings[mark.row].append((mark.text, mark.colour))
+        labelled[mark.row] += 1
     if not headings[0]:
         headings[0].append((lay.total_text, "#222222"))
-    gap = 0.025
-    room = y - 0.01 - legend_top - 0.03
-    bar_h = min(max((room - sum(map(len, headings)) * line_h - gap * rows) / rows, 0.06), 0.2)
+    fitted_headings = [
+        [(pen.fit(text, LABEL_PT, width, lines=1, bold=True), colour) for text, colour in heading]
+        for heading in headings
+    ]
+    heading_lines = sum(len(text.splitlines()) for heading in fitted_headings for text, _ in heading)
+    gap = 0.012
+    room = y - legend_top - 0.01
+    bar_h = min(max((room - (heading_lines + sum(labelled)) * line_h - gap * 2 * rows) / rows, 0.05), 0.16)
     tops: list[float] = []
-    top = y - 0.01
-    for heading in headings:
+    top = y
+    for row, heading in enumerate(fitted_headings):
         for text, colour in heading:
-            top -= line_h
-            fitted = pen.fit(text, LABEL_PT, width, lines=1, bold=True)
-            pen.text(left, top + 0.006, fitted, LABEL_PT, va="bottom", fontweight="bold", color=colour)
-        tops.append(top - 0.005)
-        top -= 0.005 + bar_h + gap
+            top -= len(text.splitlines()) * line_h
+            pen.text(left, top + 0.004, text, LABEL_PT, va="bottom", fontweight="bold", color=colour,
+                     linespacing=LINE_SPACING)
+        tops.append(top - 0.004)
+        top -= 0.004 + bar_h + gap + labelled[row] * line_h + gap
 
     def add_bar(row: int, start: float, size: float, colour: str, gid: str) -> None:
         fig.add_artist(
@@ -295,22 +322,47 @@ def draw(lay: Layout) -> Figure:
                      ha="center", va="center", fontweight="bold", color="#111111" if dark else "white")
     for i, bar in enumerate(lay.bars):
         add_bar(bar.row, 0, bar.size, bar.colour, f"bar:{i}")
+    below = [tops[row] - bar_h - gap for row in range(rows)]
     for i, mark in enumerate(lay.marks):
         x = x_of(mark.at)
         fig.add_artist(
-            Line2D([x, x], [tops[mark.row] - bar_h - 0.012, tops[mark.row] + 0.012], color=mark.colour,
+            Line2D([x, x], [below[mark.row], tops[mark.row] + 0.004], color=mark.colour,
                    linewidth=4, linestyle=(0, (3, 1.5)) if mark.own else "-", gid=f"card:{i}")
         )
+        # the card's label beside its line, on the side with room for it
+        label_w = pen.width(mark.label, LABEL_PT)
+        on_right = x + pad + label_w <= left + width
+        pen.text(x + pad if on_right else x - pad, below[mark.row], mark.label, LABEL_PT,
+                 ha="left" if on_right else "right", va="top", color=mark.colour, gid=f"capacity:{i}")
+        below[mark.row] -= line_h
 
-    for i, seg in enumerate(lay.segments):
-        row, col = divmod(i, 2)
-        x = left + col * width / 2
-        top = legend_top - row * (line_h + 0.015)
-        fig.add_artist(Rectangle((x, top - line_h * 0.8), 0.022, line_h * 0.8, facecolor=seg.colour,
-                                 edgecolor="none"))
-        pen.text(x + 0.032, top - line_h * 0.4, _legend_text(pen, seg, width / 2 - 0.05), LABEL_PT,
-                 va="center", color="#222222")
+    for row, entries in enumerate(legend):
+        top = legend_top - row * line_h
+        for x, seg in entries:
+            fig.add_artist(Rectangle((x, top - line_h * 0.8), 0.022, line_h * 0.7, facecolor=seg.colour,
+                                     edgecolor="none"))
+            pen.text(x + LEGEND_SWATCH, top - line_h * 0.45, seg.label, LABEL_PT, va="center",
+                     color="#222222")
     return fig
+
+
+LEGEND_SWATCH = 0.03  # the colour square and its space, figure width
+LEGEND_GAP = 0.03  # between two entries on a row
+
+
+def _legend_rows(pen: _Pen, segments: Iterable[Segment], room: float) -> list[list[tuple[float, Segment]]]:
+    """The legend's entries flowed onto rows (x of each entry): whole, never cut."""
+    left = MARGIN_PX / WIDTH_PX
+    rows: list[list[tuple[float, Segment]]] = []
+    x = left + room  # start a row at the first entry
+    for seg in segments:
+        w = LEGEND_SWATCH + pen.width(seg.label, LABEL_PT)
+        if x + w > left + room and (not rows or rows[-1]):
+            rows.append([])
+            x = left
+        rows[-1].append((x, seg))
+        x += w + LEGEND_GAP
+    return rows
 
 
 def to_png(fig: Figure) -> bytes:
@@ -325,16 +377,6 @@ def to_png(fig: Figure) -> bytes:
     buffer = io.BytesIO()
     image.convert("RGB").save(buffer, format="PNG", compress_level=PNG_COMPRESSION)
     return buffer.getvalue()
-
-
-def _legend_text(pen: _Pen, seg: Segment, room: float) -> str:
-    """'KV cache: 16.0 GB' in `room`: a long name is shortened, the size always stays."""
-    if pen.width(seg.label, LABEL_PT) <= room:
-        return seg.label
-    words = seg.name.split(" ")
-    while len(words) > 1 and pen.width(" ".join(words) + f"…: {seg.size_text}", LABEL_PT) > room:
-        words.pop()
-    return " ".join(words) + f"…: {seg.size_text}"
 
 
 @lru_cache(maxsize=1)

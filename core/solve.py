@@ -46,7 +46,7 @@ from core.formulas.peak import peak_breakdown
 from core.formulas.vllm import budget_bytes, memory_fraction
 from core.hf import Hub
 from core.notes import note
-from core.precision import is_gguf
+from core.precision import bits_per_weight, is_gguf
 from core.resolve import resolve_model
 from core.specs import GpuSpec, ModelKind, ModelSpec
 from core.units import GiB
@@ -74,6 +74,11 @@ TRAINING_LADDER: tuple[Precision, ...] = (Precision.BF16, Precision.INT8, Precis
 # How far the quick sums may be from the verdict's judgement (a memory budget it applies, rounding):
 # values needing up to this much more than the card are confirmed with the full estimate.
 EDGE = 0.10
+# The largest-model search tries formats down to 4 bits (int4, AWQ, Q4_K_M): below that (Q3_K, Q2_K)
+# llama.cpp's quantize table shows the perplexity climbing steeply — not a model anyone would pick.
+MODEL_SEARCH_MIN_BITS = 4.0
+# A precision or model search runs the estimator per candidate (the model list is long).
+MAX_STEP_ESTIMATES = 240
 COUNT_FIELDS = (SolveFor.CONTEXT_LENGTH, SolveFor.CONCURRENCY, SolveFor.BATCH_SIZE, SolveFor.SEQ_LEN)
 
 
@@ -169,6 +174,7 @@ class _Judge:
         self.limit = round(target.usable * (1 - catalog.ranking.tight_headroom))
         self.searched = searched  # a count field whose value no default depends on (see `_count_base`)
         self.runs = 0
+        self.limit = MAX_ESTIMATES
         self._resolved: dict[str, tuple[ModelSpec, Any]] = {}
         self._filled: dict[str, Request] = {}
         self._results: dict[tuple[tuple[str, Any], ...], Result | None] = {}
@@ -230,10 +236,17 @@ class _Judge:
     def need(self, result: Result) -> int:
         return result.target.bytes_per_gpu if result.target is not None else result.total_bytes
 
+    def comfortable(self, result: Result) -> bool:
+        """Whether it fits with the recommended headroom: the target's verdict "fits" (not "tight"),
+        the same band the answer shows; a bare memory size by `TIGHT_HEADROOM`."""
+        if self.target.gpu is not None and result.target is not None:
+            return result.target.verdict == "fits"
+        return self.need(result) <= self.target.usable * (1 - TIGHT_HEADROOM)
+
     def _count(self) -> None:
         self.runs += 1
-        if self.runs > MAX_ESTIMATES:
-            raise EstimateError(f"the search took more than {MAX_ESTIMATES} estimates", "solve_for")
+        if self.runs > self.limit:
+            raise EstimateError(f"the search took more than {self.limit} estimates", "solve_for")
 
 
 # --- counts: context, users, batch, sequence -----------------------------------------------------
@@ -330,15 +343,23 @@ def _solve_count(
     if value is None:
         shown = estimate(judge.variant(**{name: lo}), catalog, hub=hub)  # raises what the estimator refuses
         return shown, _solved(field, judge, shown, None, lo, None, hi, "nothing_fits")
-    found = judge.exact(judge.variant(**{name: value}), ((name, value),))
-    assert found is not None
     comfortable = _comfortable(judge, name, lo, value)
+    # The answer leads with the largest value that leaves the recommended headroom; the largest that
+    # fits at all is said after it, as tight (`tight_value`).
+    lead = comfortable if comfortable is not None else value
+    found = judge.exact(judge.variant(**{name: lead}), ((name, lead),))
+    assert found is not None
+    tight: dict[str, Any] = {"comfortable_value": comfortable}
+    if lead != value:
+        at_max = judge.exact(judge.variant(**{name: value}), ((name, value),))
+        assert at_max is not None
+        tight |= {"tight_value": value, "tight_bytes_per_gpu": judge.need(at_max)}
     if value >= hi:
-        solved = _solved(field, judge, found, value, None, None, hi, bound)
+        solved = _solved(field, judge, found, lead, None, None, hi, bound)
     else:
         above = judge.result(judge.variant(**{name: value + 1}), ((name, value + 1),))
-        solved = _solved(field, judge, found, value, value + 1, above, hi, "memory")
-    return found, solved.model_copy(update={"comfortable_value": comfortable})
+        solved = _solved(field, judge, found, lead, value + 1, above, hi, "memory")
+    return found, solved.model_copy(update=tight)
 
 
 def _comfortable(judge: _Judge, name: str, lo: int, value: int) -> int | None:
@@ -390,55 +411,112 @@ _KINDS = {
 
 def _family(base: Request, spec: ModelSpec | None, catalog: Catalog) -> list[ModelSpec]:
     """The catalogue models of `spec`'s family and kind (every model of the task's kind when `spec` is
-    None), largest first (total parameters)."""
+    None), largest first (total parameters); of one size, the most asked first (`popularity`)."""
     if spec is None:
         same = [m for m in catalog.models.values() if m.kind in _KINDS[base.task]]
     else:
         same = [m for m in catalog.models.values() if m.family == spec.family and m.kind == spec.kind]
-    return sorted(same, key=lambda m: (-m.params_b, m.id))
+    return sorted(same, key=lambda m: (-m.params_b, not m.popular, m.popularity or 0, m.id))
+
+
+def _formats(base: Request, target: Target, spec: ModelSpec) -> list[Precision | None]:
+    """The weight formats a model is tried in by the largest-model search: the one asked, or (for an
+    inference question that names none) every rung of the ladder the card and engine run, down to
+    `MODEL_SEARCH_MIN_BITS`, best quality first."""
+    if base.precision is not None or base.task is not Task.INFERENCE:
+        return [None]
+    return [p for p in _ladder(base, target, spec) if bits_per_weight(p) >= MODEL_SEARCH_MIN_BITS]
+
+
+@dataclass(frozen=True)
+class _Fit:
+    index: int  # of the value in the list searched
+    precision: Precision | None
+    result: Result
 
 
 def _solve_step(
     base: Request, field: SolveFor, target: Target, catalog: Catalog, hub: Hub | None = None
 ) -> tuple[Result, Solved]:
+    """Precision (the ladder, best quality first) or model (the family, largest first): the first value
+    that fits with the recommended headroom leads; a better one before it that fits only tight is
+    `tight_value`; `next_value` is the one just above the first that fits at all."""
     if base.model == ANY_MODEL and field is SolveFor.MODEL:
         spec = None
     else:
         spec, _, _ = _resolve(base.model, catalog, hub)
+    specs: list[ModelSpec] = []
     if field is SolveFor.PRECISION:
         assert spec is not None
         values: Sequence[str] = [str(p) for p in _ladder(base, target, spec)]
         name = "precision"
     else:
-        values = [m.id for m in _family(base, spec, catalog)]
+        specs = _family(base, spec, catalog)
+        values = [m.id for m in specs]
         name = "model"
         if not values:
             raise EstimateError("no catalogue model to choose from", "model")
     judge = _Judge(base, target, catalog, hub=hub)
+    judge.limit = MAX_STEP_ESTIMATES
     family = spec.family if field is SolveFor.MODEL and spec is not None else None
-    first: int | None = None
-    for index, value in enumerate(values):
-        variant = judge.variant(**{name: value})
-        if judge.quick(variant) and judge.exact(variant, ((name, value),)) is not None:
-            first = index
+
+    def formats(index: int) -> list[Precision | None]:
+        return _formats(base, target, specs[index]) if specs else [None]
+
+    def variant(index: int, precision: Precision | None) -> Request:
+        changes: dict[str, Any] = {name: values[index]}
+        if precision is not None:
+            changes["precision"] = precision
+        return judge.variant(**changes)
+
+    def key(index: int, precision: Precision | None) -> tuple[tuple[str, Any], ...]:
+        return ((name, values[index]), ("precision", str(precision) if precision else None))
+
+    lead: _Fit | None = None
+    tight: _Fit | None = None
+    first_fit: int | None = None
+    for index in range(len(values)):
+        tried = formats(index)
+        if not judge.near_edge(variant(index, tried[-1])):
+            continue  # too large even in its smallest format, by the quick sums
+        for precision in tried:
+            if not judge.near_edge(variant(index, precision)):
+                continue
+            result = judge.exact(variant(index, precision), key(index, precision))
+            if result is None:
+                continue
+            first_fit = index if first_fit is None else first_fit
+            if judge.comfortable(result):
+                lead = _Fit(index, precision, result)
+                break
+            tight = tight or _Fit(index, precision, result)
+        if lead is not None:
             break
-    if first is None and field is SolveFor.PRECISION:
-        # the quick sums can disagree with the verdict at the edge: confirm the rungs near it exactly
-        near = [i for i, v in enumerate(values) if judge.near_edge(judge.variant(**{name: v}))]
-        first = next(
-            (i for i in near if judge.exact(judge.variant(**{name: values[i]}), ((name, values[i]),))), None
-        )
+    if lead is None and tight is not None:  # nothing with headroom: the tight fit leads
+        lead, tight = tight, None
     top = values[0]
-    if first is None:
-        shown = estimate(judge.variant(**{name: values[-1]}), catalog, hub=hub)
+    if lead is None or first_fit is None:
+        smallest = formats(len(values) - 1)[-1]
+        shown = estimate(variant(len(values) - 1, smallest), catalog, hub=hub)
         return shown, _solved(field, judge, shown, None, values[-1], None, top, "nothing_fits", family)
-    found = judge.exact(judge.variant(**{name: values[first]}), ((name, values[first]),))
-    assert found is not None
-    if first == 0:
-        return found, _solved(field, judge, found, values[0], None, None, top, "catalogue", family)
-    above = judge.result(judge.variant(**{name: values[first - 1]}), ((name, values[first - 1]),))
-    solved = _solved(field, judge, found, values[first], values[first - 1], above, top, "memory", family)
-    return found, solved
+    found = lead.result
+    extra: dict[str, Any] = {"precision": str(lead.precision) if lead.precision else None}
+    if tight is not None:
+        extra |= {
+            "tight_value": values[tight.index],
+            "tight_bytes_per_gpu": judge.need(tight.result),
+            "tight_precision": str(tight.precision) if tight.precision else None,
+        }
+    if first_fit == 0:
+        solved = _solved(field, judge, found, values[lead.index], None, None, top, "catalogue", family)
+        return found, solved.model_copy(update=extra)
+    above_index = first_fit - 1
+    smallest = formats(above_index)[-1]
+    above = judge.result(variant(above_index, smallest), key(above_index, smallest))
+    solved = _solved(
+        field, judge, found, values[lead.index], values[above_index], above, top, "memory", family
+    )
+    return found, solved.model_copy(update=extra)
 
 
 # --- the answer ----------------------------------------------------------------------------------

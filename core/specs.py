@@ -71,6 +71,11 @@ class ModelSpec(BaseModel):
     hf_id: str | None = None
     aliases: list[str] = Field(default_factory=list)
     popular: bool = Field(default=False, description="offered as a button in the bot")
+    popularity: int | None = Field(
+        default=None, ge=1, le=1000,
+        description="a popular model's rank on the bot's buttons, 1 = asked most (families follow "
+        "their best-ranked model); a popular model without one comes after the ranked ones",
+    )  # fmt: skip
     source: str = Field(description="where the numbers come from (config.json URL, paper)")
 
     params_b: float = Field(gt=0, description="total parameters, billions (MoE: all experts)")
@@ -129,6 +134,12 @@ class ModelSpec(BaseModel):
         if self.hidden_size and self.attention_heads:
             return self.hidden_size // self.attention_heads
         return None
+
+    @model_validator(mode="after")
+    def _ranked_if_popular(self) -> ModelSpec:
+        if self.popularity is not None and not self.popular:
+            raise ValueError("popularity (a rank on the buttons) is for a model with popular = true")
+        return self
 
     @model_validator(mode="after")
     def _consistent(self) -> ModelSpec:

@@ -44,11 +44,14 @@ def render_entities(text: str, entities: list[MessageEntity]) -> str:
     return "".join(pieces)
 
 
-def render_message(message: ChatMessage, numbered_from: int = 1, *, edited: bool = False) -> str:
-    """A bot message with its media flags and its buttons numbered ``[n]`` from ``numbered_from``."""
+def render_message(
+    message: ChatMessage, numbered_from: int = 1, *, edited: bool = False, photo_path: str | None = None
+) -> str:
+    """A bot message with its media flags and its buttons numbered ``[n]`` from ``numbered_from``; a
+    photo saved to a file shows as ``[photo: <path>]``."""
     lines = ["bot (edited):" if edited else "bot:"]
     if message.photo_file_id:
-        lines.append("[photo]")
+        lines.append(f"[photo: {photo_path}]" if photo_path else "[photo]")
     if message.document_name:
         lines.append(f"[document: {message.document_name}]")
     if message.text:

@@ -1,7 +1,8 @@
 """A terminal chat with any bot running against a sandbox: for people without a bot token.
 
 Bot messages are printed readably, inline buttons are numbered; typing a number presses that button,
-anything else is sent as a message (a leading backslash sends the rest as is, e.g. ``\\3``).
+anything else is sent as a message (a leading backslash sends the rest as is, e.g. ``\\3``). Given a
+``pictures_dir``, each photo the bot sends is saved there as a file, and its path is printed instead.
 """
 
 from __future__ import annotations
@@ -9,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
+import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TextIO
 
 from .driver import SandboxUser
@@ -24,10 +27,14 @@ PROMPT = "you> "
 
 
 class _Chat:
-    def __init__(self, sandbox: Sandbox, user: SandboxUser, output: TextIO) -> None:
+    def __init__(
+        self, sandbox: Sandbox, user: SandboxUser, output: TextIO, pictures_dir: Path | None = None
+    ) -> None:
         self.sandbox = sandbox
         self.user = user
         self.output = output
+        self.pictures_dir = pictures_dir
+        self.saved: dict[str, str] = {}  # photo file_id -> the file it was saved to
         self.shown: dict[int, int] = {}  # message_id -> edit_count already printed
         self.buttons: dict[int, tuple[ChatMessage, Button]] = {}
         self.seen_requests = len(sandbox.requests)
@@ -47,8 +54,25 @@ class _Chat:
                 self.buttons = {n: (message, b) for n, b in enumerate(flat, start=1)}
             elif any(shown.message_id == message.message_id for shown, _ in self.buttons.values()):
                 self.buttons = {}  # an edit took that keyboard away
-            self.say(render_message(message, edited=edited))
+            self.say(render_message(message, edited=edited, photo_path=self.save_photo(message)))
         self.show_failures()
+
+    def save_photo(self, message: ChatMessage) -> str | None:
+        """The file the message's photo is saved to (once per photo); None without a photo, a
+        directory, or the photo's bytes (sent by URL)."""
+        file_id = message.photo_file_id
+        if file_id is None or self.pictures_dir is None:
+            return None
+        if file_id not in self.saved:
+            content = self.sandbox.upload(file_id)
+            if content is None:
+                return None
+            self.pictures_dir.mkdir(parents=True, exist_ok=True)
+            name = f"{time.strftime('%Y%m%d-%H%M%S')}-{message.chat_id}-{message.message_id}.png"
+            path = self.pictures_dir / name
+            path.write_bytes(content)
+            self.saved[file_id] = str(path)
+        return self.saved[file_id]
 
     def show_failures(self) -> None:
         requests = self.sandbox.requests
@@ -131,9 +155,11 @@ async def run_terminal_chat(
     user: SandboxUser,
     input_fn: Callable[[str], str] = input,
     output: TextIO = sys.stdout,
+    pictures_dir: Path | None = None,
 ) -> None:
-    """Chat with the bot in the terminal until ``/quit`` or end of input."""
-    chat = _Chat(sandbox, user, output)
+    """Chat with the bot in the terminal until ``/quit`` or end of input; photos are saved to files
+    under ``pictures_dir`` when given."""
+    chat = _Chat(sandbox, user, output, pictures_dir)
     bot = sandbox.bot_user
     chat.say(
         f"Chatting with @{bot.username} as {user.user.first_name} (id {user.id}). "

@@ -14,6 +14,7 @@ from bot.flow.answers import (
     answers_from_fields,
     answers_from_request,
     build_request,
+    field_bounds,
     fields_of,
     with_typed_fields,
 )
@@ -39,6 +40,7 @@ from bot.flow.options import (
     paginate,
     popular_models,
     precision_choices,
+    prompt_key,
     tokens_label,
 )
 from bot.flow.steps import (
@@ -83,6 +85,7 @@ __all__ = [
     "answers_from_request",
     "build_request",
     "decode",
+    "field_bounds",
     "fields_of",
     "forget_after",
     "groups",
@@ -94,6 +97,7 @@ __all__ = [
     "popular_models",
     "precision_choices",
     "previous_step",
+    "prompt_key",
     "read_model",
     "tokens_label",
     "with_typed_fields",

@@ -101,3 +101,24 @@ def with_typed_fields(step: str, text: str, answers: Answers, catalog: Catalog) 
     if not typed:
         return answers
     return answers_from_fields({**fields_of(answers), **typed}, catalog, quick=True)
+
+
+def field_bounds(name: str) -> tuple[int, int] | None:
+    """The smallest and largest value the contract allows for a numeric request field (`concurrency`
+    → (1, 100000)); None for a field without both bounds."""
+    from annotated_types import Ge, Gt, Le, Lt
+
+    field = Request.model_fields.get(name)
+    if field is None:
+        return None
+    low = high = None
+    for bound in field.metadata:
+        if isinstance(bound, Ge):
+            low = int(bound.ge)  # type: ignore[call-overload]
+        elif isinstance(bound, Gt):
+            low = int(bound.gt) + 1  # type: ignore[call-overload]
+        elif isinstance(bound, Le):
+            high = int(bound.le)  # type: ignore[call-overload]
+        elif isinstance(bound, Lt):
+            high = int(bound.lt) - 1  # type: ignore[call-overload]
+    return (low, high) if low is not None and high is not None else None

@@ -85,8 +85,18 @@ class Step:
     decode: Callable[[str], Any] = str
     read: Callable[[str, Answers, Catalog], StepInput] | None = None
     typical: bool = True
+    default: int | None = None
+    """The core's default when it is one of the buttons: then no "Typical" (it would say the same)."""
     applies: Callable[[Answers], bool] = lambda answers: True
     row_width: int = 2
+
+
+def prompt_key(kind: str, step: str, answers: Answers) -> str:
+    """The locale key of a step's question (`kind` 'ask') or hint ('hint'): an image or video model is
+    named, never given by its size (a size describes a language model)."""
+    if step == "model" and MODEL_KIND.get(answers.get("task") or "") in (ModelKind.IMAGE, ModelKind.VIDEO):
+        return f"{kind}-model-generation"
+    return f"{kind}-{step}"
 
 
 # ---------------------------------------------------------------- options
@@ -109,10 +119,14 @@ def task_options(answers: Answers, catalog: Catalog) -> list[Option]:
 
 
 def popular_models(task: str, catalog: Catalog) -> list[Option]:
-    """The catalogue's popular models of the task's kind, grouped by family: families in alphabetical
-    order (the order of their names on the buttons), each from its smallest model to its largest."""
+    """The catalogue's popular models of the task's kind, the most asked first (their `popularity`),
+    grouped by family: a family comes where its most asked model does, its models in their order."""
     kind = MODEL_KIND.get(task, ModelKind.LLM)
-    models = sorted(catalog.popular(kind), key=lambda m: (m.family, m.params_b, m.name))
+    ranked = catalog.popular(kind)
+    first: dict[str, int] = {}
+    for position, m in enumerate(ranked):
+        first.setdefault(m.family, position)
+    models = sorted(ranked, key=lambda m: first[m.family])  # stable: each family keeps its order
     return [Option(m.id, label=m.name, group=m.family) for m in models]
 
 

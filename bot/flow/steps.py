@@ -12,6 +12,7 @@ from bot.callbacks import TYPICAL
 from bot.flow.answers import build_request
 from bot.flow.options import (
     FLOWS,
+    MODEL_KIND,
     RESULT,
     Accepted,
     Answers,
@@ -33,6 +34,11 @@ from core import texts as core_texts
 from core.catalog import Catalog
 from core.contract import CustomModel, Method, Request
 from core.errors import ParseError, UnknownModelError
+from core.estimate import DEFAULT_CONTEXT, DEFAULT_SEQ_LEN
+from core.specs import ModelKind
+
+# Text models the LLM steps size too (BERT, T5: inference and training of a transformer).
+TEXT_KINDS = frozenset({ModelKind.LLM, ModelKind.ENCODER, ModelKind.ENCODER_DECODER})
 
 
 def _decode_int(value: str) -> int:
@@ -52,7 +58,7 @@ def _validated(answers: Answers, name: str, value: Any) -> StepInput:
     try:
         Request.model_validate(build_request({**answers, name: value}))
     except (ValidationError, KeyError, ValueError):
-        return Rejected("out_of_range")
+        return Rejected("out_of_range", {"field": name, "value": value})
     return Accepted(value)
 
 
@@ -113,12 +119,13 @@ def model_choice(candidates: list[str], catalog: Catalog) -> list[Option]:
 
 
 def read_model(text: str, answers: Answers, catalog: Catalog) -> StepInput:
-    """A catalogue name / alias / HF id, or a size such as `13B`; ambiguous → a short choice."""
+    """A catalogue name / alias / HF id, or a size such as `13B` (a language model's); ambiguous → a
+    short choice; a model of another kind than the task's (`sdxl` for an LLM) → refused, saying so."""
     text = text.strip()
     if not text or len(text) > 200:
         return Rejected()
     try:
-        return Accepted(catalog.resolve_model(text).id)
+        return _of_the_tasks_kind(catalog.resolve_model(text).id, answers, catalog)
     except UnknownModelError:
         pass
     try:
@@ -127,13 +134,43 @@ def read_model(text: str, answers: Answers, catalog: Catalog) -> StepInput:
         options = model_choice(e.candidates, catalog)
         return Choose(options) if options else Rejected(e.code)
     if isinstance(model, CustomModel):
+        if _kind_of_task(answers) != ModelKind.LLM:  # a size describes a language model
+            return Rejected("size_not_allowed", {"kind": _kind_of_task(answers).value})
         return Accepted(model.model_dump(exclude_defaults=True))
+    if isinstance(model, str):
+        return _of_the_tasks_kind(model, answers, catalog)
     return Accepted(model)
+
+
+def _kind_of_task(answers: Answers) -> ModelKind:
+    return MODEL_KIND.get(answers.get("task") or "", ModelKind.LLM)
+
+
+def _of_the_tasks_kind(model_id: str, answers: Answers, catalog: Catalog) -> StepInput:
+    """The catalogue model, if it is of the kind the task sizes (an LLM for inference and training)."""
+    spec = catalog.models.get(model_id)
+    wanted = _kind_of_task(answers)
+    if spec is None:  # a size or a Hugging Face id: a language model's
+        if wanted == ModelKind.LLM:
+            return Accepted(model_id)
+        return Rejected("size_not_allowed", {"kind": wanted.value})
+    if spec.kind == wanted or (wanted == ModelKind.LLM and spec.kind in TEXT_KINDS):
+        return Accepted(model_id)
+    return Rejected("wrong_kind", {"model": spec.name, "kind": spec.kind.value, "wanted": wanted.value})
 
 
 # ---------------------------------------------------------------- the steps
 
 
+def _field_default(name: str) -> int:
+    default = Request.model_fields[name].default
+    assert isinstance(default, int)
+    return default
+
+
+# "Typical" (the core's default) only where it is not one of the buttons: the precision the checkpoint
+# ships in (fp8 for DeepSeek R1, mxfp4 for GPT-OSS), the model's own resolution and frame count.
+# Elsewhere the default is a button (4K, 1 user, 2K): the step names it (`default`) instead.
 STEPS: dict[str, Step] = {
     step.name: step
     for step in (
@@ -159,6 +196,8 @@ STEPS: dict[str, Step] = {
             decode=_decode_int,
             read=_read_number(core_parse.parse_context, "context_length"),
             row_width=3,
+            default=DEFAULT_CONTEXT,
+            typical=False,
         ),
         Step(
             "concurrency",
@@ -166,6 +205,8 @@ STEPS: dict[str, Step] = {
             decode=_decode_int,
             read=_read_number(core_parse.parse_count, "concurrency"),
             row_width=4,
+            default=_field_default("concurrency"),
+            typical=False,
         ),
         Step(
             "batch_size",
@@ -173,6 +214,8 @@ STEPS: dict[str, Step] = {
             decode=_decode_int,
             read=_read_number(core_parse.parse_count, "batch_size"),
             row_width=3,
+            default=_field_default("batch_size"),
+            typical=False,
         ),
         Step(
             "seq_len",
@@ -180,6 +223,8 @@ STEPS: dict[str, Step] = {
             decode=_decode_int,
             read=_read_number(core_parse.parse_context, "seq_len"),
             row_width=3,
+            default=DEFAULT_SEQ_LEN,
+            typical=False,
         ),
         Step(
             "resolution",
@@ -194,6 +239,8 @@ STEPS: dict[str, Step] = {
             decode=_decode_int,
             read=_read_number(core_parse.parse_count, "images"),
             row_width=4,
+            default=_field_default("images"),
+            typical=False,
         ),
         Step(
             "frames",
@@ -207,9 +254,10 @@ STEPS: dict[str, Step] = {
 
 
 def accepts(step: Step, value: str, answers: Answers, catalog: Catalog) -> bool:
-    """Whether a button's value can be an answer to the step (buttons can be old or forged)."""
+    """Whether a button's value can be an answer to the step (buttons can be old or forged; a
+    "Typical" of a message sent before the step lost it still means the default)."""
     if value == TYPICAL:
-        return step.typical
+        return step.typical or step.default is not None
     if any(o.value == value for o in step.options(answers, catalog)):
         return True
     # a model may also be one of the candidates of a clarifying question

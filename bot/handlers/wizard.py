@@ -4,6 +4,7 @@ in place. The dialog itself (its states, its message, its row, the result) is `b
 from __future__ import annotations
 
 from functools import partial
+from html import escape
 from typing import Any
 
 from aiogram import F, Router
@@ -22,6 +23,7 @@ from bot.dialog import (
     go_to_step,
     models_sizeable,
     open_dialog,
+    out_of_range,
     show,
     show_result,
     start_wizard,
@@ -201,7 +203,23 @@ async def on_typed_answer(message: Message, ctx: Ctx) -> None:
             ctx, step_name, answers, message=message, note=ctx.tr("choose-one"), options=outcome.options
         )
     else:
-        await message.answer(ctx.tr(f"hint-{step_name}"))
+        await message.answer(refusal(ctx, step_name, outcome, answers))
+
+
+def refusal(ctx: Ctx, step_name: str, outcome: flow.Rejected, answers: flow.Answers) -> str:
+    """Why a typed answer is refused, in a sentence naming what is wrong and what is allowed; the
+    step's hint when there is nothing more to say."""
+    args = outcome.args
+    if outcome.reason == "wrong_kind":
+        model = escape(args["model"])
+        return ctx.tr("step-wrong-kind", model=model, kind=args["kind"], wanted=args["wanted"])
+    if outcome.reason == "size_not_allowed":
+        return ctx.tr("step-size-not-allowed", kind=args["kind"])
+    if outcome.reason == "out_of_range":
+        said = out_of_range(ctx, args["field"], args["value"])
+        if said is not None:
+            return said
+    return ctx.tr(flow.prompt_key("hint", step_name, answers))
 
 
 async def on_wrong_input(message: Message, ctx: Ctx) -> None:

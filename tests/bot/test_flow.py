@@ -174,3 +174,16 @@ def test_a_value_picked_for_another_field_keeps_the_inverse_question() -> None:
 def test_a_steps_answer_wins_over_extra() -> None:
     answers = {"task": "inference", "model": "qwen3-8b", "concurrency": 4, "extra": {"concurrency": 2}}
     assert flow.build_request(answers)["concurrency"] == 4
+
+
+def test_a_step_without_typical_offers_the_cores_default_as_a_button() -> None:
+    """"Typical" is dropped only where it would repeat a button: the step's default is the core's and
+    one of its options."""
+    catalog = default_catalog()
+    dropped = [s for s in flow.STEPS.values() if s.default is not None]
+    assert {s.name for s in dropped} == {"context_length", "concurrency", "batch_size", "seq_len", "images"}
+    for step in dropped:
+        assert not step.typical
+        assert str(step.default) in {o.value for o in step.options({"task": "inference"}, catalog)}
+        # the contract's default, or None where the estimate fills one in (DEFAULT_CONTEXT, ...)
+        assert Request.model_fields[step.name].default in (None, step.default)

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from core.catalog import (
     DATA_DIR,
@@ -186,9 +187,36 @@ def test_known_offer_rtx4090_48gb_from_149_rub_and_no_invented_prices(catalog: C
 
 def test_popular_models_per_kind(catalog: Catalog) -> None:
     llms = catalog.popular(ModelKind.LLM)
-    assert 6 <= len(llms) <= 10
+    assert 6 <= len(llms) <= 16
     assert all(m.popular and m.kind == ModelKind.LLM for m in llms)
     assert catalog.popular(ModelKind.IMAGE) and catalog.popular(ModelKind.VIDEO)
+
+
+def test_popular_models_are_ranked_once_per_kind_most_asked_first(catalog: Catalog) -> None:
+    """The buttons follow `popularity` (1 = asked most): every popular model has its own rank."""
+    for kind in ModelKind:
+        shown = catalog.popular(kind)
+        ranks = [m.popularity for m in shown]
+        assert None not in ranks and len(set(ranks)) == len(ranks), kind
+        assert ranks == sorted(ranks)  # type: ignore[type-var]
+    assert catalog.popular(ModelKind.LLM)[0].id == "qwen3-8b"
+    assert "mistral-7b" not in {m.id for m in catalog.popular(ModelKind.LLM)}  # v0.1, of 2023
+
+
+def test_two_models_of_one_kind_with_one_rank_is_a_catalogue_error(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(DATA_DIR, data)
+    models = data / "models.toml"
+    models.write_text(models.read_text().replace("popularity = 3\n", "popularity = 1\n", 1))
+    said = r"row \d+ \(id='qwen3-8b'\): popularity: 1 is already the rank of 'llama-3.1-8b'"
+    with pytest.raises(CatalogError, match=said):
+        load_catalog(data_dir=data)
+
+
+def test_a_rank_without_popular_is_a_catalogue_error() -> None:
+    with pytest.raises(ValidationError, match="popularity"):
+        ModelSpec.model_validate({"id": "x", "name": "X", "family": "x", "kind": "llm", "params_b": 1,
+                                  "source": "s", "popularity": 3})
 
 
 # --- lookup --------------------------------------------------------------------------------------

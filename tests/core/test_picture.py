@@ -1,5 +1,6 @@
 """The answer as a picture (`core.picture`): a 1280×720 PNG whose bars are the breakdown, whose lines
-are the cards' usable memory, and whose every number is also in the caption."""
+are the cards' usable memory (labelled), whose every number is also in the text answer, readable at a
+phone's width, with a one-line caption."""
 
 from __future__ import annotations
 
@@ -9,12 +10,16 @@ import pytest
 from matplotlib.image import imread
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
+from matplotlib.text import Text
 
 from core.answer import build_answer
 from core.estimate import estimate
 from core.parse import understand
 from core.picture import (
+    DPI,
     HEIGHT_PX,
+    MIN_PHONE_PX,
+    PHONE_WIDTH_PX,
     WIDTH_PX,
     caption,
     draw,
@@ -24,6 +29,8 @@ from core.picture import (
     render_png,
     to_png,
 )
+from core.render import format_bytes
+from core.text import layout as text_layout
 
 QUESTIONS = [
     ("llama 3.1 8b int4 32k 4 пользователя", "ru"),  # fits the recommended card
@@ -31,6 +38,11 @@ QUESTIONS = [
     ("qwen2.5 32b на 4090 48", "ru"),  # the own card is offered, two of them fit
     ("flux dev 1024x1024", "en"),  # a diffusion pipeline: text encoders, VAE
     ("llama 3.1 8b full fine-tune", "en"),  # training: gradients and optimizer states
+]
+CROWDED = [
+    *QUESTIONS,
+    ("полное дообучение qwen2.5 7b на 4 h100", "ru"),  # long legend labels, the named cards
+    ("qwen2.5 7b + bge-m3 + bge-reranker на 3090", "ru"),  # a RAG stack: a legend of many rows
 ]
 
 
@@ -98,17 +110,78 @@ def test_lines_are_the_cards_usable_memory() -> None:
 
 
 @pytest.mark.parametrize(("question", "lang"), QUESTIONS)
-def test_every_number_drawn_is_in_the_caption(question: str, lang: str) -> None:
+def test_every_number_drawn_is_in_the_text_answer(question: str, lang: str) -> None:
+    """The picture is never the only place a number appears: the text answer (sent just before it) has
+    each — but the share of a card used, which the picture adds from two numbers the text shows."""
     _, answer = answer_for(question, lang)
     lay = layout(answer)
-    text = "\n".join(caption(lay))
-    drawn = numbers_in(all_texts(draw(lay)))
+    shown = drawable(text_layout(answer))
+    drawn = numbers_in(t for t in all_texts(draw(lay)) if "%" not in t)
     assert drawn, "the picture shows its numbers"
-    assert {n for n in drawn if n not in text} == set()
-    # the decision's numbers: the total, each part, the price
-    for _, size in answer.parts:
-        assert drawable(size) in text
-    assert answer.need in text or drawable(answer.need) in text
+    assert {n for n in drawn if n not in shown} == set()
+
+
+@pytest.mark.parametrize(("question", "lang"), QUESTIONS)
+def test_caption_is_one_line_not_the_headline(question: str, lang: str) -> None:
+    """The headline is in the text answer and the picture's title: the caption says what was sized,
+    whole (the picture's own settings line may be cut)."""
+    _, answer = answer_for(question, lang)
+    lay = layout(answer)
+    assert caption(lay) == [drawable(answer.settings)]
+    assert "\n" not in caption(lay)[0] and lay.title not in caption(lay)[0]
+
+
+@pytest.mark.parametrize(("question", "lang"), CROWDED)
+def test_each_cards_line_is_labelled_with_the_card_its_memory_and_the_share_used(
+    question: str, lang: str
+) -> None:
+    _, answer = answer_for(question, lang)
+    lay = layout(answer)
+    texts = all_texts(draw(lay))
+    for card, mark in zip(answer.cards, lay.marks, strict=True):
+        assert mark.label == f"{card.config}: {format_bytes(card.usable_bytes, lang)}"
+        assert mark.label in texts
+        percent = round(100 * card.need_bytes / card.usable_bytes)
+        assert f"{percent} %" in mark.text and mark.text in texts
+
+
+@pytest.mark.parametrize(("question", "lang"), CROWDED)
+def test_legend_labels_are_whole_and_no_text_overlaps_another(question: str, lang: str) -> None:
+    _, answer = answer_for(question, lang)
+    lay = layout(answer)
+    fig = draw(lay)
+    texts = all_texts(fig)
+    for seg in lay.segments:
+        assert seg.label in texts, f"cut: {seg.label}"
+    renderer = fig.canvas.get_renderer()
+    boxes = [
+        (a.get_text(), a.get_window_extent(renderer))
+        for a in fig.findobj(Text) if a.get_text() and a.get_text() not in {s.size_text for s in lay.segments}
+    ]  # fmt: skip
+    for text, box in boxes:  # inside the picture
+        assert box.x0 >= 0 and box.y0 >= 0 and box.x1 <= WIDTH_PX and box.y1 <= HEIGHT_PX, text
+    for i, (one, a) in enumerate(boxes):
+        for other, b in boxes[i + 1 :]:
+            shared_x = min(a.x1, b.x1) - max(a.x0, b.x0)
+            shared_y = min(a.y1, b.y1) - max(a.y0, b.y0)
+            assert shared_x <= 1 or shared_y <= 1, f"{one!r} overlaps {other!r}"  # touching is fine
+
+
+@pytest.mark.parametrize(("question", "lang"), CROWDED)
+def test_smallest_text_is_readable_at_phone_width(question: str, lang: str) -> None:
+    """Scaled to a phone's 380 points, every text's em is at least 11 points (Apple's smallest style),
+    as measured on the drawing."""
+    _, answer = answer_for(question, lang)
+    fig = draw(layout(answer))
+    scale = PHONE_WIDTH_PX / WIDTH_PX
+    sizes = [a.get_fontsize() * DPI / 72 * scale for a in fig.findobj(Text) if a.get_text()]
+    assert min(sizes) >= MIN_PHONE_PX == 11
+    # the glyphs drawn: a capital's height at the smallest size, scaled, is over 7.7 px (DejaVu's cap
+    # height is 0.73 em)
+    renderer = fig.canvas.get_renderer()
+    smallest = min((a for a in fig.findobj(Text) if a.get_text()), key=lambda a: a.get_fontsize())
+    _, height, descent = renderer.get_text_width_height_descent("H", smallest.get_fontproperties(), False)
+    assert (height - descent) * scale >= 0.7 * MIN_PHONE_PX
 
 
 def test_title_is_the_verdict_and_the_price() -> None:

@@ -8,9 +8,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.contract import Request, SolveFor
+from core.catalog import default_catalog
+from core.contract import Precision, Request, SolveFor
 from core.errors import CoreError
 from core.estimate import estimate
+from core.precision import bits_per_weight
 from core.solve import MAX_ESTIMATES, PRECISION_LADDER, largest, solve
 from core.specs import DEFAULT_BANDS
 
@@ -58,10 +60,12 @@ def test_the_value_found_fits_and_the_next_does_not(request_fields: dict[str, An
     assert isinstance(solved.value, int) and solved.value >= 1
     base = {**request_fields, **({"engine": "vllm"} if field == "concurrency" else {})}
     assert fits({**base, field: solved.value})
+    largest = solved.tight_value if solved.tight_value is not None else solved.value
+    assert isinstance(largest, int) and largest >= solved.value
     if solved.next_value is None:  # everything up to the model's own limit fits
-        assert solved.limit == "model_max" and solved.value == solved.max_value
+        assert solved.limit == "model_max" and largest == solved.max_value
     else:
-        assert solved.next_value == solved.value + 1
+        assert solved.next_value == largest + 1
         assert not fits({**base, field: solved.next_value})
         # beyond the tight band: "does not fit reliably" (core.specs.Bands), not only past the card
         limit = solved.usable_bytes * (1 - DEFAULT_BANDS.tight)
@@ -129,9 +133,40 @@ def test_largest_model_of_the_family_fits_and_the_next_larger_does_not() -> None
     solved = result.solved
     assert solved is not None and solved.family == "qwen"
     assert isinstance(solved.value, str) and isinstance(solved.next_value, str)
-    assert fits({**req, "model": solved.value})
-    assert not fits({**req, "model": solved.next_value})
+    # no precision asked: the best format of 4 bits or more it fits in, said
+    assert solved.precision is not None and result.request.precision == solved.precision
+    assert fits({**req, "model": solved.value, "precision": solved.precision})
+    for precision in ("bf16", "int8", "int4", "q4_k_m"):  # the next larger fits in no format
+        assert not fits({**req, "model": solved.next_value, "precision": precision})
     assert result.model.id == solved.value
+
+
+def test_the_largest_model_on_a_4090_48_is_a_70b_in_4_bits_with_headroom() -> None:
+    """Issue 25: the bf16-only search answered Mistral Small 24B at 46.8 of 48 GB ("tight", then "rent
+    2x"), while a 70B in 4 bits fits the same card."""
+    result = solve({"task": "inference", "model": "*", "gpus": ["rtx4090-48gb"], "solve_for": "model"})
+    solved = result.solved
+    assert solved is not None and isinstance(solved.value, str)
+    spec = default_catalog().models[solved.value]
+    assert spec.params_b >= 70 and solved.precision is not None
+    assert bits_per_weight(Precision(solved.precision)) <= 5
+    assert result.target is not None and result.target.verdict == "fits"  # the lead has headroom
+    assert result.recommendation is not None and result.recommendation.count == 1
+
+
+def test_the_lead_leaves_headroom_and_a_tight_fit_comes_second() -> None:
+    """The solver leads with the value leaving the recommended headroom, not the one leaving 0 MB."""
+    req = {"task": "inference", "model": "llama-3.1-8b", "gpus": ["rtx4090-48gb"], "context_length": 4096}
+    result = solve({**req, "solve_for": "concurrency"})
+    solved = result.solved
+    assert solved is not None and isinstance(solved.value, int) and isinstance(solved.tight_value, int)
+    assert solved.value < solved.tight_value and solved.next_value == solved.tight_value + 1
+    assert result.target is not None and result.target.verdict == "fits"
+    tight = estimate({**req, "engine": "vllm", "concurrency": solved.tight_value}).target
+    assert tight is not None and tight.verdict == "tight"
+    assert solved.tight_bytes_per_gpu == tight.bytes_per_gpu
+    # never a bigger configuration than the one it just said fits
+    assert result.recommendation is not None and result.recommendation.count == 1
 
 
 def test_a_bare_memory_size_is_a_card_of_that_memory() -> None:
@@ -204,7 +239,7 @@ def test_the_comfortable_value_leaves_the_recommended_headroom(
     """Verdict "fits" (at least TIGHT_HEADROOM of the card free) at the value, "tight" one above."""
     solved = solve({**request_fields, "solve_for": field}).solved
     assert solved is not None and solved.comfortable_value is not None
-    assert isinstance(solved.value, int) and solved.comfortable_value <= solved.value
+    assert solved.comfortable_value == solved.value  # the answer leads with it
     base = {**request_fields, **({"engine": "vllm"} if field == "concurrency" else {})}
 
     def verdict(value: int) -> str:

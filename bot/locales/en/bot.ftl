@@ -58,7 +58,7 @@ btn-contact = ✉️ Contact us
 btn-rent = 🚀 Rent { $count }× { $gpu }
 btn-change-precision = Change precision
 btn-change-context_length = Change context
-btn-change-seq_len = Change sequence
+btn-change-seq_len = Change sequence length
 btn-change-resolution = Change resolution
 btn-change-method = Change method
 btn-details = 📋 More
@@ -220,3 +220,21 @@ admin-offers-usage = <code>/offers</code> lists the offers in force, <code>/offe
 ## sales: prices and the sales buttons (slice "sales")
 cmd-prices = Server rental prices
 btn-ask-price = 💬 Ask for the price
+## dialog: refusals at a step (bot/handlers/wizard.py, bot/dialog.py)
+step-wrong-kind = { $model } is { $kind ->
+    [image] an image model
+    [video] a video model
+   *[other] a language model
+}, and this step needs { $wanted ->
+    [image] an image model
+    [video] a video model
+   *[other] a language model (LLM)
+}. Pick a button below or type another name.
+step-size-not-allowed = A size (<code>13B</code>) describes a language model, and this step needs { $kind ->
+    [image] an image model
+   *[other] a video model
+}: pick a button below or type its name.
+step-out-of-range = I cannot size “{ $what }”: from { $low } to { $high } are allowed. Change the number.
+ask-model-generation = <b>Which model?</b>
+    Pick one below or type its name.
+hint-model-generation = I did not recognise that model. Type its name (<code>flux dev</code>, <code>wan 2.1 14b</code>) or pick a button.

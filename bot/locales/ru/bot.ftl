@@ -61,7 +61,7 @@ btn-contact = ✉️ Связаться с нами
 btn-rent = 🚀 Арендовать { $count }× { $gpu }
 btn-change-precision = Другая точность
 btn-change-context_length = Другой контекст
-btn-change-seq_len = Другая длина
+btn-change-seq_len = Другая длина примеров
 btn-change-resolution = Другое разрешение
 btn-change-method = Другой метод
 btn-details = 📋 Подробнее
@@ -223,3 +223,21 @@ admin-offers-usage = <code>/offers</code> — действующие предл�
 ## sales: цены и кнопки продаж (slice "sales")
 cmd-prices = Цены на аренду серверов
 btn-ask-price = 💬 Узнать цену
+## dialog: refusals at a step (bot/handlers/wizard.py, bot/dialog.py)
+step-wrong-kind = { $model } — { $kind ->
+    [image] модель для картинок
+    [video] модель для видео
+   *[other] языковая модель
+}, а здесь нужна { $wanted ->
+    [image] модель для картинок
+    [video] модель для видео
+   *[other] языковая модель (LLM)
+}. Выберите кнопку ниже или напишите другое название.
+step-size-not-allowed = Размер (<code>13B</code>) описывает языковую модель, а здесь нужна { $kind ->
+    [image] модель для картинок
+   *[other] модель для видео
+}: выберите кнопку ниже или напишите её название.
+step-out-of-range = Не могу посчитать «{ $what }»: можно от { $low } до { $high }. Исправьте число.
+ask-model-generation = <b>Какая модель?</b>
+    Выберите ниже или напишите её название.
+hint-model-generation = Не узнал модель. Напишите её название (<code>flux dev</code>, <code>wan 2.1 14b</code>) или выберите кнопку.

@@ -467,3 +467,10 @@ solve-next-budget = { $value } would not fit: { $need } per card, more than its 
 solve-next-step-budget = { $value } would not fit: { $need } per card, more than its engine's memory budget
 lead-fits-more = { $icon } { $verdict } on { $config }: { $asked } of them are not enough
 lead-fits-more-not-offered = { $icon } { $verdict } on { $config }: { $asked } of them are not enough — a configuration we do not rent, write to us
+## dialog: the picture's card labels (core/picture.py)
+picture-used = { $icon } { $verdict }: { $need } · { $percent } % used
+picture-capacity = { $card }: { $size }
+
+## dialog: inverse answers lead with a comfortable fit (core/answer_solve.py)
+solve-in-precision = { $value } in { $precision }
+solve-tight = Only tight (under { $percent } % of the card free): { $value } — { $need } of { $usable }

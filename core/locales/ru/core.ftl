@@ -551,3 +551,10 @@ lead-fits-more-not-offered = { $icon } { $verdict } на { $config }: на { $as
     [few] { $asked } такие
    *[many] { $asked } таких
 } не влезет — такой конфигурации у нас нет, напишите нам
+## dialog: the picture's card labels (core/picture.py)
+picture-used = { $icon } { $verdict }: { $need } · занято { $percent } %
+picture-capacity = { $card }: { $size }
+
+## dialog: inverse answers lead with a comfortable fit (core/answer_solve.py)
+solve-in-precision = { $value } в { $precision }
+solve-tight = Только впритык (свободно меньше { $percent } % карты): { $value } — { $need } из { $usable }

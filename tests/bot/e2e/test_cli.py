@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import io
+import re
+import time
 from pathlib import Path
 
 import pytest
 
+from bot import dialog, pictures
 from bot.__main__ import main, run_sandbox
 from bot.config import load_settings
 from bot.db.report import COLUMNS, NO_SOURCE
 from tests.bot.e2e.conftest import Harness, text
 from tests.bot.e2e.test_dialogs import DIALOGS, play
+
+PICTURE_WAIT_S = 30.0  # the first picture starts the worker process (matplotlib's import)
 
 
 def test_migrate_then_stats(
@@ -62,6 +67,38 @@ async def test_sandbox_command_chats_in_the_terminal(tmp_path: Path, monkeypatch
     # A second session on the same database: its updates are not mistaken for already-processed ones.
     again = await chat("/start", "/quit")
     assert text("ask-task").split("\n")[0] in again
+
+
+async def test_sandbox_chat_saves_each_picture_to_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The terminal cannot show a photo: the sandbox saves it under data/pictures and prints its path."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("BOT_TOKEN", "DATABASE_URL", "REDIS_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(dialog, "PICTURES", pictures.Pictures())
+    screen = io.StringIO()
+    typed = iter(["llama 3.1 8b int4"])
+
+    def type_line(prompt: str) -> str:
+        try:
+            return next(typed)
+        except StopIteration:
+            pass
+        deadline = time.monotonic() + PICTURE_WAIT_S
+        while "[photo: " not in screen.getvalue():  # printed by the chat's event loop meanwhile
+            if time.monotonic() > deadline:
+                raise EOFError
+            time.sleep(0.05)
+        return "/quit"
+
+    try:
+        await run_sandbox(load_settings(), input_fn=type_line, output=screen)
+    finally:
+        await dialog.PICTURES.close()
+    shown = re.findall(r"\[photo: (\S+)\]", screen.getvalue())
+    assert len(shown) == 1 and shown[0].startswith("data/pictures/") and shown[0].endswith(".png")
+    assert (tmp_path / shown[0]).read_bytes().startswith(b"\x89PNG")
 
 
 async def test_stats_counts_each_sales_link(

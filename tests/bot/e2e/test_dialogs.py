@@ -37,7 +37,7 @@ DIALOGS: dict[str, tuple[list[Action], dict[str, Any]]] = {
             ("send", "llama 3.1 8b"),
             ("send", "лора"),  # typed: the core's parser reads the method
             ("click", core("precision", "bf16")),
-            ("click", text("btn-typical")),
+            ("click", "1"),  # the default micro-batch is a button: no "Typical" beside it
             ("send", "4k"),
         ],
         {
@@ -45,15 +45,14 @@ DIALOGS: dict[str, tuple[list[Action], dict[str, Any]]] = {
             "model": "llama-3.1-8b",
             "method": "lora",
             "precision": "bf16",
-            "batch_size": None,
+            "batch_size": 1,
             "seq_len": 4096,
         },
     ),
     "qlora": (
         [
             ("click", text("task-finetune")),
-            ("click", text("btn-next-page")),  # the Qwen family is on the second page
-            ("click", "Qwen2.5 7B"),
+            ("click", "Qwen2.5 7B"),  # the Qwen family is on the first page: Qwen3 8B is asked most
             ("click", core("method", "qlora")),  # no precision step: QLoRA means a 4-bit base
             ("click", "4"),
             ("click", "2K"),
