@@ -174,7 +174,7 @@ class _Judge:
         self.limit = round(target.usable * (1 - catalog.ranking.tight_headroom))
         self.searched = searched  # a count field whose value no default depends on (see `_count_base`)
         self.runs = 0
-        self.limit = MAX_ESTIMATES
+        self.max_runs = MAX_ESTIMATES  # the estimates a search may take
         self._resolved: dict[str, tuple[ModelSpec, Any]] = {}
         self._filled: dict[str, Request] = {}
         self._results: dict[tuple[tuple[str, Any], ...], Result | None] = {}
@@ -245,8 +245,8 @@ class _Judge:
 
     def _count(self) -> None:
         self.runs += 1
-        if self.runs > self.limit:
-            raise EstimateError(f"the search took more than {self.limit} estimates", "solve_for")
+        if self.runs > self.max_runs:
+            raise EstimateError(f"the search took more than {self.max_runs} estimates", "solve_for")
 
 
 # --- counts: context, users, batch, sequence -----------------------------------------------------
@@ -457,7 +457,7 @@ def _solve_step(
         if not values:
             raise EstimateError("no catalogue model to choose from", "model")
     judge = _Judge(base, target, catalog, hub=hub)
-    judge.limit = MAX_STEP_ESTIMATES
+    judge.max_runs = MAX_STEP_ESTIMATES
     family = spec.family if field is SolveFor.MODEL and spec is not None else None
 
     def formats(index: int) -> list[Precision | None]:
