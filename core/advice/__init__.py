@@ -134,6 +134,8 @@ def advise(
                 percent=round(catalog.ranking.comfortable_headroom * 100),
                 context_length=safe.context_length or 0,
                 concurrency=safe.concurrency or 0,
+                micro_batch=safe.micro_batch or 0,
+                accumulation=safe.accumulation or 0,
             )
         )
     if pick is not None and pick.offer is None:

@@ -119,7 +119,6 @@ action-reduce_concurrency = обслуживать { $concurrency ->
    *[other] { $concurrency } пользователей
 } одновременно
 action-optimizer_8bit = 8-битный AdamW
-action-smaller_batch = микробатч { $batch_size }
 action-shorter_sequence = сократить обучающие последовательности до { $seq_len } { $seq_len ->
     [one] токена
    *[other] токенов
@@ -523,3 +522,7 @@ prices-from-note = «от» — начальная цена.
 prices-on-request-note = Цену «по запросу» назовёт менеджер.
 answer-offers-recommended-unpriced = Рекомендуем: { $config }
 answer-offers-fastest-unpriced = быстрее всего: { $config }
+
+## speed: накопление градиентов (slice "speed")
+action-gradient_accumulation = микробатч { $batch_size } × накопление градиентов { $steps } (тот же батч на шаг оптимизатора)
+tight-safe-accumulation = микробатч { $value } × накопление градиентов { $steps } (тот же батч на шаг оптимизатора)
