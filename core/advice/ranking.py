@@ -178,11 +178,17 @@ def largest_micro_batch(req: Request, fits: Callable[[dict[str, Any]], bool]) ->
     """The largest micro-batch below the request's that divides it (the batch per optimizer step is
     kept by accumulating gradients over the rest: transformers' `gradient_accumulation_steps`,
     `per_device_train_batch_size` the micro-batch) whose variant `fits`; None when none does."""
-    for micro in (d for d in range(req.batch_size - 1, 0, -1) if req.batch_size % d == 0):
+    for micro in _divisors_below(req.batch_size):
         changes = {"batch_size": micro, "gradient_accumulation_steps": accumulation_for(req, micro)}
         if fits(changes):
             return micro
     return None
+
+
+def _divisors_below(n: int) -> list[int]:
+    """The divisors of `n` smaller than `n`, largest first."""
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return sorted({*small, *(n // d for d in small)} - {n}, reverse=True)
 
 
 def speed(c: Candidate, task: Task) -> float:

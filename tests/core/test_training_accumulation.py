@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from core.advice.ranking import accumulation_for, largest_micro_batch
 from core.answer import build_answer
 from core.catalog import default_catalog
 from core.contract import Request
@@ -67,3 +68,26 @@ def test_accumulation_keeps_the_time_of_a_run() -> None:
 def test_accumulation_steps_out_of_bounds_are_refused(steps: int) -> None:
     with pytest.raises(ValidationError, match="gradient_accumulation_steps"):
         Request(**{**QLORA_7B_BATCH_8, "gradient_accumulation_steps": steps})
+
+
+@pytest.mark.parametrize(
+    ("batch", "steps", "limit", "expected"),
+    [
+        (8, 1, 4, (4, 2)),
+        (6, 1, 3, (3, 2)),
+        (6, 1, 2, (2, 3)),
+        (7, 1, 6, (1, 7)),
+        (8, 2, 2, (2, 8)),
+        (8, 1, 0, None),
+    ],
+)
+def test_the_micro_batch_divides_the_batch_and_keeps_it_per_step(
+    batch: int, steps: int, limit: int, expected: tuple[int, int] | None
+) -> None:
+    """The largest divisor of the batch below it whose variant fits; the steps keep batch × steps."""
+    req = Request(**{**QLORA_7B_BATCH_8, "batch_size": batch, "gradient_accumulation_steps": steps})
+    micro = largest_micro_batch(req, lambda changes: changes["batch_size"] <= limit)
+    found = (micro, accumulation_for(req, micro)) if micro else None
+    assert found == expected
+    if found:
+        assert found[0] * found[1] == batch * steps
