@@ -171,6 +171,16 @@ def _tight_line(result: Result, lang: str) -> str | None:
         )
         if value
     ]
+    if said.params.get("micro_batch"):  # training: the same batch per step, on the card offered
+        safe.insert(
+            0,
+            t(
+                "tight-safe-accumulation",
+                lang,
+                value=said.params["micro_batch"],
+                steps=said.params.get("accumulation", 1),
+            ),
+        )
     if safe:
         parts.append(t("tight-safe", lang, ways=t("tight-or", lang).join(safe)))
     config = config_text(roomy.count, roomy.gpu_name, lang)

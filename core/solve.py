@@ -536,7 +536,11 @@ def _solved(
     target = judge.target
     need = judge.need(shown) if value is not None else None
     margin = target.usable - need if need is not None else None
-    speed = next((s for s in shown.throughput if target.gpu and s.gpu == target.gpu.id), None)
+    # The row of the card and count solved for: the answer's throughput also lists other counts and cards.
+    speed = next(
+        (s for s in shown.throughput if target.gpu and (s.gpu, s.count) == (target.gpu.id, target.count)),
+        None,
+    )
     next_bytes: int | None = None
     if value is None:  # nothing fits: the need at the smallest value is the one to beat
         above, next_bytes = shown, judge.need(shown)

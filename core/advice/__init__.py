@@ -64,10 +64,10 @@ from .speed import (
     CHECKPOINT_BYTES_PER_PARAM,
     DECODE_BANDWIDTH_EFFICIENCY,
     HOST_RAM_RECOMMENDED_FACTOR,
-    MOE_LAYER_FIXED_S,
     TENSOR_PARALLEL_DECODE_EFFICIENCY,
     allreduce_latency_s,
     host,
+    moe_layer_s,
     throughput,
 )
 
@@ -136,6 +136,8 @@ def advise(
                 percent=round(catalog.ranking.comfortable_headroom * 100),
                 context_length=safe.context_length or 0,
                 concurrency=safe.concurrency or 0,
+                micro_batch=safe.micro_batch or 0,
+                accumulation=safe.accumulation or 0,
             )
         )
     if pick is not None and pick.offer is None:
@@ -152,7 +154,7 @@ def advise(
         notes.append(note("decode_bandwidth_bound", efficiency=DECODE_BANDWIDTH_EFFICIENCY))
         notes += _multi_gpu_decode_notes(req, [(g, n) for g, n in configs if n > 1])
         if arch is not None and arch.experts > 1:
-            notes.append(note("decode_moe_layers", layers=arch.L, us=round(MOE_LAYER_FIXED_S * 1e6)))
+            notes.append(note("decode_moe_layers", layers=arch.L, us=round(moe_layer_s(req.engine) * 1e6)))
     if named:  # the configurations recommended on other GPUs get their verdict rows too
         shown = {v.gpu for v in rows}
         rows += [

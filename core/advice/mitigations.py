@@ -30,6 +30,7 @@ from core.precision import bits_per_weight, kv_bytes_per_element
 from core.specs import GpuSpec, ModelKind, ModelSpec
 from core.training_defaults import default_adapter_dtype, default_checkpointing
 
+from .ranking import accumulation_for, largest_micro_batch
 from .sizing import CARD_COUNTS, Sizer, fits_within
 
 MIN_QUANTIZE_STEP_BITS = 2  # offer a format only if it saves ≥ 2 bits per weight (not nf4 → int4)
@@ -126,7 +127,15 @@ def mitigations(
             if best:
                 add("reduce_concurrency", dict(concurrency=best), concurrency=best)
     if req.task is Task.TRAINING:
-        _training_mitigations(req, given or req, spec, add, largest_fitting)
+        _training_mitigations(
+            req,
+            given or req,
+            spec,
+            add,
+            largest_fitting,
+            lambda changes: sizer.total(**changes),
+            lambda needed: fits_on(needed, count) is not None,
+        )
     if diffusion and req.task is not Task.TRAINING:
         if not req.vae_tiling:
             add("vae_tiling", dict(vae_tiling=True), vae_tiling=1)
@@ -184,14 +193,26 @@ def _training_mitigations(
     spec: ModelSpec,
     add: Callable[..., None],
     largest_fitting: Callable[..., int | None],
+    sizer_total: Callable[[dict[str, Any]], int],
+    fits_target: Callable[[int], bool],
 ) -> None:
-    # checkpointing first: the same model and data, about a third slower, nothing else changes
+    # a smaller micro-batch with gradient accumulation first: the same batch per optimizer step (the
+    # same training), on the same cards; then checkpointing: the same model and data, about a third
+    # slower, nothing else changes
+    if req.batch_size > 1:
+        micro = largest_micro_batch(req, lambda changes: fits_target(sizer_total(changes)))
+        micro = micro or 1
+        steps = accumulation_for(req, micro)
+        add(
+            "gradient_accumulation",
+            dict(batch_size=micro, gradient_accumulation_steps=steps),
+            batch_size=micro,
+            steps=steps,
+        )
     if not req.gradient_checkpointing:
         add("gradient_checkpointing", dict(gradient_checkpointing=True), gradient_checkpointing=1)
     if req.optimizer in (Optimizer.ADAMW, Optimizer.PAGED_ADAMW):
         add("optimizer_8bit", dict(optimizer=Optimizer.ADAMW_8BIT), optimizer="adamw_8bit")
-    if req.batch_size > 1:
-        add("smaller_batch", dict(batch_size=1), batch_size=1)
     if spec.kind not in (ModelKind.IMAGE, ModelKind.VIDEO) and req.seq_len:
         best = largest_fitting(_halvings(req.seq_len, MIN_SEQ_LEN), lambda v: {"seq_len": v})
         if best:

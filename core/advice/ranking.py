@@ -8,12 +8,12 @@ A recommendation is always an existing offer; a catalogue configuration outside 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from core.catalog import Catalog
-from core.contract import Recommendation, Task, Verdict, VerdictKind
+from core.contract import Recommendation, Request, Task, Verdict, VerdictKind
 from core.specs import GpuSpec, ModelKind, RankingPolicy, RankKey, RentalOffer
 
 from .sizing import Sizer, verdict_kind
@@ -130,22 +130,31 @@ def lead(candidates: list[Candidate], policy: RankingPolicy) -> tuple[Candidate 
 class SafeWorkload:
     """What keeps a tight configuration comfortable: the longest context and the most users (of the
     request's own values halved, down to `MIN_SAFE_CONTEXT` and 1) whose need leaves the policy's
-    headroom free; None where none does or the field does not apply."""
+    headroom free; for training, the largest micro-batch (`micro_batch`, with `accumulation` steps
+    that keep the batch per optimizer step); None where none does or the field does not apply."""
 
     context_length: int | None = None
     concurrency: int | None = None
+    micro_batch: int | None = None
+    accumulation: int | None = None
 
 
 MIN_SAFE_CONTEXT = 1024  # shorter than this is no longer the workload asked (core.advice.mitigations)
 
 
 def safe_workload(c: Candidate, sizer: Sizer, policy: RankingPolicy) -> SafeWorkload:
-    """For an LLM served on `c`: the context and the users that leave `comfortable_headroom` free."""
+    """For an LLM served on `c`: the context and the users that leave `comfortable_headroom` free;
+    for training on `c`: the micro-batch and accumulation steps that do."""
     req = sizer.req
-    if req.task is not Task.INFERENCE or req.context_length is None or sizer.spec.kind in _DIFFUSION:
-        return SafeWorkload()
     budget = (c.usable or c.gpu.usable_bytes) * (1 - policy.comfortable_headroom)
     at_count = sizer.count_changes(c.count)
+    if req.task is Task.TRAINING:
+        micro = largest_micro_batch(req, lambda changes: sizer.total(**at_count, **changes) <= budget)
+        if micro is None:
+            return SafeWorkload()
+        return SafeWorkload(micro_batch=micro, accumulation=accumulation_for(req, micro))
+    if req.task is not Task.INFERENCE or req.context_length is None or sizer.spec.kind in _DIFFUSION:
+        return SafeWorkload()
 
     def largest(field: str, start: int, floor: int) -> int | None:
         value = start // 2
@@ -158,6 +167,28 @@ def safe_workload(c: Candidate, sizer: Sizer, policy: RankingPolicy) -> SafeWork
 
     users = largest("concurrency", req.concurrency, 1) if req.concurrency > 1 else None
     return SafeWorkload(largest("context_length", req.context_length, MIN_SAFE_CONTEXT), users)
+
+
+def accumulation_for(req: Request, micro_batch: int) -> int:
+    """Accumulation steps that keep the request's batch per optimizer step at `micro_batch`."""
+    return req.gradient_accumulation_steps * req.batch_size // micro_batch
+
+
+def largest_micro_batch(req: Request, fits: Callable[[dict[str, Any]], bool]) -> int | None:
+    """The largest micro-batch below the request's that divides it (the batch per optimizer step is
+    kept by accumulating gradients over the rest: transformers' `gradient_accumulation_steps`,
+    `per_device_train_batch_size` the micro-batch) whose variant `fits`; None when none does."""
+    for micro in _divisors_below(req.batch_size):
+        changes = {"batch_size": micro, "gradient_accumulation_steps": accumulation_for(req, micro)}
+        if fits(changes):
+            return micro
+    return None
+
+
+def _divisors_below(n: int) -> list[int]:
+    """The divisors of `n` smaller than `n`, largest first."""
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return sorted({*small, *(n // d for d in small)} - {n}, reverse=True)
 
 
 def speed(c: Candidate, task: Task) -> float:

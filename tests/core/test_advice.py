@@ -125,7 +125,7 @@ def test_training_mitigations() -> None:
     actions = [m.action for m in result.mitigations]
     for expected in (
         "optimizer_8bit",
-        "smaller_batch",
+        "gradient_accumulation",
         "shorter_sequence",
         "use_lora",
         "use_qlora",

@@ -56,6 +56,19 @@ KNOWN_MISSES: dict[str, str] = {
     "c200": "CogVideoX README: torchao int8 applied on the CPU, then sequential offload; sized as "
     "bitsandbytes' load on the GPU (no backend field yet)",
     "c156": "Wan on 8 GPUs: FSDP + sequence parallel split the DiT; diffusion is sized per card (issue 8, 6)",
+    # Unsloth's requirements page: a size class's "absolute minimum", not a measurement of one model;
+    # below the 4-bit weights as sized (nf4 linear layers, 16-bit embeddings and LM head) plus the
+    # CUDA context, for these sizes:
+    "c210": "7B QLoRA 'minimum' 5 GB: Qwen2.5-7B's 4-bit weights alone are 5.7 GB as sized (its "
+    "152K-vocabulary embeddings and LM head stay 16-bit, 1.09 GB each), the total 7.0 GB",
+    "c212": "8B QLoRA 'minimum' 6 GB: Llama 3.1 8B's 4-bit weights alone are 5.9 GB as sized (16-bit "
+    "128K-vocabulary embeddings and LM head, 1.05 GB each), the total 7.1 GB",
+    "c214": "14B QLoRA 'minimum' 8.5 GB: Qwen2.5-14B's 4-bit weights alone are 10.2 GB as sized",
+    "c218": "70B QLoRA 'minimum' 41 GB: Llama 3.1 70B's 4-bit weights are 40.3 GB as sized, and the "
+    "adapters' gradients and AdamW states (2.5 GB at r=16) do not fit the 0.7 GB left",
+    "c234": "Qwen3-30B-A3B QLoRA at 17.5 GB: a 16.7 GB 4-bit base, then r=16 adapters on all 128 "
+    "experts' linear layers of 48 layers (3.4 GB fp32 weights, 3.4 GB gradients, 6.8 GB AdamW "
+    "states): 28.9 GiB; Unsloth's MoE recipe does not say which modules carry adapters",
 }
 
 

@@ -10,10 +10,10 @@ import pytest
 
 from core.advice import TENSOR_PARALLEL_DECODE_EFFICIENCY, Sizer
 from core.advice.speed import (
-    MOE_LAYER_FIXED_S,
     allreduce_latency_s,
     decode_weight_bytes,
     fixed_step_s,
+    moe_layer_s,
     multi_gpu_speedup,
 )
 from core.catalog import default_catalog
@@ -203,7 +203,7 @@ def test_gpt_oss_120b_on_one_h100_decodes_near_published_runs() -> None:
     speed = next(t for t in r.throughput if t.gpu == "h100-sxm")
     # The bytes alone give ~455 tok/s; the ~500 once quoted here was an aggregate over several
     # streams. One stream on one A100 runs at 90 (vllm-project/vllm#22331): at this size the fixed
-    # cost of 36 MoE layers (MOE_LAYER_FIXED_S) outweighs the bytes, so an H100 is only a bit faster.
+    # cost of 36 MoE layers (moe_layer_s) outweighs the bytes, so an H100 is only a bit faster.
     assert 70 < speed.tokens_per_s < 200
 
 
@@ -295,7 +295,7 @@ def test_fixed_step_cost_only_where_it_is_paid() -> None:
     assert fixed_step_s(dense, h200, 1, Engine.VLLM) == 0.0  # one card, dense: bytes only
     assert fixed_step_s(dense, h200, 4, Engine.TRANSFORMERS) == 0.0  # whole layers, no all-reduce
     assert fixed_step_s(dense, h200, 4, Engine.VLLM) == pytest.approx(80 * 2 * allreduce_latency_s(h200, 4))
-    assert fixed_step_s(moe, h200, 1, Engine.VLLM) == pytest.approx(61 * MOE_LAYER_FIXED_S)
+    assert fixed_step_s(moe, h200, 1, Engine.VLLM) == pytest.approx(61 * moe_layer_s(Engine.VLLM))
 
 
 def test_deepseek_r1_on_eight_h200_decodes_like_published_runs() -> None:

@@ -281,3 +281,15 @@ def test_any_inverse_answer_fits_and_one_more_does_not(
     assert fits({**req, field: solved.value})
     if solved.next_value is not None:
         assert not fits({**req, field: solved.next_value})
+
+
+def test_users_quote_the_speed_of_the_card_count_solved_for() -> None:
+    """Issue 20 item 4: on one H100 the answer quoted the 2x H100 row of the throughput table."""
+    request = {"task": "inference", "model": "llama-3.1-8b", "gpus": ["h100-sxm"], "engine": "vllm"}
+    solved = solve({**request, "solve_for": "concurrency"}).solved
+    assert solved is not None and solved.count == 1 and isinstance(solved.value, int)
+    shown = estimate({**request, "concurrency": solved.value}, default_catalog()).throughput
+    one_card = next(t for t in shown if (t.gpu, t.count) == ("h100-sxm", 1))
+    assert any(t.count == 2 for t in shown)  # the row it used to quote is there
+    assert solved.tokens_per_s == one_card.tokens_per_s
+    assert solved.aggregate_tokens_per_s == one_card.aggregate_tokens_per_s

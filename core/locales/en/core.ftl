@@ -126,7 +126,6 @@ action-reduce_concurrency = serve { $concurrency ->
    *[other] { $concurrency } users
 } at once
 action-optimizer_8bit = 8-bit AdamW
-action-smaller_batch = a micro-batch of { $batch_size }
 action-shorter_sequence = shorten training sequences to { $seq_len } tokens
 action-use_lora = LoRA instead of full fine-tuning
 action-use_qlora = QLoRA: LoRA on a 4-bit base
@@ -474,3 +473,7 @@ picture-capacity = { $card }: { $size }
 ## dialog: inverse answers lead with a comfortable fit (core/answer_solve.py)
 solve-in-precision = { $value } in { $precision }
 solve-tight = Only tight (under { $percent } % of the card free): { $value } — { $need } of { $usable }
+
+## speed: gradient accumulation (slice "speed")
+action-gradient_accumulation = a micro-batch of { $batch_size } × gradient accumulation { $steps } (the same batch per optimizer step)
+tight-safe-accumulation = a micro-batch of { $value } × gradient accumulation { $steps } (the same batch per optimizer step)

@@ -119,7 +119,6 @@ action-reduce_concurrency = обслуживать { $concurrency ->
    *[other] { $concurrency } пользователей
 } одновременно
 action-optimizer_8bit = 8-битный AdamW
-action-smaller_batch = микробатч { $batch_size }
 action-shorter_sequence = сократить обучающие последовательности до { $seq_len } { $seq_len ->
     [one] токена
    *[other] токенов
@@ -558,3 +557,7 @@ picture-capacity = { $card }: { $size }
 ## dialog: inverse answers lead with a comfortable fit (core/answer_solve.py)
 solve-in-precision = { $value } в { $precision }
 solve-tight = Только впритык (свободно меньше { $percent } % карты): { $value } — { $need } из { $usable }
+
+## speed: накопление градиентов (slice "speed")
+action-gradient_accumulation = микробатч { $batch_size } × накопление градиентов { $steps } (тот же батч на шаг оптимизатора)
+tight-safe-accumulation = микробатч { $value } × накопление градиентов { $steps } (тот же батч на шаг оптимизатора)
