@@ -453,3 +453,8 @@ prices-from-note = "from": a starting price.
 prices-on-request-note = A manager quotes the prices "on request".
 answer-offers-recommended-unpriced = Recommended: { $config }
 answer-offers-fastest-unpriced = fastest: { $config }
+
+## truth: formats a card cannot run, engines people deploy (slice "truth")
+assumption-serving_class_vllm = A { $params_b }B mixture of experts is served, not run with transformers generate(): sized as vLLM, as its model card deploys it; say “transformers” to size generate() instead.
+assumption-fp8_dequantized_bf16 = The named card has no FP8 (compute capability below 8.9): transformers loads this FP8 checkpoint dequantized to bf16, twice the memory; vLLM would keep it 8-bit (weight-only Marlin).
+assumption-fp8_weight_only_marlin = The named card has no FP8 (compute capability below 8.9): vLLM keeps the FP8 weights 8-bit and runs them weight-only (Marlin kernel), computing in bf16.

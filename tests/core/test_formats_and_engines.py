@@ -1,0 +1,94 @@
+"""The estimator's truth about formats a card cannot run and the engines people deploy (issue 20,
+items 1, 5, 7, 8, 10): each rule has a unit test and a test against its published source."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from core.catalog import default_catalog
+from core.contract import Result
+from core.estimate import SERVING_CLASS_MIN_PARAMS_B, estimate
+from core.units import GiB
+
+CATALOG = default_catalog()
+
+
+def run(**fields: Any) -> Result:
+    return estimate(fields, CATALOG)
+
+
+def codes(result: Result) -> set[str]:
+    return {a.code for a in result.assumptions}
+
+
+def verdict_on(result: Result, gpu: str, count: int) -> str:
+    return next(v.verdict for v in result.verdicts if (v.gpu, v.count) == (gpu, count))
+
+
+# --- item 1: an fp8 checkpoint on a card without fp8 ----------------------------------------------
+
+
+def test_fp8_checkpoint_on_a100_under_transformers_is_dequantized_to_bf16() -> None:
+    fp8 = {"task": "inference", "model": "llama-3.1-8b", "precision": "fp8", "engine": "transformers"}
+    on_h100 = run(**fp8, gpus=["h100"])
+    on_a100 = run(**fp8, gpus=["a100-80gb"])
+    assert on_h100.request.precision == "fp8"
+    assert on_a100.request.precision == "bf16"
+    assert "fp8_dequantized_bf16" in codes(on_a100)
+    assert on_a100.breakdown["weights"] > 1.7 * on_h100.breakdown["weights"]
+
+
+def test_fp8_checkpoint_on_a100_under_vllm_stays_8_bit_weight_only() -> None:
+    r = run(task="inference", model="llama-3.1-8b", precision="fp8", engine="vllm", gpus=["a100-80gb"])
+    assert r.request.precision == "fp8"
+    assert "fp8_weight_only_marlin" in codes(r)
+
+
+def test_deepseek_r1_on_eight_a100_is_not_recommended_at_the_edge() -> None:
+    """Published fact: DeepSeek R1 ships FP8 (671B, ~642 GiB of weights; its config's
+    `quantization_config.fmt = "e4m3"`); vLLM takes 90 % of each card (`gpu_memory_utilization`
+    default 0.9, vllm/config.py), 72 GB of an A100 80 GB, and 8 A100s cannot hold 671 GB of weights
+    plus runtime in that; transformers cannot run FP8 on Ampere at all (quantizer_finegrained_fp8.py,
+    compute capability >= 8.9). Neither engine makes 8× A100 a recommendation."""
+    for engine in (None, "transformers", "vllm"):
+        fields: dict[str, Any] = {"task": "inference", "model": "deepseek-r1", "gpus": ["a100-80gb"]}
+        fields["num_gpus"] = 8
+        if engine:
+            fields["engine"] = engine
+        r = run(**fields)
+        assert verdict_on(r, "a100-80gb", 8) == "does_not_fit", engine
+        assert r.recommendation is None or r.recommendation.gpu != "a100-80gb", engine
+
+
+# --- item 8: serving-class models default to vLLM -------------------------------------------------
+
+
+@pytest.mark.parametrize("model", ["deepseek-r1", "kimi-k2", "glm-4.6", "qwen3-235b-a22b"])
+def test_serving_class_moe_defaults_to_vllm_and_says_so(model: str) -> None:
+    """Published fact: these models' cards deploy them with vLLM / SGLang (DeepSeek-V3/R1 "How to
+    Run Locally"; Kimi K2 "Deployment"; GLM-4.6 and Qwen3-235B-A22B "Quickstart"/"Deployment")."""
+    r = run(task="inference", model=model)
+    assert r.request.engine == "vllm"
+    assert "serving_class_vllm" in codes(r)
+
+
+def test_small_moe_and_dense_models_keep_transformers() -> None:
+    assert CATALOG.models["qwen3-30b-a3b"].params_b < SERVING_CLASS_MIN_PARAMS_B
+    for model in ("qwen3-30b-a3b", "llama-3.1-70b", "llama-3.1-405b"):
+        r = run(task="inference", model=model)
+        assert r.request.engine == "transformers", model
+        assert "serving_class_vllm" not in codes(r)
+
+
+def test_an_explicit_engine_and_training_are_left_alone() -> None:
+    assert run(task="inference", model="deepseek-r1", engine="transformers").request.engine == "transformers"
+    assert run(task="training", model="qwen3-235b-a22b", method="qlora").request.engine != "vllm"
+
+
+def test_several_users_still_say_the_users_note() -> None:
+    r = run(task="inference", model="deepseek-r1", concurrency=8)
+    assert r.request.engine == "vllm"
+    assert "parse_serving_vllm" in codes(r) and "serving_class_vllm" not in codes(r)
+    assert r.breakdown["weights"] < 700 * GiB
