@@ -3,16 +3,25 @@ items 1, 5, 7, 8, 10): each rule has a unit test and a test against its publishe
 
 from __future__ import annotations
 
+import dataclasses
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
+from core import hf
 from core.catalog import default_catalog
-from core.contract import Result
+from core.contract import Precision, Result
 from core.estimate import SERVING_CLASS_MIN_PARAMS_B, estimate
+from core.formulas.params import arch_of
+from core.formulas.weights import model_weight_bytes
+from core.specs import ModelSpec
 from core.units import GiB
 
 CATALOG = default_catalog()
+HF_FIXTURES = Path(__file__).parent / "fixtures" / "hf"
 
 
 def run(**fields: Any) -> Result:
@@ -92,3 +101,68 @@ def test_several_users_still_say_the_users_note() -> None:
     assert r.request.engine == "vllm"
     assert "parse_serving_vllm" in codes(r) and "serving_class_vllm" not in codes(r)
     assert r.breakdown["weights"] < 700 * GiB
+
+
+# --- item 5: what a quantized checkpoint leaves in 16 bits ----------------------------------------
+
+
+def _llama_fp8_config() -> dict[str, Any]:
+    """Llama 3.1 8B's config.json with a Meta-style fbgemm_fp8 `quantization_config` (the 405B
+    FP8 checkpoint's shape: every self-attention and the first and last MLP listed by name)."""
+    path = HF_FIXTURES / "meta-llama--Llama-3.1-8B" / "config.json"
+    config: dict[str, Any] = json.loads(path.read_text())
+    wide = [f"model.layers.{i}.mlp.{p}" for i in (0, 31) for p in ("gate_proj", "up_proj", "down_proj")]
+    wide += [f"model.layers.{i}.self_attn.{p}_proj" for i in range(32) for p in "qkvo"]
+    wide.append("lm_head")
+    config["quantization_config"] = {"quant_method": "fbgemm_fp8", "modules_to_not_convert": wide}
+    return config
+
+
+def test_hub_config_modules_to_not_convert_are_counted_wide() -> None:
+    spec, _ = hf.spec_from_config(_llama_fp8_config(), "acme/llama-fp8")
+    assert spec.native_precision == "fp8"
+    assert spec.unquantized is not None
+    assert (spec.unquantized.attention_layers, spec.unquantized.mlp_layers) == (32, 2)
+    arch = arch_of(spec)
+    assert arch is not None
+    plain_arch = dataclasses.replace(arch, unquantized_params=0.0, unquantized_format=None)
+    mixed = model_weight_bytes(arch.params, Precision.FP8, arch)
+    uniform = model_weight_bytes(plain_arch.params, Precision.FP8, plain_arch)
+    # 32 layers of attention (41.9M each) and two MLPs (176M each) add a byte per parameter
+    assert mixed - uniform == pytest.approx(32 * 41_943_040 + 2 * 176_160_768, rel=1e-3)
+    # the kept modules matter only in the format they were kept in
+    assert model_weight_bytes(arch.params, Precision.BF16, arch) == model_weight_bytes(
+        plain_arch.params, Precision.BF16, plain_arch
+    )
+
+
+@pytest.mark.parametrize(
+    ("entries", "expected"),
+    [
+        (["model.layers.*.self_attn", "model.layers.*.mlp.router", "lm_head"], (24, 0)),  # gpt-oss
+        (["re:.*self_attn.*", "lm_head"], (24, 0)),  # compressed-tensors `ignore` style
+        (["lm_head", "model.layers.3.mlp.gate"], None),  # an MoE router is not the MLP
+        (["model.layers.99.mlp.down_proj"], None),  # past the last layer
+    ],
+)
+def test_unquantized_module_patterns(entries: list[str], expected: tuple[int, int] | None) -> None:
+    wide = hf.unquantized_modules({"quant_method": "fp8", "modules_to_not_convert": entries}, 24, "a/b")
+    assert (None if wide is None else (wide.attention_layers, wide.mlp_layers)) == expected
+
+
+def test_llama_405b_fp8_weights_match_metas_checkpoint() -> None:
+    """Published fact: Meta's FP8 405B leaves self-attention and the first and last layers in bf16
+    (Llama 3 paper, arXiv:2407.21783, sec. 6.2); vLLM loads it at 57.75 GiB per GPU on 8 H100s
+    (vllm-project/vllm#6746: "Loading model weights took 57.75 GB", vLLM's GiB), 462 GiB in all.
+    Quantizing every linear layer would give 382 GiB, 17 % low."""
+    r = run(task="inference", model="llama-3.1-405b", precision="fp8")
+    assert 450 * GiB < r.breakdown["weights"] < 465 * GiB
+    eight = run(task="inference", model="llama-3.1-405b", precision="fp8", engine="vllm", num_gpus=8)
+    assert eight.breakdown["weights"] == pytest.approx(57.75 * GiB, rel=0.03)
+
+
+def test_catalogue_rejects_more_wide_layers_than_the_model_has() -> None:
+    row = CATALOG.models["llama-3.1-405b"].model_dump()
+    row["unquantized"] = {"precision": "fp8", "attention_layers": 127, "source": "x"}
+    with pytest.raises(ValidationError, match="exceed layers"):
+        ModelSpec.model_validate(row)
