@@ -166,3 +166,47 @@ def test_catalogue_rejects_more_wide_layers_than_the_model_has() -> None:
     row["unquantized"] = {"precision": "fp8", "attention_layers": 127, "source": "x"}
     with pytest.raises(ValidationError, match="exceed layers"):
         ModelSpec.model_validate(row)
+
+
+# --- item 7: what quantizing on load holds ----------------------------------------------------------
+
+
+def _nf4(model: str, **fields: Any) -> Result:
+    return run(task="inference", model=model, precision="nf4", engine="transformers", **fields)
+
+
+def test_bnb_loading_reserve_is_one_layer_in_16_bits_and_says_so() -> None:
+    # Qwen2.5-32B config.json: hidden 5120, 40 query heads and 8 KV heads of 128, MLP 27648
+    h, kv, i = 5120, 8 * 128, 27648
+    layer = 2 * (2 * h * h + 2 * h * kv + 3 * h * i)  # bytes of q/o, k/v, gate/up/down in 16 bits
+    r = _nf4("qwen2.5-32b", context_length=128)  # too short a context to reuse the cached blocks
+    note_gb = next(a.params["gb"] for a in r.assumptions if a.code == "loading_reserve")
+    assert note_gb == pytest.approx(layer / GiB, abs=0.01)
+    # an MoE's experts share one cached block per shape: one expert counts, not 256
+    ds = _nf4("deepseek-v3")
+    assert next(a.params["gb"] for a in ds.assumptions if a.code == "loading_reserve") < 2
+
+
+def test_cached_load_blocks_are_reused_by_what_runs_after_loading() -> None:
+    short, long = _nf4("qwen2.5-32b", context_length=128), _nf4("qwen2.5-32b", context_length=8192)
+    dynamic = long.breakdown["kv_cache"] + long.breakdown["activations"]
+    assert dynamic > 1 * GiB  # more than the one layer's blocks: they are all reused
+    grows = long.total_bytes - short.total_bytes
+    assert grows < 1.1 * dynamic  # the long context paid for less than its KV cache and activations
+
+
+def test_qlora_paper_33b_in_4_bit_fits_a_24_gb_card() -> None:
+    """Published fact: QLoRA (Dettmers et al. 2023, arXiv:2305.14314, sec. 1 and table 4) fine-tuned
+    33B LLaMA models in 4 bit on single 24 GB GPUs; serving one in nf4 on a 24 GB card fits
+    comfortably once loading holds one layer (0.9 GB at 32B), not a 5 GB shard."""
+    r = _nf4("qwen2.5-32b", gpus=["rtx4090"])
+    assert verdict_on(r, "rtx4090", 1) == "fits"
+    assert r.total_bytes < 21.5 * GiB
+
+
+def test_int4_quantized_on_load_offers_a_prequantized_checkpoint() -> None:
+    r = run(task="inference", model="qwen2.5-32b", precision="int4", gpus=["rtx4090"])
+    offer = next(m for m in r.mitigations if m.action == "use_prequantized")
+    assert offer.params["precision"] == "awq-int4" and offer.fits
+    shipped = run(task="inference", model="qwen2.5-32b", precision="awq-int4", gpus=["rtx4090"])
+    assert all(m.action != "use_prequantized" for m in shipped.mitigations)
