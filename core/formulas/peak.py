@@ -457,6 +457,22 @@ def _component_precision(req: Request, spec: ModelSpec, c: PipelineComponent) ->
     return c.precision
 
 
+def pipeline_download_bytes(req: Request, spec: ModelSpec) -> float:
+    """A diffusion pipeline's files as downloaded: each component in the format it runs in when that
+    format is a file of its own (a GGUF transformer, an fp8 checkpoint), else as shipped: 16-bit
+    files that a float dtype casts or bitsandbytes/torchao quantize while loading. A GGUF request
+    thus counts the GGUF transformer plus the 16-bit text encoders and VAE it loads beside it
+    (diffusers `from_single_file` + the base repo; city96's FLUX.1-dev Q8_0 is 12.7 GB, with T5-XXL,
+    CLIP and the VAE 22.5 GB in all; Q4_K_M 17 GB; not the 16-bit pipeline's 33.7 GB)."""
+    total = 0.0
+    for c in spec.components:
+        precision = _component_precision(req, spec, c)
+        if precision in QUANTIZED_ON_LOAD or precision in (Precision.FP32, Precision.FP16, Precision.BF16):
+            precision = c.precision
+        total += weight_bytes(c.params_b * BILLION, bits_per_weight(precision))
+    return total
+
+
 def _denoiser(spec: ModelSpec) -> PipelineComponent:
     return next(c for c in spec.components if c.role == "denoiser")
 

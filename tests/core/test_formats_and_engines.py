@@ -210,3 +210,49 @@ def test_int4_quantized_on_load_offers_a_prequantized_checkpoint() -> None:
     assert offer.params["precision"] == "awq-int4" and offer.fits
     shipped = run(task="inference", model="qwen2.5-32b", precision="awq-int4", gpus=["rtx4090"])
     assert all(m.action != "use_prequantized" for m in shipped.mitigations)
+
+
+# --- item 10: assumptions that agree, GGUF pipeline files, video advice ------------------------------
+
+
+def test_qlora_notes_do_not_say_both_16_bit_and_fp32_embeddings() -> None:
+    peft = codes(run(task="training", model="llama-3.1-8b", method="qlora"))
+    assert "qlora_fp32_upcast" in peft and "embeddings_wide" not in peft
+    # where nothing is cast (Unsloth keeps them bf16), the 16-bit note stays
+    unsloth = codes(run(task="training", model="llama-3.1-8b", method="qlora", engine="unsloth"))
+    assert "qlora_fp32_upcast" not in unsloth and "embeddings_wide" in unsloth
+
+
+def test_gguf_pipeline_download_is_the_gguf_transformer_plus_16_bit_rest() -> None:
+    def disk(precision: str | None) -> int:
+        fields: dict[str, Any] = {"task": "image_generation", "model": "flux.1-dev"}
+        if precision:
+            fields["precision"] = precision
+        host = run(**fields).host
+        assert host is not None
+        return host.disk_bytes
+
+    flux = CATALOG.models["flux.1-dev"]
+    rest = sum(c.params_b * 1e9 * 2 for c in flux.components if c.role != "denoiser")
+    assert disk("q8_0") == pytest.approx(11.9e9 * 34 / 32 + rest, rel=1e-3)
+    assert disk("q4_k_m") < disk("q8_0") < disk(None)
+    # bitsandbytes nf4 downloads the 16-bit files and quantizes them while loading
+    assert disk("nf4") == disk(None)
+
+
+def test_flux_gguf_download_matches_the_published_files() -> None:
+    """Published fact: city96/FLUX.1-dev-gguf `flux1-dev-Q8_0.gguf` is 12.7 GB; the pipeline loads
+    T5-XXL (text_encoder_2, 9.52 GB bf16), CLIP-L (246 MB) and the VAE (168 MB) from
+    black-forest-labs/FLUX.1-dev beside it: 22.6 GB to download, not the 16-bit pipeline's 33.7 GB."""
+    host = run(task="image_generation", model="flux.1-dev", precision="q8_0").host
+    assert host is not None
+    assert host.disk_bytes == pytest.approx(22.6e9, rel=0.03)
+
+
+def test_video_answers_say_measure_one_short_clip_first() -> None:
+    """Published fact: the video class misses by up to 119 % (p90 over 9 published runs, CogVideoX
+    and Wan, docs/accuracy.md), so the band alone (e.g. 5.3-100.2 GB) tells a renter little."""
+    video = run(task="video_generation", model="wan2.1-t2v-14b")
+    found = next(a for a in video.assumptions if a.code == "video_measure_first")
+    assert int(found.params["percent"]) >= 50
+    assert "video_measure_first" not in codes(run(task="image_generation", model="flux.1-dev"))

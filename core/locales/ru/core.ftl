@@ -530,3 +530,4 @@ assumption-fp8_dequantized_bf16 = У указанной карты нет FP8 (c
 assumption-fp8_weight_only_marlin = У указанной карты нет FP8 (compute capability ниже 8.9): vLLM оставляет веса FP8 8-битными и считает с ними в bf16 (weight-only, ядро Marlin).
 action-use_prequantized = взять уже квантованный чекпоинт ({ $precision }, GPTQ или GGUF) вместо квантования при загрузке
 assumption-loading_reserve = Квантование 16-битного чекпоинта при загрузке (bitsandbytes, по одному тензору) держит около одного слоя в 16 битах: { NUMBER($gb, maximumFractionDigits: 2) } ГБ сверх весов; их потом переиспользуют KV-кэш и активации.
+assumption-video_measure_first = Память под видео предсказуема хуже всего (опубликованные замеры расходятся с такой оценкой до { $percent } %): прежде чем арендовать надолго, сгенерируйте один короткий ролик (например, 17 кадров в этом разрешении) и посмотрите torch.cuda.max_memory_reserved(); активации растут с числом кадров, веса — нет.
