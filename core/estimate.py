@@ -54,6 +54,14 @@ MAX_UNCERTAINTY = 0.9
 
 _LLM_TASKS = (Task.INFERENCE, Task.TRAINING)
 
+# Mixtures of experts this large are served, not run with transformers `generate()`: their model
+# cards deploy them with vLLM / SGLang (DeepSeek-V3/R1 "How to Run Locally": "Hugging Face's
+# Transformers has not been directly supported yet"; Kimi K2 "Deployment": vLLM, SGLang,
+# KTransformers, TensorRT-LLM; GLM-4.5/4.6 and Qwen3-235B-A22B: vLLM and SGLang; gpt-oss-120b:
+# "vLLM" for serving). The smallest of these, GLM-4.5-Air (106B) and Llama 4 Scout (109B),
+# set the bound; 30B-class MoE (Qwen3-30B-A3B, gpt-oss-20b) run on one card in transformers.
+SERVING_CLASS_MIN_PARAMS_B = 100.0
+
 
 def estimate(
     request: Request | dict[str, Any], catalog: Catalog | None = None, *, hub: Hub | None = None
@@ -69,7 +77,12 @@ def estimate(
     lookup = True if hub is not None else None  # None: as GPUFIT_HF_LOOKUP says
     spec, resolved, assumptions = resolve_model(req.model, catalog, hf_lookup=lookup, hub=hub)
     named = [catalog.gpus[g] for g in req.gpus or [] if g in catalog.gpus]
-    filled, default_notes = fill_defaults(req, spec, no_bf16=bool(named) and not any(g.bf16 for g in named))
+    filled, default_notes = fill_defaults(
+        req,
+        spec,
+        no_bf16=bool(named) and not any(g.bf16 for g in named),
+        no_fp8=bool(named) and not any(g.fp8 for g in named),
+    )
     arch = arch_of(spec)
     limit = max_model_split(filled.task, filled.engine, arch.L, arch.a) if arch else None
     if limit is not None and filled.num_gpus > limit:
@@ -140,11 +153,15 @@ def parse_request(request: Request | dict[str, Any]) -> Request:
         raise CoreError(f"{field or 'request'}: {first['msg']}", field=field) from e
 
 
-def fill_defaults(req: Request, spec: ModelSpec, no_bf16: bool = False) -> tuple[Request, list[Assumption]]:
+def fill_defaults(
+    req: Request, spec: ModelSpec, no_bf16: bool = False, no_fp8: bool = False
+) -> tuple[Request, list[Assumption]]:
     """The request with every documented default filled in, and what was assumed.
 
     `no_bf16`: the cards the request names have no bf16 (T4, V100: compute capability below 8.0);
-    a 16-bit default is then fp16, as torch_dtype=float16 is what runs there."""
+    a 16-bit default is then fp16, as torch_dtype=float16 is what runs there.
+    `no_fp8`: the cards the request names have no fp8 (A100, A6000, T4: compute capability below
+    8.9); an fp8 checkpoint then loads as transformers loads it there (`fp8_fallback`)."""
     diffusion = spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO)
     _check_task(req, spec)
     notes: list[Assumption] = []
@@ -194,10 +211,16 @@ def fill_defaults(req: Request, spec: ModelSpec, no_bf16: bool = False) -> tuple
 
     engine = req.engine
     if engine is None:
-        engine = _default_engine(req, diffusion, precision)
+        engine = _default_engine(req, diffusion, precision, spec)
         update["engine"] = engine
-        if engine is Engine.VLLM:
+        if engine is Engine.VLLM and req.concurrency > 1:
             notes.append(note("parse_serving_vllm", concurrency=req.concurrency))
+        elif engine is Engine.VLLM:
+            notes.append(note("serving_class_vllm", params_b=round(spec.params_b)))
+    if no_fp8 and precision is Precision.FP8 and req.task is Task.INFERENCE:
+        precision, fallback = fp8_fallback(engine)
+        update["precision"] = precision
+        notes.append(note(fallback))
     if engine is Engine.VLLM and req.gpu_memory_utilization is None:
         update["gpu_memory_utilization"] = VLLM_GPU_MEMORY_UTILIZATION
 
@@ -261,17 +284,43 @@ def fill_defaults(req: Request, spec: ModelSpec, no_bf16: bool = False) -> tuple
     return req.model_copy(update=update), notes
 
 
-def _default_engine(req: Request, diffusion: bool, precision: Precision) -> Engine:
+def _default_engine(req: Request, diffusion: bool, precision: Precision, spec: ModelSpec) -> Engine:
     """Several users of a language model mean a server: sized as vLLM (continuous batching, chunked
-    prefill), not as one transformers `generate` that prefills every user's context at once. The one
-    place this default lives, so the dialog, free text, the CLI and inline mode size it alike."""
+    prefill), not as one transformers `generate` that prefills every user's context at once. So is a
+    serving-class model (`is_serving_class`) for one user. The one place this default lives, so the
+    dialog, free text, the CLI and inline mode size it alike."""
     if diffusion:
         return Engine.DIFFUSERS
     if is_gguf(precision):
         return Engine.LLAMA_CPP
-    if req.task is Task.INFERENCE and req.concurrency > 1:
+    if req.task is Task.INFERENCE and (req.concurrency > 1 or is_serving_class(spec)):
         return Engine.VLLM
     return Engine.TRANSFORMERS
+
+
+def is_serving_class(spec: ModelSpec) -> bool:
+    """A mixture of experts of `SERVING_CLASS_MIN_PARAMS_B` or more: what its publishers deploy
+    with a serving engine, not transformers `generate()` (see the constant)."""
+    return spec.is_moe and spec.params_b >= SERVING_CLASS_MIN_PARAMS_B
+
+
+def fp8_fallback(engine: Engine) -> tuple[Precision, str]:
+    """How an fp8 checkpoint loads on a card without fp8 tensor cores (compute capability < 8.9):
+    (the weight precision in memory, the note saying so).
+
+    transformers: `FineGrainedFP8HfQuantizer.validate_environment`
+    (transformers/quantizers/quantizer_finegrained_fp8.py) checks `torch.cuda.get_device_capability()`:
+    below (8, 9) older releases refuse ("FP8 quantized models is only supported on GPUs with compute
+    capability >= 8.9") and current ones dequantize the checkpoint to bf16 (`dequantize=True`,
+    `Fp8Dequantize`): either way the weights that run there take 16 bits. vLLM runs fp8 checkpoints
+    on such cards through its Marlin kernel ("For GPUs that lack FP8 hardware support, we can
+    leverage the Marlin kernel for fast weight-only FP8 quantization": `self.use_marlin = not
+    current_platform.has_device_capability(89)`, vllm/model_executor/layers/quantization/fp8.py):
+    the weights stay 8-bit. Other engines take fp8 on such cards as vLLM does."""
+    if engine is Engine.TRANSFORMERS:
+        return Precision.BF16, "fp8_dequantized_bf16"
+    return Precision.FP8, "fp8_weight_only_marlin"
+
 
 
 def _check_task(req: Request, spec: ModelSpec) -> None:

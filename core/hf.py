@@ -12,7 +12,7 @@ import math
 import re
 import struct
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from core.contract import Assumption, Precision
 from core.errors import CoreError, UnknownModelError
 from core.notes import note
-from core.specs import ModelKind, ModelSpec
+from core.specs import ModelKind, ModelSpec, UnquantizedModules
 
 _ENCODER_TYPES = frozenset({"bert", "roberta", "xlm-roberta", "deberta-v2", "distilbert", "electra"})
 _PLAIN_MLP_TYPES = frozenset(
@@ -290,6 +290,7 @@ def spec_from_config(
     # transformers' PretrainedConfig defaults tie_word_embeddings to True (Gemma relies on it)
     tied = bool(cfg.get("tie_word_embeddings", top.get("tie_word_embeddings", True)))
     window, window_layers = _sliding_window(cfg, model_type, layers)
+    quantization = top.get("quantization_config") or cfg.get("quantization_config")
 
     arch: dict[str, Any] = {
         "layers": layers,
@@ -307,9 +308,8 @@ def spec_from_config(
         "sliding_window_layers": window_layers,
         "kv_lora_rank": cfg.get("kv_lora_rank"),
         "qk_rope_head_dim": cfg.get("qk_rope_head_dim") if cfg.get("kv_lora_rank") else None,
-        "native_precision": shipped_precision(
-            top.get("quantization_config") or cfg.get("quantization_config")
-        ),
+        "native_precision": shipped_precision(quantization),
+        "unquantized": unquantized_modules(quantization, layers, hf_id),
     }
     if experts and active:
         arch |= {"experts": int(experts), "active_experts": int(active)}
@@ -361,11 +361,57 @@ def shipped_precision(quantization: Any) -> Precision | None:
         return Precision.INT8 if quantization.get("load_in_8bit") else None
     by_method = {
         "fp8": Precision.FP8,
+        "fbgemm_fp8": Precision.FP8,  # meta-llama/Llama-3.1-405B-Instruct-FP8
         "mxfp4": Precision.MXFP4,
         "awq": Precision.AWQ_INT4 if bits in (4, None) else None,
         "gptq": Precision.GPTQ_INT4 if bits in (4, None) else None,
     }
     return by_method.get(method)
+
+
+_LAYER_MODULE = re.compile(r"layers\.(\d+|\*)\.(self_attn|attn|attention|mlp|block_sparse_moe|experts)\b")
+_ATTENTION_MODULES = ("self_attn", "attn", "attention")
+_ROUTER = re.compile(r"\.(router|gate)(\.weight)?\W*$")  # an MoE router, not `gate_proj`
+
+
+def unquantized_modules(quantization: Any, layers: int, hf_id: str) -> UnquantizedModules | None:
+    """The decoder layers a pre-quantized checkpoint keeps in 16 bits, from its
+    `quantization_config`: `modules_to_not_convert` (transformers: fbgemm_fp8, fp8, mxfp4, awq) or
+    `ignore` (compressed-tensors). Entries name modules (`model.layers.0.mlp.down_proj`), globs
+    (`model.layers.*.self_attn`) or regexes (`re:.*self_attn.*`); one without a layer index means
+    every layer. Embeddings, LM head and routers are left out: they are counted wide anyway or are
+    a few MB. None when nothing in the decoder layers stays wide or the format is unknown."""
+    precision = shipped_precision(quantization)
+    if precision is None or not isinstance(quantization, Mapping):
+        return None
+    entries = quantization.get("modules_to_not_convert") or quantization.get("ignore") or []
+    if not isinstance(entries, list):
+        return None
+    attention: set[int] = set()
+    mlp: set[int] = set()
+    every = range(layers)
+    for entry in (str(e) for e in entries):
+        if _ROUTER.search(entry):
+            continue
+        found = _LAYER_MODULE.search(entry)
+        if found:
+            index, part = found.groups()
+            chosen: Iterable[int] = every if index == "*" else [int(index)] if int(index) < layers else []
+        elif any(name in entry for name in _ATTENTION_MODULES):
+            chosen, part = every, "self_attn"  # no layer index: a pattern matching every layer
+        elif "mlp" in entry:
+            chosen, part = every, "mlp"
+        else:
+            continue
+        (attention if part in _ATTENTION_MODULES else mlp).update(chosen)
+    if not attention and not mlp:
+        return None
+    return UnquantizedModules(
+        precision=precision,
+        attention_layers=len(attention),
+        mlp_layers=len(mlp),
+        source=f"https://huggingface.co/{hf_id}/blob/main/config.json (quantization_config)",
+    )
 
 
 def fetch_model_spec(hf_id: str, hub: Hub) -> tuple[ModelSpec, list[Assumption]]:

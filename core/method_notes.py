@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from core.accuracy import uncertainty
 from core.advice import tensor_parallel_divides
 from core.contract import (
     AdapterDtype,
@@ -19,11 +20,16 @@ from core.contract import (
 from core.formulas.diffusion import SINGLE_PASS_FAMILIES
 from core.formulas.overhead import CUDA_CONTEXT_BYTES
 from core.formulas.params import Arch
-from core.formulas.peak import qlora_upcasts
+from core.formulas.peak import loading_reserve_in_flight, qlora_upcasts
 from core.formulas.training import ZERO_REDUCE_BUCKET_ELEMENTS
 from core.notes import note
 from core.precision import EXPERTS_ONLY_ON_MOE, KEEPS_EMBEDDINGS_WIDE, is_gguf
 from core.specs import ModelKind, ModelSpec
+from core.units import GiB
+
+# Above this p90 |error| of its class (video generation: 119 % over 9 published cases, docs/accuracy.md)
+# a band says little: the answer says how to measure one short clip instead.
+MEASURE_FIRST_SPREAD = 0.5
 
 
 def method_notes(
@@ -52,13 +58,18 @@ def method_notes(
                 precision=str(req.precision),
             )
         )
-    elif req.precision in KEEPS_EMBEDDINGS_WIDE and arch is not None:
+    elif req.precision in KEEPS_EMBEDDINGS_WIDE and arch is not None and not qlora_upcasts(req):
+        # QLoRA through peft casts them to fp32 instead (`qlora_fp32_upcast` says so): one note
         notes.append(
             note(
                 "embeddings_wide",
                 precision=str(req.precision),
             )
         )
+    if arch is not None and spec.kind not in (ModelKind.IMAGE, ModelKind.VIDEO):
+        reserve = loading_reserve_in_flight(req, spec, arch)
+        if reserve:
+            notes.append(note("loading_reserve", gb=round(reserve / GiB, 2)))
     if is_gguf(req.precision) and spec.kind not in (ModelKind.IMAGE, ModelKind.VIDEO):
         notes.append(
             note(
@@ -223,4 +234,8 @@ def _diffusion_notes(req: Request, spec: ModelSpec) -> list[Assumption]:
         notes.append(note("gguf_denoiser_only", precision=str(req.precision)))
     if req.text_encoder_on_cpu:
         notes.append(note("text_encoder_cpu"))
+    if spec.kind is ModelKind.VIDEO:
+        spread = uncertainty(req, spec.params_b).fraction
+        if spread >= MEASURE_FIRST_SPREAD:
+            notes.append(note("video_measure_first", percent=round(100 * spread)))
     return notes

@@ -61,6 +61,19 @@ class PipelineComponent(BaseModel):
         return self
 
 
+class UnquantizedModules(BaseModel):
+    """What a published quantized checkpoint leaves in 16 bits beyond embeddings and LM head: its
+    config's `quantization_config.modules_to_not_convert` (transformers) or `ignore`
+    (compressed-tensors), counted as decoder layers whose attention / MLP stay unquantized."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    precision: Precision = Field(description="the format of the checkpoint these modules stay wide in")
+    attention_layers: int = Field(default=0, ge=0, description="layers whose self-attention stays 16-bit")
+    mlp_layers: int = Field(default=0, ge=0, description="layers whose MLP (all experts) stays 16-bit")
+    source: str = Field(min_length=1, description="the checkpoint's config or paper that says so")
+
+
 class ModelSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -104,6 +117,9 @@ class ModelSpec(BaseModel):
         default=None,
         description="the precision the published checkpoint ships in when not 16-bit (DeepSeek V3/R1 "
         "fp8, GPT-OSS mxfp4): the default for inference",
+    )
+    unquantized: UnquantizedModules | None = Field(
+        default=None, description="layers the published quantized checkpoint keeps in 16 bits"
     )
     # Training-time dropout adds masks to the stored activations (Korthikanti et al. 2022, sec. 4.1)
     dropout: float = Field(default=0.0, ge=0, lt=1, description="hidden dropout (BERT, OPT, T5: 0.1)")
@@ -164,6 +180,9 @@ class ModelSpec(BaseModel):
             raise ValueError("active_params_b exceeds params_b")
         if self.sliding_window_layers and self.layers and self.sliding_window_layers > self.layers:
             raise ValueError("sliding_window_layers exceeds layers")
+        wide = self.unquantized
+        if wide and self.layers and max(wide.attention_layers, wide.mlp_layers) > self.layers:
+            raise ValueError("unquantized attention_layers / mlp_layers exceed layers")
         return self
 
 

@@ -26,7 +26,7 @@ from core.contract import (
 )
 from core.formulas.params import arch_of
 from core.formulas.vllm import budget_bytes
-from core.precision import bits_per_weight, kv_bytes_per_element
+from core.precision import QUANTIZED_ON_LOAD, bits_per_weight, kv_bytes_per_element
 from core.specs import GpuSpec, ModelKind, ModelSpec
 from core.training_defaults import default_adapter_dtype, default_checkpointing
 
@@ -35,6 +35,9 @@ from .sizing import CARD_COUNTS, Sizer, fits_within
 
 MIN_QUANTIZE_STEP_BITS = 2  # offer a format only if it saves ≥ 2 bits per weight (not nf4 → int4)
 MIN_CONTEXT = 1024
+# A 4-bit format quantized on load (bitsandbytes nf4, torchao int4) has pre-quantized checkpoints
+# of the same size that load as stored (AWQ/GPTQ on the Hub, GGUF): offered for those.
+PREQUANTIZED_MAX_BITS = 5
 MIN_SEQ_LEN = 512
 
 
@@ -111,6 +114,10 @@ def mitigations(
         for action, precision in (("quantize_int8", _int8_for(req)), ("quantize_int4", _int4_for(req))):
             if bits - bits_per_weight(precision) >= MIN_QUANTIZE_STEP_BITS:
                 add(action, dict(precision=precision), precision=str(precision))
+    prequantized = req.precision in QUANTIZED_ON_LOAD and bits <= PREQUANTIZED_MAX_BITS
+    if req.task is Task.INFERENCE and not diffusion and prequantized:
+        # a checkpoint shipped in 4 bit loads as stored: nothing is quantized (or left) while loading
+        add("use_prequantized", dict(precision=Precision.AWQ_INT4), precision=str(Precision.AWQ_INT4))
     if req.task is Task.INFERENCE and not diffusion:
         assert req.kv_cache_precision and req.context_length
         if kv_bytes_per_element(req.kv_cache_precision) > 1:

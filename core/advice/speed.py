@@ -15,7 +15,7 @@ from core.contract import (
     Throughput,
 )
 from core.formulas.params import Arch, linear_params, mlp_params_per_layer
-from core.formulas.peak import peak_breakdown
+from core.formulas.peak import peak_breakdown, pipeline_download_bytes
 from core.formulas.training import lora_params
 from core.formulas.weights import model_weight_bytes, weight_bytes
 from core.precision import (
@@ -210,8 +210,8 @@ def host(
     if arch is not None:
         weights = model_weight_bytes(arch.params, req.precision, arch)
         disk = model_weight_bytes(arch.params, checkpoint_precision(req, spec), arch)
-    else:  # diffusion pipelines: each component as shipped
-        weights = disk = sum(c.params_b * 1e9 * bits_per_weight(c.precision) / 8 for c in spec.components)
+    else:  # diffusion pipelines: each component's file (core.formulas.peak.pipeline_download_bytes)
+        weights = disk = pipeline_download_bytes(req, spec)
     ram = vram if req.task is Task.TRAINING else weights
     if req.task is Task.TRAINING:
         trainable = (

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.contract import Precision
 from core.specs import ModelSpec
 
 BILLION = 1e9
@@ -32,6 +33,10 @@ class Arch:
     params: float  # total, as published
     dropout: float
     attention_dropout: float
+    # Parameters the published checkpoint in `unquantized_format` keeps 16-bit in its decoder layers
+    # (ModelSpec.unquantized: Llama 3.1 405B FP8 leaves self-attention and layers 0 and 125 wide).
+    unquantized_params: float = 0.0
+    unquantized_format: Precision | None = None
 
     @property
     def q_dim(self) -> int:
@@ -91,6 +96,12 @@ def arch_of(spec: ModelSpec) -> Arch | None:
         if spec.gated_ffn is not None
         else abs(count(True) - published) < abs(count(False) - published)
     )
+    wide = spec.unquantized
+    unquantized = 0.0
+    if wide is not None:
+        unquantized = wide.attention_layers * attention_params_per_layer(
+            h, a * d, k * d
+        ) + wide.mlp_layers * mlp_params_per_layer(h, i, gated, experts)
     return Arch(
         L=layers,
         h=h,
@@ -106,6 +117,8 @@ def arch_of(spec: ModelSpec) -> Arch | None:
         params=published,
         dropout=spec.dropout,
         attention_dropout=spec.attention_dropout,
+        unquantized_params=unquantized,
+        unquantized_format=wide.precision if wide else None,
     )
 
 

@@ -25,7 +25,13 @@ from core.formulas import diffusion as dif
 from core.formulas import training as tr
 from core.formulas.kv_cache import model_kv_cache_bytes
 from core.formulas.overhead import ALLOCATOR_RESERVE_FRACTION, overhead_bytes
-from core.formulas.params import Arch, embedding_params, linear_params
+from core.formulas.params import (
+    Arch,
+    attention_params_per_layer,
+    embedding_params,
+    linear_params,
+    mlp_params_per_layer,
+)
 from core.formulas.weights import model_weight_bytes, weight_bytes
 from core.precision import (
     QUANTIZED_ON_LOAD,
@@ -46,6 +52,9 @@ FP32 = 4
 QUANTIZED_TEXT_ENCODER_MIN_PARAMS_B = 1.0
 # Blocks of a denoiser without a layer count, for sequential offload (FLUX has 57, SDXL's UNet ~70).
 DEFAULT_DENOISER_BLOCKS = 50
+# Decoder layers whose 16-bit tensors are in flight (or cached for reuse) while a checkpoint is
+# quantized on load: one (see `loading_reserve_bytes`).
+ONE_LAYER_IN_FLIGHT = 1
 # Head width of a DiT whose head count is not in the catalogue (FLUX, SD3, Wan, CogVideoX: 128).
 DIT_HEAD_DIM = 128
 
@@ -78,6 +87,63 @@ def _quantized_on_load(precision: Precision, spec: ModelSpec, arch: Arch, n: int
     if precision not in QUANTIZED_ON_LOAD or precision is spec.native_precision:
         return 0.0
     return linear_params(arch) / n
+
+
+def loading_reserve_bytes(arch: Arch, dynamic_bytes: float) -> float:
+    """What bitsandbytes NF4 quantizing a 16-bit checkpoint through transformers' loader
+    (`load_in_4bit`) adds to a language model's peak at inference: one decoder layer's linear
+    weights in 16 bits, less what runs afterwards reuses.
+
+    In flight while loading: transformers hands the quantizer one tensor at a time
+    (`create_quantized_param`, quantizers/quantizer_bnb_4bit.py, called per parameter by
+    `_load_state_dict_into_meta_model`), and bitsandbytes `Params4bit._quantize` copies that 16-bit
+    tensor to the GPU (`self.data.contiguous().to(device)`), writes the packed 4-bit output and frees
+    the copy. PyTorch's caching allocator keeps the freed block and hands it to the next tensor of
+    that size: the next layer's same projection. So what it holds beyond the quantized weights is
+    about the blocks of one layer's tensors (`ONE_LAYER_IN_FLIGHT`), and, once loading is done, those
+    free blocks serve the KV cache and activations first (best fit from cached blocks,
+    CUDACachingAllocator): only what they do not fill adds to the peak. QLoRA (Dettmers et al. 2023,
+    sec. 1 and 5) fine-tuned 33B models in 4 bit on 24 GB cards, which a 5 GB residue would forbid.
+    Loaders that first hold the whole 16-bit model (torchao's own scripts, torchtune) keep the
+    measured share (`core.formulas.overhead.quantize_on_load_residue_bytes`; cases c043, c085-c088).
+    """
+    return max(_one_layer_16bit_bytes(arch) - (1 + ALLOCATOR_RESERVE_FRACTION) * dynamic_bytes, 0.0)
+
+
+def _one_layer_16bit_bytes(arch: Arch) -> float:
+    """One decoder layer's attention and MLP tensors in 16 bits. An MoE layer's experts are separate
+    tensors of one shape each (transformers' per-expert `nn.Linear`s), quantized one after another
+    into the same cached blocks: one expert counts."""
+    params = attention_params_per_layer(arch.h, arch.q_dim, arch.kv_dim) + mlp_params_per_layer(
+        arch.h, arch.i, arch.gated
+    )
+    return ONE_LAYER_IN_FLIGHT * 2 * params
+
+
+def loading_reserve_in_flight(req: Request, spec: ModelSpec, arch: Arch) -> float:
+    """Bytes in flight while bitsandbytes NF4 quantizes `spec` through transformers' loader (one
+    layer's 16-bit linear weights, `loading_reserve_bytes`); 0 when nothing is quantized so."""
+    assert req.precision
+    on_load = _quantized_on_load(req.precision, spec, arch, 1)
+    if not (req.task is Task.INFERENCE and on_load and _bnb_through_transformers(req)):
+        return 0.0
+    return _one_layer_16bit_bytes(arch)
+
+
+def _bnb_through_transformers(req: Request) -> bool:
+    return req.precision is Precision.NF4 and req.engine is Engine.TRANSFORMERS
+
+
+def _with_loading_reserve(
+    parts: Breakdown, dynamic: float, req: Request, spec: ModelSpec, arch: Arch, on_load: float
+) -> Breakdown:
+    """`_with_overhead` plus what quantizing `on_load` parameters per GPU while loading leaves:
+    bitsandbytes NF4 through transformers as `loading_reserve_bytes`, other loaders the measured share."""
+    if on_load and _bnb_through_transformers(req):
+        parts = _with_overhead(parts, dynamic, req)
+        parts["overhead"] += loading_reserve_bytes(arch, dynamic)
+        return parts
+    return _with_overhead(parts, dynamic, req, on_load)
 
 
 def _llm_inference(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
@@ -113,7 +179,8 @@ def _llm_inference(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
         # the worker empties the allocator's cache before it profiles (`torch.cuda.empty_cache()` in
         # vllm/worker/worker.py `determine_num_available_blocks`, gpu_worker's memory_profiling).
         return _with_overhead(parts, activations, req)
-    return _with_overhead(parts, kv + activations, req, _quantized_on_load(req.precision, spec, arch, n))
+    on_load = _quantized_on_load(req.precision, spec, arch, n)
+    return _with_loading_reserve(parts, kv + activations, req, spec, arch, on_load)
 
 
 def _llm_training(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
@@ -236,6 +303,9 @@ def _llm_training(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
         accumulation=req.gradient_accumulation_steps,
     )
     # Unsloth loads checkpoints saved already in 4 bit (its `-bnb-4bit` uploads): nothing to quantize.
+    # Training keeps the measured share: QLoRA recipes reserve far more than one layer by the end of
+    # model init (torchtune 9.13 GB for Llama 2 7B, case c043; ms-swift/bitsandbytes, c192), as
+    # peft's `prepare_model_for_kbit_training` re-allocates the unquantized parameters in fp32.
     quantizes = req.method is Method.QLORA and not unsloth
     shard_params = tr.shards(sharding)[2]
     on_load = _quantized_on_load(req.precision, spec, arch, n if shard_params else 1) if quantizes else 0.0
@@ -385,6 +455,22 @@ def _component_precision(req: Request, spec: ModelSpec, c: PipelineComponent) ->
     ):
         return req.precision
     return c.precision
+
+
+def pipeline_download_bytes(req: Request, spec: ModelSpec) -> float:
+    """A diffusion pipeline's files as downloaded: each component in the format it runs in when that
+    format is a file of its own (a GGUF transformer, an fp8 checkpoint), else as shipped: 16-bit
+    files that a float dtype casts or bitsandbytes/torchao quantize while loading. A GGUF request
+    thus counts the GGUF transformer plus the 16-bit text encoders and VAE it loads beside it
+    (diffusers `from_single_file` + the base repo; city96's FLUX.1-dev Q8_0 is 12.7 GB, with T5-XXL,
+    CLIP and the VAE 22.5 GB in all; Q4_K_M 17 GB; not the 16-bit pipeline's 33.7 GB)."""
+    total = 0.0
+    for c in spec.components:
+        precision = _component_precision(req, spec, c)
+        if precision in QUANTIZED_ON_LOAD or precision in (Precision.FP32, Precision.FP16, Precision.BF16):
+            precision = c.precision
+        total += weight_bytes(c.params_b * BILLION, bits_per_weight(precision))
+    return total
 
 
 def _denoiser(spec: ModelSpec) -> PipelineComponent:

@@ -18,6 +18,8 @@ def model_weight_bytes(params: float, precision: Precision, arch: Arch | None) -
 
     Without an architecture the embeddings are unknown and everything takes the format's bits.
     GGUF files are sized tensor by tensor with llama.cpp's quantization mix (core.formulas.gguf).
+    A published checkpoint in `precision` that keeps more of its decoder in 16 bits
+    (`Arch.unquantized_params`, from its `modules_to_not_convert` / `ignore`) is counted so.
     """
     if arch is not None and is_gguf(precision):
         return gguf_weight_bytes(precision, arch) * params / arch.params
@@ -29,4 +31,6 @@ def model_weight_bytes(params: float, precision: Precision, arch: Arch | None) -
     quantized = params - emb
     if precision in EXPERTS_ONLY_ON_MOE and arch.experts > 1:
         quantized = min(arch.L * mlp_params_per_layer(arch.h, arch.i, arch.gated, arch.experts), quantized)
+    elif precision is arch.unquantized_format:
+        quantized = max(quantized - arch.unquantized_params * params / arch.params, 0.0)
     return weight_bytes(quantized, bits) + weight_bytes(params - quantized, wide)

@@ -59,7 +59,9 @@ def test_residue_is_bounded_by_one_checkpoint_shard_not_by_the_model() -> None:
 
 @pytest.mark.parametrize("model", ["llama-3.1-70b", "llama-3.1-405b", "deepseek-v3"])
 def test_large_models_quantized_on_load_carry_one_shard(model: str) -> None:
-    r = run(task="inference", model=model, precision="nf4")
+    # torchao int4 keeps the measured share (its loaders hold the 16-bit model first); bitsandbytes
+    # nf4 through transformers holds one layer in flight (tests/core/test_formats_and_engines.py)
+    r = run(task="inference", model=model, precision="int4", engine="transformers")
     assert abs(residue(r) - CHECKPOINT_SHARD_BYTES) < 8
 
 

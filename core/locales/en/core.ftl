@@ -477,3 +477,11 @@ solve-tight = Only tight (under { $percent } % of the card free): { $value } —
 ## speed: gradient accumulation (slice "speed")
 action-gradient_accumulation = a micro-batch of { $batch_size } × gradient accumulation { $steps } (the same batch per optimizer step)
 tight-safe-accumulation = a micro-batch of { $value } × gradient accumulation { $steps } (the same batch per optimizer step)
+
+## truth: formats a card cannot run, engines people deploy (slice "truth")
+assumption-serving_class_vllm = A { $params_b }B mixture of experts is served, not run with transformers generate(): sized as vLLM, as its model card deploys it; say “transformers” to size generate() instead.
+assumption-fp8_dequantized_bf16 = The named card has no FP8 (compute capability below 8.9): transformers loads this FP8 checkpoint dequantized to bf16, twice the memory; vLLM would keep it 8-bit (weight-only Marlin).
+assumption-fp8_weight_only_marlin = The named card has no FP8 (compute capability below 8.9): vLLM keeps the FP8 weights 8-bit and runs them weight-only (Marlin kernel), computing in bf16.
+action-use_prequantized = load a checkpoint published already quantized ({ $precision }, GPTQ or GGUF) instead of quantizing while loading
+assumption-loading_reserve = Quantizing the 16-bit checkpoint while it loads (bitsandbytes, one tensor at a time) holds about one layer in 16 bits: { NUMBER($gb, maximumFractionDigits: 2) } GB beyond the weights, which the KV cache and activations then reuse.
+assumption-video_measure_first = Video memory is the least predictable (published runs differ from this estimate by up to { $percent } %): before renting for long, generate one short clip (e.g. 17 frames at this resolution) and read torch.cuda.max_memory_reserved(); the activations grow with the frame count, the weights do not.

@@ -561,3 +561,11 @@ solve-tight = Только впритык (свободно меньше { $perc
 ## speed: накопление градиентов (slice "speed")
 action-gradient_accumulation = микробатч { $batch_size } × накопление градиентов { $steps } (тот же батч на шаг оптимизатора)
 tight-safe-accumulation = микробатч { $value } × накопление градиентов { $steps } (тот же батч на шаг оптимизатора)
+
+## truth: formats a card cannot run, engines people deploy (slice "truth")
+assumption-serving_class_vllm = Смесь экспертов на { $params_b } млрд параметров запускают как сервер, а не через generate() в transformers: посчитано для vLLM, как в карточке модели; напишите «transformers», чтобы посчитать generate().
+assumption-fp8_dequantized_bf16 = У указанной карты нет FP8 (compute capability ниже 8.9): transformers загрузит этот FP8-чекпоинт, распаковав его в bf16, — вдвое больше памяти; vLLM оставил бы его 8-битным (weight-only Marlin).
+assumption-fp8_weight_only_marlin = У указанной карты нет FP8 (compute capability ниже 8.9): vLLM оставляет веса FP8 8-битными и считает с ними в bf16 (weight-only, ядро Marlin).
+action-use_prequantized = взять уже квантованный чекпоинт ({ $precision }, GPTQ или GGUF) вместо квантования при загрузке
+assumption-loading_reserve = Квантование 16-битного чекпоинта при загрузке (bitsandbytes, по одному тензору) держит около одного слоя в 16 битах: { NUMBER($gb, maximumFractionDigits: 2) } ГБ сверх весов; их потом переиспользуют KV-кэш и активации.
+assumption-video_measure_first = Память под видео предсказуема хуже всего (опубликованные замеры расходятся с такой оценкой до { $percent } %): прежде чем арендовать надолго, сгенерируйте один короткий ролик (например, 17 кадров в этом разрешении) и посмотрите torch.cuda.max_memory_reserved(); активации растут с числом кадров, веса — нет.
