@@ -65,9 +65,31 @@ def _read_model(
     if size is None or reading.error is not None:
         return None, None
     query = _name_words(text)
+    meant = _meant(query, catalog)
+    if meant != query:  # "lamma 3.1 8b": which model it was, not a typical 8B
+        name = " ".join([*query, size_word])
+        suggestions = [m.id for m in catalog.search(" ".join([*meant, size_word]), MAX_CANDIDATES)]
+        if suggestions:
+            reading.error = ParseError(
+                "unknown_model", f"unknown model {name!r}", field="model", candidates=suggestions, value=name
+            )
+            return None, None
     if query:
         reading.notes.append(note("parse_model_by_size", name=" ".join(query), size=size_word))
     return size_word, None
+
+
+MIN_TYPO_LETTERS = 4  # shorter words are too often near some name by chance ("mix" ~ "mixtral")
+
+
+def _meant(words: list[str], catalog: Catalog) -> list[str]:
+    """`words` with each that is no catalogue word but close to one ("lamma") as that word ("llama")."""
+    out = []
+    for word in words:
+        unknown = len(word) >= MIN_TYPO_LETTERS and not catalog.name_query([word])
+        near = catalog.near_words(word) if unknown else []
+        out.append(near[0] if near else word)
+    return out
 
 
 def _from_hf_id(catalog: Catalog, hf_id: str, reading: Reading) -> tuple[str, ModelKind | None]:

@@ -7,13 +7,14 @@ step is linear in the words read, so a message of any length parses in a few mil
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from core.catalog import Catalog, default_catalog
 from core.contract import ANY_MODEL, CpuOffload, Engine, KvPrecision, Method, Precision, SolveFor, Task
 from core.errors import CatalogError, ParseError
 from core.notes import note
 from core.parse import questions
-from core.parse.models import _no_model_error, _read_model, _take_hf_id
+from core.parse.models import _name_words, _no_model_error, _read_model, _take_hf_id
 from core.parse.names import take_names
 from core.parse.text import (
     MAX_RESOLUTION_SIDE,
@@ -72,6 +73,7 @@ def read(raw: str, catalog: Catalog, base: Task | None = None) -> Reading:
     f = reading.fields
     asks_cost = questions.take_cost(text, f)  # "1B токенов" before sizes are read
     _take_first(text, f, "engine", vocabulary().engines)
+    aside = _take_aside(text)
     names = take_names(text, catalog, f)
     reading.gpu_configs = names.configs
     questions.take_solve(text, f)
@@ -92,9 +94,57 @@ def read(raw: str, catalog: Catalog, base: Task | None = None) -> Reading:
         f["extra_models"] = extra_models
     if reading.error is None and "model" not in f and base is None:
         reading.error = _no_model_error(text, catalog)
+    _settle_aside(aside, names.models, f, reading)
+    reading.unread = _name_words(text)
     if reading.error is not None:
         reading.error.partial = {**f, **reading.error.partial}
     return reading
+
+
+@dataclass(frozen=True)
+class _Aside:
+    """What a text says besides a sizing question: small talk, a topic sized elsewhere, a model kind
+    not sized yet (the first of each named)."""
+
+    chat: bool
+    off_topic: str | None
+    unsized: str | None
+
+
+def _take_aside(text: _Text) -> _Aside:
+    words = vocabulary()
+    chat = False
+    while text.take(words.chit_chat):  # "привет! спасибо": all of it, so no word is read as a name
+        chat = True
+    return _Aside(chat, _first_value(text, words.off_topic), _first_value(text, words.unsized))
+
+
+def _first_value(text: _Text, table: Table) -> str | None:
+    found = None
+    for pattern, value in table:
+        while text.take(pattern):
+            found = found or value
+    return found
+
+
+_NO_QUESTION = ("missing_model", "unknown_model", "ambiguous_model")
+
+
+def _settle_aside(aside: _Aside, named: list[str], f: Fields, reading: Reading) -> None:
+    """A model kind not sized yet ("whisper large v3") is said so, never offered other models; a topic
+    sized elsewhere (rendering, buying, payment) without a model named gets its own answer; a text of
+    only thanks or greetings (and filler) is small talk, not a missing model."""
+    error = reading.error
+    asks_nothing = error is not None and error.code in _NO_QUESTION
+    if aside.unsized is not None and not named:
+        reading.error = ParseError("unsized_model", "this kind of model is not sized", value=aside.unsized)
+    elif aside.off_topic is not None and "model" not in f and (error is None or asks_nothing):
+        reading.error = ParseError("off_topic", "not a sizing question", value=aside.off_topic)
+    elif aside.chat and error is not None and error.code == "missing_model" and set(f) <= {"task"}:
+        reading.error = ParseError("chit_chat", "small talk")
+    else:
+        return
+    f.pop("model", None)
 
 
 def _any_model(f: Fields, reading: Reading) -> None:

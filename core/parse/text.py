@@ -98,6 +98,7 @@ class Reading:
     task_defaulted: bool = False  # nothing named or implied a task: inference by default
     names_model: bool = False  # a model (or several to choose from) is named
     gpu_configs: list[tuple[str, int | None]] = field(default_factory=list)  # cards named, own counts
+    unread: list[str] = field(default_factory=list)  # words left that are no filler: not understood
 
     def build(self) -> Request:
         if self.error:
