@@ -204,6 +204,8 @@ def _read_settings(text: _Text, f: Fields, reading: Reading) -> None:
     rank = text.take(_LORA_RANK)
     if rank:
         f["lora_rank"] = int(_number(rank.group(1) or rank.group(2)))
+        if rank.group(0).startswith("lora"):  # "lora rank 64": the method named with its rank
+            f.setdefault("method", Method.LORA)
     resolution = text.take(_RESOLUTION) or text.take(_VIDEO_P)
     if resolution:
         _set_resolution(f, _resolution(resolution), reading)
