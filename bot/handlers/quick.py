@@ -16,6 +16,7 @@ from aiogram.filters import StateFilter
 from aiogram.types import Message
 
 from bot import flow, presenter
+from bot.asides import answer_aside
 from bot.context import Ctx
 from bot.dialog import (
     Wizard,
@@ -28,9 +29,9 @@ from bot.dialog import (
 )
 from bot.dialog_state import DialogState, update
 from core.comparison import compare
-from core.contract import Request
+from core.contract import Request, SolveFor
 from core.errors import CoreError, ParseError
-from core.parse import Comparison, FollowUp, understand_message
+from core.parse import Comparison, FollowUp, understand, understand_message
 from core.render import render_parse_error
 
 ASK_MODEL = ("missing_model", "ambiguous_model", "unknown_model")
@@ -52,6 +53,8 @@ async def on_free_text(message: Message, ctx: Ctx) -> None:
             await show_result(ctx, answers, message=message, notes=understood.notes, compare=True)
             return
     except ParseError as err:
+        if await answer_aside(message, ctx, err):  # thanks, rendering, payment, speech: said so
+            return
         explanation = escape(render_parse_error(err, ctx.lang, catalog))
         if err.code not in ASK_MODEL:
             await message.answer(ctx.tr("quick-not-understood", reason=explanation))
@@ -60,10 +63,26 @@ async def on_free_text(message: Message, ctx: Ctx) -> None:
         answers.pop("model", None)
         await open_dialog(ctx, answers["task"])
         options = flow.model_choice(err.candidates, catalog) or None
-        await go_to_step(ctx, "model", answers, message=message, note=explanation, options=options)
+        note = None if err.code == "missing_model" else explanation  # the step asks "which model?" itself
+        await go_to_step(ctx, "model", answers, message=message, note=note, options=options)
         return
     answers = flow.answers_from_request(understood.request, catalog)
     await show_result(ctx, answers, message=message, notes=understood.notes)
+
+
+async def answered_elsewhere(message: Message, ctx: Ctx, step_name: str) -> bool:
+    """Text typed at a dialog step that answers no step: thanks, a question sized elsewhere, a speech
+    model (said so), or at the model step a question of its own ("какая самая большая модель влезет
+    в h100?": answered as typed, not taken as a model named "*"). False: the step reads it."""
+    assert message.text is not None
+    try:
+        request = understand(message.text, ctx.catalog).request
+    except ParseError as err:
+        return await answer_aside(message, ctx, err)
+    if step_name == "model" and request.solve_for is SolveFor.MODEL:
+        await on_free_text(message, ctx)
+        return True
+    return False
 
 
 async def _compare(message: Message, ctx: Ctx, request: Request, configs: Any) -> None:

@@ -137,11 +137,11 @@ def _settle_aside(aside: _Aside, named: list[str], f: Fields, reading: Reading) 
     error = reading.error
     asks_nothing = error is not None and error.code in _NO_QUESTION
     if aside.unsized is not None and not named:
-        reading.error = ParseError("unsized_model", "this kind of model is not sized", value=aside.unsized)
+        reading.error = ParseError("unsized_model", "not sized yet", field="model", value=aside.unsized)
     elif aside.off_topic is not None and "model" not in f and (error is None or asks_nothing):
-        reading.error = ParseError("off_topic", "not a sizing question", value=aside.off_topic)
+        reading.error = ParseError("off_topic", "not a sizing question", field="text", value=aside.off_topic)
     elif aside.chat and error is not None and error.code == "missing_model" and set(f) <= {"task"}:
-        reading.error = ParseError("chit_chat", "small talk")
+        reading.error = ParseError("chit_chat", "small talk", field="text")
     else:
         return
     f.pop("model", None)
@@ -211,7 +211,7 @@ def _read_settings(text: _Text, f: Fields, reading: Reading) -> None:
         _set_resolution(f, _resolution(resolution), reading)
     for name, patterns in words.counted:
         for pattern in patterns:
-            match = text.take(pattern)
+            match = text.take(pattern, _a_count if name in _PICTURE_COUNTS else lambda m: True)
             if match:
                 f.setdefault(name, int(_number(match.group(1))))
     for name, patterns in (("seq_len", _SEQ_LEN), ("context_length", _CONTEXT)):
@@ -222,6 +222,14 @@ def _read_settings(text: _Text, f: Fields, reading: Reading) -> None:
     on_cards = text.take(_ON_CARDS)
     if on_cards:
         f.setdefault("num_gpus", int(on_cards.group(1)))
+
+
+_PICTURE_COUNTS = ("images", "frames")
+
+
+def _a_count(match: re.Match[str]) -> bool:
+    """ "картинки 1024" is the resolution, not 1,024 images: a count of pictures is a small number."""
+    return _number(match.group(1)) < MIN_BARE_NUMBER
 
 
 def _kv_precision(word: str) -> KvPrecision:

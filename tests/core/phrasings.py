@@ -23,6 +23,8 @@ FIELDS = {  # a corpus key → the request field it checks
     "gpu": "gpus",
     "count": "num_gpus",
     "method": "method",
+    "images": "images",
+    "resolution": "resolution",
 }
 _CODES = {  # a parse error's code → its reading
     "missing_model": "ask model",

@@ -218,3 +218,10 @@ admin-offers-bad = ❌ Не перечитано, действуют прежн�
     <code>{ $error }</code>
 admin-offers-reloaded = ✅ Перечитан { $file }.
 admin-offers-usage = <code>/offers</code> — действующие предложения, <code>/offers reload</code> — перечитать OFFERS_FILE.
+
+## understand (issue 25): replies to text that asks no sizing question (bot/asides.py)
+understand-chit-chat = 👋 Я считаю, сколько видеопамяти нужно модели и какой сервер под неё арендовать. Напишите модель и задачу, например <code>llama 3.1 8b int4 на 4090 48</code>, — или /start для пошагового диалога.
+understand-off-topic-render = Серверы для 3D-рендеринга и симуляций мы подбираем отдельно: этот бот считает только ML-модели. Оставьте заявку — менеджер предложит конфигурацию.
+understand-off-topic-hardware = Мы сдаём GPU-серверы в аренду, оборудование не продаём. Нужна долгая аренда или особая конфигурация — оставьте заявку, менеджер ответит.
+understand-off-topic-billing = Оплату, договор и документы обсуждает менеджер. Оставьте заявку — он свяжется с вами.
+understand-unsized-speech = Модели речи (Whisper, TTS, распознавание речи) я пока не считаю. Оставьте заявку — менеджер подберёт сервер, или напишите /contact.
