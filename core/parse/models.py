@@ -67,8 +67,11 @@ def _read_model(
     query = _name_words(text)
     meant = _meant(query, catalog)
     if meant != query:  # "lamma 3.1 8b": which model it was, not a typical 8B
-        name = " ".join([*query, size_word])
-        suggestions = [m.id for m in catalog.search(" ".join([*meant, size_word]), MAX_CANDIDATES)]
+        typed = _typed_words(text)
+        name = " ".join([*typed, size_word.lower()])
+        found = catalog.search(" ".join([*_meant(typed, catalog), size_word]), MAX_CANDIDATES)
+        sized = [m for m in found if _same_size(m, size, size_word, catalog.model_words(m.id))]
+        suggestions = [m.id for m in sized or found]
         if suggestions:
             reading.error = ParseError(
                 "unknown_model", f"unknown model {name!r}", field="model", candidates=suggestions, value=name
@@ -80,6 +83,13 @@ def _read_model(
 
 
 MIN_TYPO_LETTERS = 4  # shorter words are too often near some name by chance ("mix" ~ "mixtral")
+
+
+def _typed_words(text: _Text) -> list[str]:
+    """The words of a name left unread, version numbers with them ("lamma 3.1"), as typed."""
+    filler = vocabulary().filler
+    words = (w.strip(".") for w in re.findall(r"[^\s,;!?()\"'=:+]+", text.rest))
+    return [w for w in words if w and not filler.fullmatch(w)]
 
 
 def _meant(words: list[str], catalog: Catalog) -> list[str]:

@@ -155,7 +155,7 @@ async def test_russian_spellings_are_read(harness: Harness) -> None:
 async def test_a_misspelt_model_is_named_with_the_closest_choices(harness: Harness) -> None:
     user = harness.user(language_code="ru")
     ask = (await user.send("lamma 3.1 8b"))[-1]
-    assert "«lamma" in (ask.text or "")  # which part was not understood
-    assert "Llama 3.1 8B" in buttons(ask)
+    assert "«lamma 3.1 8b»" in (ask.text or "")  # which part was not understood, as typed
+    assert buttons(ask)[0] == "Llama 3.1 8B"  # the closest first
     result = (await user.click("Llama 3.1 8B")).messages[-1]
     assert result_mark("ru") in (result.text or "") and "Llama 3.1 8B" in (result.text or "")
