@@ -28,8 +28,9 @@ from bot.dialog import (
     show_result,
 )
 from bot.dialog_state import DialogState, update
+from core import texts as core_texts
 from core.comparison import compare
-from core.contract import Request, SolveFor
+from core.contract import Assumption, Request, SolveFor
 from core.errors import CoreError, ParseError
 from core.parse import Comparison, FollowUp, understand, understand_message
 from core.render import render_parse_error
@@ -47,6 +48,7 @@ async def on_free_text(message: Message, ctx: Ctx) -> None:
         if isinstance(understood, Comparison):
             await _compare(message, ctx, understood.request, understood.configs)
             return
+        await _say_unread(message, ctx, understood.notes)
         if isinstance(understood, FollowUp):
             answers = flow.answers_from_request(understood.request, catalog)
             await open_dialog(ctx, answers["task"])
@@ -68,6 +70,12 @@ async def on_free_text(message: Message, ctx: Ctx) -> None:
         return
     answers = flow.answers_from_request(understood.request, catalog)
     await show_result(ctx, answers, message=message, notes=understood.notes)
+
+
+async def _say_unread(message: Message, ctx: Ctx, notes: list[Assumption]) -> None:
+    """Words the parser could not use are said before the answer, not only in its details."""
+    for unread in (n for n in notes if n.code == "parse_unread"):
+        await message.answer(escape(core_texts.t("assumption-parse_unread", ctx.lang, **unread.params)))
 
 
 async def answered_elsewhere(message: Message, ctx: Ctx, step_name: str) -> bool:

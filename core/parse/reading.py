@@ -9,12 +9,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.catalog import Catalog, default_catalog
+from core.catalog import Catalog, default_catalog, name_words
 from core.contract import ANY_MODEL, CpuOffload, Engine, KvPrecision, Method, Precision, SolveFor, Task
 from core.errors import CatalogError, ParseError
 from core.notes import note
 from core.parse import questions
-from core.parse.models import _name_words, _no_model_error, _read_model, _take_hf_id
+from core.parse.models import _name_words, _no_model_error, _read_model, _take_hf_id, _typed_words
 from core.parse.names import take_names
 from core.parse.text import (
     MAX_RESOLUTION_SIDE,
@@ -96,6 +96,8 @@ def read(raw: str, catalog: Catalog, base: Task | None = None) -> Reading:
         reading.error = _no_model_error(text, catalog)
     _settle_aside(aside, names.models, f, reading)
     reading.unread = _name_words(text)
+    if reading.error is None and isinstance(f.get("model"), str):
+        _note_unread(text, catalog, f["model"], reading)
     if reading.error is not None:
         reading.error.partial = {**f, **reading.error.partial}
     return reading
@@ -145,6 +147,15 @@ def _settle_aside(aside: _Aside, named: list[str], f: Fields, reading: Reading) 
     else:
         return
     f.pop("model", None)
+
+
+def _note_unread(text: _Text, catalog: Catalog, model: str, reading: Reading) -> None:
+    """A number-bearing word left unread ("на 4060", a card the catalogue lacks; "v2") is said in the
+    answer's notes, never silently dropped; words of the model's own name are read, not left over."""
+    own = catalog.model_words(model) if model in catalog.models else frozenset()
+    left = [w for w in _typed_words(text) if re.search(r"\d", w) and not name_words(w) <= own]
+    if left:
+        reading.notes.append(note("parse_unread", words=" ".join(left)))
 
 
 def _any_model(f: Fields, reading: Reading) -> None:
@@ -307,6 +318,23 @@ def _settle_task(f: Fields, kind: ModelKind | None, reading: Reading, base: Task
         reading.task_defaulted = True
 
 
+_ON_WORD = re.compile(r"(?:^|\s)(?:на|on|in|в)\s*$")
+_ROUND = 64  # contexts and image sides are multiples of this ("на 1024", "в 8192"); "на 4060" is a card
+
+
+def _a_size(text: _Text, match: re.Match[str]) -> bool:
+    """Whether a bare number is a context, sequence length or resolution: large, and no card's name."""
+    return _number(match.group(1)) >= MIN_BARE_NUMBER and not _on_a_card(text, match)
+
+
+def _on_a_card(text: _Text, match: re.Match[str]) -> bool:
+    """ "на 4060", "в 3060": a number after "на"/"в"/"on"/"in", with no unit and not a round size, names
+    a card (one the catalogue lacks, else it was read), not a context or a resolution: left unread, so
+    the answer says so (`parse_unread`)."""
+    after_on = _ON_WORD.search(text.rest, max(0, match.start() - 8), match.start()) is not None
+    return after_on and _number(match.group(1)) % _ROUND != 0
+
+
 def _settle_batch(f: Fields) -> None:
     """An inference "batch N" is N sequences generated together: the concurrency. Whether that
     makes a server (vLLM) is the estimator's default (`core.estimate.fill_defaults`), not the parser's."""
@@ -321,7 +349,7 @@ def _settle_numbers(text: _Text, f: Fields, reading: Reading) -> None:
     if generation:
         if "batch_size" in f and "images" not in f and f["task"] == Task.IMAGE_GENERATION:
             f["images"] = f.pop("batch_size")
-        bare = text.take(_BARE_NUMBER, lambda m: _number(m.group(1)) >= MIN_BARE_NUMBER)
+        bare = text.take(_BARE_NUMBER, lambda m: _a_size(text, m))
         if bare:
             _set_resolution(f, _resolution(bare), reading)
         return
@@ -329,6 +357,6 @@ def _settle_numbers(text: _Text, f: Fields, reading: Reading) -> None:
     if training and "context_length" in f:  # "lora 8k context" means the training sequence length
         f.setdefault("seq_len", f.pop("context_length"))
     name = "seq_len" if training else "context_length"
-    match = text.take(_BARE_K) or text.take(_BARE_NUMBER, lambda m: _number(m.group(1)) >= MIN_BARE_NUMBER)
+    match = text.take(_BARE_K) or text.take(_BARE_NUMBER, lambda m: _a_size(text, m))
     if match and name not in f:
         f[name] = _tokens_count(match)

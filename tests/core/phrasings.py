@@ -39,7 +39,7 @@ _CODES = {  # a parse error's code → its reading
 def cases() -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = tomllib.loads(CORPUS.read_text(encoding="utf-8"))["cases"]
     for row in rows:
-        unknown = set(row) - {*FIELDS, "text", "after", "reading", "offers", "topic"}
+        unknown = set(row) - {*FIELDS, "text", "after", "reading", "offers", "topic", "unread"}
         if unknown or row.get("reading", "question") not in READINGS:
             raise ValueError(f"{CORPUS}: bad row {row!r}")
     return rows
@@ -59,6 +59,8 @@ def reading_of(text: str, after: str | None = None) -> dict[str, Any]:
         return {"reading": type(understood).__name__}
     found = _fields(request.model_dump(mode="json"))
     found["reading"] = "follow-up" if isinstance(understood, FollowUp) else "question"
+    notes = getattr(understood, "notes", [])
+    found["unread"] = " ".join(n.params["words"] for n in notes if n.code == "parse_unread") or None
     return found
 
 
@@ -86,6 +88,8 @@ def mismatches(case: dict[str, Any]) -> list[str]:
             wrong.append(f"{key} {found.get(key)!r}, not {case[key]!r}")
     if "offers" in case and case["offers"] not in found.get("offers", []):
         wrong.append(f"offers {found.get('offers')!r}, not {case['offers']!r}")
+    if "unread" in case and found.get("unread") != case["unread"]:
+        wrong.append(f"unread {found.get('unread')!r}, not {case['unread']!r}")
     if "topic" in case and found.get("topic") != case["topic"]:
         wrong.append(f"topic {found.get('topic')!r}, not {case['topic']!r}")
     return wrong

@@ -431,7 +431,8 @@ cli-hf-not-found = No model { $model } on Hugging Face (or it is private or gate
 cli-hf-unavailable = Could not reach Hugging Face within { $seconds } s to read { $model }: try again later or give its size (8B); GPUFIT_HF_LOOKUP=0 skips the look-up.
 cli-hf-unsupported = { $model } is on Hugging Face, but its config.json is not a language model's that can be sized: give its size (8B) instead.
 
-## understand (issue 25): text that asks no sizing question
+## understand (issue 25): text that asks no sizing question, words not understood
 parse-error-chit_chat = I size how much GPU memory a model needs and which server fits it. Name a model and a task, e.g.: llama 3.1 8b int4 on a 4090 48gb.
 parse-error-off_topic = That is not a question about sizing a model: a manager answers those — leave a request.
 parse-error-unsized_model = Speech models (Whisper, TTS) are not sized yet: leave a request and a manager will pick a server.
+assumption-parse_unread = I did not understand “{ $words }”: the answer leaves it out (write a card as: 4090 48, h100, a100 80).

@@ -501,7 +501,8 @@ cli-hf-not-found = Модели { $model } нет на Hugging Face (или до
 cli-hf-unavailable = Не удалось связаться с Hugging Face за { $seconds } с, чтобы прочитать { $model }: попробуйте позже или укажите размер (8B); GPUFIT_HF_LOOKUP=0 отключает поиск.
 cli-hf-unsupported = { $model } есть на Hugging Face, но её config.json — не языковая модель, которую можно посчитать: укажите размер (8B).
 
-## understand (issue 25): text that asks no sizing question
+## understand (issue 25): text that asks no sizing question, words not understood
 parse-error-chit_chat = Я считаю, сколько видеопамяти нужно модели и какой сервер под неё подойдёт. Напишите модель и задачу, например: llama 3.1 8b int4 на 4090 48.
 parse-error-off_topic = Это не вопрос о размере модели: такие вопросы решает менеджер — оставьте заявку.
 parse-error-unsized_model = Модели речи (Whisper, TTS) пока не считаем: оставьте заявку, менеджер подберёт сервер.
+assumption-parse_unread = Не понял «{ $words }»: в ответе это не учтено (карту пишите так: 4090 48, h100, a100 80).

@@ -159,3 +159,16 @@ async def test_a_misspelt_model_is_named_with_the_closest_choices(harness: Harne
     assert buttons(ask)[0] == "Llama 3.1 8B"  # the closest first
     result = (await user.click("Llama 3.1 8B")).messages[-1]
     assert result_mark("ru") in (result.text or "") and "Llama 3.1 8B" in (result.text or "")
+
+
+async def test_a_card_the_catalogue_lacks_is_said_not_read_as_a_context(harness: Harness) -> None:
+    user = harness.user(language_code="ru")
+    said, answer = [plain(m.text) for m in await user.send("llama 3.1 8b на 4060")]
+    assert said == core_texts.t("assumption-parse_unread", "ru", words="4060")  # said, not dropped
+    assert result_mark("ru") in answer and "4 060 токен" not in answer  # not a 4,060-token context
+
+
+async def test_which_model_is_asked_once(harness: Harness) -> None:
+    user = harness.user(language_code="ru")
+    ask = (await user.send("сколько памяти нужно?"))[-1]
+    assert plain(ask.text).count("Какая модель?") == 1
