@@ -6,7 +6,7 @@ import re
 
 from pydantic import ValidationError
 
-from core.catalog import SIZE, SIZE_MOE, Catalog, name_words, size_of
+from core.catalog import MAX_SEARCH_WORDS, SIZE, SIZE_MOE, Catalog, name_words, size_of
 from core.contract import CustomModel, Precision
 from core.errors import ParseError
 from core.hf import hf_id_from_url
@@ -95,8 +95,9 @@ def _typed_words(text: _Text) -> list[str]:
 def _meant(words: list[str], catalog: Catalog) -> list[str]:
     """`words` with each that is no catalogue word but close to one ("lamma") as that word ("llama")."""
     out = []
-    for word in words:
-        unknown = len(word) >= MIN_TYPO_LETTERS and not catalog.name_query([word])
+    for index, word in enumerate(words):  # as many as the catalogue's search reads, no more
+        unknown = index < MAX_SEARCH_WORDS and len(word) >= MIN_TYPO_LETTERS
+        unknown = unknown and not catalog.name_query([word])
         near = catalog.near_words(word) if unknown else []
         out.append(near[0] if near else word)
     return out

@@ -115,18 +115,27 @@ class _Aside:
 
 def _take_aside(text: _Text) -> _Aside:
     words = vocabulary()
-    chat = False
-    while text.take(words.chit_chat):  # "привет! спасибо": all of it, so no word is read as a name
-        chat = True
+    chat = _take_all(text, words.chit_chat)  # "привет! спасибо": all of it, no word read as a name
     return _Aside(chat, _first_value(text, words.off_topic), _first_value(text, words.unsized))
 
 
 def _first_value(text: _Text, table: Table) -> str | None:
+    gate = table_gate(table)
+    if gate is not None and gate.search(text.rest) is None:
+        return None
     found = None
     for pattern, value in table:
-        while text.take(pattern):
+        if _take_all(text, pattern):
             found = found or value
     return found
+
+
+def _take_all(text: _Text, pattern: re.Pattern[str]) -> bool:
+    """Take every match of `pattern` in one scan (blanking keeps the positions); whether there was one."""
+    matches = list(pattern.finditer(text.rest))
+    for match in matches:
+        text.blank(match.start(), match.end())
+    return bool(matches)
 
 
 _NO_QUESTION = ("missing_model", "unknown_model", "ambiguous_model")
@@ -140,7 +149,7 @@ def _settle_aside(aside: _Aside, named: list[str], f: Fields, reading: Reading) 
     asks_nothing = error is not None and error.code in _NO_QUESTION
     if aside.unsized is not None and not named:
         reading.error = ParseError("unsized_model", "not sized yet", field="model", value=aside.unsized)
-    elif aside.off_topic is not None and "model" not in f and (error is None or asks_nothing):
+    elif aside.off_topic is not None and not reading.names_model and (error is None or asks_nothing):
         reading.error = ParseError("off_topic", "not a sizing question", field="text", value=aside.off_topic)
     elif aside.chat and error is not None and error.code == "missing_model" and set(f) <= {"task"}:
         reading.error = ParseError("chit_chat", "small talk", field="text")
