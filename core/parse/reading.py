@@ -151,11 +151,16 @@ def _settle_aside(aside: _Aside, named: list[str], f: Fields, reading: Reading) 
         reading.error = ParseError("unsized_model", "not sized yet", field="model", value=aside.unsized)
     elif aside.off_topic is not None and not reading.names_model and (error is None or asks_nothing):
         reading.error = ParseError("off_topic", "not a sizing question", field="text", value=aside.off_topic)
-    elif aside.chat and error is not None and error.code == "missing_model" and set(f) <= {"task"}:
+    elif aside.chat and error is not None and _asks_nothing_else(error) and set(f) <= {"task"}:
         reading.error = ParseError("chit_chat", "small talk", field="text")
     else:
         return
     f.pop("model", None)
+
+
+def _asks_nothing_else(error: ParseError) -> bool:
+    """With thanks or a greeting: no model named, nor a word like one ("спасибо, бро")."""
+    return error.code == "missing_model" or (error.code == "unknown_model" and not error.candidates)
 
 
 def _note_unread(text: _Text, catalog: Catalog, model: str, reading: Reading) -> None:

@@ -146,6 +146,10 @@ async def test_russian_spellings_are_read(harness: Harness) -> None:
     answer = plain((await user.send("джипити осс 20б на т4"))[-1].text)
     assert "GPT-OSS 20B" in answer and "T4" in answer
     user = harness.user(language_code="ru")
+    wan = (await user.send("ван 2.1"))[-1]  # the Wan video model, not a 14B language model
+    assert text("task-video", "ru") in (wan.text or "") and "14B" not in (wan.text or "").split("\n")[0]
+    assert any(b.startswith("Wan 2.1") for b in buttons(wan)), buttons(wan)
+    user = harness.user(language_code="ru")
     ask = (await user.send("мне нужно запустить лламу 70б на 2х 4090 по 48, влезет?"))[-1]
     assert "Llama 3.1 70B" in buttons(ask)
     result = (await user.click("Llama 3.1 70B")).messages[-1]
