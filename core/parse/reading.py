@@ -96,7 +96,7 @@ def read(raw: str, catalog: Catalog, base: Task | None = None) -> Reading:
         reading.error = _no_model_error(text, catalog)
     _settle_aside(aside, names.models, f, reading)
     reading.unread = _name_words(text)
-    if reading.error is None and isinstance(f.get("model"), str):
+    if reading.error is None and f.get("model") in catalog.models:  # a size says its own note
         _note_unread(text, catalog, f["model"], reading)
     if reading.error is not None:
         reading.error.partial = {**f, **reading.error.partial}
@@ -163,11 +163,18 @@ def _asks_nothing_else(error: ParseError) -> bool:
     return error.code == "missing_model" or (error.code == "unknown_model" and not error.candidates)
 
 
+def _of_another_name(word: str, catalog: Catalog) -> bool:
+    """A word that may change which model or card is meant: it has a digit ("4060", "v2") or names
+    other catalogue models ("mini" of "phi 4 mini", a model the catalogue lacks)."""
+    return re.search(r"\d", word) is not None or bool(catalog.name_query([word]))
+
+
 def _note_unread(text: _Text, catalog: Catalog, model: str, reading: Reading) -> None:
-    """A number-bearing word left unread ("на 4060", a card the catalogue lacks; "v2") is said in the
-    answer's notes, never silently dropped; words of the model's own name are read, not left over."""
-    own = catalog.model_words(model) if model in catalog.models else frozenset()
-    left = [w for w in _typed_words(text) if re.search(r"\d", w) and not name_words(w) <= own]
+    """A word left unread that may change the model or the card ("на 4060", a card the catalogue lacks;
+    "phi 4 mini") is said in the answer's notes, never silently dropped; words of the model's own name
+    are read, not left over."""
+    own = catalog.model_words(model)
+    left = [w for w in _typed_words(text) if _of_another_name(w, catalog) and not name_words(w) <= own]
     if left:
         reading.notes.append(note("parse_unread", words=" ".join(left)))
 

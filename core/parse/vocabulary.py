@@ -31,7 +31,8 @@ VOCABULARY_ENV = "GPUFIT_VOCABULARY"  # another vocabulary file in place of the 
 
 Table = list[tuple[re.Pattern[str], Any]]
 
-_NUM_UNIT = r"(\d+(?:\.\d+)?)\s?(k|m)?(?![\w.])"  # a count with an optional k/M suffix
+# a count with an optional k/M suffix; a period may end the sentence ("до 16к."), not a decimal
+_NUM_UNIT = r"(\d+(?:\.\d+)?)\s?(k|m)?(?!\w|\.\d)"
 # a name may run into a number ("ллама3", "ван2.1"), not into more letters ("ламповый")
 _NO_LETTER_AFTER = r")(?![^\W\d_])"
 
@@ -412,7 +413,7 @@ _SEQ_LEN = [
 _CONTEXT = [
     _words(
         r"(?:контекст\w*|context(?:[\s_-]*(?:length|len|window|size))?|ctx|num[\s_-]*ctx|"
-        r"max[\s_-]*model[\s_-]*len|окн\w*(?:\s+контекст\w*)?)\s*[=:]?\s*(?:в\s+|of\s+|на\s+)?"
+        r"max[\s_-]*model[\s_-]*len|окн\w*(?:\s+контекст\w*)?)\s*[=:]?\s*(?:в\s+|of\s+|на\s+|до\s+|up\s+to\s+)?"
         + _NUM_UNIT
         + r"(?:\s*(?:токен\w*|tokens?))?"
     ),
