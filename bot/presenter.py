@@ -285,6 +285,10 @@ def core_error_reason(error: CoreError, lang: str) -> str:
     """Why the core could not size a request, plain text in the user's language where the core has it."""
     if isinstance(error, UnknownModelError):
         return core_texts.t("parse-error-unknown_model", lang, name=error.name)
+    if core_texts.normalize_lang(lang) != "en":  # the core's own messages are English: name the field
+        field = core_texts.translate(core_texts.concept_key("field", error.field or "request"), lang)
+        field = field or core_texts.label("field", "request", lang)
+        return core_texts.t("parse-error-invalid", lang, field=field)
     return error.message
 
 

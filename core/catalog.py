@@ -59,6 +59,7 @@ VARIANT_TOKENS = frozenset(
 _RELEASE_DATE = re.compile(r"^2[3-9](0[1-9]|1[0-2])$")
 # Fuzzy search: a query token matches a name token this similar (difflib ratio), e.g. "lama"/"llama".
 _FUZZY_TOKEN_RATIO = 0.85
+TYPO_RATIO = 0.75  # difflib ratio of a word one letter off in five from a name word ("lamma", "llama")
 _FUZZY_TOKEN_WEIGHT = 0.8
 # Bounded work on long text (a Telegram message holds up to 4,096 characters): `search` reads the first
 # this many words of its query (a name has a handful; more is prose, where no name can reach half the
@@ -396,6 +397,11 @@ class Catalog:
             self._close_cache.clear()
         self._close_cache[word] = ratios
         return ratios
+
+    def near_words(self, word: str, limit: int = 3) -> list[str]:
+        """The catalogue's name words a typo of `word` may mean ("lamma" → "llama"), closest first:
+        one letter off in five (`TYPO_RATIO`), looser than the search's own fuzzy match."""
+        return difflib.get_close_matches(word, sorted(self._all_name_words), limit, TYPO_RATIO)
 
     def _close(self, word: str, tokens: list[str]) -> str | None:
         """The token of `tokens` most similar to `word`, as `difflib.get_close_matches(word, tokens, 1)`

@@ -32,7 +32,9 @@ class ParseError(CoreError):
     """Free text could not be turned into a request.
 
     `code` is stable for translation: empty, missing_model, ambiguous_model, unknown_model, too_large,
-    invalid.
+    invalid; chit_chat (thanks, greetings: nothing asked), off_topic (`value`: render, hardware,
+    billing — sized elsewhere or a manager's question), unsized_model (`value`: speech — a kind of
+    model not sized yet).
     `partial` holds what was understood, so a dialog can ask only for what is missing.
     """
 

@@ -66,6 +66,9 @@ _KV_16_BIT = ("bf16", "fp16")  # the KV cache follows the compute dtype unless a
 _COMPONENT_ORDER = get_args(Component)  # the contract's order: weights first, overhead last
 
 
+_ASIDES = ("chit_chat", "off_topic", "unsized_model")  # no sizing question: nothing "understood" to show
+
+
 def render_parse_error(err: ParseError, lang: str = "ru", catalog: Catalog | None = None) -> str:
     """What is missing or wrong, what was understood, and an example; `catalog` names candidates."""
     lang = normalize_lang(lang)
@@ -83,7 +86,7 @@ def render_parse_error(err: ParseError, lang: str = "ru", catalog: Catalog | Non
             translate(concept_key("parse-error", err.code), lang)
             or t("parse-error-invalid", lang, field=label("field", err.field or "request", lang))
         ]
-    understood = describe_settings(err.partial, lang)
+    understood = describe_settings(err.partial, lang) if err.code not in _ASIDES else ""
     if understood:
         lines.append(t("parse-understood", lang, settings=understood))
     if err.code in ("empty", "missing_model", "unknown_model"):

@@ -43,6 +43,8 @@ async def cmd_start(message: Message, ctx: Ctx, deep_link_source: str | None = N
 
 
 async def cmd_new(message: Message, ctx: Ctx) -> None:
+    """A new question: nothing said before is changed by a follow-up ("а в int4?") any more."""
+    await update(ctx.state, last_request=None, last_notes=[])
     await start_wizard(ctx, message=message)
 
 

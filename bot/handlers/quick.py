@@ -16,6 +16,7 @@ from aiogram.filters import StateFilter
 from aiogram.types import Message
 
 from bot import flow, keyboards, presenter
+from bot.asides import answer_aside
 from bot.context import Ctx
 from bot.dialog import (
     Wizard,
@@ -27,10 +28,11 @@ from bot.dialog import (
     show_result,
 )
 from bot.dialog_state import DialogState, update
+from core import texts as core_texts
 from core.comparison import compare
-from core.contract import Request
+from core.contract import Assumption, Request, SolveFor
 from core.errors import CoreError, ParseError
-from core.parse import Comparison, FollowUp, understand_message
+from core.parse import Comparison, FollowUp, understand, understand_message
 from core.render import render_parse_error
 
 ASK_MODEL = ("missing_model", "ambiguous_model", "unknown_model")
@@ -46,12 +48,15 @@ async def on_free_text(message: Message, ctx: Ctx) -> None:
         if isinstance(understood, Comparison):
             await _compare(message, ctx, understood.request, understood.configs)
             return
+        await _say_unread(message, ctx, understood.notes)
         if isinstance(understood, FollowUp):
             answers = flow.answers_from_request(understood.request, catalog)
             await open_dialog(ctx, answers["task"])
             await show_result(ctx, answers, message=message, notes=understood.notes, compare=True)
             return
     except ParseError as err:
+        if await answer_aside(message, ctx, err):  # thanks, rendering, payment, speech: said so
+            return
         explanation = escape(render_parse_error(err, ctx.lang, catalog))
         if err.code not in ASK_MODEL:
             await message.answer(ctx.tr("quick-not-understood", reason=explanation))
@@ -60,10 +65,32 @@ async def on_free_text(message: Message, ctx: Ctx) -> None:
         answers.pop("model", None)
         await open_dialog(ctx, answers["task"])
         options = flow.model_choice(err.candidates, catalog) or None
-        await go_to_step(ctx, "model", answers, message=message, note=explanation, options=options)
+        note = None if err.code == "missing_model" else explanation  # the step asks "which model?" itself
+        await go_to_step(ctx, "model", answers, message=message, note=note, options=options)
         return
     answers = flow.answers_from_request(understood.request, catalog)
     await show_result(ctx, answers, message=message, notes=understood.notes)
+
+
+async def _say_unread(message: Message, ctx: Ctx, notes: list[Assumption]) -> None:
+    """Words the parser could not use are said before the answer, not only in its details."""
+    for unread in (n for n in notes if n.code == "parse_unread"):
+        await message.answer(escape(core_texts.t("assumption-parse_unread", ctx.lang, **unread.params)))
+
+
+async def answered_elsewhere(message: Message, ctx: Ctx, step_name: str) -> bool:
+    """Text typed at a dialog step that answers no step: thanks, a question sized elsewhere, a speech
+    model (said so), or at the model step a question of its own ("какая самая большая модель влезет
+    в h100?": answered as typed, not taken as a model named "*"). False: the step reads it."""
+    assert message.text is not None
+    try:
+        request = understand(message.text, ctx.catalog).request
+    except ParseError as err:
+        return await answer_aside(message, ctx, err)
+    if step_name == "model" and request.solve_for is SolveFor.MODEL:
+        await on_free_text(message, ctx)
+        return True
+    return False
 
 
 async def _compare(message: Message, ctx: Ctx, request: Request, configs: Any) -> None:

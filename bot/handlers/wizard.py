@@ -33,6 +33,7 @@ from bot.dialog import (
     write_dialog,
 )
 from bot.dialog_state import DialogState, update
+from bot.handlers.quick import answered_elsewhere
 
 INPUT_STATES = [state_of(name) for name in flow.STEPS if name != "task"]
 
@@ -191,6 +192,8 @@ async def on_typed_answer(message: Message, ctx: Ctx) -> None:
     """A typed answer to the current step: accepted, narrowed to a choice, or answered with a hint."""
     step_name = step_of(await ctx.state.get_state())
     assert step_name is not None and message.text is not None
+    if await answered_elsewhere(message, ctx, step_name):  # thanks, off-topic, a question of its own
+        return
     step = flow.STEPS[step_name]
     stored = dict((await DialogState.load(ctx.state)).answers)
     answers = flow.with_typed_fields(step_name, message.text, stored, ctx.catalog)

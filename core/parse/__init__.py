@@ -3,8 +3,8 @@
 `parse("llama 3 70b int4 32k контекст 4 пользователя")` gives task inference, model Llama 3 70B,
 precision int4, context 32768, concurrency 4. Nothing but `ParseError` escapes: its `code` says
 what is missing or wrong (empty, missing_model, ambiguous_model, unknown_model, too_large,
-invalid), its `partial` holds the request fields understood so far and `candidates` the model ids
-to choose from.
+invalid) or that the text asks no sizing question (chit_chat, off_topic, unsized_model), its
+`partial` holds the request fields understood so far and `candidates` the model ids to choose from.
 
 After an answer, `follow_up("а в int4?", previous)` changes what the text names in the previous
 request; `comparison("сравни 4090 48 и h100 для llama 3.1 70b")` and

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from core import stack
 from core.catalog import Catalog
-from core.contract import Assumption, Engine, Precision, Request, StackModel, Task
+from core.contract import Assumption, Engine, Precision, Request, SolveFor, StackModel, Task
 from core.notes import note
 from core.parse.reading import catalog_or_default, read
 from core.parse.text import Reading, _normalize, _validation_error
@@ -74,7 +74,7 @@ def follow_up_reading(
     if reading.error is not None:
         raise reading.error
     named = _named(reading)
-    if not named:
+    if not named or not _changes(reading, previous):
         return None, None
     request = _apply(previous, named)
     changed = tuple(n for n in Request.model_fields if getattr(request, n) != getattr(previous, n))
@@ -186,6 +186,20 @@ def _read_after(text: str, previous: Request, catalog: Catalog) -> Reading | Non
     if reading.error is not None:
         raise reading.error
     return reading
+
+
+_GENERATION = (Task.IMAGE_GENERATION, Task.VIDEO_GENERATION)
+
+
+def _changes(reading: Reading, previous: Request) -> bool:
+    """Whether the text is recognisably a change of the last request and nothing else: every word of
+    it read (a word not understood — "стейбл диффужн" before the vocabulary knew it — is no licence
+    to change the answer), no other kind of task ("картинки 1024" after a language model), and no
+    search over models ("какая самая большая модель…" is a question of its own)."""
+    if reading.unread or reading.fields.get("solve_for") == SolveFor.MODEL:
+        return False
+    task = None if reading.task_defaulted else reading.fields.get("task")
+    return task is None or (task in _GENERATION) == (previous.task in _GENERATION)
 
 
 def _named(reading: Reading) -> dict[str, Any]:

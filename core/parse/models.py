@@ -6,7 +6,7 @@ import re
 
 from pydantic import ValidationError
 
-from core.catalog import SIZE, SIZE_MOE, Catalog, name_words, size_of
+from core.catalog import MAX_SEARCH_WORDS, SIZE, SIZE_MOE, Catalog, name_words, size_of
 from core.contract import CustomModel, Precision
 from core.errors import ParseError
 from core.hf import hf_id_from_url
@@ -65,9 +65,42 @@ def _read_model(
     if size is None or reading.error is not None:
         return None, None
     query = _name_words(text)
+    meant = _meant(query, catalog)
+    if meant != query:  # "lamma 3.1 8b": which model it was, not a typical 8B
+        typed = _typed_words(text)
+        name = " ".join([*typed, size_word.lower()])
+        found = catalog.search(" ".join([*_meant(typed, catalog), size_word]), MAX_CANDIDATES)
+        sized = [m for m in found if _same_size(m, size, size_word, catalog.model_words(m.id))]
+        suggestions = [m.id for m in sized or found]
+        if suggestions:
+            reading.error = ParseError(
+                "unknown_model", f"unknown model {name!r}", field="model", candidates=suggestions, value=name
+            )
+            return None, None
     if query:
         reading.notes.append(note("parse_model_by_size", name=" ".join(query), size=size_word))
     return size_word, None
+
+
+MIN_TYPO_LETTERS = 4  # shorter words are too often near some name by chance ("mix" ~ "mixtral")
+
+
+def _typed_words(text: _Text) -> list[str]:
+    """The words of a name left unread, version numbers with them ("lamma 3.1"), as typed."""
+    filler = vocabulary().filler
+    words = (w.strip(".") for w in re.findall(r"[^\s,;!?()\"'=:+]+", text.rest))
+    return [w for w in words if w and not filler.fullmatch(w)]
+
+
+def _meant(words: list[str], catalog: Catalog) -> list[str]:
+    """`words` with each that is no catalogue word but close to one ("lamma") as that word ("llama")."""
+    out = []
+    for index, word in enumerate(words):  # as many as the catalogue's search reads, no more
+        unknown = index < MAX_SEARCH_WORDS and len(word) >= MIN_TYPO_LETTERS
+        unknown = unknown and not catalog.name_query([word])
+        near = catalog.near_words(word) if unknown else []
+        out.append(near[0] if near else word)
+    return out
 
 
 def _from_hf_id(catalog: Catalog, hf_id: str, reading: Reading) -> tuple[str, ModelKind | None]:

@@ -32,9 +32,9 @@ _KEYWORD_BEFORE = re.compile(
     r"users|пользовател\w*|frames?|кадр\w*|images?|steps?|шаг\w*)\s*[=:]?\s*$"
 )
 _COUNT_AFTER = re.compile(r"\s*" + _TIMES + r"\s*(\d{1,2})(?![\w.])")
-# the memory after a card name: "48", "48gb", "48 гб", "48g", "на 48"
+# the memory after a card name: "48", "48gb", "48 гб", "48g", "на 48", "по 48" (each)
 _MEMORY_AFTER = re.compile(
-    r"\s*(?:на\s+|with\s+|с\s+)?(?P<gb>\d{2,3})\s*"
+    r"\s*(?:на\s+|по\s+|with\s+|с\s+)?(?P<gb>\d{2,3})\s*"
     r"(?P<unit>gb|gib|g|гб|гиб|г|гиг(?:абайт)?\w*|gigabytes?)?(?![\w.])"
 )
 _BARE_DIGITS = re.compile(r"\d+")

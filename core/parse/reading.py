@@ -7,13 +7,14 @@ step is linear in the words read, so a message of any length parses in a few mil
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from core.catalog import Catalog, default_catalog
+from core.catalog import Catalog, default_catalog, name_words
 from core.contract import ANY_MODEL, CpuOffload, Engine, KvPrecision, Method, Precision, SolveFor, Task
 from core.errors import CatalogError, ParseError
 from core.notes import note
 from core.parse import questions
-from core.parse.models import _no_model_error, _read_model, _take_hf_id
+from core.parse.models import _name_words, _no_model_error, _read_model, _take_hf_id, _typed_words
 from core.parse.names import take_names
 from core.parse.text import (
     MAX_RESOLUTION_SIDE,
@@ -72,6 +73,7 @@ def read(raw: str, catalog: Catalog, base: Task | None = None) -> Reading:
     f = reading.fields
     asks_cost = questions.take_cost(text, f)  # "1B токенов" before sizes are read
     _take_first(text, f, "engine", vocabulary().engines)
+    aside = _take_aside(text)
     names = take_names(text, catalog, f)
     reading.gpu_configs = names.configs
     questions.take_solve(text, f)
@@ -92,9 +94,89 @@ def read(raw: str, catalog: Catalog, base: Task | None = None) -> Reading:
         f["extra_models"] = extra_models
     if reading.error is None and "model" not in f and base is None:
         reading.error = _no_model_error(text, catalog)
+    _settle_aside(aside, names.models, f, reading)
+    reading.unread = _name_words(text)
+    if reading.error is None and f.get("model") in catalog.models:  # a size says its own note
+        _note_unread(text, catalog, f["model"], reading)
     if reading.error is not None:
         reading.error.partial = {**f, **reading.error.partial}
     return reading
+
+
+@dataclass(frozen=True)
+class _Aside:
+    """What a text says besides a sizing question: small talk, a topic sized elsewhere, a model kind
+    not sized yet (the first of each named)."""
+
+    chat: bool
+    off_topic: str | None
+    unsized: str | None
+
+
+def _take_aside(text: _Text) -> _Aside:
+    words = vocabulary()
+    chat = _take_all(text, words.chit_chat)  # "привет! спасибо": all of it, no word read as a name
+    return _Aside(chat, _first_value(text, words.off_topic), _first_value(text, words.unsized))
+
+
+def _first_value(text: _Text, table: Table) -> str | None:
+    gate = table_gate(table)
+    if gate is not None and gate.search(text.rest) is None:
+        return None
+    found = None
+    for pattern, value in table:
+        if _take_all(text, pattern):
+            found = found or value
+    return found
+
+
+def _take_all(text: _Text, pattern: re.Pattern[str]) -> bool:
+    """Take every match of `pattern` in one scan (blanking keeps the positions); whether there was one."""
+    matches = list(pattern.finditer(text.rest))
+    for match in matches:
+        text.blank(match.start(), match.end())
+    return bool(matches)
+
+
+_NO_QUESTION = ("missing_model", "unknown_model", "ambiguous_model")
+
+
+def _settle_aside(aside: _Aside, named: list[str], f: Fields, reading: Reading) -> None:
+    """A model kind not sized yet ("whisper large v3") is said so, never offered other models; a topic
+    sized elsewhere (rendering, buying, payment) without a model named gets its own answer; a text of
+    only thanks or greetings (and filler) is small talk, not a missing model."""
+    error = reading.error
+    asks_nothing = error is not None and error.code in _NO_QUESTION
+    if aside.unsized is not None and not named:
+        reading.error = ParseError("unsized_model", "not sized yet", field="model", value=aside.unsized)
+    elif aside.off_topic is not None and not reading.names_model and (error is None or asks_nothing):
+        reading.error = ParseError("off_topic", "not a sizing question", field="text", value=aside.off_topic)
+    elif aside.chat and error is not None and _asks_nothing_else(error) and set(f) <= {"task"}:
+        reading.error = ParseError("chit_chat", "small talk", field="text")
+    else:
+        return
+    f.pop("model", None)
+
+
+def _asks_nothing_else(error: ParseError) -> bool:
+    """With thanks or a greeting: no model named, nor a word like one ("спасибо, бро")."""
+    return error.code == "missing_model" or (error.code == "unknown_model" and not error.candidates)
+
+
+def _of_another_name(word: str, catalog: Catalog) -> bool:
+    """A word that may change which model or card is meant: it has a digit ("4060", "v2") or names
+    other catalogue models ("mini" of "phi 4 mini", a model the catalogue lacks)."""
+    return re.search(r"\d", word) is not None or bool(catalog.name_query([word]))
+
+
+def _note_unread(text: _Text, catalog: Catalog, model: str, reading: Reading) -> None:
+    """A word left unread that may change the model or the card ("на 4060", a card the catalogue lacks;
+    "phi 4 mini") is said in the answer's notes, never silently dropped; words of the model's own name
+    are read, not left over."""
+    own = catalog.model_words(model)
+    left = [w for w in _typed_words(text) if _of_another_name(w, catalog) and not name_words(w) <= own]
+    if left:
+        reading.notes.append(note("parse_unread", words=" ".join(left)))
 
 
 def _any_model(f: Fields, reading: Reading) -> None:
@@ -154,12 +236,14 @@ def _read_settings(text: _Text, f: Fields, reading: Reading) -> None:
     rank = text.take(_LORA_RANK)
     if rank:
         f["lora_rank"] = int(_number(rank.group(1) or rank.group(2)))
+        if rank.group(0).startswith("lora"):  # "lora rank 64": the method named with its rank
+            f.setdefault("method", Method.LORA)
     resolution = text.take(_RESOLUTION) or text.take(_VIDEO_P)
     if resolution:
         _set_resolution(f, _resolution(resolution), reading)
     for name, patterns in words.counted:
         for pattern in patterns:
-            match = text.take(pattern)
+            match = text.take(pattern, _a_count if name in _PICTURE_COUNTS else lambda m: True)
             if match:
                 f.setdefault(name, int(_number(match.group(1))))
     for name, patterns in (("seq_len", _SEQ_LEN), ("context_length", _CONTEXT)):
@@ -170,6 +254,14 @@ def _read_settings(text: _Text, f: Fields, reading: Reading) -> None:
     on_cards = text.take(_ON_CARDS)
     if on_cards:
         f.setdefault("num_gpus", int(on_cards.group(1)))
+
+
+_PICTURE_COUNTS = ("images", "frames")
+
+
+def _a_count(match: re.Match[str]) -> bool:
+    """ "картинки 1024" is the resolution, not 1,024 images: a count of pictures is a small number."""
+    return _number(match.group(1)) < MIN_BARE_NUMBER
 
 
 def _kv_precision(word: str) -> KvPrecision:
@@ -247,6 +339,23 @@ def _settle_task(f: Fields, kind: ModelKind | None, reading: Reading, base: Task
         reading.task_defaulted = True
 
 
+_ON_WORD = re.compile(r"(?:^|\s)(?:на|on|in|в)\s*$")
+_ROUND = 64  # contexts and image sides are multiples of this ("на 1024", "в 8192"); "на 4060" is a card
+
+
+def _a_size(text: _Text, match: re.Match[str]) -> bool:
+    """Whether a bare number is a context, sequence length or resolution: large, and no card's name."""
+    return _number(match.group(1)) >= MIN_BARE_NUMBER and not _on_a_card(text, match)
+
+
+def _on_a_card(text: _Text, match: re.Match[str]) -> bool:
+    """ "на 4060", "в 3060": a number after "на"/"в"/"on"/"in", with no unit and not a round size, names
+    a card (one the catalogue lacks, else it was read), not a context or a resolution: left unread, so
+    the answer says so (`parse_unread`)."""
+    after_on = _ON_WORD.search(text.rest, max(0, match.start() - 8), match.start()) is not None
+    return after_on and _number(match.group(1)) % _ROUND != 0
+
+
 def _settle_batch(f: Fields) -> None:
     """An inference "batch N" is N sequences generated together: the concurrency. Whether that
     makes a server (vLLM) is the estimator's default (`core.estimate.fill_defaults`), not the parser's."""
@@ -261,7 +370,7 @@ def _settle_numbers(text: _Text, f: Fields, reading: Reading) -> None:
     if generation:
         if "batch_size" in f and "images" not in f and f["task"] == Task.IMAGE_GENERATION:
             f["images"] = f.pop("batch_size")
-        bare = text.take(_BARE_NUMBER, lambda m: _number(m.group(1)) >= MIN_BARE_NUMBER)
+        bare = text.take(_BARE_NUMBER, lambda m: _a_size(text, m))
         if bare:
             _set_resolution(f, _resolution(bare), reading)
         return
@@ -269,6 +378,6 @@ def _settle_numbers(text: _Text, f: Fields, reading: Reading) -> None:
     if training and "context_length" in f:  # "lora 8k context" means the training sequence length
         f.setdefault("seq_len", f.pop("context_length"))
     name = "seq_len" if training else "context_length"
-    match = text.take(_BARE_K) or text.take(_BARE_NUMBER, lambda m: _number(m.group(1)) >= MIN_BARE_NUMBER)
+    match = text.take(_BARE_K) or text.take(_BARE_NUMBER, lambda m: _a_size(text, m))
     if match and name not in f:
         f[name] = _tokens_count(match)

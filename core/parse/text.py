@@ -52,7 +52,7 @@ def _normalize(text: str) -> str:
     text = re.sub(r"(\d)\s*(?:млрд|миллиард\w*|billions?|bn)(?!\w)", r"\1b", text)
     text = re.sub(r"(\d)\s*(?:млн|миллион\w*|millions?)(?!\w)", r"\1m", text)
     text = re.sub(r"(\d)\s*(?:тыс\w*|thousands?)(?!\w)", r"\1k", text)
-    text = re.sub(r"(\d)\s?б(?![а-я])", r"\1b", text)  # "7б" is 7B; "8 бит" stays bits
+    text = re.sub(r"(\d)\s?б(?![а-я\d])", r"\1b", text)  # "7б" is 7B; "8 бит" bits, "8 б200" cards
     words = vocabulary()
     if words.any_model_name.search(text):  # one scan of the text, not one per family, when none is there
         for pattern, name in words.model_names:  # "лама 3 8б", "квен", "дипсик р1": the family names
@@ -98,6 +98,7 @@ class Reading:
     task_defaulted: bool = False  # nothing named or implied a task: inference by default
     names_model: bool = False  # a model (or several to choose from) is named
     gpu_configs: list[tuple[str, int | None]] = field(default_factory=list)  # cards named, own counts
+    unread: list[str] = field(default_factory=list)  # words left that are no filler: not understood
 
     def build(self) -> Request:
         if self.error:

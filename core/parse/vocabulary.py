@@ -31,7 +31,10 @@ VOCABULARY_ENV = "GPUFIT_VOCABULARY"  # another vocabulary file in place of the 
 
 Table = list[tuple[re.Pattern[str], Any]]
 
-_NUM_UNIT = r"(\d+(?:\.\d+)?)\s?(k|m)?(?![\w.])"  # a count with an optional k/M suffix
+# a count with an optional k/M suffix; a period may end the sentence ("до 16к."), not a decimal
+_NUM_UNIT = r"(\d+(?:\.\d+)?)\s?(k|m)?(?!\w|\.\d)"
+# a name may run into a number ("ллама3", "ван2.1"), not into more letters ("ламповый")
+_NO_LETTER_AFTER = r")(?![^\W\d_])"
 
 
 # pattern → a part every match of it holds: where the part (searched alone, a cheap scan from its first
@@ -168,6 +171,14 @@ class _NameRow(_Row):
     value: str = Field(min_length=1, pattern=r"^\S+$")
 
 
+class _OffTopicRow(_Row):
+    value: Literal["render", "hardware", "billing"]
+
+
+class _UnsizedRow(_Row):
+    value: Literal["speech"]
+
+
 class _CountRow(_Row):
     value: Literal["num_gpus", "frames", "images", "concurrency", "batch_size"]
     position: Literal["after", "before"] = "after"
@@ -198,6 +209,7 @@ class _NumberRow(BaseModel):
 _TABLES: dict[str, type[BaseModel]] = {
     "number": _NumberRow,
     "model_name": _NameRow,
+    "card_name": _NameRow,
     "engine": _EngineRow,
     "optimizer": _OptimizerRow,
     "gguf": _Row,
@@ -217,6 +229,9 @@ _TABLES: dict[str, type[BaseModel]] = {
     "task": _TaskRow,
     "compare": _Row,
     "filler": _Row,
+    "chit_chat": _Row,
+    "off_topic": _OffTopicRow,
+    "unsized": _UnsizedRow,
 }
 
 
@@ -229,7 +244,7 @@ class Vocabulary:
 
     number_words: re.Pattern[str]
     number_values: dict[str, str]  # word → its digits
-    model_names: list[tuple[re.Pattern[str], str]]
+    model_names: list[tuple[re.Pattern[str], str]]  # model and card names: Cyrillic → Latin spelling
     any_model_name: re.Pattern[str]  # all of `model_names` in one: a text it misses needs none of them
     engines: Table
     optimizers: Table
@@ -249,6 +264,9 @@ class Vocabulary:
     tasks: Table
     compare: re.Pattern[str]
     filler: re.Pattern[str]  # fullmatch: a word naming no model
+    chit_chat: re.Pattern[str]  # thanks, greetings: text that asks nothing
+    off_topic: Table  # questions outside ML sizing: rendering, buying hardware, payment
+    unsized: Table  # kinds of models not sized yet ("whisper"): said so, not guessed
 
 
 def vocabulary() -> Vocabulary:
@@ -336,9 +354,12 @@ def _compile(path: Path, rows: dict[str, list[Any]]) -> Vocabulary:
         number_words=re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, numbers)) + r")(?!\w)"),
         number_values=numbers,
         model_names=[
-            (re.compile(r"(?<!\w)(?:" + r.regex() + r")(?!\w)"), r.value) for r in rows["model_name"]
+            (re.compile(r"(?<!\w)(?:" + r.regex() + _NO_LETTER_AFTER), r.value)
+            for r in (*rows["model_name"], *rows["card_name"])
         ],
-        any_model_name=re.compile(r"(?<!\w)(?:" + joined("model_name") + r")(?!\w)"),
+        any_model_name=re.compile(
+            r"(?<!\w)(?:" + joined("model_name") + "|" + joined("card_name") + _NO_LETTER_AFTER
+        ),
         engines=table("engine"),
         optimizers=table("optimizer"),
         gguf=_words(joined("gguf")),
@@ -357,6 +378,9 @@ def _compile(path: Path, rows: dict[str, list[Any]]) -> Vocabulary:
         tasks=table("task"),
         compare=_words(joined("compare")),
         filler=re.compile("(?:" + joined("filler") + ")"),
+        chit_chat=_words(joined("chit_chat")),
+        off_topic=table("off_topic"),
+        unsized=table("unsized"),
     )
 
 
@@ -389,7 +413,7 @@ _SEQ_LEN = [
 _CONTEXT = [
     _words(
         r"(?:контекст\w*|context(?:[\s_-]*(?:length|len|window|size))?|ctx|num[\s_-]*ctx|"
-        r"max[\s_-]*model[\s_-]*len|окн\w*(?:\s+контекст\w*)?)\s*[=:]?\s*(?:в\s+|of\s+|на\s+)?"
+        r"max[\s_-]*model[\s_-]*len|окн\w*(?:\s+контекст\w*)?)\s*[=:]?\s*(?:в\s+|of\s+|на\s+|до\s+|up\s+to\s+)?"
         + _NUM_UNIT
         + r"(?:\s*(?:токен\w*|tokens?))?"
     ),

@@ -270,3 +270,26 @@ def test_a_message_read_once_means_what_it_means_read_by_each(previous: Request 
     for text in MESSAGES:
         expected = outcome(one_by_one, text, previous)
         assert outcome(understand_message, text, previous) == expected, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "стейбл диффужн 1024 батч 4",  # a model it does not know: not a change of the answer
+        "абракадабра 32k",
+        "картинки 1024",  # another kind of task
+        "какая самая большая модель влезет в h100?",  # a question over models: its own
+    ],
+)
+def test_a_message_that_is_not_wholly_a_change_is_no_follow_up(text: str) -> None:
+    previous = parse("qwen2.5 32b awq vllm 8k 16 пользователей")
+    assert follow_up(text, previous) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "changed"),
+    [("а если в инт4?", "precision"), ("а на н100?", "gpus"), ("а на двух 4090 по 48?", "gpus")],
+)
+def test_a_change_in_russian_spelling_is_a_follow_up(text: str, changed: str) -> None:
+    found = follow_up(text, parse("llama 3.1 70b bf16"))
+    assert found is not None and changed in found.changed

@@ -92,6 +92,9 @@ def test_parse_returns_a_request_or_a_parse_error(text: str) -> None:
             "missing_model",
             "ambiguous_model",
             "unknown_model",
+            "chit_chat",
+            "off_topic",
+            "unsized_model",
             "too_large",
             "invalid",
         }

@@ -73,3 +73,27 @@ def test_an_unknown_or_missing_table_is_reported(tmp_path: Path) -> None:
     without_compare = SHIPPED.replace("[[compare]]", "[[filler]]")
     with pytest.raises(CatalogError, match=r"expected a non-empty \[\[compare\]\] array"):
         load_vocabulary(_write(tmp_path, without_compare, "without_compare.toml"))
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "table", "field"),
+    [
+        ('value = "render"', 'value = "sculpting"', "off_topic", "value"),
+        ('value = "speech"', 'value = "music"', "unsized", "value"),
+        ('value = "t4"\npattern = ["т4(?!\\\\d)"]', 'value = "t 4"\npattern = ["т4"]', "card_name", "value"),
+    ],
+)
+def test_a_bad_row_of_the_new_tables_is_reported(
+    tmp_path: Path, old: str, new: str, table: str, field: str
+) -> None:
+    assert SHIPPED.count(old) == 1, old
+    with pytest.raises(CatalogError) as error:
+        load_vocabulary(_write(tmp_path, SHIPPED.replace(old, new)))
+    assert f"[[{table}]] row " in error.value.message and error.value.field == field, error.value.message
+
+
+def test_a_spelling_added_to_the_file_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert parse("ламочка 3.1 8b").model == "8B"  # not a shipped spelling: a typical 8B
+    text = SHIPPED + '\n[[model_name]]\nvalue = "llama"\nwords = ["ламочка"]\n'
+    monkeypatch.setenv(VOCABULARY_ENV, str(_write(tmp_path, text)))
+    assert parse("ламочка 3.1 8b").model == "llama-3.1-8b"

@@ -238,3 +238,9 @@ step-out-of-range = I cannot size “{ $what }”: from { $low } to { $high } ar
 ask-model-generation = <b>Which model?</b>
     Pick one below or type its name.
 hint-model-generation = I did not recognise that model. Type its name (<code>flux dev</code>, <code>wan 2.1 14b</code>) or pick a button.
+## understand (issue 25): replies to text that asks no sizing question (bot/asides.py)
+understand-chit-chat = 👋 I size how much GPU memory a model needs and which server to rent for it. Name a model and a task, e.g. <code>llama 3.1 8b int4 on a 4090 48gb</code> — or /start for a step-by-step dialog.
+understand-off-topic-render = We size servers for 3D rendering and simulation separately: this bot sizes ML models only. Leave a request and a manager will suggest a configuration.
+understand-off-topic-hardware = We rent GPU servers out and do not sell hardware. For a long rental or a special configuration, leave a request and a manager will answer.
+understand-off-topic-billing = A manager handles payment, contracts and documents. Leave a request and they will contact you.
+understand-unsized-speech = I do not size speech models (Whisper, TTS, speech recognition) yet. Leave a request and a manager will pick a server, or write /contact.

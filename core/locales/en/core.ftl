@@ -485,3 +485,8 @@ assumption-fp8_weight_only_marlin = The named card has no FP8 (compute capabilit
 action-use_prequantized = load a checkpoint published already quantized ({ $precision }, GPTQ or GGUF) instead of quantizing while loading
 assumption-loading_reserve = Quantizing the 16-bit checkpoint while it loads (bitsandbytes, one tensor at a time) holds about one layer in 16 bits: { NUMBER($gb, maximumFractionDigits: 2) } GB beyond the weights, which the KV cache and activations then reuse.
 assumption-video_measure_first = Video memory is the least predictable (published runs differ from this estimate by up to { $percent } %): before renting for long, generate one short clip (e.g. 17 frames at this resolution) and read torch.cuda.max_memory_reserved(); the activations grow with the frame count, the weights do not.
+## understand (issue 25): text that asks no sizing question, words not understood
+parse-error-chit_chat = I size how much GPU memory a model needs and which server fits it. Name a model and a task, e.g.: llama 3.1 8b int4 on a 4090 48gb.
+parse-error-off_topic = That is not a question about sizing a model: a manager answers those — leave a request.
+parse-error-unsized_model = Speech models (Whisper, TTS) are not sized yet: leave a request and a manager will pick a server.
+assumption-parse_unread = I did not understand “{ $words }”: the answer leaves it out (write a card as: 4090 48, h100, a100 80).

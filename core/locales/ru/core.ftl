@@ -569,3 +569,8 @@ assumption-fp8_weight_only_marlin = У указанной карты нет FP8 
 action-use_prequantized = взять уже квантованный чекпоинт ({ $precision }, GPTQ или GGUF) вместо квантования при загрузке
 assumption-loading_reserve = Квантование 16-битного чекпоинта при загрузке (bitsandbytes, по одному тензору) держит около одного слоя в 16 битах: { NUMBER($gb, maximumFractionDigits: 2) } ГБ сверх весов; их потом переиспользуют KV-кэш и активации.
 assumption-video_measure_first = Память под видео предсказуема хуже всего (опубликованные замеры расходятся с такой оценкой до { $percent } %): прежде чем арендовать надолго, сгенерируйте один короткий ролик (например, 17 кадров в этом разрешении) и посмотрите torch.cuda.max_memory_reserved(); активации растут с числом кадров, веса — нет.
+## understand (issue 25): text that asks no sizing question, words not understood
+parse-error-chit_chat = Я считаю, сколько видеопамяти нужно модели и какой сервер под неё подойдёт. Напишите модель и задачу, например: llama 3.1 8b int4 на 4090 48.
+parse-error-off_topic = Это не вопрос о размере модели: такие вопросы решает менеджер — оставьте заявку.
+parse-error-unsized_model = Модели речи (Whisper, TTS) пока не считаем: оставьте заявку, менеджер подберёт сервер.
+assumption-parse_unread = Не понял «{ $words }»: в ответе это не учтено (карту пишите так: 4090 48, h100, a100 80).
