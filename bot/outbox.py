@@ -30,7 +30,12 @@ from datetime import datetime, timedelta
 from html import escape
 
 from aiogram import Bot
-from aiogram.exceptions import TelegramAPIError, TelegramBadRequest, TelegramRetryAfter
+from aiogram.exceptions import (
+    TelegramAPIError,
+    TelegramBadRequest,
+    TelegramForbiddenError,
+    TelegramRetryAfter,
+)
 from aiohttp import ClientError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -217,8 +222,9 @@ class LeadOutbox:
             await lead_db.mark_attempt_failed(session, lead_id, error=text, retry_at=retry_at)
 
     async def tell_users(self, bot: Bot) -> int:
-        """Edit the confirmations of delivered leads from "saved" to "accepted" (best effort: a user
-        who blocked the bot or a message Telegram no longer edits is given up); how many."""
+        """Edit the confirmations of delivered leads from "saved" to "accepted"; how many. Each is
+        taken first (another replica leaves it); a user who blocked the bot or a message Telegram no
+        longer edits is given up, a flood wait or the network leaves it to a later round."""
         async with self.sessionmaker() as session:
             due = [
                 (lead.id, lead.telegram_id, lead.confirm_message_id, lead.summary.get("accepted"))
@@ -226,16 +232,21 @@ class LeadOutbox:
             ]
         told = 0
         for lead_id, chat_id, message_id, accepted in due:
-            if accepted and message_id is not None:
-                try:
-                    await bot.edit_message_text(str(accepted), chat_id=chat_id, message_id=message_id)
-                    told += 1
-                except TelegramRetryAfter:
-                    return told  # the next round
-                except SEND_ERRORS as e:
-                    log.warning("lead #%s: the user's confirmation not edited: %s", lead_id, e)
             async with self.sessionmaker() as session, session.begin():
-                await lead_db.mark_told(session, lead_id, now=utc_now())
+                if not await lead_db.mark_told(session, lead_id, now=utc_now()):
+                    continue
+            if not accepted or message_id is None:
+                continue
+            try:
+                await bot.edit_message_text(str(accepted), chat_id=chat_id, message_id=message_id)
+                told += 1
+            except (TelegramBadRequest, TelegramForbiddenError) as e:  # for good
+                log.warning("lead #%s: the user's confirmation not edited: %s", lead_id, e.message)
+            except SEND_ERRORS as e:
+                log.warning("lead #%s: the user's confirmation not edited yet: %s", lead_id, e)
+                async with self.sessionmaker() as session, session.begin():
+                    await lead_db.mark_told(session, lead_id, now=None)
+                return told
         return told
 
     async def alert_admins(self, bot: Bot) -> bool:
@@ -245,8 +256,10 @@ class LeadOutbox:
         if not failing:
             return False
         ids = [lead.id for lead in failing]
+        async with self.sessionmaker() as session, session.begin():
+            fresh_news = await lead_db.mark_alerted(session, ids, now=utc_now())
         told = False
-        if not self._alerted and self.admin_ids and self.tr is not None:
+        if fresh_news and not self._alerted and self.admin_ids and self.tr is not None:
             text = self._alert_text(failing)
             for admin in self.admin_ids:
                 try:
@@ -256,8 +269,6 @@ class LeadOutbox:
                     log.warning("admin %s not told of undelivered leads: %s", admin, e)
         self._alerted = True
         log.error("leads %s keep failing to reach the sales chat (admins told: %s)", ids, told)
-        async with self.sessionmaker() as session, session.begin():
-            await lead_db.mark_alerted(session, ids, now=utc_now())
         return told
 
     def _alert_text(self, failing: list[Lead]) -> str:

@@ -220,8 +220,12 @@ async def to_alert(session: AsyncSession, *, min_attempts: int, limit: int) -> l
     return list(rows)
 
 
-async def mark_alerted(session: AsyncSession, lead_ids: Sequence[int], *, now: datetime) -> None:
-    await session.execute(update(Lead).where(Lead.id.in_(lead_ids)).values(alerted_at=now))
+async def mark_alerted(session: AsyncSession, lead_ids: Sequence[int], *, now: datetime) -> int:
+    """Mark the leads the admins are told of; how many were not yet (another replica may have)."""
+    result = await session.execute(
+        update(Lead).where(Lead.id.in_(lead_ids), Lead.alerted_at.is_(None)).values(alerted_at=now)
+    )
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
 
 async def to_tell(session: AsyncSession, *, limit: int) -> list[Lead]:
@@ -239,8 +243,11 @@ async def to_tell(session: AsyncSession, *, limit: int) -> list[Lead]:
     return list(rows)
 
 
-async def mark_told(session: AsyncSession, lead_id: int, *, now: datetime) -> None:
-    await session.execute(update(Lead).where(Lead.id == lead_id).values(user_told_at=now))
+async def mark_told(session: AsyncSession, lead_id: int, *, now: datetime | None) -> bool:
+    """Take the user's "accepted" edit (``now``), or give it back (None); whether it was taken here."""
+    told = Lead.user_told_at.is_(None) if now is not None else Lead.user_told_at.is_not(None)
+    result = await session.execute(update(Lead).where(Lead.id == lead_id, told).values(user_told_at=now))
+    return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
 async def undelivered(session: AsyncSession, *, limit: int) -> tuple[int, list[Lead]]:
