@@ -190,9 +190,14 @@ async def finish(
     await update(ctx.state, lead=None)
     await ctx.state.set_state(back)
     key = leads.dedup_key(ctx.telegram_id, request, contact)
-    what = _what(ctx, contact, comment, leads.summary(result, request, ctx.lang))
     assert event.bot is not None
     duplicate = await lead_db.find_duplicate(ctx.db, key)
+    recent = await lead_db.recent_leads(ctx.db, ctx.telegram_id) if duplicate is None else []
+    lead = None
+    if duplicate is None and len(recent) < lead_db.MAX_LEADS_PER_WINDOW:
+        # First, and committed: nothing after it (its texts, its card, the answer) can lose it.
+        lead = await _store(ctx, contact, comment, request, result, key, draft.dialog_id)
+    what = _what(ctx, contact, comment, leads.summary(result, request, ctx.lang))
     if duplicate is not None:
         delivered = duplicate.sent_at is not None
         reply = leads.render(
@@ -200,11 +205,9 @@ async def finish(
         )
         await event.bot.send_message(chat_id, reply, reply_markup=ReplyKeyboardRemove())
         return
-    recent = await lead_db.recent_leads(ctx.db, ctx.telegram_id)
-    if len(recent) >= lead_db.MAX_LEADS_PER_WINDOW:
+    if lead is None:
         await _join(ctx, chat_id, event, recent[-1], contact, comment, result, what, outbox)
         return
-    lead = await _store(ctx, contact, comment, request, result, key, draft.dialog_id)
     accepted = leads.render(ctx.tr, "lead-accepted", id=lead.id, what=what)
     await _render_card(ctx, user, lead, contact, comment, accepted)
     if outbox is None or not outbox.enabled:
