@@ -175,7 +175,6 @@ async def mark_sent(
         "attempts": Lead.attempts + 1,
         "next_attempt_at": None,
         "last_error": None,
-        "alerted_at": None,
     }
     if message_id is not None:
         values["card_message_id"] = message_id
