@@ -381,8 +381,10 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
     from bot.outbox import LeadOutbox  # the lead outbox: pending leads to the sales chat, start to shutdown
 
     outbox = dp["lead_outbox"] = LeadOutbox.for_engine(
-        engine, sessionmaker, settings.sales_chat_id, settings.sales_topic_id
-    )
+        engine, sessionmaker, settings.sales_chat_id, settings.sales_topic_id,
+        admin_ids=settings.admin_ids,
+        tr=lambda key, **args: i18n.core.get(key, settings.default_language, **args),
+    )  # fmt: skip
     dp.startup.register(outbox.start)
     dp.shutdown.register(outbox.stop)
     from bot.pictures import PICTURES  # the picture worker process, if one was started, stops with the bot

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from html import escape
+from html import escape, unescape
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,13 @@ from core.estimate import estimate
 from core.parse import comparison, comparison_follow_up, follow_up, understand
 
 INTENTS_FILE = Path(__file__).parent / "data" / "quote_intents.toml"
-MAX_COMMENT = 1000  # characters of a comment kept (the card must stay under Telegram's 4096)
+MAX_COMMENT = 1000
+"""Characters of a comment the card and the confirmation show (the lead row keeps all of it)."""
+MAX_NOTE_COMMENT = 300
+"""Characters of a follow-up's comment its note on the card shows."""
+MESSAGE_LIMIT = 4096
+"""Telegram's limit on a message's text, in UTF-16 code units of the text as shown (tags parsed)."""
+CUT = "…"
 MAX_CONTACT = 254  # an e-mail address's longest legal length
 EMAIL = re.compile(
     r"^[^@\s<>\"']{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9-]{1,63})+$"
@@ -36,6 +42,45 @@ WORKLOAD_FIELDS = ("context_length", "concurrency", "batch_size", "seq_len", "re
 
 Translate = Callable[..., str]
 """`translate(key, **args)` in the sales chat's language."""
+
+
+# ---------------------------------------------------------------- texts of any length
+
+
+_SLOT = re.compile("\x00([0-9]+)\x00")
+
+
+def render(tr: Translate, key: str, **args: Any) -> str:
+    """``tr(key, **args)`` with every text argument put in after Fluent formatted the sentence.
+
+    fluent.runtime refuses a placeable longer than 2,500 characters (resolver.MAX_PART_LENGTH) and
+    an escaped comment grows up to five times (``&`` is ``&amp;``): a long paste would fail the lead.
+    Fluent gets a short slot for each text and never sees the text itself (numbers go through it,
+    so plural forms still work)."""
+    texts: list[str] = []
+    slots: dict[str, Any] = {}
+    for name, value in args.items():
+        if isinstance(value, str):
+            slots[name] = f"\x00{len(texts)}\x00"
+            texts.append(value)
+        else:
+            slots[name] = value
+    return _SLOT.sub(lambda m: texts[int(m.group(1))], tr(key, **slots))
+
+
+def clean(text: str) -> str:
+    """User text as stored: no NUL (PostgreSQL's text refuses it), no surrounding blanks."""
+    return text.replace("\x00", "").strip()
+
+
+def clip(text: str, limit: int) -> str:
+    """At most ``limit`` characters, the cut marked."""
+    return text if len(text) <= limit else text[: max(limit - 1, 0)].rstrip() + CUT
+
+
+def shown_length(html: str) -> int:
+    """The length Telegram counts of an HTML text: tags dropped, entities read, in UTF-16 units."""
+    return len(unescape(re.sub(r"<[^>]*>", "", html)).encode("utf-16-le")) // 2
 
 
 # ---------------------------------------------------------------- free-text intents
@@ -223,32 +268,51 @@ def card(
     created_at: datetime,
 ) -> str:
     """The sales chat's HTML card: who, how to reach them, what they asked, when. Everything the user
-    or the catalogue wrote is escaped."""
+    or the catalogue wrote is escaped and put in outside Fluent (`render`); a long comment is cut so
+    the card fits a message."""
+    shown = clip(comment, MAX_COMMENT) if comment else None
+    text = _card(tr, lead_id, who, contact, shown, summary, created_at)
+    excess = shown_length(text) - MESSAGE_LIMIT
+    if excess > 0 and shown:  # emoji count twice in UTF-16
+        shown = clip(shown, max(len(shown) - excess - 1, 1))
+        text = _card(tr, lead_id, who, contact, shown, summary, created_at)
+    return text
 
+
+def _card(
+    tr: Translate,
+    lead_id: int,
+    who: Who,
+    contact: Contact,
+    comment: str | None,
+    summary: Mapping[str, Any],
+    created_at: datetime,
+) -> str:
     def e(value: Any) -> str:
         return escape(str(value), quote=False)
 
-    name = e(who.first_name or "—")
     lines = [
-        tr("lead-card-title", id=lead_id),
-        tr(
+        render(tr, "lead-card-title", id=lead_id),
+        render(
+            tr,
             "lead-card-who",
-            name=name,
+            name=e(who.first_name or "—"),
             username=f"@{e(who.username)}" if who.username else "—",
             link=f'<a href="tg://user?id={who.telegram_id}">{who.telegram_id}</a>',
             language=e(who.language or "—"),
             source=e(who.source or "—"),
         ),
-        tr("lead-card-contact", kind=tr(f"lead-kind-{contact.kind}"), contact=e(contact.value)),
+        render(tr, "lead-card-contact", kind=tr(f"lead-kind-{contact.kind}"), contact=e(contact.value)),
     ]
     if comment:
-        lines.append(tr("lead-card-comment", comment=e(comment)))
+        lines.append(render(tr, "lead-card-comment", comment=e(comment)))
     if summary.get("headline"):
-        lines.append(tr("lead-card-config", config=e(summary["headline"])))
-        lines.append(tr("lead-card-answer", answer=e(summary.get("lead_line", ""))))
+        lines.append(render(tr, "lead-card-config", config=e(summary["headline"])))
+        lines.append(render(tr, "lead-card-answer", answer=e(summary.get("lead_line", ""))))
         if summary.get("recommended_text"):
             lines.append(
-                tr(
+                render(
+                    tr,
                     "lead-card-recommended",
                     config=e(summary["recommended_text"]),
                     price=e(summary.get("price_text") or "—"),
@@ -257,5 +321,43 @@ def card(
             )
     else:
         lines.append(tr("lead-card-no-config"))
-    lines.append(tr("lead-card-when", when=created_at.strftime("%Y-%m-%d %H:%M UTC")))
+    lines.append(render(tr, "lead-card-when", when=created_at.strftime("%Y-%m-%d %H:%M UTC")))
     return "\n".join(lines)
+
+
+def plain_card(lead_id: int, contact: Contact, comment: str | None) -> str:
+    """The card when the texts could not make one (never expected): the id, the contact and the
+    comment, in no language, so the lead still reaches the sales chat."""
+    lines = [f"📩 #{lead_id}", f"📞 {escape(contact.value, quote=False)}"]
+    if comment:
+        lines.append(f"💬 {escape(clip(comment, MAX_COMMENT), quote=False)}")
+    return "\n".join(lines)
+
+
+def note(
+    tr: Translate, *, contact: Contact, comment: str | None, headline: str | None, at: datetime
+) -> str:
+    """A follow-up joining a card (the user's cap of cards was reached): when, and what is new."""
+    parts = [escape(f"{contact.value}", quote=False)]
+    if headline:
+        parts.append(escape(headline, quote=False))
+    if comment:
+        parts.append(escape(clip(comment, MAX_NOTE_COMMENT), quote=False))
+    return render(tr, "lead-card-note", when=at.strftime("%H:%M UTC"), what=" · ".join(parts))
+
+
+def with_notes(card: str, notes: list[str]) -> str:
+    """The card and its notes, as many of the latest notes as fit a message (the others counted)."""
+    kept: list[str] = []
+    room = MESSAGE_LIMIT - shown_length(card) - 2
+    for line in reversed(notes):
+        size = shown_length(line) + 1
+        if size > room - 12:  # what the "… +N" line takes
+            break
+        kept.insert(0, line)
+        room -= size
+    hidden = len(notes) - len(kept)
+    lines = [card, ""] if notes else [card]
+    if hidden:
+        lines.append(f"➕ … (+{hidden})")
+    return "\n".join(lines + kept)

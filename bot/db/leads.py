@@ -7,13 +7,73 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import case, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.db.models import LEAD_FAILED, LEAD_PENDING, LEAD_SENT, DialogSession, Lead, utc_now
+from bot.db.models import (
+    LEAD_FAILED,
+    LEAD_PENDING,
+    LEAD_SENT,
+    LEAD_UPDATED,
+    DialogSession,
+    Lead,
+    utc_now,
+)
 
 DEDUP_WINDOW = timedelta(minutes=10)
 """A second request with the same key within this window is the same lead (a double tap, a repeat)."""
+LEAD_WINDOW = timedelta(hours=1)
+MAX_LEADS_PER_WINDOW = 3
+"""Cards one user makes within LEAD_WINDOW; a later request joins the last card as a note."""
+MAX_NOTES = 50
+"""Notes kept on one card (a flood's further requests are counted in the log only)."""
+UNDELIVERED = (LEAD_PENDING, LEAD_UPDATED)
+"""What the outbox still has to deliver: a card to send, or a sent card to edit."""
+
+
+async def find_duplicate(
+    session: AsyncSession, dedup_key: str, *, now: datetime | None = None
+) -> Lead | None:
+    """The lead with this key written within DEDUP_WINDOW, if any."""
+    now = now or utc_now()
+    return await session.scalar(
+        select(Lead)
+        .where(Lead.dedup_key == dedup_key, Lead.created_at >= now - DEDUP_WINDOW)
+        .order_by(Lead.id.desc())
+        .limit(1)
+    )
+
+
+async def recent_leads(session: AsyncSession, telegram_id: int, *, now: datetime | None = None) -> list[Lead]:
+    """The user's leads (cards) written within LEAD_WINDOW, oldest first."""
+    since = (now or utc_now()) - LEAD_WINDOW
+    rows = await session.scalars(
+        select(Lead).where(Lead.telegram_id == telegram_id, Lead.created_at >= since).order_by(Lead.id)
+    )
+    return list(rows)
+
+
+async def add_note(session: AsyncSession, lead: Lead, note: str) -> bool:
+    """A follow-up joins the lead's card: a sent card is edited (updated, due now), an unsent one goes
+    with it. False when the card has MAX_NOTES already."""
+    notes = list(lead.notes or [])
+    if len(notes) >= MAX_NOTES:
+        return False
+    notes.append(note)
+    sent = Lead.delivery_status == LEAD_SENT
+    await session.execute(
+        update(Lead)
+        .where(Lead.id == lead.id)
+        .values(
+            notes=notes,
+            revision=Lead.revision + 1,
+            delivery_status=case((sent, LEAD_UPDATED), else_=Lead.delivery_status),
+            next_attempt_at=case((sent, None), else_=Lead.next_attempt_at),
+        )
+        .execution_options(synchronize_session=False)
+    )
+    await session.refresh(lead)
+    return True
 
 
 async def create_lead(
@@ -33,12 +93,7 @@ async def create_lead(
     """The new lead, pending delivery, and True; or the lead with the same key written within
     DEDUP_WINDOW, and False."""
     now = now or utc_now()
-    existing = await session.scalar(
-        select(Lead)
-        .where(Lead.dedup_key == dedup_key, Lead.created_at >= now - DEDUP_WINDOW)
-        .order_by(Lead.id.desc())
-        .limit(1)
-    )
+    existing = await find_duplicate(session, dedup_key, now=now)
     if existing is not None:
         return existing, False
     if dialog_id is not None and await session.get(DialogSession, dialog_id) is None:
@@ -62,9 +117,10 @@ async def create_lead(
     return lead, True
 
 
-async def set_card(session: AsyncSession, lead: Lead, card: str) -> None:
-    """Keep the rendered card in the summary (the outbox sends it as written)."""
-    lead.summary = {**lead.summary, "card": card}
+async def set_card(session: AsyncSession, lead: Lead, card: str, *, accepted: str | None = None) -> None:
+    """Keep the rendered card in the summary (the outbox sends it as written), and the user's
+    confirmation once it is delivered (the outbox edits it in)."""
+    lead.summary = {**lead.summary, "card": card, "accepted": accepted}
     await session.flush()
 
 
@@ -76,15 +132,20 @@ async def mark_quote_requested(session: AsyncSession, dialog_id: int | None) -> 
     )
 
 
+async def set_confirmation(session: AsyncSession, lead_id: int, message_id: int) -> None:
+    """The user's confirmation message, edited to "accepted" once the card is delivered."""
+    await session.execute(update(Lead).where(Lead.id == lead_id).values(confirm_message_id=message_id))
+
+
 def _due(now: datetime, all_of_them: bool) -> list[Any]:
-    condition: list[Any] = [Lead.delivery_status == LEAD_PENDING]
+    condition: list[Any] = [Lead.delivery_status.in_(UNDELIVERED)]
     if not all_of_them:
         condition.append(or_(Lead.next_attempt_at.is_(None), Lead.next_attempt_at <= now))
     return condition
 
 
 async def due_lead_ids(session: AsyncSession, *, now: datetime, all_of_them: bool, limit: int) -> list[int]:
-    """Pending leads whose next attempt is due (all pending ones: the only sender starting), oldest first."""
+    """Undelivered leads whose next attempt is due (all of them: the only sender starting), oldest first."""
     rows = await session.scalars(
         select(Lead.id).where(*_due(now, all_of_them)).order_by(Lead.id).limit(limit)
     )
@@ -104,46 +165,125 @@ async def claim_lead(
     return await session.get(Lead, lead_id)
 
 
-async def mark_sent(session: AsyncSession, lead_id: int, *, now: datetime) -> None:
-    await session.execute(
+async def mark_sent(
+    session: AsyncSession, lead_id: int, *, now: datetime, message_id: int | None, revision: int
+) -> None:
+    """The card of ``revision`` is in the sales chat as ``message_id``: sent, or updated (due again)
+    when a note joined it meanwhile."""
+    values: dict[str, Any] = {
+        "sent_at": now,
+        "attempts": Lead.attempts + 1,
+        "next_attempt_at": None,
+        "last_error": None,
+    }
+    if message_id is not None:
+        values["card_message_id"] = message_id
+    result = await session.execute(
         update(Lead)
-        .where(Lead.id == lead_id)
-        .values(
-            delivery_status=LEAD_SENT,
-            sent_at=now,
-            attempts=Lead.attempts + 1,
-            next_attempt_at=None,
-            last_error=None,
-        )
+        .where(Lead.id == lead_id, Lead.revision == revision)
+        .values(delivery_status=LEAD_SENT, **values)
     )
+    if not result.rowcount:  # type: ignore[attr-defined]
+        await session.execute(
+            update(Lead).where(Lead.id == lead_id).values(delivery_status=LEAD_UPDATED, **values)
+        )
 
 
 async def mark_attempt_failed(
     session: AsyncSession, lead_id: int, *, error: str, retry_at: datetime | None
 ) -> None:
-    """One more failed attempt: retried at ``retry_at``, or failed for good (None)."""
-    await session.execute(
+    """One more failed attempt: retried at ``retry_at``, or failed for good (None: no longer fresh)."""
+    lead = await session.get(Lead, lead_id)
+    if lead is None:
+        return
+    lead.attempts += 1
+    lead.last_error = error[:1000]
+    lead.next_attempt_at = retry_at
+    if retry_at is None:
+        lead.delivery_status = LEAD_FAILED
+    await session.flush()
+
+
+async def to_alert(session: AsyncSession, *, min_attempts: int, limit: int) -> list[Lead]:
+    """Undelivered leads that failed ``min_attempts`` times and the admins were not told of."""
+    rows = await session.scalars(
+        select(Lead)
+        .where(
+            Lead.delivery_status.in_(UNDELIVERED),
+            Lead.attempts >= min_attempts,
+            Lead.alerted_at.is_(None),
+        )
+        .order_by(Lead.id)
+        .limit(limit)
+    )
+    return list(rows)
+
+
+async def mark_alerted(session: AsyncSession, lead_ids: Sequence[int], *, now: datetime) -> int:
+    """Mark the leads the admins are told of; how many were not yet (another replica may have)."""
+    result = await session.execute(
+        update(Lead).where(Lead.id.in_(lead_ids), Lead.alerted_at.is_(None)).values(alerted_at=now)
+    )
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+
+async def to_tell(session: AsyncSession, *, limit: int) -> list[Lead]:
+    """Delivered leads whose user still reads "saved"."""
+    rows = await session.scalars(
+        select(Lead)
+        .where(
+            Lead.sent_at.is_not(None),
+            Lead.confirm_message_id.is_not(None),
+            Lead.user_told_at.is_(None),
+        )
+        .order_by(Lead.id)
+        .limit(limit)
+    )
+    return list(rows)
+
+
+async def mark_told(session: AsyncSession, lead_id: int, *, now: datetime | None) -> bool:
+    """Take the user's "accepted" edit (``now``), or give it back (None); whether it was taken here."""
+    told = Lead.user_told_at.is_(None) if now is not None else Lead.user_told_at.is_not(None)
+    result = await session.execute(update(Lead).where(Lead.id == lead_id, told).values(user_told_at=now))
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def undelivered(session: AsyncSession, *, limit: int) -> tuple[int, list[Lead]]:
+    """How many leads are not delivered (pending, updated or failed), and the oldest ``limit``."""
+    condition = Lead.delivery_status.in_((*UNDELIVERED, LEAD_FAILED))
+    count = await session.scalar(select(func.count()).select_from(Lead).where(condition))
+    rows = await session.scalars(select(Lead).where(condition).order_by(Lead.id).limit(limit))
+    return int(count or 0), list(rows)
+
+
+async def resend(session: AsyncSession) -> int:
+    """Every undelivered lead, failed ones too, due now; how many."""
+    result = await session.execute(
         update(Lead)
-        .where(Lead.id == lead_id)
+        .where(Lead.delivery_status.in_((*UNDELIVERED, LEAD_FAILED)))
         .values(
-            attempts=Lead.attempts + 1,
-            last_error=error[:1000],
-            next_attempt_at=retry_at,
-            delivery_status=LEAD_PENDING if retry_at is not None else LEAD_FAILED,
+            delivery_status=case(
+                (Lead.delivery_status == LEAD_FAILED, LEAD_PENDING), else_=Lead.delivery_status
+            ),
+            next_attempt_at=None,
         )
     )
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
 
 async def next_attempt_at(session: AsyncSession) -> datetime | None:
-    """When the earliest pending lead is due (None: nothing pending)."""
+    """When the earliest undelivered lead is due (None: nothing to deliver)."""
     pending = await session.execute(
-        select(func.count(), func.min(Lead.next_attempt_at)).where(Lead.delivery_status == LEAD_PENDING)
+        select(func.count(), func.min(Lead.next_attempt_at)).where(Lead.delivery_status.in_(UNDELIVERED))
     )
     count, earliest = pending.one()
     if not count:
         return None
     has_new = await session.scalar(
-        select(Lead.id).where(Lead.delivery_status == LEAD_PENDING, Lead.next_attempt_at.is_(None)).limit(1)
+        select(Lead.id)
+        .where(Lead.delivery_status.in_(UNDELIVERED), Lead.next_attempt_at.is_(None))
+        .limit(1)
     )
     if has_new is not None or earliest is None:
         return utc_now()

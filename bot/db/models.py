@@ -34,6 +34,7 @@ DIALOG_ABANDONED = "abandoned"
 
 LEAD_PENDING = "pending"
 LEAD_SENT = "sent"
+LEAD_UPDATED = "updated"  # sent, and a follow-up note since: the card is edited
 LEAD_FAILED = "failed"
 
 CONTACT_USERNAME = "username"
@@ -119,7 +120,11 @@ class Lead(Base):
     ``request`` is the estimator request (DialogState.last_request) the lead came with, or {} when asked
     before any answer; ``summary`` is what the sales card shows: model, task, precision, workload,
     recommended config / offer id / price, chosen offer, total_bytes, verdict (keys absent when unknown).
-    ``delivery_status`` is pending until the card is sent; failed after MAX_ATTEMPTS refusals.
+    ``delivery_status`` is pending until the card is sent (``card_message_id``), updated when a note
+    joined a sent card (the outbox edits it), failed when it could not be delivered while fresh
+    (bot.outbox.LEAD_FRESH_FOR). ``notes`` are the follow-ups (bot.leads.note) that joined this card
+    instead of making new ones (bot.db.leads.MAX_LEADS_PER_WINDOW); ``revision`` counts them, so the
+    outbox knows whether the card it sent is the latest.
     """
 
     __tablename__ = "leads"
@@ -145,6 +150,14 @@ class Lead(Base):
     next_attempt_at: Mapped[datetime | None]
     last_error: Mapped[str | None] = mapped_column(Text)
     sent_at: Mapped[datetime | None]
+    card_message_id: Mapped[int | None] = mapped_column(BigInteger)
+    notes: Mapped[list[Any] | None] = mapped_column(JSON)
+    revision: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # The user's "saved" confirmation (edited to "accepted" once delivered) and when that was done.
+    confirm_message_id: Mapped[int | None] = mapped_column(BigInteger)
+    user_told_at: Mapped[datetime | None]
+    # When the admins were told its delivery keeps failing (once).
+    alerted_at: Mapped[datetime | None]
 
 
 class ProcessedUpdate(Base):
@@ -188,6 +201,7 @@ __all__ = [
     "LEAD_FAILED",
     "LEAD_PENDING",
     "LEAD_SENT",
+    "LEAD_UPDATED",
     "Base",
     "DialogSession",
     "FsmRecord",

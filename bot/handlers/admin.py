@@ -4,6 +4,8 @@
   source, task and recommended GPU, for the last 7 and 30 days and all time (one message each);
 - `/export`: users.csv, dialogs.csv, leads.csv as documents (columns: `bot.db.stats`);
 - `/link <source>`: the `https://t.me/<bot>?start=<source>` link and how many users came by it;
+- `/leads`: the leads not delivered to the sales chat yet (pending, a follow-up to edit in, failed),
+  oldest first; `/leads resend` makes them all due now (failed ones too) and wakes the outbox;
 - `/offers`: the offers in force; `/offers reload` re-reads OFFERS_FILE, validated before it replaces
   the catalogue the next updates are answered from (a bad file keeps the old one and says why).
 
@@ -31,19 +33,25 @@ from aiogram.types import BufferedInputFile, Message, TelegramObject
 
 from bot.config import ConfigError, Settings, check_offers_file
 from bot.context import Ctx
+from bot.db import leads as lead_db
 from bot.db import stats
 from bot.db.middleware import DEEP_LINK_PAYLOAD
 from bot.flow import TASKS
+from bot.leads import clip
+from bot.outbox import LeadOutbox
 from core.answer import config_text, hourly_price, short_gpu_name
 from core.catalog import Catalog, load_catalog
 
-ADMIN_COMMANDS = ("stats", "export", "link", "offers")
+ADMIN_COMMANDS = ("stats", "export", "link", "leads", "offers")
 """In the admins' command menu after the everyday ones (descriptions: `cmd-<command>`)."""
 MAX_ROWS = 8
 """Rows per table in a /stats message (the busiest; the rest are counted, and in /export)."""
 MAX_OFFERS = 40
 """Offers listed by /offers (one message)."""
 MAX_ERROR = 1000
+MAX_LEADS = 15
+"""Undelivered leads /leads lists (one message; the rest counted)."""
+MAX_LEAD_ERROR = 120
 CSV_DELIMITER = ";"
 """Excel with a Russian (or any comma-decimal) locale splits CSV columns on ';' only."""
 # A text cell starting with one of these is a formula to Excel (CSV injection): written with a leading
@@ -195,6 +203,49 @@ async def cmd_link(message: Message, ctx: Ctx, command: CommandObject, bot: Bot)
     await message.answer(ctx.tr("admin-link", source=source, link=link, users=users))
 
 
+# ---------------------------------------------------------------------------------------- /leads
+
+
+async def cmd_leads(
+    message: Message, ctx: Ctx, command: CommandObject, lead_outbox: LeadOutbox | None = None
+) -> None:
+    argument = (command.args or "").strip().lower()
+    if argument == "resend":
+        if lead_outbox is None or not lead_outbox.enabled:
+            await message.answer(ctx.tr("admin-leads-no-chat"))
+            return
+        count = await lead_db.resend(ctx.db)
+        await message.answer(ctx.tr("admin-leads-resent", count=count))  # commits before it is sent
+        lead_outbox.wake()
+        return
+    if argument:
+        await message.answer(ctx.tr("admin-leads-usage"))
+        return
+    count, rows = await lead_db.undelivered(ctx.db, limit=MAX_LEADS)
+    if not count:
+        await message.answer(ctx.tr("admin-leads-none"))
+        return
+    lines = [ctx.tr("admin-leads-title", count=count)]
+    for lead in rows:
+        lines.append(
+            ctx.tr(
+                "admin-leads-row",
+                id=lead.id,
+                created=lead.created_at.strftime("%Y-%m-%d %H:%M UTC"),
+                status=ctx.tr(f"admin-leads-status-{lead.delivery_status}"),
+                attempts=lead.attempts,
+                error=escape(clip(lead.last_error or "—", MAX_LEAD_ERROR), quote=False),
+            )
+        )
+    if count > len(rows):
+        lines.append(ctx.tr("admin-leads-more", count=count - len(rows)))
+    if lead_outbox is None or not lead_outbox.enabled:
+        lines.append(ctx.tr("admin-leads-no-chat"))
+    else:
+        lines.append(ctx.tr("admin-leads-hint"))
+    await message.answer("\n".join(lines))
+
+
 # --------------------------------------------------------------------------------------- /offers
 
 
@@ -286,5 +337,6 @@ def make_router() -> Router:
     router.message.register(cmd_stats, Command("stats"))
     router.message.register(cmd_export, Command("export"))
     router.message.register(cmd_link, Command("link"))
+    router.message.register(cmd_leads, Command("leads"))
     router.message.register(cmd_offers, Command("offers"))
     return router

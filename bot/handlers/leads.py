@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from html import escape
+from typing import Any
 
 from aiogram import F, Router
 from aiogram.filters import Command, StateFilter
@@ -30,11 +31,13 @@ from bot.callbacks import Quote, QuoteCB, SalesCB
 from bot.context import Ctx
 from bot.db import leads as lead_db
 from bot.db import repository
-from bot.db.models import CONTACT_USERNAME
+from bot.db.models import CONTACT_USERNAME, Lead, utc_now
 from bot.dialog_state import DialogState, LeadDraft, update
 from bot.outbox import LeadOutbox
+from bot.storage import must_commit
 from core.answer import headline_settings
 from core.catalog import Catalog
+from core.contract import Result
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +54,8 @@ def _config_line(ctx: Ctx, state: DialogState) -> str:
     result = leads.sized(state.last_request, ctx.catalog)
     if result is None:
         return ctx.tr("lead-no-config")
-    return ctx.tr("lead-config", config=escape(headline_settings(result, ctx.lang), quote=False))
+    config = escape(headline_settings(result, ctx.lang), quote=False)
+    return leads.render(ctx.tr, "lead-config", config=config)
 
 
 def _contact_keyboard(ctx: Ctx, user: TelegramUser) -> ReplyKeyboardMarkup:
@@ -73,7 +77,7 @@ async def open_form(ctx: Ctx, chat_id: int, user: TelegramUser, message: Message
     assert message.bot is not None
     await message.bot.send_message(
         chat_id,
-        ctx.tr("lead-ask-contact", config=_config_line(ctx, state)),
+        leads.render(ctx.tr, "lead-ask-contact", config=_config_line(ctx, state)),
         reply_markup=_contact_keyboard(ctx, user),
     )
 
@@ -170,86 +174,157 @@ async def finish(
     comment: str | None,
     outbox: LeadOutbox | None,
 ) -> None:
-    """Write the lead (or find the same one written minutes ago), show what was sent, wake the outbox."""
+    """Write the lead, whatever its text, and commit it; then its card. A repeat within minutes is
+    the same lead; past the user's cap of cards it joins their last card as a note. The user reads
+    "saved" (the outbox edits it to "accepted" once the card is delivered)."""
     state = await DialogState.load(ctx.state)
     draft = state.lead
     if draft is None or draft.contact is None or draft.contact_kind is None:  # forged or lost state
         await ctx.state.set_state(None)
         return
     contact = leads.Contact(draft.contact_kind, draft.contact)
-    comment = comment.strip()[: leads.MAX_COMMENT] or None if comment else None
+    comment = (leads.clean(comment) or None) if comment else None
     request = state.last_request
-    sales_lang = ctx.settings.default_language
     result = leads.sized(request, ctx.catalog)
-    summary = leads.summary(result, request, sales_lang)
+    back = draft.back_state if draft.back_state not in FORM_STATES else None
+    await update(ctx.state, lead=None)
+    await ctx.state.set_state(back)
+    key = leads.dedup_key(ctx.telegram_id, request, contact)
+    assert event.bot is not None
+    duplicate = await lead_db.find_duplicate(ctx.db, key)
+    recent = await lead_db.recent_leads(ctx.db, ctx.telegram_id) if duplicate is None else []
+    lead = None
+    if duplicate is None and len(recent) < lead_db.MAX_LEADS_PER_WINDOW:
+        # First, and committed: nothing after it (its texts, its card, the answer) can lose it.
+        lead = await _store(ctx, contact, comment, request, result, key, draft.dialog_id)
+    what = _what(ctx, contact, comment, leads.summary(result, request, ctx.lang))
+    if duplicate is not None:
+        delivered = duplicate.sent_at is not None
+        reply = leads.render(
+            ctx.tr, "lead-already-accepted" if delivered else "lead-already-saved", id=duplicate.id, what=what
+        )
+        await event.bot.send_message(chat_id, reply, reply_markup=ReplyKeyboardRemove())
+        return
+    if lead is None:
+        await _join(ctx, chat_id, event, recent[-1], contact, comment, result, what, outbox)
+        return
+    accepted = leads.render(ctx.tr, "lead-accepted", id=lead.id, what=what)
+    await _render_card(ctx, user, lead, contact, comment, accepted)
+    if outbox is None or not outbox.enabled:
+        log.info("lead #%s stored (SALES_CHAT_ID not set, not sent): %s", lead.id, contact.kind)
+    # The update's transaction commits before this call (CommitBeforeTelegramCall).
+    confirmation = await event.bot.send_message(
+        chat_id, leads.render(ctx.tr, "lead-saved", id=lead.id, what=what), reply_markup=ReplyKeyboardRemove()
+    )
+    await lead_db.set_confirmation(ctx.db, lead.id, confirmation.message_id)
+    if must_commit(ctx.db):
+        await ctx.db.commit()  # before the outbox looks: it edits the confirmation once delivered
+    if outbox is not None:
+        outbox.wake()
+
+
+async def _store(
+    ctx: Ctx,
+    contact: leads.Contact,
+    comment: str | None,
+    request: dict[str, Any] | None,
+    result: Result | None,
+    key: str,
+    dialog_id: int | None,
+) -> Lead:
+    """The lead row, committed: nothing after it (its card, the user's answer) can roll it back."""
+    summary = leads.summary(result, request, ctx.settings.default_language)
     db_user = await repository.get_user(ctx.db, ctx.telegram_id)
-    source = db_user.source if db_user is not None else None
-    lead, created = await lead_db.create_lead(
+    lead, _ = await lead_db.create_lead(
         ctx.db,
         telegram_id=ctx.telegram_id,
         contact_kind=contact.kind,
         contact=contact.value,
         comment=comment,
-        source=source,
-        dialog_id=draft.dialog_id,
+        source=db_user.source if db_user is not None else None,
+        dialog_id=dialog_id,
         request=request,
         summary=summary,
-        dedup_key=leads.dedup_key(ctx.telegram_id, request, contact),
+        dedup_key=key,
     )
-    if created:
-        who = leads.Who(
-            telegram_id=ctx.telegram_id,
-            first_name=user.first_name,
-            username=user.username,
-            language=ctx.lang,
-            source=source,
-        )
+    await ctx.db.commit()
+    return lead
 
-        def tr(key: str, **args: object) -> str:
-            return ctx.i18n.core.get(key, sales_lang, **args)
 
+async def _render_card(
+    ctx: Ctx, user: TelegramUser, lead: Lead, contact: leads.Contact, comment: str | None, accepted: str
+) -> None:
+    """The sales card and the user's "accepted" text, kept with the lead; a card the texts could not
+    make is a plain one (the lead is delivered all the same)."""
+    sales_lang = ctx.settings.default_language
+
+    def tr(key: str, **args: object) -> str:
+        return ctx.i18n.core.get(key, sales_lang, **args)
+
+    who = leads.Who(
+        telegram_id=ctx.telegram_id,
+        first_name=user.first_name,
+        username=user.username,
+        language=ctx.lang,
+        source=lead.source,
+    )
+    try:
         card = leads.card(
-            tr,
-            lead_id=lead.id,
-            who=who,
-            contact=contact,
-            comment=comment,
-            summary=summary,
+            tr, lead_id=lead.id, who=who, contact=contact, comment=comment, summary=lead.summary,
             created_at=lead.created_at,
-        )
-        await lead_db.set_card(ctx.db, lead, card)
-        if outbox is None or not outbox.enabled:
-            log.info("lead #%s stored (SALES_CHAT_ID not set, not sent): %s", lead.id, contact.kind)
-    back = draft.back_state if draft.back_state not in FORM_STATES else None
-    await update(ctx.state, lead=None)
-    await ctx.state.set_state(back)
+        )  # fmt: skip
+    except Exception:
+        log.exception("lead #%s: its card could not be rendered; a plain one is sent", lead.id)
+        card = leads.plain_card(lead.id, contact, comment)
+    await lead_db.set_card(ctx.db, lead, card, accepted=accepted)
+
+
+async def _join(
+    ctx: Ctx,
+    chat_id: int,
+    event: Message | CallbackQuery,
+    last: Lead,
+    contact: leads.Contact,
+    comment: str | None,
+    result: Result | None,
+    what: str,
+    outbox: LeadOutbox | None,
+) -> None:
+    """Past the cap: the request joins the user's last card as a note; the user is told why."""
+    sales_lang = ctx.settings.default_language
+    headline = headline_settings(result, sales_lang) if result is not None else None
+
+    def tr(key: str, **args: object) -> str:
+        return ctx.i18n.core.get(key, sales_lang, **args)
+
+    try:
+        note = leads.note(tr, contact=contact, comment=comment, headline=headline, at=utc_now())
+    except Exception:
+        log.exception("lead #%s: a note could not be rendered; a plain one joins", last.id)
+        note = leads.plain_card(last.id, contact, comment)
+    if not await lead_db.add_note(ctx.db, last, note):
+        log.warning("lead #%s has %d notes: a further one not kept", last.id, lead_db.MAX_NOTES)
     assert event.bot is not None
-    # The update's transaction commits before this call (CommitBeforeTelegramCall): the outbox woken
-    # after it finds the lead.
     await event.bot.send_message(
         chat_id,
-        ctx.tr(
-            "lead-sent" if created else "lead-already-sent",
-            id=lead.id,
-            what=_what(
-                ctx, lead.contact_kind, lead.contact, lead.comment, leads.summary(result, request, ctx.lang)
-            ),
-        ),
+        leads.render(ctx.tr, "lead-joined", id=last.id, limit=lead_db.MAX_LEADS_PER_WINDOW, what=what),
         reply_markup=ReplyKeyboardRemove(),
     )
     if outbox is not None:
         outbox.wake()
 
 
-def _what(ctx: Ctx, kind: str, contact: str, comment: str | None, summary: dict[str, object]) -> str:
+def _what(ctx: Ctx, contact: leads.Contact, comment: str | None, summary: dict[str, object]) -> str:
     """What the sales chat gets, in the user's language: contact, comment, configuration, answer."""
     e = lambda value: escape(str(value), quote=False)  # noqa: E731
-    lines = [ctx.tr("lead-what-contact", contact=f"{ctx.tr(f'lead-kind-{kind}')}: {e(contact)}")]
+    kind = ctx.tr(f"lead-kind-{contact.kind}")
+    lines = [leads.render(ctx.tr, "lead-what-contact", contact=f"{kind}: {e(contact.value)}")]
     if comment:
-        lines.append(ctx.tr("lead-what-comment", comment=e(comment)))
+        shown = e(leads.clip(comment, leads.MAX_COMMENT))
+        lines.append(leads.render(ctx.tr, "lead-what-comment", comment=shown))
     if summary.get("headline"):
-        lines.append(ctx.tr("lead-what-config", config=e(summary["headline"])))
-        lines.append(ctx.tr("lead-what-answer", answer=e(summary.get("lead_line", ""))))
+        lines.append(leads.render(ctx.tr, "lead-what-config", config=e(summary["headline"])))
+        lines.append(leads.render(ctx.tr, "lead-what-answer", answer=e(summary.get("lead_line", ""))))
     else:
         lines.append(ctx.tr("lead-what-none"))
     return "\n".join(lines)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from datetime import UTC, datetime
+from html import escape
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
@@ -111,3 +112,63 @@ def test_the_card_escapes_what_users_wrote() -> None:
     assert "<i>" not in card and "&lt;i&gt;Ann&lt;/i&gt;" in card and "x&amp;y" in card
     assert "&lt;/b&gt; &amp; &lt;script&gt;" in card and "a&lt;b&gt;@example.com" in card
     assert '<a href="tg://user?id=42">42</a>' in card and "2026-01-02 03:04 UTC" in card
+
+
+def test_the_backoff_never_overflows() -> None:
+    """The outbox retries for days: thousands of attempts, the wait stays at its cap."""
+    assert outbox.backoff_s(100_000) == outbox.BACKOFF_MAX_S
+
+
+def _bundle_tr(lang: str = "ru") -> leads.Translate:
+    from aiogram_i18n.cores import FluentRuntimeCore
+
+    from bot.i18n import LOCALES_DIR
+
+    core = FluentRuntimeCore(path=LOCALES_DIR / "{locale}")
+    core.locales = core.find_locales()
+
+    def tr(key: str, **args: object) -> str:
+        return core.get(key, lang, **args)
+
+    return tr
+
+
+def test_a_text_of_any_length_goes_into_a_sentence() -> None:
+    """fluent.runtime refuses a placeable over 2,500 characters (issue 19 #1): `render` puts texts
+    in after Fluent formatted the sentence, numbers still through it."""
+    tr = _bundle_tr()
+    comment = "&amp;" * 1000
+    with pytest.raises(Exception, match="Too many characters"):
+        tr("lead-card-comment", comment=comment)
+    assert leads.render(tr, "lead-card-comment", comment=comment) == f"💬 {comment}"
+    assert leads.render(tr, "lead-card-title", id=7) == tr("lead-card-title", id=7)
+    assert leads.render(tr, "lead-what-contact", contact="\x000\x00 {x}") == "• Связь: \x000\x00 {x}"
+
+
+@pytest.mark.parametrize("comment", ["<" * 4096, "😀" * 2048, "&" * 1000, "a" * 999])
+def test_the_card_fits_a_message_whatever_the_comment(comment: str) -> None:
+    card = leads.card(
+        _bundle_tr(), lead_id=1,
+        who=leads.Who(telegram_id=42, first_name="😀" * 64, username="a", language="ru", source="x" * 64),
+        contact=leads.Contact("email", "a" * 64 + "@example.com"), comment=comment,
+        summary={}, created_at=datetime(2026, 1, 2, 3, 4, tzinfo=UTC),
+    )  # fmt: skip
+    assert leads.shown_length(card) <= leads.MESSAGE_LIMIT
+    shown = comment if len(comment) <= leads.MAX_COMMENT else comment[: leads.MAX_COMMENT - 1] + leads.CUT
+    assert escape(shown, quote=False) in card
+
+
+def test_notes_fit_the_card_the_latest_kept() -> None:
+    card = "📩 <b>#1</b>\n" + "x" * 3000
+    notes = [f"➕ note {n} " + "&lt;" * 100 for n in range(20)]
+    text = leads.with_notes(card, notes)
+    assert leads.shown_length(text) <= leads.MESSAGE_LIMIT
+    assert text.startswith(card) and notes[-1] in text and notes[0] not in text
+    hidden = sum(note not in text for note in notes)
+    assert f"(+{hidden})" in text and 0 < hidden < 20
+    assert leads.with_notes(card, []) == card
+
+
+def test_a_plain_card_needs_no_texts() -> None:
+    card = leads.plain_card(5, leads.Contact("phone", "+79161234567"), "<b>" * 2000)
+    assert card.startswith("📩 #5\n📞 +79161234567\n💬 &lt;b&gt;") and leads.shown_length(card) < 1100

@@ -79,14 +79,6 @@ lead-bad-contact = That does not look like an e-mail or a phone number. Type e.g
 lead-foreign-contact = That is someone else's contact. Press “📱 Share my phone number” or type your own e-mail or phone.
 lead-ask-comment = A comment for the manager? Dates or budget, for instance. Or press “No comment”.
 btn-lead-skip = No comment
-lead-sent = ✅ Quote request #{ $id } sent to our manager, who will contact you.
-
-    What was sent:
-    { $what }
-lead-already-sent = ✅ This request was sent already (#{ $id }), no need to repeat it: our manager will contact you.
-
-    What was sent:
-    { $what }
 lead-what-contact = • Contact: { $contact }
 lead-what-comment = • Comment: { $comment }
 lead-what-config = • Configuration: { $config }
@@ -244,3 +236,40 @@ understand-off-topic-render = We size servers for 3D rendering and simulation se
 understand-off-topic-hardware = We rent GPU servers out and do not sell hardware. For a long rental or a special configuration, leave a request and a manager will answer.
 understand-off-topic-billing = A manager handles payment, contracts and documents. Leave a request and they will contact you.
 understand-unsized-speech = I do not size speech models (Whisper, TTS, speech recognition) yet. Leave a request and a manager will pick a server, or write /contact.
+## leads slice: honest lead status, follow-up notes, undelivered leads (bot/handlers/leads.py, bot/outbox.py, /leads)
+lead-saved = 📝 Request #{ $id } saved; we will pass it to our manager.
+
+    Your request:
+    { $what }
+lead-accepted = ✅ Request #{ $id } accepted: our manager will contact you.
+
+    Your request:
+    { $what }
+lead-already-saved = 📝 This request is saved already (#{ $id }), no need to repeat it: we will pass it to our manager.
+
+    Your request:
+    { $what }
+lead-already-accepted = ✅ This request was accepted already (#{ $id }), no need to repeat it: our manager will contact you.
+
+    Your request:
+    { $what }
+lead-joined = 📝 Added to your request #{ $id }: our manager will see it all together and contact you. At most { $limit } new requests an hour; the rest joins the last one.
+
+    Added:
+    { $what }
+lead-card-note = ➕ { $when }, follow-up: { $what }
+lead-admin-alert = ⚠️ <b>Leads do not reach the sales chat</b>: { $count } ({ $leads }).
+    Error: <code>{ $error }</code>
+    The bot keeps trying for up to { $days } days after each lead. /leads lists them, /leads resend sends them again.
+cmd-leads = Undelivered leads
+admin-leads-title = <b>Undelivered leads: { $count }</b>
+admin-leads-row = • #{ $id } of { $created } · { $status } · attempts: { $attempts } · { $error }
+admin-leads-more = • … { $count } more
+admin-leads-status-pending = queued
+admin-leads-status-updated = follow-up queued
+admin-leads-status-failed = not delivered
+admin-leads-hint = <code>/leads resend</code> sends them all again now.
+admin-leads-none = ✅ Every lead was delivered.
+admin-leads-resent = 🔁 Queued again: { $count }. Sending now; /leads shows what does not arrive.
+admin-leads-no-chat = SALES_CHAT_ID is not set: leads are kept in the database, there is nowhere to send them.
+admin-leads-usage = <code>/leads</code> lists undelivered leads, <code>/leads resend</code> sends them again.

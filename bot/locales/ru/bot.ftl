@@ -82,14 +82,6 @@ lead-bad-contact = Не похоже на e-mail или телефон. Напи
 lead-foreign-contact = Это чужой контакт. Нажмите «📱 Отправить мой телефон» или напишите свой e-mail или телефон.
 lead-ask-comment = Комментарий для менеджера? Например, сроки или бюджет. Или нажмите «Без комментария».
 btn-lead-skip = Без комментария
-lead-sent = ✅ Заявка #{ $id } отправлена менеджеру, он свяжется с вами.
-
-    Что отправлено:
-    { $what }
-lead-already-sent = ✅ Эта заявка уже отправлена (#{ $id }), повторять не нужно: менеджер свяжется с вами.
-
-    Что отправлено:
-    { $what }
 lead-what-contact = • Связь: { $contact }
 lead-what-comment = • Комментарий: { $comment }
 lead-what-config = • Конфигурация: { $config }
@@ -247,3 +239,40 @@ understand-off-topic-render = Серверы для 3D-рендеринга и �
 understand-off-topic-hardware = Мы сдаём GPU-серверы в аренду, оборудование не продаём. Нужна долгая аренда или особая конфигурация — оставьте заявку, менеджер ответит.
 understand-off-topic-billing = Оплату, договор и документы обсуждает менеджер. Оставьте заявку — он свяжется с вами.
 understand-unsized-speech = Модели речи (Whisper, TTS, распознавание речи) я пока не считаю. Оставьте заявку — менеджер подберёт сервер, или напишите /contact.
+## leads slice: honest lead status, follow-up notes, undelivered leads (bot/handlers/leads.py, bot/outbox.py, /leads)
+lead-saved = 📝 Заявка #{ $id } сохранена, мы передадим её менеджеру.
+
+    В заявке:
+    { $what }
+lead-accepted = ✅ Заявка #{ $id } принята, менеджер свяжется с вами.
+
+    В заявке:
+    { $what }
+lead-already-saved = 📝 Эта заявка уже сохранена (#{ $id }), повторять не нужно: мы передадим её менеджеру.
+
+    В заявке:
+    { $what }
+lead-already-accepted = ✅ Эта заявка уже принята (#{ $id }), повторять не нужно: менеджер свяжется с вами.
+
+    В заявке:
+    { $what }
+lead-joined = 📝 Добавили это к вашей заявке #{ $id }: менеджер увидит всё вместе и свяжется с вами. Новых заявок — не больше { $limit } в час, остальное дописываем в последнюю.
+
+    Добавлено:
+    { $what }
+lead-card-note = ➕ { $when }, дополнение: { $what }
+lead-admin-alert = ⚠️ <b>Заявки не доходят до чата продаж</b>: { $count } ({ $leads }).
+    Ошибка: <code>{ $error }</code>
+    Бот повторяет попытки ещё до { $days } дн. с момента заявки. /leads — список, /leads resend — отправить снова.
+cmd-leads = Недоставленные заявки
+admin-leads-title = <b>Не доставлено заявок: { $count }</b>
+admin-leads-row = • #{ $id } от { $created } · { $status } · попыток: { $attempts } · { $error }
+admin-leads-more = • … ещё { $count }
+admin-leads-status-pending = в очереди
+admin-leads-status-updated = дополнение в очереди
+admin-leads-status-failed = не доставлена
+admin-leads-hint = <code>/leads resend</code> — отправить все снова сейчас.
+admin-leads-none = ✅ Все заявки доставлены.
+admin-leads-resent = 🔁 Снова в очереди: { $count }. Отправляем сейчас; что не дойдёт — покажет /leads.
+admin-leads-no-chat = SALES_CHAT_ID не задан: заявки хранятся в базе, отправлять их некуда.
+admin-leads-usage = <code>/leads</code> — недоставленные заявки, <code>/leads resend</code> — отправить их снова.
