@@ -26,7 +26,8 @@ from pydantic import ValidationError
 
 from core.contract import Assumption, Precision
 from core.errors import CoreError, UnknownModelError
-from core.hf_checks import ConfigRefused, check_config, check_counts, check_sizes, shown
+from core.hf_checks import ConfigRefused as ConfigRefused
+from core.hf_checks import check_config, check_counts, check_sizes, shown
 from core.notes import note
 from core.specs import ModelKind, ModelSpec
 

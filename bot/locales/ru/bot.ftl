@@ -218,3 +218,9 @@ admin-offers-bad = ❌ Не перечитано, действуют прежн�
     <code>{ $error }</code>
 admin-offers-reloaded = ✅ Перечитан { $file }.
 admin-offers-usage = <code>/offers</code> — действующие предложения, <code>/offers reload</code> — перечитать OFFERS_FILE.
+
+## slice "hub": Hugging Face ids the Hub cannot have, configs refused (bot.hf_models, core.hf_checks)
+hf-not-a-hub-id = <b>{ $model }</b> не может быть моделью на Hugging Face: в её названии только латинские буквы, цифры, «-», «_» и «.», например <code>Qwen/Qwen3-8B</code>. Проверьте название или напишите размер модели: <code>8B</code>.
+hf-refused-range = Не буду считать <b>{ $model }</b>: в её config.json <code>{ $field } = { $value }</code>, такого не бывает ни у одной модели (допустимо от { $least } до { $most }). Напишите размер модели: <code>8B</code>.
+hf-refused-inconsistent = Не буду считать <b>{ $model }</b>: её config.json (<code>{ $field }</code>) не сходится с числом параметров ({ $params }). Напишите размер модели: <code>8B</code>.
+hf-refused-malformed = Не буду считать <b>{ $model }</b>: <code>{ $field }</code> на Hugging Face — не config, который я могу прочитать (не число, слишком глубокая вложенность или слишком большой файл). Напишите размер модели: <code>8B</code>.
