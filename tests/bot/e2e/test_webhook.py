@@ -5,8 +5,11 @@ requests are closed within the head/body timeouts, and too many at once are refu
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
+import urllib.error
+import urllib.request
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +17,8 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp import web
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from bot import app as bot_app
 from bot.app import build_webhook_app, create_app, ensure_webhook, webhook_runner
@@ -184,3 +189,64 @@ async def test_too_many_unfinished_bodies_are_refused_at_once(
         assert answer.startswith(b"HTTP/1.1 503") and time.monotonic() - start < 1.5
     said = await asyncio.gather(*(closed_with(r, w, 6.0) for r, w in held))
     assert all(answer.startswith(b"HTTP/1.1 408") for answer in said)
+
+
+# ---------------------------------------------------------------- any body: never 5xx, never a traceback
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=30,
+)
+update_shaped = st.fixed_dictionaries(
+    {"update_id": st.integers()},
+    optional={
+        kind: st.dictionaries(
+            st.sampled_from(["message_id", "date", "chat", "from", "text", "id", "data", "query"]),
+            json_values,
+            max_size=6,
+        )
+        for kind in ("message", "callback_query", "inline_query", "edited_message", "my_chat_member")
+    },
+)
+bodies = st.one_of(
+    st.binary(max_size=300),
+    json_values.map(lambda v: json.dumps(v).encode()),
+    update_shaped.map(lambda v: json.dumps(v).encode()),
+    st.integers(min_value=1, max_value=3000).map(lambda n: b"[" * n + b"]" * n),
+)
+
+
+def post_in_thread(port: int, body: bytes) -> int:
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/webhook",
+        data=body,
+        headers={"X-Telegram-Bot-Api-Secret-Token": SECRET, "Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+async def test_any_body_is_never_a_server_error(
+    webhook_harness: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Arbitrary bytes, JSON and update-shaped JSON posted to the webhook: 200 or 4xx, and nothing
+    logged with a traceback. Hypothesis runs in a thread (blocking posts) while the bot serves."""
+    caplog.set_level(logging.WARNING)
+    port = port_of(webhook_harness)
+    statuses: list[int] = []
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(bodies)
+    def fuzz(body: bytes) -> None:
+        status = post_in_thread(port, body)
+        statuses.append(status)
+        assert status < 500, body[:200]
+
+    await asyncio.to_thread(fuzz)
+    assert len(statuses) >= 100 and set(statuses) <= {200, 400}
+    tracebacks = [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+    assert tracebacks == [], [r.getMessage() for r in tracebacks]
