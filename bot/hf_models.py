@@ -81,6 +81,18 @@ def fetch(repo_id: str, endpoint: str, budget_s: float) -> HubAnswer | hf.Config
     return HubAnswer(repo_id, FOUND, config, counts)
 
 
+def checked(answer: HubAnswer) -> hf.ConfigRefused | None:
+    """The refusal of a cached config the checks would refuse now; None when it passes."""
+    try:
+        hf.spec_from_config(answer.config or {}, answer.repo_id, answer.parameter_counts)
+    except hf.ConfigRefused as e:
+        return e
+    except CoreError as e:  # not one we read: refused as malformed rather than sized
+        log.warning("cached config of %s no longer read: %s", answer.repo_id, e.message)
+        return hf.ConfigRefused(answer.repo_id, "malformed", field="config.json")
+    return None
+
+
 class Breaker:
     """A circuit breaker: open after `failures` failed look-ups in a row, for `open_s` seconds; then
     one look-up is let through, and a failure opens it again at once."""
@@ -156,6 +168,10 @@ class HfModels:
             self._found.move_to_end(key)
             return FOUND
         cached = await hf_cache.get(session, model)
+        if cached is not None and cached.status == FOUND:
+            refused = checked(cached)  # a row kept before the checks (`core.hf_checks`) existed
+            if refused is not None:
+                return self._refuse(key, refused)
         if cached is None:
             if not enabled:
                 return OFF
@@ -165,15 +181,18 @@ class HfModels:
             if fetched is None:
                 return UNAVAILABLE
             if isinstance(fetched, hf.ConfigRefused):
-                self._refused[key] = {k: escape(v) for k, v in fetched.details.items()}
-                while len(self._refused) > MEMORY_SIZE:
-                    self._refused.popitem(last=False)
-                return f"{REFUSED}-{fetched.code}"
+                return self._refuse(key, fetched)
             cached = fetched
             await hf_cache.put(session, cached)
         if cached.status == FOUND and cached.config is not None:
             self._remember(key, cached.config, cached.parameter_counts)
         return cached.status
+
+    def _refuse(self, key: str, refused: hf.ConfigRefused) -> str:
+        self._refused[key] = {k: escape(v) for k, v in refused.details.items()}
+        while len(self._refused) > MEMORY_SIZE:
+            self._refused.popitem(last=False)
+        return f"{REFUSED}-{refused.code}"
 
     def why(self, model: Any) -> dict[str, str]:
         """The details of the last refusal of `model`'s config (key, value, bounds), HTML-escaped."""

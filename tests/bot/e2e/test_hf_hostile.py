@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 
 from bot import dialog, hf_models
+from bot.db import hf_cache
+from bot.db.engine import create_engine, create_sessionmaker
 from core.catalog import DATA_DIR
 from tests.bot.e2e.conftest import ADMIN_ID, Harness, assert_no_failed_calls, result_mark, running_bot, text
 from tests.bot.e2e.test_hf_lookup import cached
@@ -119,6 +121,22 @@ async def test_a_config_no_model_has_is_refused_and_not_cached(
     assert_no_failed_calls(harness.sandbox)
 
 
+async def test_an_absurd_config_cached_before_the_checks_is_refused(harness: Harness, hub: FakeHub) -> None:
+    """A row an older version kept for 30 days (10^9 layers) is checked when read: refused, not
+    sized, and the Hub is not asked."""
+    engine = create_engine(harness.db_url)
+    try:
+        async with create_sessionmaker(engine)() as session, session.begin():
+            absurd = hf_cache.HubAnswer("acme/old-8b", hf_cache.FOUND, llama(num_hidden_layers=10**9))
+            await hf_cache.put(session, absurd)
+    finally:
+        await engine.dispose()
+    (reply,) = await harness.user(language_code="en").send("acme/old-8b int4")
+    args = {"field": "num_hidden_layers", "value": "1000000000", "least": "1", "most": "1000"}
+    assert reply.text == text("hf-refused-range", "en", model="acme/old-8b", **args)
+    assert hub.requests == []
+
+
 async def test_a_nested_config_is_refused(harness: Harness, hub: FakeHub) -> None:
     hub.raw_configs["acme/nested"] = b'{"model_type": "llama", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
     (reply,) = await harness.user(language_code="en").send("acme/nested")
@@ -145,12 +163,12 @@ async def test_slow_look_ups_hold_neither_other_users_nor_the_admin(harness: Har
     assert time.monotonic() - start < 2 * BUDGET_S + 2.0
     for i, (reply,) in enumerate(replies):
         assert reply.text == text("hf-unavailable", "en", model=f"acme/slow-{i}-8b", seconds=3)
-    assert len(hub.requests) <= hf_models.MAX_LOOKUPS
     admin = harness.sandbox.user(id=ADMIN_ID, language_code="en")
     start = time.monotonic()
     reloaded = await admin.send("/offers reload")
     assert time.monotonic() - start < 2.0
     assert reloaded[0].text is not None and reloaded[0].text.startswith("✅")
+    assert len(hub.requests) <= hf_models.MAX_LOOKUPS
     (answer,) = await harness.user(language_code="en").send("llama 3.1 8b int4")
     assert result_mark("en") in (answer.text or "")
     assert_no_failed_calls(harness.sandbox)
