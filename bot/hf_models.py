@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -135,6 +136,7 @@ class HfModels:
         self.max_lookups = max_lookups
         self._executor = ThreadPoolExecutor(max_lookups, thread_name_prefix="hf-lookup")
         self._running = 0  # threads still at work (one may outlive its wait by WAIT_SLACK_S)
+        self._lock = threading.Lock()
         self._found: OrderedDict[str, tuple[dict[str, Any], dict[str, int] | None]] = OrderedDict()
         self._refused: OrderedDict[str, dict[str, str]] = OrderedDict()
         self._inflight: dict[str, asyncio.Future[HubAnswer | hf.ConfigRefused | None]] = {}
@@ -213,9 +215,9 @@ class HfModels:
             log.warning("Hugging Face look-up of %s not tried: %d running", repo_id, self._running)
             return None
         loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(self._executor, fetch, repo_id, endpoint, budget_s)
-        self._running += 1
-        future.add_done_callback(self._finished)
+        with self._lock:
+            self._running += 1
+        future = loop.run_in_executor(self._executor, self._fetch, repo_id, endpoint, budget_s)
         self._inflight[key] = future
         self.fetches += 1
         try:
@@ -225,8 +227,13 @@ class HfModels:
         finally:
             self._inflight.pop(key, None)
 
-    def _finished(self, _: asyncio.Future[Any]) -> None:
-        self._running -= 1
+    def _fetch(self, repo_id: str, endpoint: str, budget_s: float) -> HubAnswer | hf.ConfigRefused | None:
+        """`fetch`, counted out when the thread is done (whatever became of the loop waiting)."""
+        try:
+            return fetch(repo_id, endpoint, budget_s)
+        finally:
+            with self._lock:
+                self._running -= 1
 
     @staticmethod
     async def _wait(
