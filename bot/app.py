@@ -426,6 +426,41 @@ async def ensure_webhook(bot: Bot, url: str, secret: str | None, allowed_updates
 
 
 WEBHOOK_PATH = "/webhook"
+WEBHOOK_HEAD_TIMEOUT_S = 3.0
+"""A connection that has not sent a whole request head by then is closed; an idle keep-alive one
+too. aiohttp's `keepalive_timeout` (web_protocol.RequestHandler: armed at `connection_made`, it
+closes a connection still waiting for its request, half-sent or idle). Telegram sends a request in
+one go; aiohttp's default (3630 s) let 300 half-sent requests stay open."""
+WEBHOOK_BODY_TIMEOUT_S = 5.0  # a request whose body has not all come by then: 408, closed
+# What is left of a request answered before its body was read (401, 408) is not waited for:
+# aiohttp's `lingering_time` (10 s by default) would keep reading it after the answer.
+WEBHOOK_LINGER_S = 0.0
+WEBHOOK_MAX_UNFINISHED = 64
+"""Requests whose bodies are still being read, at most; one more is answered 503 at once (Telegram
+retries it). Telegram opens at most `max_connections` (40 by default) at a time."""
+MAX_TELEGRAM_INT = 2**63 - 1  # ids are 64-bit signed (Bot API: "at most 52 significant bits")
+
+
+def webhook_runner(web_app: Any) -> Any:
+    """The aiohttp runner serving the webhook, with the time limits above."""
+    from aiohttp import web
+
+    return web.AppRunner(web_app, keepalive_timeout=WEBHOOK_HEAD_TIMEOUT_S, lingering_time=WEBHOOK_LINGER_S)
+
+
+def _fits_int64(payload: Any) -> bool:
+    """Every integer in the update fits the 64-bit columns it is stored in (iteratively: a body may
+    nest deeply)."""
+    stack = [payload]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, int) and not -MAX_TELEGRAM_INT - 1 <= item <= MAX_TELEGRAM_INT:
+            return False
+    return True
 
 
 def build_webhook_app(app: App, *, secret: str | None, path: str = WEBHOOK_PATH) -> Any:
@@ -433,7 +468,10 @@ def build_webhook_app(app: App, *, secret: str | None, path: str = WEBHOOK_PATH)
     load balancer's ``GET /healthz``.
 
     An update is answered 200 only once it is recorded in the inbox (then handled in the background);
-    a body that is not JSON or not an update gets 400, a failure to record it 503 (Telegram retries).
+    a body that is not JSON (nested past the decoder too) or not an update (an id past 64 bits, a
+    shape aiogram does not read) gets 400 and one line in the log, a body not sent within
+    WEBHOOK_BODY_TIMEOUT_S 408; a failure to record it 503 (Telegram retries), as does a request
+    past WEBHOOK_MAX_UNFINISHED bodies being read. Serve it with `webhook_runner`.
     """
     from aiogram.fsm.storage.redis import RedisStorage  # here: polling without Redis never imports it
     from aiogram.webhook.aiohttp_server import setup_application
@@ -441,22 +479,49 @@ def build_webhook_app(app: App, *, secret: str | None, path: str = WEBHOOK_PATH)
 
     dp = app.inbox_dp
     bot = app.bot
+    unfinished = 0
 
-    async def on_update(request: web.Request) -> web.Response:
+    def refuse(status: int, text: str) -> web.Response:
+        response = web.Response(text=text, status=status)
+        response.force_close()  # what is left of the request is not read
+        return response
+
+    async def read_body(request: web.Request) -> bytes | web.Response:
+        nonlocal unfinished
+        if unfinished >= WEBHOOK_MAX_UNFINISHED:
+            log.warning("webhook: %d requests still sending their bodies; refused one", unfinished)
+            return refuse(503, "Service Unavailable: too many unfinished requests")
+        unfinished += 1
+        try:
+            async with asyncio.timeout(WEBHOOK_BODY_TIMEOUT_S):
+                return await request.read()
+        except TimeoutError:
+            log.warning("webhook: a body not sent within %.0f s", WEBHOOK_BODY_TIMEOUT_S)
+            return refuse(408, "Request Timeout")
+        finally:
+            unfinished -= 1
+
+    async def on_update(request: web.Request) -> web.StreamResponse:
         given = request.headers.get("X-Telegram-Bot-Api-Secret-Token", "")
         if secret and not secrets.compare_digest(given.encode(), secret.encode()):
             return web.Response(text="Unauthorized", status=401)
+        body = await read_body(request)
+        if isinstance(body, web.Response):
+            return body
         try:
-            payload = await request.json(loads=bot.session.json_loads)
-        except ValueError:
+            payload = bot.session.json_loads(body)
+        except (ValueError, RecursionError) as e:  # not JSON, not UTF-8, nested past the decoder
+            log.warning("webhook: the body is not JSON (%s)", type(e).__name__)
             return web.Response(text="Bad Request: the body is not JSON", status=400)
         try:
             if not isinstance(payload, dict):
                 raise TypeError("not an object")
+            if not _fits_int64(payload):
+                raise ValueError("an integer past 64 bits")
             update = Update.model_validate(payload, context={"bot": bot})
             update.event_type  # noqa: B018  (raises for an update of no known type)
-        except (ValidationError, TypeError, UpdateTypeLookupError) as e:
-            log.warning("webhook: not an update (%s)", type(e).__name__)
+        except (ValidationError, TypeError, ValueError, RecursionError, UpdateTypeLookupError) as e:
+            log.warning("webhook: not an update (%s: %.200s)", type(e).__name__, e)
             return web.Response(text="Bad Request: not a Telegram update", status=400)
         try:
             await dp.receive_webhook_update(bot, update, payload)
@@ -511,7 +576,7 @@ async def run_webhook(settings: Settings) -> None:
         log.info("webhook %s", "registered" if changed else "already registered")
 
     app.dp.startup.register(register)
-    runner = web.AppRunner(web_app)
+    runner = webhook_runner(web_app)
     await runner.setup()
     site = web.TCPSite(runner, settings.web_server_host, settings.web_server_port)
     await site.start()

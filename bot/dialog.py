@@ -22,7 +22,8 @@ from bot import flow, keyboards, presenter
 from bot.context import Ctx
 from bot.db import repository
 from bot.dialog_state import DialogState, update
-from bot.hf_models import HF_MODELS, NOT_FOUND, UNAVAILABLE, UNSUPPORTED
+from bot.hf_models import ANSWERS as HF_ANSWERS
+from bot.hf_models import HF_MODELS
 from bot.pictures import PICTURES
 from bot.storage import must_commit
 from core.answer import Answer
@@ -36,8 +37,6 @@ from core.render import render_parse_error
 
 log = logging.getLogger(__name__)
 
-# What to say when a Hugging Face id could not be sized (bot.hf_models): bot.ftl keys.
-HF_ANSWERS = {NOT_FOUND: "hf-not-found", UNAVAILABLE: "hf-unavailable", UNSUPPORTED: "hf-unsupported"}
 MAX_QUESTION = 256  # Telegram's own limit for an inline query's text; a group question is cut there too
 # Every estimate of the dialog (plain, inverse questions, cost: `core.solve.run`) and its answer,
 # remembered: "📋 Details" and a follow-up size the last request again, a crowd asks alike.
@@ -273,7 +272,10 @@ async def ensure_models(
     for model in _models_of(request):
         looked_up = await _ensure(ctx, model)
         if looked_up in HF_ANSWERS:
-            text = ctx.tr(HF_ANSWERS[looked_up], model=escape(str(model)), seconds=round(LOOKUP_BUDGET_S))
+            details = HF_MODELS.why(model)  # a refused config: which key, what value, what is allowed
+            text = ctx.tr(
+                HF_ANSWERS[looked_up], model=escape(str(model)), seconds=round(LOOKUP_BUDGET_S), **details
+            )
             await show(ctx, Screen(text, keyboards.error_keyboard(ctx.tr)), query=query, message=message)
             return False
     return True

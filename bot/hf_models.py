@@ -7,16 +7,27 @@ with the update's transaction committed first so no lock waits on the network). 
 kept in memory too, for the estimates that follow (details, follow-ups, inline): they size it from
 `hub()`, a `core.hf.MemoryHub`, and never reach the network themselves.
 
-Offline, not found, or a config we do not read: the user gets one clear sentence in their language
-(`hf-*` in bot.ftl) at once, instead of a long wait and an English error. Set `HF_LOOKUP=0` to
-answer only from the catalogue (and the cache).
+Offline, not found, a config we do not read or one with values no model has (`core.hf_checks`:
+refused, never cached), or a name the Hub cannot have (`org/модель`): the user gets one clear
+sentence in their language (`ANSWERS`, `hf-*` in bot.ftl) at once, instead of a long wait and an
+English error. Set `HF_LOOKUP=0` to answer only from the catalogue (and the cache).
+
+A slow or hostile Hub cannot hold the bot: look-ups run in their own MAX_LOOKUPS threads (not the
+loop's default executor, which aiohttp's DNS look-ups and `/offers reload` need), each ends within
+its budget (`core.hf.HttpHub`), one more while all are busy is "try later" at once, and after
+BREAKER_FAILURES failures in a row the Hub is not asked for BREAKER_OPEN_S seconds (`Breaker`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+import time
 from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from html import escape
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -32,13 +43,29 @@ log = logging.getLogger(__name__)
 UNAVAILABLE = "unavailable"  # the Hub did not answer in time: not cached, asked again next time
 OFF = "off"  # HF_LOOKUP=0 and nothing cached
 KNOWN = "known"  # in the catalogue, or not a Hugging Face id at all: nothing to look up
+NOT_A_HUB_ID = "not_a_hub_id"  # `org/модель`: no repository can have that name; never sent
+REFUSED = "refused"  # prefix: "refused-range" etc., a config with values no model has (not cached)
 MEMORY_SIZE = 512  # models kept in memory (a config.json is a few KB)
-# The thread's own budget is LOOKUP_BUDGET_S; this bounds a request stuck past its socket timeouts.
+# The thread's own deadline is LOOKUP_BUDGET_S; this bounds a wait past it (a slow DNS answer).
 WAIT_SLACK_S = 0.5
+MAX_LOOKUPS = 4
+"""Look-ups running at once (threads of their own). A look-up ends within its budget, so four
+serve ~80 new models a minute; one more meanwhile is told "try again in a minute" at once."""
+BREAKER_FAILURES = 3  # look-ups in a row that failed (time-outs, 5xx) open the breaker...
+BREAKER_OPEN_S = 30.0  # ...for this long: answered "try later" at once, the Hub not asked
+# bot.ftl key of each answer that is not a model to size (dialog.ensure_models says it)
+ANSWERS = {
+    NOT_FOUND: "hf-not-found",
+    UNAVAILABLE: "hf-unavailable",
+    UNSUPPORTED: "hf-unsupported",
+    NOT_A_HUB_ID: "hf-not-a-hub-id",
+    **{f"{REFUSED}-{code}": f"hf-refused-{code}" for code in ("range", "inconsistent", "malformed")},
+}
 
 
-def fetch(repo_id: str, endpoint: str, budget_s: float) -> HubAnswer | None:
-    """In a worker thread: what the Hub says of `repo_id`; None when it did not answer in time."""
+def fetch(repo_id: str, endpoint: str, budget_s: float) -> HubAnswer | hf.ConfigRefused | None:
+    """In a worker thread: what the Hub says of `repo_id`; the refusal when its config holds values
+    no model has; None when it did not answer in time."""
     try:
         config, counts = hf.look_up(repo_id, hf.HttpHub(endpoint, budget_s))
     except UnknownModelError:
@@ -46,19 +73,73 @@ def fetch(repo_id: str, endpoint: str, budget_s: float) -> HubAnswer | None:
     except hf.HubUnavailable as e:
         log.info("Hugging Face look-up of %s failed: %s", repo_id, e.message)
         return None
+    except hf.ConfigRefused as e:
+        log.warning("Hugging Face config of %s refused: %s", repo_id, e.message)
+        return e
     except CoreError as e:
         log.info("Hugging Face config of %s is not one we read: %s", repo_id, e.message)
         return HubAnswer(repo_id, UNSUPPORTED)
     return HubAnswer(repo_id, FOUND, config, counts)
 
 
+def checked(answer: HubAnswer) -> hf.ConfigRefused | None:
+    """The refusal of a cached config the checks would refuse now; None when it passes."""
+    try:
+        hf.spec_from_config(answer.config or {}, answer.repo_id, answer.parameter_counts)
+    except hf.ConfigRefused as e:
+        return e
+    except CoreError as e:  # not one we read: refused as malformed rather than sized
+        log.warning("cached config of %s no longer read: %s", answer.repo_id, e.message)
+        return hf.ConfigRefused(answer.repo_id, "malformed", field="config.json")
+    return None
+
+
+class Breaker:
+    """A circuit breaker: open after `failures` failed look-ups in a row, for `open_s` seconds; then
+    one look-up is let through, and a failure opens it again at once."""
+
+    def __init__(
+        self,
+        failures: int = BREAKER_FAILURES,
+        open_s: float = BREAKER_OPEN_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.failures, self.open_s, self.clock = failures, open_s, clock
+        self._failed = 0
+        self._open_until = 0.0
+
+    def closed(self) -> bool:
+        return self.clock() >= self._open_until
+
+    def record(self, ok: bool) -> None:
+        if ok:
+            self._failed = 0
+            return
+        self._failed += 1
+        if self._failed >= self.failures:
+            self._open_until = self.clock() + self.open_s
+            log.warning("the Hub failed %d times in a row: not asked for %.0f s", self._failed, self.open_s)
+            self._failed = self.failures - 1  # once open, one more failure opens it again
+
+
 class HfModels:
     """The models read from the Hub, in memory (bounded), over the database cache."""
 
-    def __init__(self, budget_s: float = hf.LOOKUP_BUDGET_S) -> None:
+    def __init__(
+        self,
+        budget_s: float = hf.LOOKUP_BUDGET_S,
+        breaker: Breaker | None = None,
+        max_lookups: int = MAX_LOOKUPS,
+    ) -> None:
         self.budget_s = budget_s
+        self.breaker = breaker or Breaker()
+        self.max_lookups = max_lookups
+        self._executor = ThreadPoolExecutor(max_lookups, thread_name_prefix="hf-lookup")
+        self._running = 0  # threads still at work (one may outlive its wait by WAIT_SLACK_S)
+        self._lock = threading.Lock()
         self._found: OrderedDict[str, tuple[dict[str, Any], dict[str, int] | None]] = OrderedDict()
-        self._inflight: dict[str, asyncio.Future[HubAnswer | None]] = {}
+        self._refused: OrderedDict[str, dict[str, str]] = OrderedDict()
+        self._inflight: dict[str, asyncio.Future[HubAnswer | hf.ConfigRefused | None]] = {}
         self.fetches = 0  # look-ups that went to the network: for tests and logs
 
     def hub(self) -> hf.MemoryHub:
@@ -79,45 +160,85 @@ class HfModels:
         enabled: bool = True,
     ) -> str:
         """Make `model` sizeable if it is a Hugging Face id: KNOWN, FOUND, NOT_FOUND, UNSUPPORTED,
-        UNAVAILABLE or OFF."""
+        UNAVAILABLE, OFF, NOT_A_HUB_ID or "refused-<code>" (`why` gives the sentence's details)."""
         if not self.needs_lookup(model, catalog):
             return KNOWN
+        if not hf.is_hub_id(model.strip()):
+            return NOT_A_HUB_ID
         key = hf_cache.key_of(model)
         if key in self._found:
             self._found.move_to_end(key)
             return FOUND
         cached = await hf_cache.get(session, model)
+        if cached is not None and cached.status == FOUND:
+            refused = checked(cached)  # a row kept before the checks (`core.hf_checks`) existed
+            if refused is not None:
+                return self._refuse(key, refused)
         if cached is None:
             if not enabled:
                 return OFF
             if session.in_transaction():  # nothing of this update waits on the network
                 await session.commit()
-            cached = await self._fetch_once(key, model, endpoint, self.budget_s)
-            if cached is None:
+            fetched = await self._fetch_once(key, model, endpoint, self.budget_s)
+            if fetched is None:
                 return UNAVAILABLE
+            if isinstance(fetched, hf.ConfigRefused):
+                return self._refuse(key, fetched)
+            cached = fetched
             await hf_cache.put(session, cached)
         if cached.status == FOUND and cached.config is not None:
             self._remember(key, cached.config, cached.parameter_counts)
         return cached.status
 
-    async def _fetch_once(self, key: str, repo_id: str, endpoint: str, budget_s: float) -> HubAnswer | None:
-        """One network look-up per id at a time: users asking for it meanwhile wait for the same one."""
+    def _refuse(self, key: str, refused: hf.ConfigRefused) -> str:
+        self._refused[key] = {k: escape(v) for k, v in refused.details.items()}
+        while len(self._refused) > MEMORY_SIZE:
+            self._refused.popitem(last=False)
+        return f"{REFUSED}-{refused.code}"
+
+    def why(self, model: Any) -> dict[str, str]:
+        """The details of the last refusal of `model`'s config (key, value, bounds), HTML-escaped."""
+        return self._refused.get(hf_cache.key_of(model), {}) if isinstance(model, str) else {}
+
+    async def _fetch_once(
+        self, key: str, repo_id: str, endpoint: str, budget_s: float
+    ) -> HubAnswer | hf.ConfigRefused | None:
+        """One network look-up per id at a time: users asking for it meanwhile wait for the same one.
+        None at once while the breaker is open or MAX_LOOKUPS are running."""
         running = self._inflight.get(key)
         if running is not None:
             return await self._wait(running, repo_id, budget_s)
+        if not self.breaker.closed():
+            log.info("Hugging Face look-up of %s not tried: the Hub failed just before", repo_id)
+            return None
+        if self._running >= self.max_lookups:
+            log.warning("Hugging Face look-up of %s not tried: %d running", repo_id, self._running)
+            return None
         loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(None, fetch, repo_id, endpoint, budget_s)
+        with self._lock:
+            self._running += 1
+        future = loop.run_in_executor(self._executor, self._fetch, repo_id, endpoint, budget_s)
         self._inflight[key] = future
         self.fetches += 1
         try:
-            return await self._wait(future, repo_id, budget_s)
+            answer = await self._wait(future, repo_id, budget_s)
+            self.breaker.record(answer is not None)
+            return answer
         finally:
             self._inflight.pop(key, None)
 
+    def _fetch(self, repo_id: str, endpoint: str, budget_s: float) -> HubAnswer | hf.ConfigRefused | None:
+        """`fetch`, counted out when the thread is done (whatever became of the loop waiting)."""
+        try:
+            return fetch(repo_id, endpoint, budget_s)
+        finally:
+            with self._lock:
+                self._running -= 1
+
     @staticmethod
     async def _wait(
-        future: asyncio.Future[HubAnswer | None], repo_id: str, budget_s: float
-    ) -> HubAnswer | None:
+        future: asyncio.Future[HubAnswer | hf.ConfigRefused | None], repo_id: str, budget_s: float
+    ) -> HubAnswer | hf.ConfigRefused | None:
         try:
             return await asyncio.wait_for(asyncio.shield(future), budget_s + WAIT_SLACK_S)
         except TimeoutError:

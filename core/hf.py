@@ -7,11 +7,17 @@ as hf-mem does, not from a guess. The network is used only through a `Hub` (the 
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
 import math
 import re
+import socket
 import struct
+import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -20,6 +26,8 @@ from pydantic import ValidationError
 
 from core.contract import Assumption, Precision
 from core.errors import CoreError, UnknownModelError
+from core.hf_checks import ConfigRefused as ConfigRefused
+from core.hf_checks import check_config, check_counts, check_sizes, shown
 from core.notes import note
 from core.specs import ModelKind, ModelSpec, UnquantizedModules
 
@@ -94,12 +102,17 @@ def default_hub() -> Hub:
 
 HF_ENDPOINT = "https://huggingface.co"
 LOOKUP_BUDGET_S = 3.0
-"""The most one look-up may take, both requests together: a user waits for it. No retries (the
-`huggingface_hub` client's ETag timeout and back-off can keep a user waiting ~25 s offline)."""
+"""The most one look-up may take, both requests together, connecting and every read: a user waits
+for it. No retries (the `huggingface_hub` client's ETag timeout and back-off can keep a user waiting
+~25 s offline)."""
 # The Hub answers 401 for a repository that does not exist (or is private) and 403 for a gated one
 # without access; 404 for a missing file: for us, each means "cannot read this model's config".
 _NOT_FOUND_STATUSES = frozenset({401, 403, 404})
-_MAX_RESPONSE_BYTES = 5_000_000  # a config.json is a few KB; the model-info JSON tens of KB
+MAX_RESPONSE_BYTES = 1_000_000  # a config.json is a few KB, the model-info JSON tens of KB
+_READ_CHUNK = 65_536
+# The Hub's own rule for repository names (huggingface_hub `validate_repo_id`): ASCII letters,
+# digits, "-", "_", "." and at most 96 characters, for the owner and for the name.
+_HUB_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 
 
 class HubUnavailable(CoreError):
@@ -110,13 +123,78 @@ class HubUnavailable(CoreError):
         self.repo_id = repo_id
 
 
+class NotAHubId(UnknownModelError):
+    """A name shaped like `org/name` that the Hub cannot have (`org/модель`): never sent to it."""
+
+
+def is_hub_id(text: str) -> bool:
+    return bool(_HUB_ID_RE.match(text))
+
+
+class _Deadline:
+    """One look-up's deadline, kept by a timer that shuts down its connections when the time is up.
+
+    A socket timeout bounds each read, not the response: a server dripping a byte a second holds a
+    plain `urlopen` for as long as it likes. Shut down, a blocked read returns at once."""
+
+    def __init__(self, at: float) -> None:
+        self.at = at
+        self.expired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+
+    def remaining(self) -> float:
+        return self.at - time.monotonic()
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+            if self.expired:
+                _shut(sock)
+
+    def expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            for sock in self._sockets:
+                _shut(sock)
+
+    def opener(self) -> urllib.request.OpenerDirector:
+        """urllib's opener (redirects, proxies from the environment) whose connections are watched."""
+        deadline = self
+
+        def watched(base: type[http.client.HTTPConnection]) -> Any:
+            class Watched(base):  # type: ignore[valid-type, misc]
+                def connect(self) -> None:
+                    super().connect()
+                    deadline.watch(self.sock)
+
+            return Watched
+
+        class Http(urllib.request.HTTPHandler):
+            def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+                return self.do_open(watched(http.client.HTTPConnection), req)
+
+        class Https(urllib.request.HTTPSHandler):
+            def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+                return self.do_open(watched(http.client.HTTPSConnection), req, context=self._context)  # type: ignore[attr-defined]
+
+        return urllib.request.build_opener(Http, Https)
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # the plain socket's shutdown: an SSL socket's would unwrap
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
 class HttpHub:
-    """The Hub's public HTTP API, read with the standard library within one time budget.
+    """The Hub's public HTTP API, read with the standard library within one deadline.
 
     config.json from `{endpoint}/{repo}/resolve/main/config.json`; parameter counts per dtype from
     the model-info API `{endpoint}/api/models/{repo}?expand=safetensors` (`safetensors.parameters`,
-    what `huggingface_hub.HfApi.model_info(expand=["safetensors"])` reads). Blocking: the bot calls it
-    in a worker thread. `endpoint` points tests at a local fake Hub.
+    what `huggingface_hub.HfApi.model_info(expand=["safetensors"])` reads). Both requests, connecting
+    and every read, end within `budget_s` of the hub's creation (`_Deadline`); a body over
+    MAX_RESPONSE_BYTES is refused. Blocking: the bot calls it in a worker thread. `endpoint` points
+    tests at a local fake Hub.
     """
 
     def __init__(self, endpoint: str = HF_ENDPOINT, budget_s: float = LOOKUP_BUDGET_S) -> None:
@@ -134,32 +212,51 @@ class HttpHub:
             info = self._get_json(repo_id, f"{self.endpoint}/api/models/{repo_id}?expand=safetensors")
         except UnknownModelError:
             return None
-        params = (info.get("safetensors") or {}).get("parameters") if isinstance(info, dict) else None
-        if not isinstance(params, dict) or not params:
-            return None
-        return {str(dtype): int(n) for dtype, n in params.items()}
+        safetensors = info.get("safetensors") if isinstance(info, dict) else None
+        params = safetensors.get("parameters") if isinstance(safetensors, dict) else None
+        return check_counts(params, repo_id)
 
     def _get_json(self, repo_id: str, url: str) -> Any:
-        import urllib.error
-        import urllib.request
-
-        remaining = self.deadline - time.monotonic()
+        if not is_hub_id(repo_id):
+            raise NotAHubId(repo_id)
+        deadline = _Deadline(self.deadline)
+        remaining = deadline.remaining()
         if remaining <= 0:
             raise HubUnavailable(repo_id, "out of time")
-        request = urllib.request.Request(url, headers={"User-Agent": "gpufit", "Accept": "application/json"})
+        timer = threading.Timer(remaining, deadline.expire)
+        timer.daemon = True
+        timer.start()
         try:
-            with urllib.request.urlopen(request, timeout=remaining) as response:
-                body = response.read(_MAX_RESPONSE_BYTES)
+            body = self._read(deadline, repo_id, url, remaining)
+        finally:
+            timer.cancel()
+        try:
+            return json.loads(body)
+        except RecursionError as e:  # nested past the decoder's stack
+            raise ConfigRefused(repo_id, "malformed", field="config.json") from e
+        except ValueError as e:
+            raise HubUnavailable(repo_id, "not JSON") from e
+
+    @staticmethod
+    def _read(deadline: _Deadline, repo_id: str, url: str, timeout: float) -> bytes:
+        request = urllib.request.Request(url, headers={"User-Agent": "gpufit", "Accept": "application/json"})
+        body = bytearray()
+        try:
+            with deadline.opener().open(request, timeout=timeout) as response:
+                while chunk := response.read1(_READ_CHUNK):
+                    body += chunk
+                    if len(body) > MAX_RESPONSE_BYTES:
+                        raise ConfigRefused(repo_id, "malformed", field="config.json")
         except urllib.error.HTTPError as e:
             if e.code in _NOT_FOUND_STATUSES:
                 raise UnknownModelError(repo_id) from e
             raise HubUnavailable(repo_id, f"HTTP {e.code}") from e
-        except (urllib.error.URLError, TimeoutError, OSError) as e:
-            raise HubUnavailable(repo_id, str(getattr(e, "reason", e))) from e
-        try:
-            return json.loads(body)
-        except ValueError as e:
-            raise HubUnavailable(repo_id, "not JSON") from e
+        except (OSError, http.client.HTTPException) as e:  # URLError, timeouts, resets, bad headers
+            reason = "out of time" if deadline.expired else str(getattr(e, "reason", e)) or type(e).__name__
+            raise HubUnavailable(repo_id, reason) from e
+        if deadline.expired:  # cut short: what was read is not the whole body
+            raise HubUnavailable(repo_id, "out of time")
+        return bytes(body)
 
 
 class MemoryHub:
@@ -187,10 +284,17 @@ def look_up(repo_id: str, hub: Hub) -> tuple[dict[str, Any], dict[str, int] | No
     """config.json and parameter counts of `repo_id`, checked to size (`spec_from_config`).
 
     Raises `UnknownModelError` (no such model, or no access), `HubUnavailable` (try later), or a
-    `CoreError` when the config is not one this estimator reads (not a language model's)."""
+    `CoreError` when the config is not one this estimator reads (not a language model's), among them
+    `ConfigRefused` when it holds a value no model has."""
     config = hub.config(repo_id)
     counts = hub.parameter_counts(repo_id)
-    spec_from_config(config, repo_id, counts)
+    try:
+        spec_from_config(config, repo_id, counts)
+    except (ArithmeticError, LookupError, TypeError, ValueError, RecursionError) as e:
+        if isinstance(e, CoreError):
+            raise
+        reason = type(e).__name__
+        raise CoreError(f"{repo_id}: config.json could not be read ({reason})", field="model") from e
     return config, counts
 
 
@@ -253,10 +357,16 @@ def spec_from_config(
     config: Mapping[str, Any], hf_id: str, counts: Mapping[str, int] | None = None
 ) -> tuple[ModelSpec, list[Assumption]]:
     """A ModelSpec from a transformers config.json (llama, mistral, qwen2/3, gemma2/3, mixtral,
-    qwen3_moe, deepseek_v3, gpt_oss and look-alikes); `counts` from the safetensors headers."""
+    qwen3_moe, deepseek_v3, gpt_oss and look-alikes); `counts` from the safetensors headers.
+
+    Raises `ConfigRefused` for a value no model has (`core.hf_checks`), `CoreError` for a config
+    this estimator does not read."""
+    check_config(config, hf_id)
+    counts = check_counts(counts, hf_id)
     top = dict(config)
-    cfg = dict(top.get("text_config") or top)  # multimodal wrappers (gemma3) keep the LM inside
-    model_type = str(cfg.get("model_type") or top.get("model_type") or "unknown")
+    inner = top.get("text_config")
+    cfg = dict(inner if isinstance(inner, Mapping) and inner else top)  # multimodal wrappers (gemma3)
+    model_type = shown(cfg.get("model_type") or top.get("model_type") or "unknown")
     encoder_layers = None
     if "d_model" in cfg and "num_layers" in cfg:  # T5 family: other key names
         encoder_layers = int(cfg["num_layers"])
@@ -326,6 +436,7 @@ def spec_from_config(
         total = estimated
         packs = ", ".join(packed) if packed else "none"  # packed dtypes hide the parameter count
         assumptions.append(note("huggingface_params_from_config", params=total, packed=packs))
+    check_sizes(arch, total, estimated, bool(counts) and not packed, hf_id)
     active_params = None
     if arch.get("experts") and int(arch["experts"]) > 1:
         active_params = _active_params(cfg, arch, total)

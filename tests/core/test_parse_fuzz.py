@@ -2,13 +2,30 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.catalog import Catalog, default_catalog
 from core.contract import Precision, Request
 from core.errors import ParseError
-from core.parse import parse, parse_context, parse_count, parse_partial, parse_resolution, parse_size_b
+from core.parse import (
+    Comparison,
+    FollowUp,
+    Understood,
+    comparison,
+    comparison_follow_up,
+    follow_up,
+    parse,
+    parse_context,
+    parse_count,
+    parse_partial,
+    parse_resolution,
+    parse_size_b,
+    understand,
+    understand_message,
+)
 from core.specs import ModelKind
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -203,3 +220,52 @@ def test_catalogue_phrases_round_trip(
     request = parse(" ".join(parts[i] for i in order))
     assert (request.model, request.precision) == (model_id, PRECISION_WORDS[precision])
     assert (request.context_length, request.concurrency) == (k * 1024, users)
+
+
+# --- any message a user can send (Telegram: up to 4096 characters of any Unicode), after any answer --
+
+LONG = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+TELEGRAM_MAX_CHARS = 4096
+# Telegram text is UTF-8: every code point but the surrogates, whose categories hypothesis leaves out
+# of st.text by default; blacklisted nothing else (control characters, RTL marks, emoji, CJK).
+long_text = st.one_of(
+    st.text(min_size=200, max_size=TELEGRAM_MAX_CHARS),
+    st.lists(st.one_of(st.sampled_from(WORDS), st.text(max_size=8)), min_size=50, max_size=800)
+    .map(" ".join)
+    .map(lambda text: text[:TELEGRAM_MAX_CHARS]),
+)
+PREVIOUS = [
+    None,
+    parse("llama 3.1 8b int4 32k 4 пользователя"),
+    parse("дообучение qwen 2.5 7b lora"),
+    parse("sdxl 1024x1024"),
+]
+
+
+def _understood_or_error(text: str, previous: Request | None) -> object:
+    try:
+        return understand_message(text, previous)
+    except ParseError as e:
+        return e
+
+
+@LONG
+@given(long_text, st.sampled_from(PREVIOUS))
+def test_any_long_message_after_any_answer_is_understood_or_a_parse_error(
+    text: str, previous: Request | None
+) -> None:
+    outcome = _understood_or_error(text, previous)
+    assert isinstance(outcome, Comparison | FollowUp | Understood | ParseError)
+
+
+@FUZZ
+@given(any_text, st.sampled_from(PREVIOUS[1:]))
+def test_follow_ups_and_comparisons_never_raise_anything_else(text: str, previous: Request) -> None:
+    for read_it in (
+        lambda: follow_up(text, previous),
+        lambda: comparison(text),
+        lambda: comparison_follow_up(text, previous),
+        lambda: understand(text),
+    ):
+        with contextlib.suppress(ParseError):
+            read_it()
