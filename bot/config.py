@@ -9,7 +9,6 @@ the token, webhook mode, the offers file) and what needs the network right after
 from __future__ import annotations
 
 import asyncio
-import math
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -222,24 +221,18 @@ def check_command(settings: Settings, command: str) -> None:
 
 
 def check_offers_file(path: Path) -> None:
-    """The offers file loads (every row valid), every price is a positive finite number and every
-    URL names a host. Raises ConfigError naming OFFERS_FILE and the row."""
+    """The offers file loads: UTF-8 TOML, every row within the bounds `core.specs.RentalOffer` states
+    (a price positive and below a ceiling, a URL naming a host, a known GPU, no id twice). Raises
+    ConfigError naming OFFERS_FILE, the row and the field."""
     from core.catalog import load_catalog
     from core.errors import CatalogError
 
     try:
-        catalog = load_catalog(offers_file=path)
+        load_catalog(offers_file=path)
     except CatalogError as e:
         raise problem("OFFERS_FILE", e.message) from None
     except OSError as e:
         raise problem("OFFERS_FILE", f"{path}: cannot be read: {e.strerror or e}") from None
-    for index, offer in enumerate(catalog.offers, start=1):
-        where = f"{path}: [[offer]] row {index} (id={offer.id!r})"
-        price = offer.price_per_hour
-        if price is not None and not (math.isfinite(price) and price > 0):
-            raise problem("OFFERS_FILE", f"{where}: price_per_hour must be a positive finite number")
-        if error := _url_problem(offer.url, ("https", "http")):
-            raise problem("OFFERS_FILE", f"{where}: url {error}")
 
 
 async def check_services(settings: Settings, command: str, timeout: float = SERVICE_TIMEOUT_S) -> None:

@@ -228,14 +228,21 @@ def offers_text(ctx: Ctx, catalog: Catalog) -> str:
 
 
 def load_offers(path: Path) -> Catalog:
-    """The catalogue with the offers of ``path``, checked as at start (every row valid, prices positive
-    finite numbers, URLs with a host); ConfigError naming the file and the row otherwise."""
+    """The catalogue with the offers of ``path``, checked as at start (every value within the bounds
+    of `core.specs.RentalOffer`); ConfigError naming the file, the row and the field otherwise."""
     check_offers_file(path)
     return load_catalog(offers_file=path)
 
 
 def _problem(error: ConfigError) -> str:
-    return str(error).removeprefix("Invalid configuration: ").removeprefix("OFFERS_FILE: ")
+    """What is wrong, as HTML of at most MAX_ERROR characters (a Fluent placeable's limit): escaping
+    lengthens a text, so it is cut before escaping, as far as the escaped text needs."""
+    raw = str(error).removeprefix("Invalid configuration: ").removeprefix("OFFERS_FILE: ")
+    shown = escape(raw)
+    while len(shown) > MAX_ERROR:
+        raw = raw[: len(raw) * MAX_ERROR // len(shown) - 1]
+        shown = escape(raw) + "…"
+    return shown
 
 
 async def cmd_offers(message: Message, ctx: Ctx, command: CommandObject, dispatcher: Dispatcher) -> None:
@@ -253,7 +260,7 @@ async def cmd_offers(message: Message, ctx: Ctx, command: CommandObject, dispatc
     try:
         catalog = await asyncio.to_thread(load_offers, path)
     except ConfigError as e:
-        await message.answer(ctx.tr("admin-offers-bad", error=escape(_problem(e)[:MAX_ERROR])))
+        await message.answer(ctx.tr("admin-offers-bad", error=_problem(e)))
         return
     # The next updates are answered from it (LiveCatalog); this one's answer shows it.
     dispatcher["catalog"] = catalog

@@ -201,9 +201,12 @@ def assert_refused(done: subprocess.CompletedProcess[str], variable: str) -> str
     return lines[0]
 
 
-def offers_file(tmp_path: Path, body: str) -> str:
+def offers_file(tmp_path: Path, body: str | bytes) -> str:
     path = tmp_path / "offers.toml"
-    path.write_text(body)
+    if isinstance(body, bytes):
+        path.write_bytes(body)
+    else:
+        path.write_text(body)
     return str(path)
 
 
@@ -248,14 +251,17 @@ def test_bad_setting_stops_the_start_with_one_line(tmp_path: Path, variable: str
         ("[[offer]\nid = ", "not valid TOML"),
         (OFFER + 'price_per_hour = 0\nurl = "https://example.com/x1"\n', "price_per_hour"),
         (OFFER + 'price_per_hour = -5\nurl = "https://example.com/x1"\n', "price_per_hour"),
-        (OFFER + 'price_per_hour = inf\nurl = "https://example.com/x1"\n', "positive finite"),
+        (OFFER + 'price_per_hour = inf\nurl = "https://example.com/x1"\n', "price_per_hour: Input"),
         (OFFER + 'price_per_hour = nan\nurl = "https://example.com/x1"\n', "price_per_hour"),
+        (OFFER + 'price_per_hour = 1e300\nurl = "https://example.com/x1"\n', "(id='x1'): price_per_hour"),
         (OFFER + 'price_per_hour = 149\nurl = "example.com/x1"\n', "url"),
         (OFFER + 'price_per_hour = 149\nurl = "https://"\n', "host"),
+        (OFFER + 'price_per_hour = 149\nurl = "https://example.com/x 1"\n', "row 1 (id='x1'): url: "),
+        ((OFFER + 'note = "от 149 руб"\n').encode("cp1251"), "not UTF-8 text"),
     ],
 )
 def test_bad_offers_file_stops_the_start_with_one_line(
-    tmp_path: Path, body: str | None, expected: str
+    tmp_path: Path, body: str | bytes | None, expected: str
 ) -> None:
     path = offers_file(tmp_path, body) if body is not None else str(tmp_path / "missing.toml")
     done = start_bot(tmp_path, BOT_TOKEN=GOOD_TOKEN, OFFERS_FILE=path)

@@ -365,6 +365,40 @@ async def test_offers_reload_validates_before_it_replaces(admin_harness: Harness
     assert_no_failed_calls(h.sandbox)
 
 
+@pytest.mark.parametrize(
+    ("value", "absurd", "says"),
+    [
+        ("price_per_hour = 149", "price_per_hour = 1e300", "row 1 (id='rtx4090-48gb-x1'): price_per_hour: "),
+        ("gpu-rent/rtx4090-48gb-x2", "gpu rent", "row 2 (id='rtx4090-48gb-x2'): url: "),
+        ('"a100-80gb"\ncount = 1', '"a100-80gb"\ncount = 0', "row 4 (id='a100-80gb-x1'): count: "),
+        (None, None, "not UTF-8 text"),
+    ],
+)
+async def test_offers_reload_refuses_an_absurd_value_and_keeps_answering(
+    admin_harness: Harness, value: str | None, absurd: str | None, says: str
+) -> None:
+    """Issue 19, item 4: `price_per_hour = 1e300` was reloaded ("✅") and then broke every answer."""
+    h = admin_harness
+    offers = h.settings.offers_file
+    assert offers is not None
+    admin = admin_of(h)
+    asker = h.user(language_code="en")
+    (before,) = await asker.send(QUESTION)
+    good = offers.read_text(encoding="utf-8")
+    if value is None or absurd is None:  # a comment added by an editor saving in cp1251
+        offers.write_bytes("# Предложения\n".encode("cp1251") + good.encode("utf-8"))
+    else:
+        assert value in good
+        offers.write_text(good.replace(value, absurd, 1), encoding="utf-8")
+    (reply,) = await admin.send("/offers reload")
+    assert reply.text is not None
+    assert reply.text.startswith(text("admin-offers-bad", "en", error="").splitlines()[0])
+    assert says in reply.text and str(offers) in reply.text
+    (same,) = await asker.send(QUESTION)
+    assert headline(same) == headline(before)  # the offers in force stay, and answers go on
+    assert_no_failed_calls(h.sandbox)
+
+
 async def test_offers_reload_without_offers_file(harness: Harness) -> None:
     harness.settings = harness.settings.model_copy(update={"admin_ids": frozenset({ADMIN_ID})})
     await harness.restart()
