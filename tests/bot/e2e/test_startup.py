@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import shutil
 import signal
+import sys
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -19,14 +21,15 @@ from bot.app import GC_THRESHOLDS, commands_marker
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.middleware import PROCESSED_UPDATES_KEPT
 from bot.db.models import ProcessedUpdate, utc_now
-from tests.bot.e2e.conftest import REPLY_TIMEOUT_S, Harness
-from tests.bot.e2e.test_delivery import start_bot
+from tests.bot.e2e.conftest import REPLY_TIMEOUT_S, Harness, url_of
+from tests.bot.e2e.test_delivery import PROCESS_TIMEOUT_S, ROOT, start_bot
 from tgsandbox import Sandbox
 
 ADMIN_ID = 900
 NOT_AT_START = ("alembic", "matplotlib", "redis", "aiohttp.web")
 """Packages a polling start must not import: migrations (none due), pictures (drawn later, in a
 worker), Redis (REDIS_URL unset), the webhook server."""
+STARTUP_VARIABLES = {"REDIS_URL", "WEBHOOK_URL", "WEBHOOK_SECRET", "OFFERS_FILE", "BOT_TOKEN", "DATABASE_URL"}
 
 
 def set_my_commands_calls(h: Harness) -> int:
@@ -127,3 +130,48 @@ async def test_the_collector_runs_with_the_bots_thresholds_once_started(harness:
     assert gc.isenabled()
     assert gc.get_threshold() == GC_THRESHOLDS
     assert gc.get_freeze_count() > 0
+
+
+async def test_telegram_failing_at_start_is_waited_for_then_the_bot_polls(
+    tmp_path: Path, template_db: Path
+) -> None:
+    """Issue 19, item 7: Telegram answering 5xx at start stopped the bot with a traceback; now each
+    attempt is one log line and the bot polls once Telegram answers."""
+    db_path = tmp_path / "bot.sqlite3"
+    shutil.copy(template_db, db_path)
+    async with Sandbox() as sandbox:
+        outage = sandbox.fail(502, "Bad Gateway", methods=["getMe"], times=2)
+        bot = await start_bot(sandbox, db_path, cwd=tmp_path)  # returns once it polls
+        assert outage.hits == 2
+        bot.proc.send_signal(signal.SIGTERM)
+        assert await bot.exit_code() == 0, bot.tail()
+    retries = [line for line in bot.lines if "retrying in" in line]
+    assert len(retries) == 2, bot.tail()
+    assert "does not answer (TelegramServerError: " in retries[0]
+    assert "retrying in 1 s (attempt 1)" in retries[0]
+    assert "retrying in 2 s (attempt 2)" in retries[1]
+    assert bot.logged("answers (attempt 3)")
+    assert not bot.logged("Traceback")
+
+
+async def test_a_token_telegram_refuses_stops_the_start_with_one_line(tmp_path: Path) -> None:
+    """A revoked token (Telegram answers getMe 401): exit status 2, one line naming BOT_TOKEN, before
+    the database is touched."""
+    db_path = tmp_path / "bot.sqlite3"
+    async with Sandbox() as sandbox:
+        env = {key: value for key, value in os.environ.items() if key not in STARTUP_VARIABLES}
+        revoked = "7012345678:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0"
+        env.update(
+            BOT_TOKEN=revoked, TELEGRAM_API_URL=sandbox.base_url, DATABASE_URL=url_of(db_path),
+            PYTHONPATH=str(ROOT),
+        )  # fmt: skip
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot", cwd=tmp_path, env=env,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        _, stderr = await asyncio.wait_for(proc.communicate(), PROCESS_TIMEOUT_S)
+    lines = stderr.decode().strip().splitlines()
+    assert proc.returncode == 2, lines
+    assert len(lines) == 1 and "BOT_TOKEN: Telegram refuses this token" in lines[0]
+    assert revoked not in lines[0]
+    assert not db_path.exists()
