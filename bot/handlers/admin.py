@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
-import re
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime
 from html import escape
@@ -46,10 +45,10 @@ MAX_OFFERS = 40
 MAX_ERROR = 1000
 CSV_DELIMITER = ";"
 """Excel with a Russian (or any comma-decimal) locale splits CSV columns on ';' only."""
-# A text cell starting with one of these is a formula to Excel (CSV injection): written with a leading
-# apostrophe. Phone numbers ("+7 999 …") and negative numbers are left as they are.
+# A text cell starting with one of these is a formula to Excel (CSV injection, OWASP's rule): written
+# with a leading apostrophe, whatever follows ("-1-1" is −2 to Excel, "+7 999 …" a sum). Only numbers
+# we write (int and float values: counts, prices, ids) are left as they are.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_NUMBER_LIKE = re.compile(r"^[+-]?[\d\s().-]+$")
 
 
 class IsAdmin(Filter):
@@ -145,7 +144,7 @@ def _cell(value: Any) -> Any:
         return int(value)
     if isinstance(value, datetime):
         return value.strftime("%Y-%m-%d %H:%M:%S")  # UTC (the database keeps UTC)
-    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _NUMBER_LIKE.match(value):
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
         return "'" + value
     return value
 

@@ -281,7 +281,7 @@ async def test_export_sends_three_csv_documents_column_by_column(admin_harness: 
         "created_at": when(db_lead.created_at),
         "source": "habr",
         "contact_kind": "phone",
-        "contact": "+7 999 123-45-67",
+        "contact": "'+7 999 123-45-67",  # a sum to Excel (OWASP: quote every cell starting with +)
         "comment": '\'=HYPERLINK("x"); «срочно», много\nстрок',  # not a formula to Excel
         "dialog_id": str(dialog.id),
         "task": "inference",
