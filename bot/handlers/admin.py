@@ -28,6 +28,7 @@ from aiogram.enums import ChatType
 from aiogram.filters import Command, CommandObject, Filter
 from aiogram.types import BufferedInputFile, Message, TelegramObject
 
+from bot import dialog
 from bot.config import ConfigError, Settings, check_offers_file
 from bot.context import Ctx
 from bot.db import stats
@@ -128,10 +129,22 @@ def render_funnel(ctx: Ctx, period: str, funnel: stats.Funnel) -> str:
     return "\n".join(parts)
 
 
+def pictures_line(ctx: Ctx) -> str:
+    """How the answer pictures fared in this process: sent, skipped under load (by design: the
+    renderer takes a few at a time), failed. The dialogs' renderer: `bot.dialog.PICTURES`."""
+    pictures = dialog.PICTURES
+    return ctx.tr(
+        "admin-stats-pictures", sent=pictures.sent, skipped=pictures.skipped, failed=pictures.failed
+    )
+
+
 async def cmd_stats(message: Message, ctx: Ctx) -> None:
     report = await stats.report(ctx.db)
-    for period, funnel in report.items():
-        await message.answer(render_funnel(ctx, period, funnel))
+    texts = [render_funnel(ctx, period, funnel) for period, funnel in report.items()]
+    if ctx.settings.answer_pictures:
+        texts[-1] += "\n\n" + pictures_line(ctx)
+    for text in texts:
+        await message.answer(text)
 
 
 # --------------------------------------------------------------------------------------- /export

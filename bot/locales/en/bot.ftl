@@ -215,3 +215,6 @@ admin-offers-bad = ❌ Not reloaded, the offers in force stay:
     <code>{ $error }</code>
 admin-offers-reloaded = ✅ Reloaded { $file }.
 admin-offers-usage = <code>/offers</code> lists the offers in force, <code>/offers reload</code> re-reads OFFERS_FILE.
+
+## slice "offers" (issue 19, item 9): the answer pictures in /stats
+admin-stats-pictures = <b>Answer pictures</b> since this bot process started: sent <b>{ $sent }</b> · skipped under load <b>{ $skipped }</b> · failed { $failed }

@@ -218,3 +218,6 @@ admin-offers-bad = ❌ Не перечитано, действуют прежн�
     <code>{ $error }</code>
 admin-offers-reloaded = ✅ Перечитан { $file }.
 admin-offers-usage = <code>/offers</code> — действующие предложения, <code>/offers reload</code> — перечитать OFFERS_FILE.
+
+## slice "offers" (issue 19, item 9): the answer pictures in /stats
+admin-stats-pictures = <b>Картинки к ответам</b> с запуска этого процесса бота: отправлено <b>{ $sent }</b> · пропущено под нагрузкой <b>{ $skipped }</b> · не удалось { $failed }

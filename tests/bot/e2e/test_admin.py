@@ -6,11 +6,13 @@ from __future__ import annotations
 import csv
 import io
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import select
 
+from bot import dialog, pictures
 from bot.db import stats
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.models import (
@@ -31,6 +33,7 @@ from tests.bot.e2e.conftest import (
     ADMIN_ID,
     Harness,
     assert_no_failed_calls,
+    running_bot,
     text,
 )
 from tgsandbox import SandboxUser
@@ -175,6 +178,30 @@ async def test_stats_counts_three_link_sources_as_the_rows_say(admin_harness: Ha
         line_with([ever], "Users:") == text("admin-stats-total", "en", **{**total, "users": 7}).split("\n")[0]
     )
     assert_no_failed_calls(h.sandbox)
+
+
+async def test_stats_shows_the_pictures_skipped_under_load(
+    tmp_path: Path, template_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 19, item 9: under load most pictures were skipped (by design) and nothing said so; /stats
+    now counts them (this process, since its start)."""
+    monkeypatch.setattr(dialog, "PICTURES", pictures.Pictures(max_pending=0))  # always busy: skips
+    async with running_bot(
+        tmp_path, template_db, admin_ids=frozenset({ADMIN_ID}), answer_pictures=True
+    ) as h:
+        asker = h.user(language_code="en")
+        for question in (QUESTION, "qwen 2.5 7b fp16"):
+            (answer,) = await asker.send(question)  # the text answer, no picture after it
+            assert not answer.has_photo
+        replies = await admin_of(h).send("/stats")
+    await dialog.PICTURES.close()
+    assert len(replies) == 3
+    assert (replies[2].text or "").splitlines()[-1] == text(
+        "admin-stats-pictures", "en", sent=0, skipped=2, failed=0
+    )
+    assert text("admin-stats-pictures", "en", sent=0, skipped=2, failed=0).split(":")[0] not in (
+        replies[0].text or ""
+    )  # one line, in the last message
 
 
 def document(h: Harness, name: str) -> bytes:
