@@ -15,7 +15,9 @@ from urllib.parse import urlsplit
 from aiogram import Bot
 from aiogram.exceptions import (
     ClientDecodeError,
+    TelegramAPIError,
     TelegramNetworkError,
+    TelegramRetryAfter,
     TelegramServerError,
     TelegramUnauthorizedError,
 )
@@ -35,7 +37,7 @@ RETRIED = (TelegramNetworkError, TelegramServerError, ClientDecodeError)
 async def wait_for_telegram(bot: Bot, api_url: str, first_retry_s: float = FIRST_RETRY_S) -> bool:
     """Call getMe until Telegram at ``api_url`` answers (its answer is kept: ``bot.me()``); True then.
     False if SIGTERM came while waiting (the caller stops cleanly). Raises ConfigError when Telegram
-    refuses the token."""
+    refuses the token (BOT_TOKEN) or getMe itself (TELEGRAM_API_URL: no Bot API there)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     handled = False
@@ -52,13 +54,23 @@ async def wait_for_telegram(bot: Bot, api_url: str, first_retry_s: float = FIRST
                 return True
             except TelegramUnauthorizedError:
                 raise problem("BOT_TOKEN", "Telegram refuses this token (revoked? ask @BotFather)") from None
+            except TelegramRetryAfter as e:  # flood control: wait as long as told, at least
+                wait = max(delay, float(e.retry_after))
+                log.warning(
+                    "Telegram at %s asks to wait %d s; retrying in %g s (attempt %d)",
+                    _host(api_url), e.retry_after, wait, attempt,
+                )  # fmt: skip
             except RETRIED as e:
+                wait = delay
                 log.warning(
                     "Telegram at %s does not answer (%s); retrying in %g s (attempt %d)",
-                    _host(api_url), _reason(e), delay, attempt,
+                    _host(api_url), _reason(e), wait, attempt,
                 )  # fmt: skip
+            except TelegramAPIError as e:  # any other refusal of getMe (404: not a Bot API server)
+                refusal = f"{_host(api_url)} refuses getMe ({_reason(e)}): not a Bot API server?"
+                raise problem("TELEGRAM_API_URL", refusal) from None
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), delay)
+                await asyncio.wait_for(stop.wait(), wait)
             if stop.is_set():
                 log.info("stopped while waiting for Telegram")
                 return False
@@ -69,7 +81,9 @@ async def wait_for_telegram(bot: Bot, api_url: str, first_retry_s: float = FIRST
 
 
 def _host(url: str) -> str:
-    return urlsplit(url).netloc or url
+    """host:port of the Bot API's URL (never credentials)."""
+    parts = urlsplit(url)
+    return f"{parts.hostname}:{parts.port}" if parts.port else parts.hostname or "?"
 
 
 def _reason(error: Exception) -> str:
