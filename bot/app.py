@@ -51,6 +51,7 @@ from bot.db.middleware import CommitBeforeTelegramCall, DbSessionMiddleware, for
 from bot.handlers import admin, routers
 from bot.handlers.commands import set_commands
 from bot.i18n import build_i18n
+from bot.startup import wait_for_telegram
 from bot.storage import DeferredStateMiddleware, SqlAlchemyStorage, build_storage
 from bot.typing_action import TYPING_AFTER_S, StopTypingOnAnswer, start_typing
 from core.catalog import Catalog, default_catalog, load_catalog
@@ -394,8 +395,22 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
     return App(bot=bot, dp=dp, engine=engine, settings=settings, i18n=i18n)
 
 
+async def reach_telegram(settings: Settings) -> Bot | None:
+    """The Bot, once Telegram answers (waited for, `bot.startup`); None: SIGTERM came first."""
+    bot = build_bot(settings)
+    reached = False
+    try:
+        reached = await wait_for_telegram(bot, settings.telegram_api_url)
+        return bot if reached else None
+    finally:
+        if not reached:
+            await bot.session.close()
+
+
 async def run_polling(settings: Settings) -> None:
-    app = await create_app(settings)
+    if (bot := await reach_telegram(settings)) is None:
+        return
+    app = await create_app(settings, bot=bot)
     try:
         await app.bot.delete_webhook(drop_pending_updates=False)
         await app.dp.start_polling(app.bot, allowed_updates=app.dp.resolve_used_update_types())
@@ -564,7 +579,9 @@ async def run_webhook(settings: Settings) -> None:
 
     if not settings.webhook_url:
         raise SystemExit("WEBHOOK_URL is not set")
-    app = await create_app(settings)
+    if (bot := await reach_telegram(settings)) is None:
+        return
+    app = await create_app(settings, bot=bot)
     secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else None
     # Serve where Telegram will call: the path of WEBHOOK_URL (a reverse proxy forwards it as is).
     web_app = build_webhook_app(app, secret=secret, path=urlsplit(settings.webhook_url).path or WEBHOOK_PATH)

@@ -9,8 +9,12 @@ the token, webhook mode, the offers file) and what needs the network right after
 from __future__ import annotations
 
 import asyncio
-import math
+import contextlib
 import re
+import socket
+import sqlite3
+import tempfile
+from errno import EADDRNOTAVAIL
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -28,6 +32,8 @@ TOKEN_FORMAT = re.compile(r"^\d{1,20}:[A-Za-z0-9_-]{20,100}$")
 # Telegram's rule for X-Telegram-Bot-Api-Secret-Token.
 WEBHOOK_SECRET_FORMAT = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 SERVICE_TIMEOUT_S = 3.0
+MAX_PORT = 65535
+REDIS_DB_PATH = re.compile(r"(/\d{0,5})?/?")  # redis://host:port, …/ or …/<db number>
 # Commands that talk to Telegram with the real token, and those that run the bot at all.
 TELEGRAM_COMMANDS = ("run", "webhook")
 BOT_COMMANDS = ("run", "webhook", "sandbox")
@@ -153,14 +159,29 @@ class Settings(BaseSettings):
             raise ValueError("needs SALES_CHAT_ID (the forum group the topic is in)")
         return value
 
+    @field_validator("web_server_port")
+    @classmethod
+    def _web_server_port(cls, value: int) -> int:
+        if not 1 <= value <= MAX_PORT:
+            raise ValueError(f"must be a TCP port, 1 to {MAX_PORT}")
+        return value
+
     @field_validator("redis_url")
     @classmethod
     def _redis_url(cls, value: str | None) -> str | None:
         if value is None:
             return value
+        usage = "must be a redis://host:port/db URL (or rediss://, unix://)"
         parts = urlsplit(value)
         if parts.scheme not in REDIS_SCHEMES or not (parts.netloc or parts.path):
-            raise ValueError("must be a redis://host:port/db URL (or rediss://, unix://)")
+            raise ValueError(usage)
+        try:
+            parts.port  # noqa: B018 - raises on a port that is not a number in 0..65535
+        except ValueError:
+            raise ValueError(f"{usage}; the port is not a number from 1 to {MAX_PORT}") from None
+        # redis-py reads the database number from the path and silently takes 0 for anything else.
+        if parts.scheme != "unix" and not REDIS_DB_PATH.fullmatch(parts.path):
+            raise ValueError(f"{usage}; the database after the port is a number, e.g. /0")
         return value
 
     @field_validator("database_url")
@@ -176,6 +197,8 @@ class Settings(BaseSettings):
             raise ValueError(f"not a database URL; expected {supported}…") from None
         if ASYNC_DATABASES.get(url.get_backend_name()) != url.get_driver_name():
             raise ValueError(f"unsupported database driver {url.drivername!r}; expected {supported}…")
+        if url.port is not None and not 1 <= url.port <= MAX_PORT:
+            raise ValueError(f"the port {url.port} is not a TCP port (1 to {MAX_PORT})")
         return value
 
     @field_validator("webhook_secret")
@@ -222,32 +245,32 @@ def check_command(settings: Settings, command: str) -> None:
 
 
 def check_offers_file(path: Path) -> None:
-    """The offers file loads (every row valid), every price is a positive finite number and every
-    URL names a host. Raises ConfigError naming OFFERS_FILE and the row."""
+    """The offers file loads: UTF-8 TOML, every row within the bounds `core.specs.RentalOffer` states
+    (a price positive and below a ceiling, a URL naming a host, a known GPU, no id twice). Raises
+    ConfigError naming OFFERS_FILE, the row and the field."""
     from core.catalog import load_catalog
     from core.errors import CatalogError
 
     try:
-        catalog = load_catalog(offers_file=path)
+        load_catalog(offers_file=path)
     except CatalogError as e:
         raise problem("OFFERS_FILE", e.message) from None
     except OSError as e:
         raise problem("OFFERS_FILE", f"{path}: cannot be read: {e.strerror or e}") from None
-    for index, offer in enumerate(catalog.offers, start=1):
-        where = f"{path}: [[offer]] row {index} (id={offer.id!r})"
-        price = offer.price_per_hour
-        if price is not None and not (math.isfinite(price) and price > 0):
-            raise problem("OFFERS_FILE", f"{where}: price_per_hour must be a positive finite number")
-        if error := _url_problem(offer.url, ("https", "http")):
-            raise problem("OFFERS_FILE", f"{where}: url {error}")
 
 
 async def check_services(settings: Settings, command: str, timeout: float = SERVICE_TIMEOUT_S) -> None:
-    """Redis (for the bot commands) and a server database answer within `timeout`; else ConfigError."""
+    """Redis (for the bot commands) and a server database answer within `timeout`, an SQLite database
+    can be opened or created, the webhook server can listen where told; else ConfigError. (Telegram
+    not answering yet is waited for: `bot.startup`.)"""
     if settings.redis_url and command in BOT_COMMANDS:
         await _ping_redis(settings.redis_url, timeout)
     if command in (*TELEGRAM_COMMANDS, "migrate", "stats"):
         await _connect_database(settings.database_url, timeout)
+    if command in (*BOT_COMMANDS, "migrate"):
+        _check_sqlite_file(settings.database_url)
+    if command == "webhook":
+        await _check_listen(settings.web_server_host, settings.web_server_port)
 
 
 def _where(url: str) -> str:
@@ -289,5 +312,43 @@ async def _connect_database(url: str, timeout: float) -> None:
         cause = getattr(e, "orig", None) or e
         detail = str(cause).splitlines()[0] if str(cause) else type(cause).__name__
         raise problem("DATABASE_URL", f"database at {_where(url)} does not answer ({detail})") from None
+    except Exception as e:  # asyncpg's own: no such database, role or password; a bad URL parameter
+        detail = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise problem("DATABASE_URL", f"database at {_where(url)} refuses to connect ({detail})") from None
     finally:
         await engine.dispose()
+
+
+def _check_sqlite_file(url: str) -> None:
+    """An SQLite database file opens as one, or can be created (its directory is writable)."""
+    from bot.db.engine import sqlite_file
+
+    path = sqlite_file(url)
+    if path is None:
+        return
+    if path.exists():
+        try:
+            with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True)) as db:
+                db.execute("PRAGMA schema_version").fetchone()
+        except sqlite3.Error as e:
+            raise problem("DATABASE_URL", f"{path}: cannot be opened as an SQLite database ({e})") from None
+        return
+    directory = next(p for p in path.absolute().parents if p.exists())  # the first one there
+    try:  # a file made and removed at once: the permissions (root passes os.access) and the file system
+        tempfile.TemporaryFile(dir=directory).close()
+    except OSError as e:
+        raise problem("DATABASE_URL", f"cannot create {path}: {directory}: {e.strerror or e}") from None
+
+
+async def _check_listen(host: str, port: int) -> None:
+    """The webhook server can listen at host:port (the address exists here and the port is free)."""
+    loop = asyncio.get_running_loop()
+    try:
+        server = await loop.create_server(asyncio.Protocol, host, port, reuse_address=True)
+    except OSError as e:
+        # No such address here (or no such name): the host; in use or not allowed: the port.
+        host_at_fault = isinstance(e, socket.gaierror) or e.errno == EADDRNOTAVAIL
+        at_fault = "WEB_SERVER_HOST" if host_at_fault else "WEB_SERVER_PORT"
+        raise problem(at_fault, f"cannot listen on {host}:{port} ({e.strerror or e})") from None
+    server.close()
+    await server.wait_closed()

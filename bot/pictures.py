@@ -16,6 +16,8 @@
   skipped), and is stopped by `close` (the bot's shutdown handler).
 - **Bounded.** At most `MAX_PENDING` different pictures are being drawn or wait for the worker; past
   that a new one is skipped (the text has gone already), so a burst cannot queue work without bound.
+  Skips are counted (`sent`, `skipped`, `failed`: the admins' `/stats` shows them) and logged as one
+  summary line per `SKIP_SUMMARY_S` in which any happened, not one line each.
   A request for a picture being drawn waits for that render instead of drawing it again (many users
   asking the same question at once cost one render), and gets what it gets: no picture when that
   render failed or ran past `RENDER_TIMEOUT_S`.
@@ -61,6 +63,7 @@ SHARED_UPLOAD_WAIT_S = 3.0  # waiting for another chat's upload of the same pict
 WORKER_START_TIMEOUT_S = 20.0  # its start took 0.5-0.9 s idle, 3-5 s on a loaded 2-core host
 STOP_GRACE_S = 2.0  # at shutdown, a worker still drawing after this is killed (nobody awaits it)
 CACHE_SIZE = 128  # pictures kept (~100 KB each)
+SKIP_SUMMARY_S = 60.0  # skips are logged as one line per this many seconds (a burst skips ~100)
 MAX_CAPTION = 1024  # Telegram's caption limit, in UTF-16 code units after entity parsing
 
 T = TypeVar("T")
@@ -226,13 +229,22 @@ class Pictures:
         render: Render = picture_worker.render,
         timeout_s: float = RENDER_TIMEOUT_S,
         cache_size: int = CACHE_SIZE,
+        skip_summary_s: float = SKIP_SUMMARY_S,
     ) -> None:
         picture_worker.reference(render)  # a function the worker can import, or ValueError now
         self.max_pending = max_pending
         self.render = render
         self.timeout_s = timeout_s
         self.cache_size = cache_size
+        self.skip_summary_s = skip_summary_s
         self.rendered = 0  # pictures drawn (not taken from the cache nor from another's render)
+        # Since this process started, per picture asked for in a chat (`send`):
+        self.sent = 0
+        self.skipped = 0  # the renderer busy (MAX_PENDING): skipped by design, under load
+        self.failed = 0  # the render failed or timed out, or Telegram refused the photo
+        self._skipped_unlogged = 0  # skips since the last summary line
+        self._summary: asyncio.TimerHandle | None = None  # the summary line due, if any...
+        self._summary_loop: asyncio.AbstractEventLoop | None = None  # ...on this event loop
         self.workers_started = 0  # the first worker, and one after each that ended
         self._worker: asyncio.Task[_Worker] | None = None  # started, or starting
         self._drawing: dict[str, asyncio.Task[Picture | None]] = {}  # picture key → its render
@@ -252,20 +264,24 @@ class Pictures:
     async def picture(self, answer: Answer) -> Picture | None:
         """The answer's picture: from the cache, from the render of it in flight, or drawn by the
         worker; None when busy, failed or timed out (logged)."""
+        return (await self._picture(answer))[0]
+
+    async def _picture(self, answer: Answer) -> tuple[Picture | None, bool]:
+        """`picture`, and whether it was skipped (the renderer busy)."""
         key = picture_key(answer)
         cached = self._cache.get(key)
         if cached is not None:
             self._cache.move_to_end(key)
-            return cached
+            return cached, False
         drawing = self._drawing.get(key)
         if drawing is None or drawing.get_loop() is not asyncio.get_running_loop():
             if self.pending >= self.max_pending:
-                log.info("picture skipped: %d renders pending", self.pending)
-                return None
+                self._note_skip()
+                return None, True
             drawing = self._drawing[key] = asyncio.create_task(self._draw(key, answer))
             drawing.add_done_callback(lambda done: self._forget(key, done))
         # shielded: a waiter cancelled (its update given up) leaves the render to the others
-        return await _without_write_turn(asyncio.shield(drawing))
+        return await _without_write_turn(asyncio.shield(drawing)), False
 
     async def _draw(self, key: str, answer: Answer) -> Picture | None:
         """The one render of `key` that every request for it awaits; never raises."""
@@ -295,6 +311,29 @@ class Pictures:
             self._cache.popitem(last=False)
         return drawn
 
+    def _note_skip(self) -> None:
+        """Count a skip; the first of a while schedules the summary line of that while."""
+        self.skipped += 1
+        self._skipped_unlogged += 1
+        loop = asyncio.get_running_loop()
+        if self._summary is None or self._summary_loop is not loop:  # none due (on this loop)
+            self._summary = loop.call_later(self.skip_summary_s, self.log_skips)
+            self._summary_loop = loop
+
+    def log_skips(self) -> None:
+        """The summary line of the skips not logged yet (none: nothing)."""
+        if self._summary is not None:
+            self._summary.cancel()
+            self._summary = None
+        if self._skipped_unlogged:
+            log.warning(
+                "%d answer pictures skipped within %.0f s: the renderer was busy (%d renders at a "
+                "time; the text answers went out); since start: %d sent, %d skipped, %d failed",
+                self._skipped_unlogged, self.skip_summary_s, self.max_pending,
+                self.sent, self.skipped, self.failed,
+            )  # fmt: skip
+            self._skipped_unlogged = 0
+
     def _forget(self, key: str, done: asyncio.Task[Picture | None]) -> None:
         if self._drawing.get(key) is done:
             del self._drawing[key]
@@ -323,8 +362,9 @@ class Pictures:
 
     async def send(self, bot: Bot, chat_id: int, answer: Answer) -> bool:
         """Send the answer's picture to `chat_id`; False when it was not (busy, failed: logged)."""
-        picture = await self.picture(answer)
+        picture, skipped = await self._picture(answer)
         if picture is None:
+            self.failed += not skipped  # its render failed or timed out (a skip is counted as one)
             return False
         loop = asyncio.get_running_loop()
         file_id = picture.file_ids.get(bot.id)
@@ -352,7 +392,9 @@ class Pictures:
             sent = await bot.send_photo(chat_id, photo, caption=caption_html(picture.caption))
         except (TimeoutError, TelegramAPIError, ClientError) as e:
             log.info("could not send the answer's picture (%s); the text answer stands", e)
+            self.failed += 1
             return False
+        self.sent += 1
         if sent.photo:
             picture.file_ids[bot.id] = sent.photo[-1].file_id
         return True
@@ -360,6 +402,7 @@ class Pictures:
     async def close(self) -> None:
         """Stop the worker (the bot's shutdown handler: `dp.shutdown.register(PICTURES.close)`); the
         next picture would start another."""
+        self.log_skips()  # the skips of the last while, not to be lost with the process
         task, self._worker = self._worker, None
         if task is None:
             return

@@ -161,6 +161,9 @@ def read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(f)
     except FileNotFoundError as e:
         raise CatalogError(f"{path}: file not found") from e
+    except UnicodeDecodeError as e:  # TOML is UTF-8 text; a file saved as cp1251 or Latin-1 is not
+        bad = f"byte {e.start + 1} is {e.object[e.start]:#04x}"
+        raise CatalogError(f"{path}: not UTF-8 text ({bad}); save it as UTF-8") from e
     except tomllib.TOMLDecodeError as e:
         raise CatalogError(f"{path}: not valid TOML: {e}") from e
 
@@ -170,6 +173,15 @@ def _read_table(path: Path, table: str, raw: dict[str, Any] | None = None) -> li
     if not isinstance(rows, list) or not rows:
         raise CatalogError(f"{path}: expected a non-empty [[{table}]] array")
     return rows
+
+
+_SHOWN_CHARS = 60  # of a bad value, in an error message
+
+
+def _shown(value: Any) -> str:
+    """A value as an error message quotes it: its repr, cut to a readable length."""
+    text = repr(value)
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"
 
 
 def _load_rows(path: Path, table: str, row_type: type[Row], raw: dict[str, Any] | None = None) -> list[Row]:
@@ -182,8 +194,10 @@ def _load_rows(path: Path, table: str, row_type: type[Row], raw: dict[str, Any] 
         except ValidationError as e:
             first = e.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "(row)"
+            got = f" (got {_shown(first['input'])})" if first["loc"] else ""
             raise CatalogError(
-                f"{path}: [[{table}]] row {index} (id={row_id!r}): {where}: {first['msg']}", field=where
+                f"{path}: [[{table}]] row {index} (id={_shown(row_id)}): {where}: {first['msg']}{got}",
+                field=where,
             ) from e
     seen: dict[str, int] = {}
     for index, item in enumerate(out, start=1):

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import Literal, NamedTuple
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -214,6 +216,18 @@ class GpuSpec(BaseModel):
 
 
 DEFAULT_OFFER_PRIORITY = 100  # an offer without `priority`: after every offer that sets a smaller one
+# Bounds of an offers file's values (the operator's OFFERS_FILE, re-read by `/offers reload`), so that an
+# absurd value is refused at load, naming its row and field, instead of breaking every answer: a price
+# goes through Fluent's NUMBER (Python's decimal, which gives up on 1e300) and into costs (× hours × servers).
+MAX_OFFER_CARDS = 64  # cards in one rented configuration
+MAX_PRICE_PER_HOUR = 10_000_000  # in any currency: ten million an hour is no server anyone rents
+MAX_PRICE_PER_MONTH = MAX_PRICE_PER_HOUR * 24 * 31
+MAX_OFFER_ID = 40  # characters: `/offers` lists up to 40 offers in one Telegram message (4,096 characters)
+MAX_OFFER_URL = 2048  # characters: what browsers and Telegram's URL buttons take
+MAX_OFFER_NOTE = 500  # characters
+MAX_OFFER_PRIORITY = 1_000_000
+OFFER_URL_SCHEMES = ("http", "https")
+_URL_FORBIDDEN = re.compile(r"[\s\x00-\x1f\x7f]")  # whitespace and control characters: no URL holds them
 
 RankKey = Literal["price", "priority", "cards", "memory"]
 DEFAULT_RANK_ORDER: tuple[RankKey, ...] = ("price", "priority", "cards", "memory")
@@ -312,25 +326,48 @@ class RankingPolicy(BaseModel):
 class RentalOffer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=MAX_OFFER_ID)
     gpu: str = Field(description="GpuSpec.id")
-    count: int = Field(gt=0, le=64)
-    price_per_hour: float | None = Field(default=None, gt=0, description="empty: on request")
+    count: int = Field(gt=0, le=MAX_OFFER_CARDS)
+    price_per_hour: float | None = Field(
+        default=None, gt=0, le=MAX_PRICE_PER_HOUR, allow_inf_nan=False, description="empty: on request"
+    )
     currency: str | None = Field(default=None, pattern=r"^[A-Z]{3}$")
-    url: str = Field(pattern=r"^https?://")
-    note: str | None = None
+    url: str = Field(max_length=MAX_OFFER_URL)
+    note: str | None = Field(default=None, max_length=MAX_OFFER_NOTE)
     price_is_from: bool = Field(
         default=False, description="price_per_hour is a starting price: shown as 'from 149 ₽/h'"
     )
     price_per_month: float | None = Field(
-        default=None, gt=0, allow_inf_nan=False, description="a monthly price where the operator has one"
+        default=None,
+        gt=0,
+        le=MAX_PRICE_PER_MONTH,
+        allow_inf_nan=False,
+        description="a monthly price where the operator has one",
     )
     priority: int = Field(
         default=DEFAULT_OFFER_PRIORITY,
         ge=0,
-        le=1_000_000,
+        le=MAX_OFFER_PRIORITY,
         description="the operator's preference, lower first (the `priority` key of `[ranking].order`)",
     )
+
+    @field_validator("url")
+    @classmethod
+    def _url_is_well_formed(cls, url: str) -> str:
+        """An http(s) URL naming a host, with nothing a link cannot hold (it goes on buttons and in texts)."""
+        if _URL_FORBIDDEN.search(url):
+            raise ValueError("must not contain spaces or control characters")
+        try:
+            parts = urlsplit(url)
+            host, _ = parts.hostname, parts.port  # the port raises when not a number in 0..65535
+        except ValueError as e:
+            raise ValueError(f"is not a well-formed URL ({e})") from None
+        if parts.scheme not in OFFER_URL_SCHEMES:
+            raise ValueError("must start with http:// or https://")
+        if not host:
+            raise ValueError("must name a host after the scheme")
+        return url
 
     @model_validator(mode="after")
     def _price_has_currency(self) -> RentalOffer:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
-import re
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime
 from html import escape
@@ -31,6 +30,7 @@ from aiogram.enums import ChatType
 from aiogram.filters import Command, CommandObject, Filter
 from aiogram.types import BufferedInputFile, Message, TelegramObject
 
+from bot import dialog
 from bot.config import ConfigError, Settings, check_offers_file
 from bot.context import Ctx
 from bot.db import leads as lead_db
@@ -54,10 +54,10 @@ MAX_LEADS = 15
 MAX_LEAD_ERROR = 120
 CSV_DELIMITER = ";"
 """Excel with a Russian (or any comma-decimal) locale splits CSV columns on ';' only."""
-# A text cell starting with one of these is a formula to Excel (CSV injection): written with a leading
-# apostrophe. Phone numbers ("+7 999 …") and negative numbers are left as they are.
+# A text cell starting with one of these is a formula to Excel (CSV injection, OWASP's rule): written
+# with a leading apostrophe, whatever follows ("-1-1" is −2 to Excel, "+7 999 …" a sum). Only numbers
+# we write (int and float values: counts, prices, ids) are left as they are.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_NUMBER_LIKE = re.compile(r"^[+-]?[\d\s().-]+$")
 
 
 class IsAdmin(Filter):
@@ -137,10 +137,22 @@ def render_funnel(ctx: Ctx, period: str, funnel: stats.Funnel) -> str:
     return "\n".join(parts)
 
 
+def pictures_line(ctx: Ctx) -> str:
+    """How the answer pictures fared in this process: sent, skipped under load (by design: the
+    renderer takes a few at a time), failed. The dialogs' renderer: `bot.dialog.PICTURES`."""
+    pictures = dialog.PICTURES
+    return ctx.tr(
+        "admin-stats-pictures", sent=pictures.sent, skipped=pictures.skipped, failed=pictures.failed
+    )
+
+
 async def cmd_stats(message: Message, ctx: Ctx) -> None:
     report = await stats.report(ctx.db)
-    for period, funnel in report.items():
-        await message.answer(render_funnel(ctx, period, funnel))
+    texts = [render_funnel(ctx, period, funnel) for period, funnel in report.items()]
+    if ctx.settings.answer_pictures:
+        texts[-1] += "\n\n" + pictures_line(ctx)
+    for text in texts:
+        await message.answer(text)
 
 
 # --------------------------------------------------------------------------------------- /export
@@ -153,7 +165,7 @@ def _cell(value: Any) -> Any:
         return int(value)
     if isinstance(value, datetime):
         return value.strftime("%Y-%m-%d %H:%M:%S")  # UTC (the database keeps UTC)
-    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _NUMBER_LIKE.match(value):
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
         return "'" + value
     return value
 
@@ -279,14 +291,21 @@ def offers_text(ctx: Ctx, catalog: Catalog) -> str:
 
 
 def load_offers(path: Path) -> Catalog:
-    """The catalogue with the offers of ``path``, checked as at start (every row valid, prices positive
-    finite numbers, URLs with a host); ConfigError naming the file and the row otherwise."""
+    """The catalogue with the offers of ``path``, checked as at start (every value within the bounds
+    of `core.specs.RentalOffer`); ConfigError naming the file, the row and the field otherwise."""
     check_offers_file(path)
     return load_catalog(offers_file=path)
 
 
 def _problem(error: ConfigError) -> str:
-    return str(error).removeprefix("Invalid configuration: ").removeprefix("OFFERS_FILE: ")
+    """What is wrong, as HTML of at most MAX_ERROR characters (a Fluent placeable's limit): escaping
+    lengthens a text, so it is cut before escaping, as far as the escaped text needs."""
+    raw = str(error).removeprefix("Invalid configuration: ").removeprefix("OFFERS_FILE: ")
+    shown = escape(raw)
+    while len(shown) > MAX_ERROR:
+        raw = raw[: len(raw) * MAX_ERROR // len(shown) - 1]
+        shown = escape(raw) + "…"
+    return shown
 
 
 async def cmd_offers(message: Message, ctx: Ctx, command: CommandObject, dispatcher: Dispatcher) -> None:
@@ -304,7 +323,7 @@ async def cmd_offers(message: Message, ctx: Ctx, command: CommandObject, dispatc
     try:
         catalog = await asyncio.to_thread(load_offers, path)
     except ConfigError as e:
-        await message.answer(ctx.tr("admin-offers-bad", error=escape(_problem(e)[:MAX_ERROR])))
+        await message.answer(ctx.tr("admin-offers-bad", error=_problem(e)))
         return
     # The next updates are answered from it (LiveCatalog); this one's answer shows it.
     dispatcher["catalog"] = catalog

@@ -7,10 +7,13 @@ no traceback, before any network call (the subprocess tests below); the token ne
 import io
 import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
+import uuid
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from pydantic import ValidationError
@@ -201,9 +204,12 @@ def assert_refused(done: subprocess.CompletedProcess[str], variable: str) -> str
     return lines[0]
 
 
-def offers_file(tmp_path: Path, body: str) -> str:
+def offers_file(tmp_path: Path, body: str | bytes) -> str:
     path = tmp_path / "offers.toml"
-    path.write_text(body)
+    if isinstance(body, bytes):
+        path.write_bytes(body)
+    else:
+        path.write_text(body)
     return str(path)
 
 
@@ -248,14 +254,17 @@ def test_bad_setting_stops_the_start_with_one_line(tmp_path: Path, variable: str
         ("[[offer]\nid = ", "not valid TOML"),
         (OFFER + 'price_per_hour = 0\nurl = "https://example.com/x1"\n', "price_per_hour"),
         (OFFER + 'price_per_hour = -5\nurl = "https://example.com/x1"\n', "price_per_hour"),
-        (OFFER + 'price_per_hour = inf\nurl = "https://example.com/x1"\n', "positive finite"),
+        (OFFER + 'price_per_hour = inf\nurl = "https://example.com/x1"\n', "price_per_hour: Input"),
         (OFFER + 'price_per_hour = nan\nurl = "https://example.com/x1"\n', "price_per_hour"),
+        (OFFER + 'price_per_hour = 1e300\nurl = "https://example.com/x1"\n', "(id='x1'): price_per_hour"),
         (OFFER + 'price_per_hour = 149\nurl = "example.com/x1"\n', "url"),
         (OFFER + 'price_per_hour = 149\nurl = "https://"\n', "host"),
+        (OFFER + 'price_per_hour = 149\nurl = "https://example.com/x 1"\n', "row 1 (id='x1'): url: "),
+        ((OFFER + 'note = "от 149 руб"\n').encode("cp1251"), "not UTF-8 text"),
     ],
 )
 def test_bad_offers_file_stops_the_start_with_one_line(
-    tmp_path: Path, body: str | None, expected: str
+    tmp_path: Path, body: str | bytes | None, expected: str
 ) -> None:
     path = offers_file(tmp_path, body) if body is not None else str(tmp_path / "missing.toml")
     done = start_bot(tmp_path, BOT_TOKEN=GOOD_TOKEN, OFFERS_FILE=path)
@@ -311,21 +320,107 @@ def test_stats_on_a_missing_database_says_so_and_creates_nothing(tmp_path: Path)
 # --- the token is never printed ---------------------------------------------------------------------
 
 
-def test_token_not_printed_when_the_bot_api_is_unreachable(tmp_path: Path) -> None:
-    """A TELEGRAM_API_URL nobody answers at: the start fails and logs the error, without the token."""
-    done = start_bot(
-        tmp_path,
-        BOT_TOKEN=GOOD_TOKEN,
+def test_telegram_unreachable_at_start_is_retried_and_the_token_never_printed(tmp_path: Path) -> None:
+    """A TELEGRAM_API_URL nobody answers at: the bot waits, one log line per attempt, no traceback and
+    no token (issue 19, item 7: it used to stop with a traceback); SIGTERM stops it cleanly."""
+    environment = {k: v for k, v in os.environ.items() if k not in VARIABLES}
+    environment.update(
+        PYTHONPATH=str(ROOT), BOT_TOKEN=GOOD_TOKEN, LOG_LEVEL="DEBUG",
         DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'bot.sqlite3'}",
         TELEGRAM_API_URL=f"http://127.0.0.1:{closed_port()}",
-        LOG_LEVEL="DEBUG",
-        timeout=90,
-    )
-    assert done.returncode == 1, done.stderr[-2000:]
-    assert "TelegramNetworkError" in done.stderr  # the failure is logged...
-    secret_part = GOOD_TOKEN.split(":")[1]
-    assert GOOD_TOKEN not in done.stdout + done.stderr  # ...without the token
-    assert secret_part not in done.stdout + done.stderr
+    )  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot"], env=environment, cwd=tmp_path, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    lines: list[str] = []
+    try:
+        assert proc.stdout is not None
+        while sum("retrying in" in line for line in lines) < 2:  # attempts 1 and 2 (1 s apart)
+            line = proc.stdout.readline()
+            assert line, "".join(lines[-20:])  # the bot did not exit
+            lines.append(line)
+        proc.send_signal(signal.SIGTERM)
+        rest, _ = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    out = "".join(lines) + rest
+    assert proc.returncode == 0, out[-2000:]
+    retries = [line for line in out.splitlines() if "retrying in" in line]
+    assert "does not answer (TelegramNetworkError: " in retries[0] and "(attempt 1)" in retries[0]
+    assert "retrying in 2 s (attempt 2)" in retries[1]
+    assert "Traceback" not in out
+    assert GOOD_TOKEN not in out and GOOD_TOKEN.split(":")[1] not in out
+
+
+def listening_port() -> tuple[socket.socket, int]:
+    """A local port something listens on (the socket: close it after)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen()
+    return s, int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("command", "variable", "value", "says"),
+    [
+        ("run", "OFFERS_FILE", "cp1251", "not UTF-8 text"),
+        ("run", "DATABASE_URL", "postgresql+asyncpg://bot@127.0.0.1:99999/bot", "not a TCP port"),
+        ("run", "DATABASE_URL", "sqlite-under-a-file", "Not a directory"),
+        ("run", "DATABASE_URL", "sqlite-not-a-database", "cannot be opened as an SQLite database"),
+        ("migrate", "DATABASE_URL", "sqlite-not-a-database", "cannot be opened as an SQLite database"),
+        ("run", "REDIS_URL", "redis://127.0.0.1:port/0", "the port is not a number"),
+        ("run", "REDIS_URL", "redis://127.0.0.1:99999/0", "the port is not a number"),
+        ("run", "REDIS_URL", "redis://127.0.0.1:6379/fsm", "the database after the port is a number"),
+        ("webhook", "WEB_SERVER_PORT", "70000", "must be a TCP port"),
+        ("webhook", "WEB_SERVER_PORT", "in-use", "cannot listen on 127.0.0.1:"),
+        ("webhook", "WEB_SERVER_HOST", "no-such-host.invalid", "cannot listen on no-such-host.invalid:"),
+    ],
+)
+def test_a_wrong_setting_that_used_to_traceback_is_one_line(
+    tmp_path: Path, command: str, variable: str, value: str, says: str
+) -> None:
+    """Issue 19, item 7: each of these stopped the start with a traceback (exit status 1)."""
+    not_a_database = tmp_path / "notes.txt"
+    not_a_database.write_text("not SQLite")
+    values = {
+        "cp1251": offers_file(tmp_path, (OFFER + 'note = "от 149 руб"\n').encode("cp1251")),
+        "sqlite-under-a-file": f"sqlite+aiosqlite:///{not_a_database}/bot.sqlite3",
+        "sqlite-not-a-database": f"sqlite+aiosqlite:///{not_a_database}",
+    }
+    env = {
+        "BOT_TOKEN": GOOD_TOKEN, "DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'bot.sqlite3'}",
+        "TELEGRAM_API_URL": f"http://127.0.0.1:{closed_port()}",  # never reached: refused before
+        "WEBHOOK_URL": "https://bot.example.com/tg", "WEBHOOK_SECRET": "s3cret",
+        "WEB_SERVER_HOST": "127.0.0.1",
+    }  # fmt: skip
+    busy, busy_port = listening_port()
+    values["in-use"] = str(busy_port)
+    try:
+        done = start_bot(tmp_path, command, **{**env, variable: values.get(value, value)})
+    finally:
+        busy.close()
+    assert says in assert_refused(done, variable)
+    assert not (tmp_path / "bot.sqlite3").exists()  # refused before anything was touched
+
+
+@pytest.mark.parametrize(("wrong", "says"), [("database", "does not exist"), ("role", "does not exist")])
+def test_a_postgresql_database_that_refuses_is_one_line(tmp_path: Path, wrong: str, says: str) -> None:
+    """Issue 19, item 7: asyncpg's own errors (no such database, no such role) went out as a traceback."""
+    from tests.conftest import POSTGRES_URL, require_server
+
+    require_server("PostgreSQL", POSTGRES_URL)
+    server = urlsplit(POSTGRES_URL)
+    user, database = server.username or "postgres", server.path
+    if wrong == "database":
+        database = f"/no_such_database_{uuid.uuid4().hex[:8]}"
+    else:
+        user = f"no_such_role_{uuid.uuid4().hex[:8]}"
+    url = f"postgresql+asyncpg://{user}@{server.hostname}:{server.port or 5432}{database}"
+    for command in ("run", "migrate"):
+        done = start_bot(tmp_path, command, BOT_TOKEN=GOOD_TOKEN, DATABASE_URL=url)
+        line = assert_refused(done, "DATABASE_URL")
+        assert "refuses to connect" in line and says in line
 
 
 REDACTION_SCRIPT = """

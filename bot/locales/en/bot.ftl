@@ -278,3 +278,5 @@ hf-not-a-hub-id = <b>{ $model }</b> cannot be a Hugging Face model: its names us
 hf-refused-range = I won't size <b>{ $model }</b>: its config.json says <code>{ $field } = { $value }</code>, and no model has that (allowed: { $least } to { $most }). Give the model's size instead: <code>8B</code>.
 hf-refused-inconsistent = I won't size <b>{ $model }</b>: its config.json (<code>{ $field }</code>) does not agree with its parameter count ({ $params }). Give the model's size instead: <code>8B</code>.
 hf-refused-malformed = I won't size <b>{ $model }</b>: <code>{ $field }</code> on Hugging Face is not a config I can read (not a number, nested too deep or too large). Give the model's size instead: <code>8B</code>.
+## slice "offers" (issue 19, item 9): the answer pictures in /stats
+admin-stats-pictures = <b>Answer pictures</b> since this bot process started: sent <b>{ $sent }</b> · skipped under load <b>{ $skipped }</b> · failed { $failed }

@@ -281,3 +281,5 @@ hf-not-a-hub-id = <b>{ $model }</b> не может быть моделью на
 hf-refused-range = Не буду считать <b>{ $model }</b>: в её config.json <code>{ $field } = { $value }</code>, такого не бывает ни у одной модели (допустимо от { $least } до { $most }). Напишите размер модели: <code>8B</code>.
 hf-refused-inconsistent = Не буду считать <b>{ $model }</b>: её config.json (<code>{ $field }</code>) не сходится с числом параметров ({ $params }). Напишите размер модели: <code>8B</code>.
 hf-refused-malformed = Не буду считать <b>{ $model }</b>: <code>{ $field }</code> на Hugging Face — не config, который я могу прочитать (не число, слишком глубокая вложенность или слишком большой файл). Напишите размер модели: <code>8B</code>.
+## slice "offers" (issue 19, item 9): the answer pictures in /stats
+admin-stats-pictures = <b>Картинки к ответам</b> с запуска этого процесса бота: отправлено <b>{ $sent }</b> · пропущено под нагрузкой <b>{ $skipped }</b> · не удалось { $failed }

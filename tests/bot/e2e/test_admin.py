@@ -6,11 +6,13 @@ from __future__ import annotations
 import csv
 import io
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import select
 
+from bot import dialog, pictures
 from bot.db import stats
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.models import (
@@ -31,6 +33,7 @@ from tests.bot.e2e.conftest import (
     ADMIN_ID,
     Harness,
     assert_no_failed_calls,
+    running_bot,
     text,
 )
 from tgsandbox import SandboxUser
@@ -177,6 +180,30 @@ async def test_stats_counts_three_link_sources_as_the_rows_say(admin_harness: Ha
     assert_no_failed_calls(h.sandbox)
 
 
+async def test_stats_shows_the_pictures_skipped_under_load(
+    tmp_path: Path, template_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 19, item 9: under load most pictures were skipped (by design) and nothing said so; /stats
+    now counts them (this process, since its start)."""
+    monkeypatch.setattr(dialog, "PICTURES", pictures.Pictures(max_pending=0))  # always busy: skips
+    async with running_bot(
+        tmp_path, template_db, admin_ids=frozenset({ADMIN_ID}), answer_pictures=True
+    ) as h:
+        asker = h.user(language_code="en")
+        for question in (QUESTION, "qwen 2.5 7b fp16"):
+            (answer,) = await asker.send(question)  # the text answer, no picture after it
+            assert not answer.has_photo
+        replies = await admin_of(h).send("/stats")
+    await dialog.PICTURES.close()
+    assert len(replies) == 3
+    assert (replies[2].text or "").splitlines()[-1] == text(
+        "admin-stats-pictures", "en", sent=0, skipped=2, failed=0
+    )
+    assert text("admin-stats-pictures", "en", sent=0, skipped=2, failed=0).split(":")[0] not in (
+        replies[0].text or ""
+    )  # one line, in the last message
+
+
 def document(h: Harness, name: str) -> bytes:
     uploads = [f for f in h.sandbox.telegram.files.values() if isinstance(f, Upload) and f.filename == name]
     assert len(uploads) == 1, name
@@ -281,7 +308,7 @@ async def test_export_sends_three_csv_documents_column_by_column(admin_harness: 
         "created_at": when(db_lead.created_at),
         "source": "habr",
         "contact_kind": "phone",
-        "contact": "+7 999 123-45-67",
+        "contact": "'+7 999 123-45-67",  # a sum to Excel (OWASP: quote every cell starting with +)
         "comment": '\'=HYPERLINK("x"); «срочно», много\nстрок',  # not a formula to Excel
         "dialog_id": str(dialog.id),
         "task": "inference",
@@ -362,6 +389,40 @@ async def test_offers_reload_validates_before_it_replaces(admin_harness: Harness
     assert len(replies[1].text.splitlines()) == 3  # the title, the one offer, the hint
     (after,) = await asker.send(QUESTION)
     assert "H100" in headline(after) and "RTX 4090" not in headline(after)
+    assert_no_failed_calls(h.sandbox)
+
+
+@pytest.mark.parametrize(
+    ("value", "absurd", "says"),
+    [
+        ("price_per_hour = 149", "price_per_hour = 1e300", "row 1 (id='rtx4090-48gb-x1'): price_per_hour: "),
+        ("gpu-rent/rtx4090-48gb-x2", "gpu rent", "row 2 (id='rtx4090-48gb-x2'): url: "),
+        ('"a100-80gb"\ncount = 1', '"a100-80gb"\ncount = 0', "row 4 (id='a100-80gb-x1'): count: "),
+        (None, None, "not UTF-8 text"),
+    ],
+)
+async def test_offers_reload_refuses_an_absurd_value_and_keeps_answering(
+    admin_harness: Harness, value: str | None, absurd: str | None, says: str
+) -> None:
+    """Issue 19, item 4: `price_per_hour = 1e300` was reloaded ("✅") and then broke every answer."""
+    h = admin_harness
+    offers = h.settings.offers_file
+    assert offers is not None
+    admin = admin_of(h)
+    asker = h.user(language_code="en")
+    (before,) = await asker.send(QUESTION)
+    good = offers.read_text(encoding="utf-8")
+    if value is None or absurd is None:  # a comment added by an editor saving in cp1251
+        offers.write_bytes("# Предложения\n".encode("cp1251") + good.encode("utf-8"))
+    else:
+        assert value in good
+        offers.write_text(good.replace(value, absurd, 1), encoding="utf-8")
+    (reply,) = await admin.send("/offers reload")
+    assert reply.text is not None
+    assert reply.text.startswith(text("admin-offers-bad", "en", error="").splitlines()[0])
+    assert says in reply.text and str(offers) in reply.text
+    (same,) = await asker.send(QUESTION)
+    assert headline(same) == headline(before)  # the offers in force stay, and answers go on
     assert_no_failed_calls(h.sandbox)
 
 

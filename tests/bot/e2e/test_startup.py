@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import shutil
 import signal
+import sys
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -16,17 +18,20 @@ import pytest
 from sqlalchemy import select
 
 from bot.app import GC_THRESHOLDS, commands_marker
+from bot.config import ConfigError
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.middleware import PROCESSED_UPDATES_KEPT
 from bot.db.models import ProcessedUpdate, utc_now
-from tests.bot.e2e.conftest import REPLY_TIMEOUT_S, Harness
-from tests.bot.e2e.test_delivery import start_bot
+from bot.startup import wait_for_telegram
+from tests.bot.e2e.conftest import REPLY_TIMEOUT_S, Harness, url_of
+from tests.bot.e2e.test_delivery import PROCESS_TIMEOUT_S, ROOT, start_bot
 from tgsandbox import Sandbox
 
 ADMIN_ID = 900
 NOT_AT_START = ("alembic", "matplotlib", "redis", "aiohttp.web")
 """Packages a polling start must not import: migrations (none due), pictures (drawn later, in a
 worker), Redis (REDIS_URL unset), the webhook server."""
+STARTUP_VARIABLES = {"REDIS_URL", "WEBHOOK_URL", "WEBHOOK_SECRET", "OFFERS_FILE", "BOT_TOKEN", "DATABASE_URL"}
 
 
 def set_my_commands_calls(h: Harness) -> int:
@@ -127,3 +132,66 @@ async def test_the_collector_runs_with_the_bots_thresholds_once_started(harness:
     assert gc.isenabled()
     assert gc.get_threshold() == GC_THRESHOLDS
     assert gc.get_freeze_count() > 0
+
+
+async def test_telegram_failing_at_start_is_waited_for_then_the_bot_polls(
+    tmp_path: Path, template_db: Path
+) -> None:
+    """Issue 19, item 7: Telegram answering 5xx at start stopped the bot with a traceback; now each
+    attempt is one log line and the bot polls once Telegram answers."""
+    db_path = tmp_path / "bot.sqlite3"
+    shutil.copy(template_db, db_path)
+    async with Sandbox() as sandbox:
+        outage = sandbox.fail(502, "Bad Gateway", methods=["getMe"], times=2)
+        bot = await start_bot(sandbox, db_path, cwd=tmp_path)  # returns once it polls
+        assert outage.hits == 2
+        bot.proc.send_signal(signal.SIGTERM)
+        assert await bot.exit_code() == 0, bot.tail()
+    retries = [line for line in bot.lines if "retrying in" in line]
+    assert len(retries) == 2, bot.tail()
+    assert "does not answer (TelegramServerError: " in retries[0]
+    assert "retrying in 1 s (attempt 1)" in retries[0]
+    assert "retrying in 2 s (attempt 2)" in retries[1]
+    assert bot.logged("answers (attempt 3)")
+    assert not bot.logged("Traceback")
+
+
+async def test_a_token_telegram_refuses_stops_the_start_with_one_line(tmp_path: Path) -> None:
+    """A revoked token (getMe answered 401): exit status 2, one line naming BOT_TOKEN, before the
+    database is touched."""
+    db_path = tmp_path / "bot.sqlite3"
+    async with Sandbox() as sandbox:
+        sandbox.fail(401, "Unauthorized", methods=["getMe"], times=None)
+        env = {key: value for key, value in os.environ.items() if key not in STARTUP_VARIABLES}
+        env.update(
+            BOT_TOKEN=sandbox.token, TELEGRAM_API_URL=sandbox.base_url, DATABASE_URL=url_of(db_path),
+            PYTHONPATH=str(ROOT),
+        )  # fmt: skip
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot", cwd=tmp_path, env=env,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        _, stderr = await asyncio.wait_for(proc.communicate(), PROCESS_TIMEOUT_S)
+    lines = stderr.decode().strip().splitlines()
+    assert proc.returncode == 2, lines
+    assert len(lines) == 1 and "BOT_TOKEN: Telegram refuses this token" in lines[0], lines
+    assert sandbox.token not in lines[0]
+    assert not db_path.exists()
+
+
+async def test_no_bot_api_at_the_url_is_a_setting_to_fix(caplog: pytest.LogCaptureFixture) -> None:
+    """getMe answered 404 (a server, but no Bot API there): TELEGRAM_API_URL named, nothing retried."""
+    async with Sandbox() as sandbox:
+        sandbox.fail(404, "Not Found", methods=["getMe"], times=None)
+        with pytest.raises(ConfigError, match=r"TELEGRAM_API_URL: 127\.0\.0\.1:\d+ refuses getMe \(Telegram"):
+            await wait_for_telegram(sandbox.make_bot(), sandbox.base_url, first_retry_s=0.01)
+    assert "retrying" not in caplog.text
+
+
+async def test_flood_control_at_start_is_waited_out(caplog: pytest.LogCaptureFixture) -> None:
+    async with Sandbox() as sandbox:
+        flood = sandbox.fail(429, methods=["getMe"], times=1, retry_after=1)
+        bot = sandbox.make_bot()
+        assert await wait_for_telegram(bot, sandbox.base_url, first_retry_s=0.01)
+        assert flood.hits == 1 and (await bot.me()).id == sandbox.bot_user.id
+    assert "asks to wait 1 s; retrying in 1 s (attempt 1)" in caplog.text
