@@ -8,106 +8,11 @@ the wizard's model step (with the candidates as buttons); once answered, the res
 
 from __future__ import annotations
 
-from html import escape
-from typing import Any
-
 from aiogram import F, Router
 from aiogram.filters import StateFilter
-from aiogram.types import Message
 
-from bot import flow, keyboards, presenter
-from bot.asides import answer_aside
-from bot.context import Ctx
-from bot.dialog import (
-    Wizard,
-    ensure_models,
-    forget_answers,
-    go_to_step,
-    model_hub,
-    open_dialog,
-    show_result,
-)
-from bot.dialog_state import DialogState, update
-from core import texts as core_texts
-from core.comparison import compare
-from core.contract import Assumption, Request, SolveFor
-from core.errors import CoreError, ParseError
-from core.parse import Comparison, FollowUp, understand, understand_message
-from core.render import render_parse_error
-
-ASK_MODEL = ("missing_model", "ambiguous_model", "unknown_model")
-
-
-async def on_free_text(message: Message, ctx: Ctx) -> None:
-    assert message.text is not None
-    text, catalog = message.text, ctx.catalog
-    previous = (await DialogState.load(ctx.state)).previous_request()
-    await forget_answers(ctx)  # a new question is a new dialog; the previous message keeps its text
-    try:
-        understood = understand_message(text, previous, catalog)  # the text read once
-        if isinstance(understood, Comparison):
-            await _compare(message, ctx, understood.request, understood.configs)
-            return
-        await _say_unread(message, ctx, understood.notes)
-        if isinstance(understood, FollowUp):
-            answers = flow.answers_from_request(understood.request, catalog)
-            await open_dialog(ctx, answers["task"])
-            await show_result(ctx, answers, message=message, notes=understood.notes, compare=True)
-            return
-    except ParseError as err:
-        if await answer_aside(message, ctx, err):  # thanks, rendering, payment, speech: said so
-            return
-        explanation = escape(render_parse_error(err, ctx.lang, catalog))
-        if err.code not in ASK_MODEL:
-            await message.answer(ctx.tr("quick-not-understood", reason=explanation))
-            return
-        answers = flow.answers_from_fields(dict(err.partial), catalog, quick=True)
-        answers.pop("model", None)
-        await open_dialog(ctx, answers["task"])
-        options = flow.model_choice(err.candidates, catalog) or None
-        note = None if err.code == "missing_model" else explanation  # the step asks "which model?" itself
-        await go_to_step(ctx, "model", answers, message=message, note=note, options=options)
-        return
-    answers = flow.answers_from_request(understood.request, catalog)
-    await show_result(ctx, answers, message=message, notes=understood.notes)
-
-
-async def _say_unread(message: Message, ctx: Ctx, notes: list[Assumption]) -> None:
-    """Words the parser could not use are said before the answer, not only in its details."""
-    for unread in (n for n in notes if n.code == "parse_unread"):
-        await message.answer(escape(core_texts.t("assumption-parse_unread", ctx.lang, **unread.params)))
-
-
-async def answered_elsewhere(message: Message, ctx: Ctx, step_name: str) -> bool:
-    """Text typed at a dialog step that answers no step: thanks, a question sized elsewhere, a speech
-    model (said so), or at the model step a question of its own ("какая самая большая модель влезет
-    в h100?": answered as typed, not taken as a model named "*"). False: the step reads it."""
-    assert message.text is not None
-    try:
-        request = understand(message.text, ctx.catalog).request
-    except ParseError as err:
-        return await answer_aside(message, ctx, err)
-    if step_name == "model" and request.solve_for is SolveFor.MODEL:
-        await on_free_text(message, ctx)
-        return True
-    return False
-
-
-async def _compare(message: Message, ctx: Ctx, request: Request, configs: Any) -> None:
-    if not await ensure_models(ctx, request.model_dump(mode="json"), message=message):
-        return  # a Hugging Face id that could not be read: said, as for any answer
-    try:
-        rows = compare(request, configs, ctx.catalog, hub=model_hub())
-    except CoreError as e:
-        await message.answer(presenter.render_core_error(e, ctx.tr, ctx.lang))
-        return
-    source = (await DialogState.load(ctx.state)).source
-    markup = keyboards.comparison_keyboard(rows, ctx.tr, ctx.settings.contact_url, campaign=source)
-    await message.answer(presenter.render_comparison(rows, ctx.lang), reply_markup=markup)
-    # "сравни с b200" next compares against the first card of this comparison
-    gpu, count = configs[0]
-    first = request.model_copy(update={"gpus": [gpu], "num_gpus": count})
-    await update(ctx.state, last_request=first.model_dump(mode="json"))
+from bot.dialog import Wizard
+from bot.free_text import on_free_text
 
 
 def make_router() -> Router:

@@ -33,7 +33,7 @@ from bot.dialog import (
     write_dialog,
 )
 from bot.dialog_state import DialogState, update
-from bot.handlers.quick import answered_elsewhere
+from bot.free_text import answered_elsewhere
 
 INPUT_STATES = [state_of(name) for name in flow.STEPS if name != "task"]
 
