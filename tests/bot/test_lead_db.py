@@ -2,32 +2,22 @@
 notes joining a card, a card sent while a note joined, the admins' alert and the user's "accepted"
 taken once, failed leads queued again."""
 
-from collections.abc import AsyncIterator
 from datetime import timedelta
 
-import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db import leads as lead_db
 from bot.db import repository as repo
-from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.models import LEAD_FAILED, LEAD_PENDING, LEAD_SENT, LEAD_UPDATED, Lead, utc_now
+from tests.bot import both_backends
+
+# each test runs on SQLite and on PostgreSQL
+db_url = both_backends.db_url
+sessionmaker = both_backends.sessionmaker
 
 ANN = 2001
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def db_url(request: pytest.FixtureRequest) -> str:
-    return str(request.getfixturevalue(f"migrated_{request.param}_url"))
-
-
-@pytest.fixture
-async def sessionmaker(db_url: str) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
-    engine = create_engine(db_url)
-    try:
-        yield create_sessionmaker(engine)
-    finally:
-        await engine.dispose()
 
 
 async def new_lead(session: AsyncSession, key: str, **at: object) -> Lead:

@@ -13,22 +13,15 @@ from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.models import ProcessedUpdate, User
 from bot.db.report import print_source_report
 from bot.db.repository import SourceRow
+from tests.bot import both_backends
+
+# each test runs on SQLite and on PostgreSQL
+db_url = both_backends.db_url
+sessionmaker = both_backends.sessionmaker
 
 ALICE, BOB, CAROL = 1001, 1002, 1003
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def db_url(request: pytest.FixtureRequest) -> str:
-    return str(request.getfixturevalue(f"migrated_{request.param}_url"))
-
-
-@pytest.fixture
-async def sessionmaker(db_url: str) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
-    engine = create_engine(db_url)
-    try:
-        yield create_sessionmaker(engine)
-    finally:
-        await engine.dispose()
 
 
 async def add_user(session: AsyncSession, telegram_id: int, source: str | None = None) -> User:
