@@ -36,7 +36,9 @@ async def harness(
 ) -> AsyncIterator[Harness]:
     """The bot with pictures on (as in production), and a renderer and cache of its own (a test may put
     another in place before its first picture), its worker stopped afterwards."""
-    monkeypatch.setattr(dialog, "PICTURES", pictures.Pictures())
+    # the give-up time of a render is not what these tests check: a busy machine may take longer for
+    # the first one (the worker's matplotlib import)
+    monkeypatch.setattr(dialog, "PICTURES", pictures.Pictures(timeout_s=30.0))
     try:
         async with running_bot(tmp_path, template_db, answer_pictures=True) as h:
             yield h
