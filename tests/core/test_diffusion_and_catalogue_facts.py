@@ -270,3 +270,27 @@ def test_model_offload_is_the_standard_recipe_not_a_last_resort() -> None:
     sequential = [m for m in result.mitigations if m.params.get("cpu_offload") == "sequential"]
     assert all(m.params["experiments_only"] == 1 for m in sequential)
     assert result.mitigations[-1].action == "cpu_offload"
+
+
+# --- issue 20: torchao is not bitsandbytes ------------------------------------------------------------
+
+FLUX_INT8_OFFLOADED = dict(
+    task="image_generation", model="flux.1-dev", precision="int8", resolution=[1024, 1024],
+    cpu_offload="model",
+)
+
+
+def test_torchao_int8_with_offload_is_sized_at_its_offloaded_run() -> None:
+    """diffusers' quantization-backends benchmark: bitsandbytes int8 with model offload peaks at
+    23.43 GiB (quantized on the GPU while loading), torchao int8 at 12.19 GiB (quantized where the
+    weights load, then offloaded). `quant_backend` tells them apart; bitsandbytes stays the default."""
+    bnb = run(**FLUX_INT8_OFFLOADED)
+    torchao = run(**FLUX_INT8_OFFLOADED, quant_backend="torchao")
+    assert run(**FLUX_INT8_OFFLOADED, quant_backend="bitsandbytes").total_bytes == bnb.total_bytes
+    assert torchao.total_bytes / 2**30 == pytest.approx(12.19, rel=0.10)
+    assert bnb.total_bytes > 1.5 * torchao.total_bytes
+
+
+def test_an_unknown_quant_backend_is_refused_by_name() -> None:
+    with pytest.raises(Exception, match="quant_backend"):
+        run(**FLUX_INT8_OFFLOADED, quant_backend="gptq")
