@@ -522,8 +522,11 @@ def _vae_decode(req: Request, spec: ModelSpec) -> float:
     assert req.resolution
     w, hgt = req.resolution
     outputs = 1 if req.vae_slicing else req.images  # slicing decodes the batch one output at a time
-    if spec.kind is ModelKind.VIDEO:  # causal video VAEs decode one latent frame (t frames) at a time
-        at_once = outputs * (spec.vae_temporal_factor or 4)
+    if spec.kind is ModelKind.VIDEO:  # causal video VAEs decode a slice of latent frames at a time
+        assert req.frames
+        factor = spec.vae_temporal_factor or 4
+        latent = dif.latent_frame_count(req.frames, factor)
+        at_once = outputs * dif.video_frames_decoded_at_once(spec.family, req.frames, latent, factor)
         return dif.vae_decode_bytes(w, hgt, at_once, req.vae_tiling, dif.VIDEO_VAE_TILE)
     return dif.vae_decode_bytes(w, hgt, outputs, req.vae_tiling, dif.IMAGE_VAE_TILE)
 

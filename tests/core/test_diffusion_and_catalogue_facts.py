@@ -294,3 +294,28 @@ def test_torchao_int8_with_offload_is_sized_at_its_offloaded_run() -> None:
 def test_an_unknown_quant_backend_is_refused_by_name() -> None:
     with pytest.raises(Exception, match="quant_backend"):
         run(**FLUX_INT8_OFFLOADED, quant_backend="gptq")
+
+
+# --- issue 20: the video VAE decodes a slice of latent frames at a time -----------------------------
+
+
+def test_cogvideox_decodes_nine_frames_at_once_and_wan_one_latent_frame() -> None:
+    """diffusers AutoencoderKLCogVideoX `_decode`: 2 latent frames a pass, the first with the
+    remainder (13 latent frames for 49: 3), each pass yielding X + 6 frames; Wan: 4 frames a pass."""
+    from core.formulas.diffusion import video_frames_decoded_at_once
+
+    assert video_frames_decoded_at_once("cogvideox", 49, 13, 4) == 9
+    assert video_frames_decoded_at_once("cogvideox", 45, 12, 4) == 8
+    assert video_frames_decoded_at_once("wan", 81, 21, 4) == 4
+
+
+@pytest.mark.parametrize("precision", ["bf16", "int8", "nf4"])
+def test_an_offloaded_cogvideox_peaks_at_its_vae_decode_whatever_the_precision(precision: str) -> None:
+    """Issue 20: CogVideoX pipelines decode at ~12 GiB whatever the transformer's precision; the
+    decode term was about half (one latent frame's 4 frames at once instead of 9)."""
+    result = run(task="video_generation", model="cogvideox-5b", precision=precision, cpu_offload="model")
+    decode = estimate(
+        {"task": "video_generation", "model": "cogvideox-5b", "precision": precision}, CATALOG
+    ).breakdown["vae_decode"]
+    assert 11 * 2**30 <= decode <= 13 * 2**30
+    assert result.total_bytes >= decode
