@@ -103,7 +103,8 @@ def _verdict(rows: Sequence[Compared], lang: str) -> str | None:
             t("compare-cheapest", lang, config=config_text(cheap.count, cheap.verdict.gpu_name, lang))
         )
     timed = [r for r in fitting if r.tokens_per_s]
-    if len(timed) > 1:
+    speeds = sorted((r.tokens_per_s or 0.0 for r in timed), reverse=True)
+    if len(timed) > 1 and speeds[0] > speeds[1]:  # launch-bound eager decode: every card alike, none faster
         fast = max(timed, key=lambda r: r.tokens_per_s or 0.0)
         parts.append(t("compare-fastest", lang, config=config_text(fast.count, fast.verdict.gpu_name, lang)))
     return " · ".join(parts) or None

@@ -102,6 +102,13 @@ class CpuOffload(StrEnum):
     SEQUENTIAL = "sequential"
 
 
+class QuantBackend(StrEnum):
+    """The library that quantizes a 16-bit checkpoint to `int8`/`int4` while it loads."""
+
+    BITSANDBYTES = "bitsandbytes"  # quantizes on the GPU only ("A GPU is needed for quantization")
+    TORCHAO = "torchao"  # quantizes on the device the weights load to (`quantize_`), the CPU too
+
+
 class AdapterDtype(StrEnum):
     FP32 = "fp32"  # peft's default (autocast_adapter_dtype=True upcasts the adapters)
     BF16 = "bf16"  # torchtune; the reference QLoRA script casts adapters back to bf16
@@ -386,6 +393,13 @@ class Request(BaseModel):
         default=False,
         description="extension, diffusion: the text encoders run on the CPU (Wan's `--t5_cpu`, "
         "HunyuanVideo's CPU-offloaded text encoder); none of their weights on the GPU",
+    )
+    quant_backend: QuantBackend | None = Field(
+        default=None,
+        description="extension: the library that quantizes an `int8`/`int4` precision while loading; "
+        "default bitsandbytes, which quantizes on the GPU (diffusers/transformers bnb quantizers), so "
+        "an offloaded pipeline peaks at max(loading, running); torchao quantizes where the weights "
+        "load (diffusers TorchAoHfQuantizer `create_quantized_param`), the CPU when offloaded",
     )
     gpu_memory_utilization: float | None = Field(
         default=None,

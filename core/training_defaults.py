@@ -16,6 +16,9 @@ Gradient checkpointing, by trainer (their own sources):
 These are the trainers decoder language models are fine-tuned with. Encoders and encoder-decoders
 (BERT, T5) are fine-tuned with transformers' Trainer / Seq2SeqTrainer, whose TrainingArguments
 default is off; so are the diffusers training scripts (`--gradient_checkpointing` is opt-in).
+Video models are trained with their vendors' scripts, which turn it on: CogVideo's finetune
+(zai-org/CogVideo finetune/schemas/args.py: `gradient_checkpointing: bool = True`, the argument's
+default `True` as well); a video clip's activations are frames × tokens per frame, tens of GiB.
 """
 
 from __future__ import annotations
@@ -45,4 +48,6 @@ def default_checkpointing(
         return True, "default_checkpointing_qlora"
     if kind is ModelKind.LLM:
         return True, "default_checkpointing_trainers"
+    if kind is ModelKind.VIDEO:
+        return True, "default_checkpointing_video"
     return False, None

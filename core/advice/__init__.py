@@ -66,6 +66,7 @@ from .speed import (
     HOST_RAM_RECOMMENDED_FACTOR,
     TENSOR_PARALLEL_DECODE_EFFICIENCY,
     allreduce_latency_s,
+    eager_launch_s,
     host,
     moe_layer_s,
     throughput,
@@ -155,6 +156,10 @@ def advise(
         notes += _multi_gpu_decode_notes(req, [(g, n) for g, n in configs if n > 1])
         if arch is not None and arch.experts > 1:
             notes.append(note("decode_moe_layers", layers=arch.L, us=round(moe_layer_s(req.engine) * 1e6)))
+        if arch is not None and eager_launch_s(arch, req.engine):
+            launch = eager_launch_s(arch, req.engine)
+            ms, speed = round(launch * 1e3), round(1 / launch)
+            notes.append(note("decode_eager_launch", layers=arch.L, ms=ms, tokens_per_s=speed))
     if named:  # the configurations recommended on other GPUs get their verdict rows too
         shown = {v.gpu for v in rows}
         rows += [

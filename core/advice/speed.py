@@ -74,13 +74,26 @@ NCCL_HOP_LATENCY_S: dict[str, float] = {"pcie": 1.0e-6, "nvlink": 0.6e-6, "infin
 #     layers = 0.040 ms. Checked on another card and model: gpt-oss-20b on an RTX 3090, 186.29 tok/s
 #     in the same table (tests/core/fixtures/speed_cases.jsonl).
 #   - transformers: no published single-stream MoE decode found; its per-expert Python loop is no
-#     faster than vLLM's fused kernel, so vLLM's value (a floor; eager overhead is not modelled here).
+#     faster than vLLM's fused kernel, so vLLM's value (a floor; eager launches: EAGER_LAYER_LAUNCH_S).
 MOE_LAYER_FIXED_S: dict[Engine, float] = {
     Engine.VLLM: 220e-6,
     Engine.LLAMA_CPP: 40e-6,
     Engine.TRANSFORMERS: 220e-6,
 }
 MOE_LAYER_FIXED_DEFAULT_S = MOE_LAYER_FIXED_S[Engine.VLLM]  # an engine without a measurement
+# Eager transformers `generate()` launches every kernel of every layer from Python, one token at a
+# time: the GPU waits for the CPU whenever launching a layer takes longer than running it. The
+# CPU enqueues ahead within a step, so a step takes the longer of the two, not their sum.
+# Measured: eager Llama-2-7B (32 layers) on an A100 at 25.5 tok/s where the same code compiled (no
+# launches: CUDA graphs) reaches 107.0, the bandwidth ceiling ("Accelerating Generative AI with
+# PyTorch II: GPT, Fast", pytorch.org/blog/accelerating-generative-ai-2, "Starting Point (25.5
+# tok/s) ... it's heavily CPU overhead bound"): 1/25.5 s over 32 layers = 1.23 ms per layer.
+# Checked against transformers itself: LLaMA-7B fp16 `generate()` on an A10G, 23.15 tok/s
+# (fxmarty/accelerated-pytorch-transformers-generation README; speed_cases.jsonl s022), where the
+# bytes alone allow ~31.
+# A property of the host CPU as much as the card; vLLM and llama.cpp replay CUDA graphs and pay none.
+EAGER_LAYER_LAUNCH_S = 1 / 25.5 / 32
+EAGER_ENGINES = frozenset({Engine.TRANSFORMERS})
 # GGUF conversions of MXFP4 checkpoints (ggml-org/gpt-oss-*-GGUF, the files llama.cpp's gpt-oss guide
 # loads, ggml-org/llama.cpp#15396) store the tensors MXFP4 leaves in BF16 (attention, embeddings, LM
 # head) as Q8_0: gpt-oss-20b-mxfp4.gguf is 11.27 GiB against 12.8 GiB of safetensors, and "the
@@ -152,6 +165,12 @@ def fixed_step_s(arch: Arch, gpu: GpuSpec, count: int, engine: Engine | None) ->
     return arch.L * per_layer
 
 
+def eager_launch_s(arch: Arch, engine: Engine | None) -> float:
+    """Seconds the CPU takes to launch one decode step's kernels under an eager engine (0 for one
+    that replays CUDA graphs): EAGER_LAYER_LAUNCH_S per decoder layer."""
+    return arch.L * EAGER_LAYER_LAUNCH_S if engine in EAGER_ENGINES else 0.0
+
+
 def throughput(
     req: Request,
     spec: ModelSpec,
@@ -176,6 +195,7 @@ def throughput(
         bandwidth = gpu.bandwidth_gb_s * 1e9 * DECODE_BANDWIDTH_EFFICIENCY
         step_s = step_bytes / (bandwidth * multi_gpu_speedup(gpu, count, req.engine))
         step_s += fixed_step_s(arch, gpu, count, req.engine)
+        step_s = max(step_s, eager_launch_s(arch, req.engine))
         out.append(
             Throughput(
                 gpu=gpu.id,

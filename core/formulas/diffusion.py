@@ -22,6 +22,17 @@ VAE_DECODE_BYTES = 4
 IMAGE_VAE_TILE = 512
 VIDEO_VAE_TILE = 256
 
+# Causal video VAEs decode a clip a slice of latent frames at a time, with a cache of the previous
+# slice. Wan, HunyuanVideo: one latent frame (the temporal factor's frames) per pass. CogVideoX
+# (diffusers AutoencoderKLCogVideoX `_decode` and `tiled_decode`): `num_latent_frames_batch_size =
+# 2` latent frames per pass, the first pass taking the remainder too (13 latent frames: (0, 1, 2),
+# then pairs), and "If you decode X latent frames together, the number of output frames is ...
+# X + 6 frames" (its own comment: conv cache and the two temporal upsamplings). 49 frames: 9
+# frames at once, not 4; at 720x480 the decode peaks near 12 GiB whatever the transformer's
+# precision, as measured.
+FRAME_BATCH_LATENT_FRAMES: dict[str, int] = {"cogvideox": 2}
+FRAME_BATCH_EXTRA_FRAMES: dict[str, int] = {"cogvideox": 6}
+
 # DiT denoisers patchify latents 2×2 (DiT, Peebles & Xie 2023; FLUX, SD3, Wan, HunyuanVideo).
 PATCH = 2
 # A denoiser given only by its parameter count (the UNets of SD 1.x/SDXL, whose widths vary by
@@ -99,6 +110,15 @@ def vae_decode_bytes(width: int, height: int, images_at_once: int, tiled: bool, 
     """Peak of the VAE decoder for `images_at_once` outputs of width × height pixels."""
     pixels = min(width, tile) * min(height, tile) if tiled else width * height
     return images_at_once * pixels * VAE_DECODE_ELEMENTS_PER_PIXEL * VAE_DECODE_BYTES
+
+
+def video_frames_decoded_at_once(family: str, frames: int, latent_frames: int, temporal_factor: int) -> int:
+    """Output frames alive in one pass of the video VAE's decoder (see FRAME_BATCH_LATENT_FRAMES)."""
+    batch = FRAME_BATCH_LATENT_FRAMES.get(family)
+    if batch is None:
+        return min(temporal_factor, frames)
+    first = min(batch + latent_frames % batch, latent_frames)
+    return min(first + FRAME_BATCH_EXTRA_FRAMES[family], frames)
 
 
 def denoiser_width(params: float) -> int:

@@ -15,6 +15,7 @@ from core.contract import (
     Method,
     MixedPrecision,
     Precision,
+    QuantBackend,
     Request,
     Sharding,
     Task,
@@ -521,8 +522,11 @@ def _vae_decode(req: Request, spec: ModelSpec) -> float:
     assert req.resolution
     w, hgt = req.resolution
     outputs = 1 if req.vae_slicing else req.images  # slicing decodes the batch one output at a time
-    if spec.kind is ModelKind.VIDEO:  # causal video VAEs decode one latent frame (t frames) at a time
-        at_once = outputs * (spec.vae_temporal_factor or 4)
+    if spec.kind is ModelKind.VIDEO:  # causal video VAEs decode a slice of latent frames at a time
+        assert req.frames
+        factor = spec.vae_temporal_factor or 4
+        latent = dif.latent_frame_count(req.frames, factor)
+        at_once = outputs * dif.video_frames_decoded_at_once(spec.family, req.frames, latent, factor)
         return dif.vae_decode_bytes(w, hgt, at_once, req.vae_tiling, dif.VIDEO_VAE_TILE)
     return dif.vae_decode_bytes(w, hgt, outputs, req.vae_tiling, dif.IMAGE_VAE_TILE)
 
@@ -558,10 +562,15 @@ def _diffusion_inference(req: Request, spec: ModelSpec) -> Breakdown:
     ]
     run = max(stages, key=lambda s: sum(s.values()))
     run = _with_overhead(run, run.get("activations", 0.0) + run.get("vae_decode", 0.0), req)
-    if not on_load:
+    if not on_load or req.quant_backend is QuantBackend.TORCHAO:
+        # torchao quantizes where the weights load (diffusers TorchAoHfQuantizer
+        # `create_quantized_param`: `.to(target_device)` then `quantize_`), the CPU for a pipeline
+        # offloaded afterwards: its peak is the offloaded run (diffusers blog: torchao int8 with
+        # model offload, 0.000 GB after loading, 12.19 GiB peak; case c175).
         return run
-    # bitsandbytes quantizes on the GPU as each component loads; the quantized components stay
-    # there until the offload hooks move them to the CPU: the peak is max(load, run).
+    # bitsandbytes quantizes on the GPU as each component loads ("A GPU is needed for
+    # quantization", diffusers quantizers/bitsandbytes/bnb_quantizer.py); the quantized components
+    # stay there until the offload hooks move them to the CPU: the peak is max(load, run).
     quantized = [c for c in spec.components if _component_precision(req, spec, c) in QUANTIZED_ON_LOAD]
     load: Breakdown = {"weights": 0.0, "text_encoders": 0.0}
     for c in quantized:

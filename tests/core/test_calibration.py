@@ -49,12 +49,6 @@ KNOWN_MISSES: dict[str, str] = {
     "c185": "ms-swift 2024, Qwen-1.8B at 8K: the same loss path over the 152K vocabulary (issue 8, 5)",
     "c186": "ms-swift 2024, batch 2: the same loss path, twice the logits (issue 8, 5)",
     "c192": "ms-swift 2024 QLoRA: the same loss path; bnb 0.41 load residue (issue 8, 1 and 5)",
-    "c175": "torchao int8 is quantized before the offload hooks; the contract's int8 with offload is "
-    "sized as bitsandbytes, which quantizes on the GPU while loading (c173); no backend field yet",
-    "c198": "CogVideoX README: torchao int8 applied on the CPU, then sequential offload; sized as "
-    "bitsandbytes' load on the GPU (no backend field yet)",
-    "c200": "CogVideoX README: torchao int8 applied on the CPU, then sequential offload; sized as "
-    "bitsandbytes' load on the GPU (no backend field yet)",
     "c156": "Wan on 8 GPUs: FSDP + sequence parallel split the DiT; diffusion is sized per card (issue 8, 6)",
     # Unsloth's requirements page: a size class's "absolute minimum", not a measurement of one model;
     # below the 4-bit weights as sized (nf4 linear layers, 16-bit embeddings and LM head) plus the

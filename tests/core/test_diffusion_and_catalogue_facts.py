@@ -270,3 +270,52 @@ def test_model_offload_is_the_standard_recipe_not_a_last_resort() -> None:
     sequential = [m for m in result.mitigations if m.params.get("cpu_offload") == "sequential"]
     assert all(m.params["experiments_only"] == 1 for m in sequential)
     assert result.mitigations[-1].action == "cpu_offload"
+
+
+# --- issue 20: torchao is not bitsandbytes ------------------------------------------------------------
+
+FLUX_INT8_OFFLOADED = dict(
+    task="image_generation", model="flux.1-dev", precision="int8", resolution=[1024, 1024],
+    cpu_offload="model",
+)
+
+
+def test_torchao_int8_with_offload_is_sized_at_its_offloaded_run() -> None:
+    """diffusers' quantization-backends benchmark: bitsandbytes int8 with model offload peaks at
+    23.43 GiB (quantized on the GPU while loading), torchao int8 at 12.19 GiB (quantized where the
+    weights load, then offloaded). `quant_backend` tells them apart; bitsandbytes stays the default."""
+    bnb = run(**FLUX_INT8_OFFLOADED)
+    torchao = run(**FLUX_INT8_OFFLOADED, quant_backend="torchao")
+    assert run(**FLUX_INT8_OFFLOADED, quant_backend="bitsandbytes").total_bytes == bnb.total_bytes
+    assert torchao.total_bytes / 2**30 == pytest.approx(12.19, rel=0.10)
+    assert bnb.total_bytes > 1.5 * torchao.total_bytes
+
+
+def test_an_unknown_quant_backend_is_refused_by_name() -> None:
+    with pytest.raises(Exception, match="quant_backend"):
+        run(**FLUX_INT8_OFFLOADED, quant_backend="gptq")
+
+
+# --- issue 20: the video VAE decodes a slice of latent frames at a time -----------------------------
+
+
+def test_cogvideox_decodes_nine_frames_at_once_and_wan_one_latent_frame() -> None:
+    """diffusers AutoencoderKLCogVideoX `_decode`: 2 latent frames a pass, the first with the
+    remainder (13 latent frames for 49: 3), each pass yielding X + 6 frames; Wan: 4 frames a pass."""
+    from core.formulas.diffusion import video_frames_decoded_at_once
+
+    assert video_frames_decoded_at_once("cogvideox", 49, 13, 4) == 9
+    assert video_frames_decoded_at_once("cogvideox", 45, 12, 4) == 8
+    assert video_frames_decoded_at_once("wan", 81, 21, 4) == 4
+
+
+@pytest.mark.parametrize("precision", ["bf16", "int8", "nf4"])
+def test_an_offloaded_cogvideox_peaks_at_its_vae_decode_whatever_the_precision(precision: str) -> None:
+    """Issue 20: CogVideoX pipelines decode at ~12 GiB whatever the transformer's precision; the
+    decode term was about half (one latent frame's 4 frames at once instead of 9)."""
+    result = run(task="video_generation", model="cogvideox-5b", precision=precision, cpu_offload="model")
+    decode = estimate(
+        {"task": "video_generation", "model": "cogvideox-5b", "precision": precision}, CATALOG
+    ).breakdown["vae_decode"]
+    assert 11 * 2**30 <= decode <= 13 * 2**30
+    assert result.total_bytes >= decode

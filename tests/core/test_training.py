@@ -68,6 +68,19 @@ def test_encoders_keep_transformers_trainer_default_off() -> None:
     assert "default_checkpointing_qlora" in codes(qlora)
 
 
+def test_video_training_checkpoints_as_the_vendor_scripts_do() -> None:
+    """Issue 20, disagreement class: video training was sized with checkpointing off; CogVideo's
+    finetune turns it on by default (finetune/schemas/args.py). Image training keeps diffusers'
+    opt-in default."""
+    video = run(task="training", model="cogvideox-5b", method="lora")
+    assert video.request.gradient_checkpointing is True
+    assert "default_checkpointing_video" in codes(video)
+    off = run(task="training", model="cogvideox-5b", method="lora", gradient_checkpointing=False)
+    assert video.total_bytes < off.total_bytes / 2
+    image = run(task="training", model="flux.1-dev", method="lora")
+    assert image.request.gradient_checkpointing is False
+
+
 def test_an_explicit_choice_wins() -> None:
     result = run(task="training", model="llama-3.1-8b", method="lora", gradient_checkpointing=False)
     assert result.request.gradient_checkpointing is False

@@ -574,3 +574,6 @@ parse-error-chit_chat = Я считаю, сколько видеопамяти �
 parse-error-off_topic = Это не вопрос о размере модели: такие вопросы решает менеджер — оставьте заявку.
 parse-error-unsized_model = Модели речи (Whisper, TTS) пока не считаем: оставьте заявку, менеджер подберёт сервер.
 assumption-parse_unread = Не понял «{ $words }»: в ответе это не учтено (карту пишите так: 4090 48, h100, a100 80).
+## evidence (issue 20): eager transformers decode
+assumption-decode_eager_launch = transformers generate() работает без компиляции: процессор запускает каждое ядро всех { $layers } слоёв на каждый токен, ~{ $ms } мс, поэтому не больше ~{ $tokens_per_s } ток/с на пользователя на любой карте. vLLM или llama.cpp (CUDA graphs) дают скорость по пропускной способности памяти.
+assumption-default_checkpointing_video = Gradient checkpointing включён, как в собственных скриптах обучения видеомоделей (finetune CogVideo) (не указано).

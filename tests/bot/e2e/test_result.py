@@ -175,13 +175,13 @@ def test_when_nothing_fits_anywhere_the_closest_configurations_are_named() -> No
         (
             "ru",
             "❌ На 1× RTX 3090 24 GB не влезет: нужно 29,3 ГБ на карту из 24,0 ГБ",
-            "🚀 В аренду: 1× RTX 4090 48 GB · от 149 ₽/ч · ~24 ток/с",
+            "🚀 В аренду: 1× RTX 4090 48 GB · от 149 ₽/ч · ~17 ток/с",
             "Как уместить на 1× RTX 3090 24 GB (память на карту):",
         ),
         (
             "en",
             "❌ Does not fit on 1× RTX 3090 24 GB: needs 29.3 GB per card of 24.0 GB",
-            "🚀 To rent: 1× RTX 4090 48 GB · from 149 ₽/h · ~24 tok/s",
+            "🚀 To rent: 1× RTX 4090 48 GB · from 149 ₽/h · ~17 tok/s",
             "To fit on 1× RTX 3090 24 GB (memory per card):",
         ),
     ],
@@ -244,7 +244,8 @@ async def test_a_follow_up_says_what_changed(harness: Harness) -> None:
 
 @pytest.mark.parametrize("lang", ["ru", "en"])
 def test_a_comparison_is_a_row_per_card(lang: str) -> None:
-    wanted = understand("llama 3.1 8b int4").request
+    # under vLLM (CUDA graphs) the H100 decodes faster; eager transformers is launch-bound alike
+    wanted = understand("llama 3.1 8b int4 vllm").request
     message = render_comparison(compare(wanted, [("rtx4090-48gb", 1), ("h100-sxm", 1)]), lang)
     lines = shown(message).splitlines()
     assert lines[0].startswith("Llama 3.1 8B: ")
