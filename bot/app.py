@@ -383,7 +383,7 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
     from bot.outbox import LeadOutbox  # the lead outbox: pending leads to the sales chat, start to shutdown
 
     def sales_tr(key: str, **args: object) -> str:
-        return i18n.core.get(key, settings.default_language, **args)  # type: ignore[arg-type]
+        return i18n.core.get(key, settings.default_language, **args)
 
     crm_push = None
     if crm_destinations := crm.destinations(settings, sales_tr):

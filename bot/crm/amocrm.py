@@ -28,7 +28,7 @@ GPU_TAG = "GPU {gpu}"
 
 class AmoCrm:
     name = "amocrm"
-    events = (CRM_LEAD_CREATED,)
+    events: tuple[str, ...] = (CRM_LEAD_CREATED,)
 
     def __init__(self, base_url: str, token: str) -> None:
         self.base_url = base_url.rstrip("/")

@@ -36,7 +36,7 @@ EARLIER_LISTED = 5
 
 class Bitrix24:
     name = "bitrix24"
-    events = (CRM_LEAD_CREATED,)
+    events: tuple[str, ...] = (CRM_LEAD_CREATED,)
 
     def __init__(self, url: str, telegram_field: str | None, tr: Callable[..., str]) -> None:
         self.url = url if url.endswith("/") else url + "/"

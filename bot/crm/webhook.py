@@ -28,7 +28,7 @@ def encode(payload: Mapping[str, Any]) -> bytes:
 
 class Webhook:
     name = "webhook"
-    events = EVENTS
+    events: tuple[str, ...] = EVENTS
 
     def __init__(self, url: str, secret: str | None = None) -> None:
         self.url = url

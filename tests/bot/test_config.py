@@ -523,3 +523,40 @@ def test_sales_chat_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SALES_TOPIC_ID", "42")
     settings = load_settings()
     assert (settings.sales_chat_id, settings.sales_topic_id) == (-1001234567890, 42)
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"CRM_WEBHOOK_URL": "crm.example.com/hook"}, "CRM_WEBHOOK_URL: must be a URL"),
+        ({"CRM_WEBHOOK_SECRET": "s"}, "CRM_WEBHOOK_SECRET: set without CRM_WEBHOOK_URL"),
+        ({"BITRIX24_WEBHOOK_URL": "https://x.bitrix24.ru/rest/"}, "BITRIX24_WEBHOOK_URL: must be an inbound"),
+        ({"BITRIX24_TELEGRAM_FIELD": "UF_CRM_TG"}, "BITRIX24_TELEGRAM_FIELD: set without BITRIX24"),
+        (
+            {"BITRIX24_WEBHOOK_URL": "https://x.bitrix24.ru/rest/1/abc/", "BITRIX24_TELEGRAM_FIELD": "TG"},
+            "BITRIX24_TELEGRAM_FIELD: must be a lead's user field",
+        ),
+        ({"AMOCRM_DOMAIN": "example.amocrm.ru"}, "AMOCRM_TOKEN: not set"),
+        ({"AMOCRM_TOKEN": "t"}, "AMOCRM_TOKEN: set without AMOCRM_DOMAIN"),
+        ({"AMOCRM_DOMAIN": "not a domain", "AMOCRM_TOKEN": "t"}, "AMOCRM_DOMAIN: must be the account's"),
+    ],
+)
+def test_bad_crm_settings_name_the_variable(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], message: str
+) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_crm_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BITRIX24_WEBHOOK_URL", "https://x.bitrix24.ru/rest/1/abc123")
+    monkeypatch.setenv("BITRIX24_TELEGRAM_FIELD", "UF_CRM_TELEGRAM_ID")
+    monkeypatch.setenv("AMOCRM_DOMAIN", "example.amocrm.ru")
+    monkeypatch.setenv("AMOCRM_TOKEN", "eyJ0eXAi.long.lived")
+    settings = load_settings()
+    assert settings.bitrix24_webhook_url == "https://x.bitrix24.ru/rest/1/abc123/"
+    assert settings.amocrm_domain == "https://example.amocrm.ru"
+    assert "eyJ0eXAi" not in repr(settings)

@@ -210,8 +210,8 @@ async def test_amocrm_makes_one_deal_through_a_timeout_a_lost_answer_and_a_resta
     tmp_path: Path, template_db: Path
 ) -> None:
     async with FakeAmoCrm(TOKEN) as amo:
-        contact = amo.add_contact(name="Carol", custom_fields_values=[
-            {"field_code": "EMAIL", "values": [{"value": "carol@example.com", "enum_code": "WORK"}]}])  # fmt: skip
+        email = {"field_code": "EMAIL", "values": [{"value": "carol@example.com", "enum_code": "WORK"}]}
+        contact = amo.add_contact(name="Carol", custom_fields_values=[email])
         amo.fail(429, headers={"Retry-After": "1"})
         amo.hang()
         amo.passes(2)  # the look-ups of the third attempt
