@@ -133,6 +133,13 @@ class LeadOutbox:
         if self.crm is not None:
             self.crm.wake()
 
+    async def lead_claimed(self, session: AsyncSession, lead: Lead, *, by: str) -> int:
+        """A manager took the lead: `lead.claimed` for the CRMs that take it, in the caller's
+        transaction (call `wake()` after its commit); how many (0 without a CRM)."""
+        if self.crm is None:
+            return 0
+        return await self.crm.lead_claimed(session, lead, by=by)
+
     async def start(self, bot: Bot) -> None:
         """Dispatcher startup: deliver what is pending, then keep delivering in the background."""
         if self.crm is not None:

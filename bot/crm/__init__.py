@@ -92,13 +92,14 @@ def utm(lead: Lead) -> dict[str, str]:
 
 
 def title(lead: Lead, tr: Translate, lang: str) -> str:
-    """One line in the sales language: "LoRA Llama 3.1 70B · 2× RTX 4090 48 GB · от 298 ₽/ч"."""
+    """One line in the sales language: "LoRA Llama 3.1 70B · 2× RTX 4090 48 GB · от 298 ₽/ч" (the
+    method where the request names one, else the task)."""
     summary = lead.summary or {}
     if not summary.get("model"):
         return tr("crm-title-plain", id=lead.id)
     method = (lead.request or {}).get("method")
     what = label("method", str(method), lang) if method else label("task", str(summary.get("task")), lang)
-    parts = [f"{what} {summary['model']}"]
+    parts = [f"{what[:1].upper()}{what[1:]} {summary['model']}"]
     if summary.get("recommended_text"):
         parts.append(str(summary["recommended_text"]))
         if summary.get("price_text"):

@@ -73,7 +73,7 @@ class Bitrix24:
                 contact_ids = sorted(int(i) for i in found.get("CONTACT", []))
                 earlier.update(int(i) for i in found.get("LEAD", []))
         if self.telegram_field:
-            earlier.update(await self._ids(http, {self.telegram_field: payload["telegram_user_id"]}))
+            earlier.update(await self._ids(http, {self.telegram_field: str(payload["telegram_user_id"])}))
         fields = self.fields(payload, contact_ids, sorted(earlier))
         params = {"fields": fields, "params": {"REGISTER_SONET_EVENT": "Y"}}
         lead_id = await self.call(http, "crm.lead.add", params)

@@ -14,6 +14,7 @@ from bot.crm.webhook import Webhook
 from bot.db import leads as lead_db
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.models import CRM_FAILED, CRM_LEAD_CLAIMED, CRM_LEAD_CREATED, CRM_PENDING, CRM_SENT, Lead, utc_now
+from bot.outbox import LeadOutbox
 from tests.bot.test_lead_db import new_lead
 from tests.fake_crm import FakeWebhook
 
@@ -60,8 +61,10 @@ async def test_a_claim_is_pushed_once_after_the_lead(
         async with sessionmaker() as session, session.begin():
             row = await session.get(Lead, lead.id)
             assert row is not None
-            assert await crm.lead_claimed(session, row, by="Маша") == 1
-            assert await crm.lead_claimed(session, row, by="Петя") == 0  # a second press: no second event
+            box = LeadOutbox(sessionmaker, None, crm=crm)
+            assert await box.lead_claimed(session, row, by="Маша") == 1
+            assert await box.lead_claimed(session, row, by="Петя") == 0  # a second press: no second event
+            assert await LeadOutbox(sessionmaker, None).lead_claimed(session, row, by="Маша") == 0
         assert await crm.push_due() == 1 and await crm.push_due() == 0
     finally:
         await crm.stop()
