@@ -379,12 +379,23 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
         gc.enable()
 
     dp.startup.register(on_startup)
+    from bot import crm  # the CRM push (bot.crm): beside the cards, through the same outbox
     from bot.outbox import LeadOutbox  # the lead outbox: pending leads to the sales chat, start to shutdown
 
+    def sales_tr(key: str, **args: object) -> str:
+        return i18n.core.get(key, settings.default_language, **args)
+
+    crm_push = None
+    if crm_destinations := crm.destinations(settings, sales_tr):
+        from bot.crm.push import CrmPush
+
+        crm_push = CrmPush(
+            sessionmaker, crm_destinations, tr=sales_tr, lang=settings.default_language,
+            single_process=engine.dialect.name == "sqlite", admin_ids=settings.admin_ids,
+        )  # fmt: skip
     outbox = dp["lead_outbox"] = LeadOutbox.for_engine(
         engine, sessionmaker, settings.sales_chat_id, settings.sales_topic_id,
-        admin_ids=settings.admin_ids,
-        tr=lambda key, **args: i18n.core.get(key, settings.default_language, **args),
+        admin_ids=settings.admin_ids, tr=sales_tr, crm=crm_push,
     )  # fmt: skip
     dp.startup.register(outbox.start)
     dp.shutdown.register(outbox.stop)

@@ -32,6 +32,11 @@ TOKEN_FORMAT = re.compile(r"^\d{1,20}:[A-Za-z0-9_-]{20,100}$")
 # Telegram's rule for X-Telegram-Bot-Api-Secret-Token.
 WEBHOOK_SECRET_FORMAT = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 SERVICE_TIMEOUT_S = 3.0
+# Bitrix24's inbound webhook: https://<portal>/rest/<user id>/<secret code>/
+BITRIX24_WEBHOOK_PATH = re.compile(r"^/rest/\d+/[A-Za-z0-9_]+/?$")
+# A Bitrix24 lead's user field (where the operator keeps the Telegram id).
+BITRIX24_USER_FIELD = re.compile(r"^UF_CRM_[A-Z0-9_]{1,40}$")
+HOSTNAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$")
 MAX_PORT = 65535
 REDIS_DB_PATH = re.compile(r"(/\d{0,5})?/?")  # redis://host:port, …/ or …/<db number>
 # Commands that talk to Telegram with the real token, and those that run the bot at all.
@@ -94,6 +99,13 @@ class Settings(BaseSettings):
     # A Hugging Face id the catalogue lacks is read from the Hub (bot.hf_models): on/off, and where.
     hf_lookup: bool = True
     hf_endpoint: str = "https://huggingface.co"
+    # CRM push (bot.crm): each set destination gets every lead, apart from the sales chat.
+    crm_webhook_url: str | None = None
+    crm_webhook_secret: SecretStr | None = None
+    bitrix24_webhook_url: str | None = None
+    bitrix24_telegram_field: str | None = None
+    amocrm_domain: str | None = None
+    amocrm_token: SecretStr | None = None
 
     @field_validator("log_level")
     @classmethod
@@ -129,6 +141,69 @@ class Settings(BaseSettings):
         # Telegram accepts http(s) and tg:// links on URL buttons; anything else fails every send.
         if error := _url_problem(value, ("https", "http", "tg")):
             raise ValueError(error)
+        return value
+
+    @field_validator("crm_webhook_url")
+    @classmethod
+    def _crm_webhook_url(cls, value: str | None) -> str | None:
+        if value is not None and (error := _url_problem(value, ("https", "http"))):
+            raise ValueError(error)
+        return value
+
+    @field_validator("crm_webhook_secret")
+    @classmethod
+    def _crm_webhook_secret(cls, value: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
+        if value is not None and info.data.get("crm_webhook_url") is None:
+            raise ValueError("set without CRM_WEBHOOK_URL")
+        return value
+
+    @field_validator("bitrix24_webhook_url")
+    @classmethod
+    def _bitrix24_webhook_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if error := _url_problem(value, ("https", "http")):
+            raise ValueError(error)
+        if not BITRIX24_WEBHOOK_PATH.match(urlsplit(value).path):
+            raise ValueError("must be an inbound webhook URL: https://<portal>/rest/<user id>/<code>/")
+        return value.rstrip("/") + "/"
+
+    @field_validator("bitrix24_telegram_field")
+    @classmethod
+    def _bitrix24_telegram_field(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return None
+        if info.data.get("bitrix24_webhook_url") is None:
+            raise ValueError("set without BITRIX24_WEBHOOK_URL")
+        if not BITRIX24_USER_FIELD.match(value):
+            raise ValueError("must be a lead's user field code such as UF_CRM_TELEGRAM_ID")
+        return value
+
+    @field_validator("amocrm_domain")
+    @classmethod
+    def _amocrm_domain(cls, value: str | None) -> str | None:
+        """The account's domain (example.amocrm.ru), kept as its base URL (https://example.amocrm.ru)."""
+        if value is None:
+            return None
+        if "://" not in value:
+            if not HOSTNAME.match(value):
+                raise ValueError("must be the account's domain, such as example.amocrm.ru")
+            value = f"https://{value}"
+        if error := _url_problem(value, ("https", "http")):
+            raise ValueError(error)
+        return value.rstrip("/")
+
+    @field_validator("amocrm_token")
+    @classmethod
+    def _amocrm_token(cls, value: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
+        if value is None:
+            if info.data.get("amocrm_domain") is not None:
+                raise ValueError("not set; AMOCRM_DOMAIN needs a long-lived token")
+            return None
+        if info.data.get("amocrm_domain") is None:
+            raise ValueError("set without AMOCRM_DOMAIN")
+        if not value.get_secret_value().strip() or any(c.isspace() for c in value.get_secret_value()):
+            raise ValueError("must be the long-lived token, one word")
         return value
 
     @field_validator("admin_ids", mode="before")

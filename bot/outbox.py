@@ -18,6 +18,8 @@ background sender posts each pending lead's card to SALES_CHAT_ID (optionally a 
 - **The user.** Their confirmation reads "saved" until the card is delivered, then it is edited to
   "accepted" (the text the handler rendered in their language, ``summary["accepted"]``).
 - Without SALES_CHAT_ID nothing is sent: leads stay pending (and are logged when written).
+- **CRMs.** With a CRM set (bot.crm), ``crm`` (bot.crm.push.CrmPush) pushes each lead there too, in a
+  task of its own with its own state per destination, the same back-off and one admin alert.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import logging
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from html import escape
+from typing import TYPE_CHECKING
 
 from aiogram import Bot
 from aiogram.exceptions import (
@@ -42,6 +45,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from bot import leads
 from bot.db import leads as lead_db
 from bot.db.models import LEAD_UPDATED, Lead, utc_now
+
+if TYPE_CHECKING:
+    from bot.crm.push import CrmPush
 
 log = logging.getLogger(__name__)
 
@@ -82,8 +88,10 @@ class LeadOutbox:
         single_process: bool = True,
         admin_ids: Iterable[int] = (),
         tr: Translate | None = None,
+        crm: CrmPush | None = None,
     ) -> None:
         self.sessionmaker = sessionmaker
+        self.crm = crm
         self.chat_id = chat_id
         self.topic_id = topic_id
         self.single_process = single_process
@@ -103,6 +111,7 @@ class LeadOutbox:
         *,
         admin_ids: Iterable[int] = (),
         tr: Translate | None = None,
+        crm: CrmPush | None = None,
     ) -> LeadOutbox:
         return cls(
             sessionmaker,
@@ -111,6 +120,7 @@ class LeadOutbox:
             single_process=engine.dialect.name == "sqlite",
             admin_ids=admin_ids,
             tr=tr,
+            crm=crm,
         )
 
     @property
@@ -120,9 +130,20 @@ class LeadOutbox:
     def wake(self) -> None:
         """A lead was written (and committed): look now, not at the next poll."""
         self._wake.set()
+        if self.crm is not None:
+            self.crm.wake()
+
+    async def lead_claimed(self, session: AsyncSession, lead: Lead, *, by: str) -> int:
+        """A manager took the lead: `lead.claimed` for the CRMs that take it, in the caller's
+        transaction (call `wake()` after its commit); how many (0 without a CRM)."""
+        if self.crm is None:
+            return 0
+        return await self.crm.lead_claimed(session, lead, by=by)
 
     async def start(self, bot: Bot) -> None:
         """Dispatcher startup: deliver what is pending, then keep delivering in the background."""
+        if self.crm is not None:
+            await self.crm.start(bot)
         if not self.enabled:
             log.info("SALES_CHAT_ID is not set: leads are stored, not sent")
             return
@@ -131,6 +152,8 @@ class LeadOutbox:
 
     async def stop(self) -> None:
         """Dispatcher shutdown: a send in flight is cancelled; its lead stays pending (claimed a while)."""
+        if self.crm is not None:
+            await self.crm.stop()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

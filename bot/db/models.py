@@ -37,6 +37,13 @@ LEAD_SENT = "sent"
 LEAD_UPDATED = "updated"  # sent, and a follow-up note since: the card is edited
 LEAD_FAILED = "failed"
 
+# A lead's delivery to one CRM (bot.crm): its own state, apart from the sales chat's card.
+CRM_PENDING = "pending"
+CRM_SENT = "sent"
+CRM_FAILED = "failed"
+CRM_LEAD_CREATED = "lead.created"
+CRM_LEAD_CLAIMED = "lead.claimed"
+
 CONTACT_USERNAME = "username"
 CONTACT_PHONE = "phone"
 CONTACT_EMAIL = "email"
@@ -157,6 +164,35 @@ class Lead(Base):
     confirm_message_id: Mapped[int | None] = mapped_column(BigInteger)
     user_told_at: Mapped[datetime | None]
     # When the admins were told its delivery keeps failing (once).
+    alerted_at: Mapped[datetime | None]
+
+
+class CrmDelivery(Base):
+    """One lead event (``lead.created``, ``lead.claimed``) to one CRM (``destination``: webhook,
+    bitrix24, amocrm), delivered by bot.outbox at least once with ``idempotency_key`` (a retry never
+    makes a second deal): pending, then sent (``remote_id``: the CRM's id of the deal, when it says)
+    or failed (not delivered while the lead was fresh). ``data`` is what the event adds to the lead
+    (who claimed it). Same back-off and single admin alert as the lead's card (bot.outbox)."""
+
+    __tablename__ = "crm_deliveries"
+    __table_args__ = (
+        UniqueConstraint("lead_id", "destination", "event"),
+        Index("ix_crm_deliveries_due", "status", "next_attempt_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    lead_id: Mapped[int] = mapped_column(ForeignKey("leads.id", ondelete="CASCADE"), index=True)
+    destination: Mapped[str] = mapped_column(String(16))
+    event: Mapped[str] = mapped_column(String(32))
+    idempotency_key: Mapped[str] = mapped_column(String(128))
+    data: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(default=utc_now)
+    status: Mapped[str] = mapped_column(String(16), default=CRM_PENDING)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime | None]
+    last_error: Mapped[str | None] = mapped_column(Text)
+    sent_at: Mapped[datetime | None]
+    remote_id: Mapped[str | None] = mapped_column(String(64))
     alerted_at: Mapped[datetime | None]
 
 

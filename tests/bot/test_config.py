@@ -26,7 +26,8 @@ VARIABLES = [
     "BOT_TOKEN", "DATABASE_URL", "TELEGRAM_API_URL", "REDIS_URL", "REDIS_KEY_PREFIX", "OFFERS_FILE",
     "DEFAULT_LANGUAGE", "LOG_LEVEL", "WEBHOOK_URL", "WEBHOOK_SECRET", "WEBHOOK_INSECURE", "WEB_SERVER_HOST",
     "WEB_SERVER_PORT", "CONTACT_URL", "ADMIN_IDS", "SALES_CHAT_ID", "SALES_TOPIC_ID", "ANSWER_PICTURES",
-    "HF_LOOKUP", "HF_ENDPOINT",
+    "HF_LOOKUP", "HF_ENDPOINT", "CRM_WEBHOOK_URL", "CRM_WEBHOOK_SECRET", "BITRIX24_WEBHOOK_URL",
+    "BITRIX24_TELEGRAM_FIELD", "AMOCRM_DOMAIN", "AMOCRM_TOKEN",
 ]  # fmt: skip
 TOKEN = "123456:AAH-very-secret-token"
 # A token of @BotFather's shape (the secret part is 35 characters there).
@@ -522,3 +523,40 @@ def test_sales_chat_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SALES_TOPIC_ID", "42")
     settings = load_settings()
     assert (settings.sales_chat_id, settings.sales_topic_id) == (-1001234567890, 42)
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"CRM_WEBHOOK_URL": "crm.example.com/hook"}, "CRM_WEBHOOK_URL: must be a URL"),
+        ({"CRM_WEBHOOK_SECRET": "s"}, "CRM_WEBHOOK_SECRET: set without CRM_WEBHOOK_URL"),
+        ({"BITRIX24_WEBHOOK_URL": "https://x.bitrix24.ru/rest/"}, "BITRIX24_WEBHOOK_URL: must be an inbound"),
+        ({"BITRIX24_TELEGRAM_FIELD": "UF_CRM_TG"}, "BITRIX24_TELEGRAM_FIELD: set without BITRIX24"),
+        (
+            {"BITRIX24_WEBHOOK_URL": "https://x.bitrix24.ru/rest/1/abc/", "BITRIX24_TELEGRAM_FIELD": "TG"},
+            "BITRIX24_TELEGRAM_FIELD: must be a lead's user field",
+        ),
+        ({"AMOCRM_DOMAIN": "example.amocrm.ru"}, "AMOCRM_TOKEN: not set"),
+        ({"AMOCRM_TOKEN": "t"}, "AMOCRM_TOKEN: set without AMOCRM_DOMAIN"),
+        ({"AMOCRM_DOMAIN": "not a domain", "AMOCRM_TOKEN": "t"}, "AMOCRM_DOMAIN: must be the account's"),
+    ],
+)
+def test_bad_crm_settings_name_the_variable(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], message: str
+) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_crm_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BITRIX24_WEBHOOK_URL", "https://x.bitrix24.ru/rest/1/abc123")
+    monkeypatch.setenv("BITRIX24_TELEGRAM_FIELD", "UF_CRM_TELEGRAM_ID")
+    monkeypatch.setenv("AMOCRM_DOMAIN", "example.amocrm.ru")
+    monkeypatch.setenv("AMOCRM_TOKEN", "eyJ0eXAi.long.lived")
+    settings = load_settings()
+    assert settings.bitrix24_webhook_url == "https://x.bitrix24.ru/rest/1/abc123/"
+    assert settings.amocrm_domain == "https://example.amocrm.ru"
+    assert "eyJ0eXAi" not in repr(settings)

@@ -280,3 +280,10 @@ hf-refused-inconsistent = I won't size <b>{ $model }</b>: its config.json (<code
 hf-refused-malformed = I won't size <b>{ $model }</b>: <code>{ $field }</code> on Hugging Face is not a config I can read (not a number, nested too deep or too large). Give the model's size instead: <code>8B</code>.
 ## slice "offers" (issue 19, item 9): the answer pictures in /stats
 admin-stats-pictures = <b>Answer pictures</b> since this bot process started: sent <b>{ $sent }</b> · skipped under load <b>{ $skipped }</b> · failed { $failed }
+## slice "crm" (issue 23, item 1): the CRM push
+crm-title-plain = Request #{ $id } from Telegram
+crm-source = Telegram bot, source: { $source }
+crm-earlier-leads = Returning customer, earlier leads: { $ids }
+crm-admin-alert = ⚠️ <b>Leads are not reaching the CRM</b> ({ $crm }): { $count } ({ $leads }).
+    Error: <code>{ $error }</code>
+    The bot keeps retrying for up to { $days } days from each request; the sales chat gets them as usual.

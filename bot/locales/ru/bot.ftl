@@ -283,3 +283,10 @@ hf-refused-inconsistent = Не буду считать <b>{ $model }</b>: её c
 hf-refused-malformed = Не буду считать <b>{ $model }</b>: <code>{ $field }</code> на Hugging Face — не config, который я могу прочитать (не число, слишком глубокая вложенность или слишком большой файл). Напишите размер модели: <code>8B</code>.
 ## slice "offers" (issue 19, item 9): the answer pictures in /stats
 admin-stats-pictures = <b>Картинки к ответам</b> с запуска этого процесса бота: отправлено <b>{ $sent }</b> · пропущено под нагрузкой <b>{ $skipped }</b> · не удалось { $failed }
+## slice "crm" (issue 23, item 1): the CRM push
+crm-title-plain = Заявка #{ $id } из Telegram
+crm-source = Telegram-бот, источник: { $source }
+crm-earlier-leads = Повторное обращение, прежние лиды: { $ids }
+crm-admin-alert = ⚠️ <b>Заявки не доходят до CRM</b> ({ $crm }): { $count } ({ $leads }).
+    Ошибка: <code>{ $error }</code>
+    Бот повторяет попытки ещё до { $days } дн. с момента заявки; в чат продаж они идут как обычно.
