@@ -490,3 +490,8 @@ parse-error-chit_chat = I size how much GPU memory a model needs and which serve
 parse-error-off_topic = That is not a question about sizing a model: a manager answers those — leave a request.
 parse-error-unsized_model = Speech models (Whisper, TTS) are not sized yet: leave a request and a manager will pick a server.
 assumption-parse_unread = I did not understand “{ $words }”: the answer leaves it out (write a card as: 4090 48, h100, a100 80).
+
+## avail (issue 23): offers that are taken now
+assumption-offer_sold_out = { $count }× { $gpu } is taken right now — here is the next configuration that fits; if you need that one, request a quote and we will tell you when it is free.
+prices-sold-out = taken right now
+prices-sold-out-note = "Taken right now": request a quote and we will tell you when it is free.
