@@ -11,7 +11,9 @@ from sqlalchemy import Column, Connection, MetaData, String, inspect
 from bot.db.engine import alembic_config, create_engine, downgrade, head_revisions, migrate, migrate_if_due
 from bot.db.models import Base
 
-MODEL_TABLES = {"users", "dialog_sessions", "processed_updates", "fsm_records", "leads", "hf_models"}
+MODEL_TABLES = {
+    "users", "dialog_sessions", "processed_updates", "fsm_records", "leads", "hf_models", "offer_availability"
+}
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -280,3 +280,14 @@ hf-refused-inconsistent = I won't size <b>{ $model }</b>: its config.json (<code
 hf-refused-malformed = I won't size <b>{ $model }</b>: <code>{ $field }</code> on Hugging Face is not a config I can read (not a number, nested too deep or too large). Give the model's size instead: <code>8B</code>.
 ## slice "offers" (issue 19, item 9): the answer pictures in /stats
 admin-stats-pictures = <b>Answer pictures</b> since this bot process started: sent <b>{ $sent }</b> · skipped under load <b>{ $skipped }</b> · failed { $failed }
+
+## avail (issue 23): offer availability set by admins
+admin-offers-sold_out = ⛔ taken right now
+admin-offers-on_request = on request
+admin-offers-switch-hint = <code>/offers off id</code>: the server is taken (never recommended), <code>/offers on id</code>: free, <code>/offers request id</code>: on request only. Kept in the database: every replica sees it, and after a restart.
+admin-offers-unknown = No such offers: { $ids }. There are: { $known }
+admin-offers-switched = ✅ { $ids }: { $availability ->
+    [sold_out] taken right now, not recommended in answers
+    [on_request] on request only
+   *[available] free
+}.

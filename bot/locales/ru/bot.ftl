@@ -283,3 +283,14 @@ hf-refused-inconsistent = Не буду считать <b>{ $model }</b>: её c
 hf-refused-malformed = Не буду считать <b>{ $model }</b>: <code>{ $field }</code> на Hugging Face — не config, который я могу прочитать (не число, слишком глубокая вложенность или слишком большой файл). Напишите размер модели: <code>8B</code>.
 ## slice "offers" (issue 19, item 9): the answer pictures in /stats
 admin-stats-pictures = <b>Картинки к ответам</b> с запуска этого процесса бота: отправлено <b>{ $sent }</b> · пропущено под нагрузкой <b>{ $skipped }</b> · не удалось { $failed }
+
+## avail (issue 23): offer availability set by admins
+admin-offers-sold_out = ⛔ сейчас занято
+admin-offers-on_request = по запросу
+admin-offers-switch-hint = <code>/offers off id</code> — сервер занят (не рекомендуется), <code>/offers on id</code> — свободен, <code>/offers request id</code> — только по запросу. Хранится в базе: видят все копии бота и после перезапуска.
+admin-offers-unknown = Нет таких предложений: { $ids }. Есть: { $known }
+admin-offers-switched = ✅ { $ids }: { $availability ->
+    [sold_out] сейчас занято — в ответах не рекомендуется
+    [on_request] только по запросу
+   *[available] свободно
+}.
