@@ -265,6 +265,7 @@ def inline_keyboard(result: Result | None, tr: Tr, contact_url: str, bot_link: s
 _GOTO_DATA = {change: GotoCB(step=change).pack() for change in Change}
 _DETAILS_DATA = NavCB(action=Nav.DETAILS).pack()
 _QUOTE_DATA = QuoteCB(action=Quote.OPEN).pack()
+_RESERVE_DATA = QuoteCB(action=Quote.RESERVE).pack()
 _RESTART_DATA = NavCB(action=Nav.RESTART).pack()
 
 
@@ -290,6 +291,8 @@ def result_keyboard(
             InlineKeyboardButton(text=tr("btn-change-method"), callback_data=_GOTO_DATA[Change.METHOD])
         )
     rows = [[offer_button(result, tr, contact_url, campaign=campaign)]]
+    if shown_offer(result) is not None:  # a hold request for that offer (bot.handlers.leads)
+        rows[0].append(InlineKeyboardButton(text=tr("btn-reserve"), callback_data=_RESERVE_DATA))
     if changes:  # two a row
         rows += [changes[:2], *([changes[2:]] if len(changes) > 2 else [])]
     rows.append(

@@ -291,3 +291,10 @@ admin-offers-switched = ✅ { $ids }: { $availability ->
     [on_request] on request only
    *[available] free
 }.
+btn-reserve = 📅 Reserve
+btn-hold-hours = As soon as possible, for a few hours
+btn-hold-months = As soon as possible, for a month or longer
+reserve-ask-hold = 📅 <b>Reservation: { $config }</b> (offer <code>{ $offer }</code>)
+    When and for how long? Tap a button or type the dates and the term, e.g. "10 to 20 December" or "from Monday for 3 months". /cancel to cancel.
+lead-what-reservation = • Reservation: { $offer }, { $hold }
+lead-card-reservation = 📅 <b>Reservation</b> of offer { $offer }: { $hold }

@@ -294,3 +294,10 @@ admin-offers-switched = ✅ { $ids }: { $availability ->
     [on_request] только по запросу
    *[available] свободно
 }.
+btn-reserve = 📅 Забронировать
+btn-hold-hours = Как можно скорее, на несколько часов
+btn-hold-months = Как можно скорее, на месяц и дольше
+reserve-ask-hold = 📅 <b>Бронь: { $config }</b> (предложение <code>{ $offer }</code>)
+    Когда и на сколько? Нажмите кнопку или напишите даты и срок, например «с 10 по 20 декабря» или «с понедельника на 3 месяца». /cancel — отменить.
+lead-what-reservation = • Бронь: { $offer }, { $hold }
+lead-card-reservation = 📅 <b>Бронь</b> предложения { $offer }: { $hold }

@@ -12,14 +12,16 @@ import pytest
 from sqlalchemy import select
 
 from bot.db.engine import create_engine, create_sessionmaker
-from bot.db.models import OfferAvailability
+from bot.db.models import LEAD_QUOTE, LEAD_RESERVATION, Lead, OfferAvailability
 from tests.bot.e2e.conftest import (
     ADMIN_ID,
     QUIET_S,
     REPLY_TIMEOUT_S,
     Harness,
     assert_no_failed_calls,
+    buttons,
     make_settings,
+    running_bot,
     text,
 )
 from tgsandbox import ChatMessage, Sandbox, SandboxUser
@@ -124,3 +126,93 @@ async def test_offers_switch_is_for_admins_only(bot: Harness) -> None:
     stranger = h.user("en")
     await stranger.send(f"/offers off {TAKEN}")
     assert await overrides(h) == {}
+
+
+# ---------------------------------------------------------------- reservation (issue 23, item 4)
+
+SALES_CHAT = -1009876543211
+
+
+@pytest.fixture
+async def sales(tmp_path: Path, template_db: Path) -> AsyncIterator[Harness]:
+    settings = {"sales_chat_id": SALES_CHAT, "admin_ids": frozenset({ADMIN_ID})}
+    async with running_bot(tmp_path, template_db, **settings) as h:
+        h.sandbox.user(id=901, first_name="Manager").in_group(chat_id=SALES_CHAT, title="Sales")
+        yield h
+
+
+def cards(h: Harness) -> list[ChatMessage]:
+    return [m for m in h.sandbox.chat(SALES_CHAT) if m.from_bot]
+
+
+async def leads_of(h: Harness) -> list[Lead]:
+    engine = create_engine(h.db_url)
+    try:
+        async with create_sessionmaker(engine)() as session:
+            return list(await session.scalars(select(Lead).order_by(Lead.id)))
+    finally:
+        await engine.dispose()
+
+
+@pytest.mark.parametrize("lang", ["ru", "en"])
+async def test_reservation_reaches_the_sales_chat_card(sales: Harness, lang: str) -> None:
+    h = sales
+    user = h.user(language_code=lang, username="ann_k")
+    (answer,) = await user.send(SEVENTY_B)
+    rent = text("btn-rent", lang, count=4, gpu="RTX 4090 48 GB")
+    assert buttons(answer)[:2] == [rent, text("btn-reserve", lang)]
+    await user.click(text("btn-reserve", lang))
+    ask = user.last_message()
+    assert TAKEN in str(ask.text) and "4× RTX 4090 48 GB" in str(ask.text)
+    assert buttons(ask) == [text("btn-hold-hours", lang), text("btn-hold-months", lang)]
+    await user.click(text("btn-hold-months", lang))
+    assert buttons(user.last_message()) == [
+        text("btn-lead-username", lang, username="ann_k"),
+        text("btn-lead-phone", lang),
+    ]
+    await user.click(text("btn-lead-username", lang, username="ann_k"))
+    await user.click(text("btn-lead-skip", lang))
+    confirmation = str(user.last_message().text)
+    assert TAKEN in confirmation and text("btn-hold-months", lang) in confirmation
+
+    await h.sandbox.wait_for(lambda: len(cards(h)) >= 1, "the reservation's card")
+    (card,) = cards(h)
+    body = str(card.text)
+    assert body.splitlines()[1] == f"📅 Бронь предложения {TAKEN}: {text('btn-hold-months', lang)}"
+    assert "@ann_k" in body
+    (lead,) = await leads_of(h)
+    assert lead.kind == LEAD_RESERVATION
+    assert lead.summary["reservation"] == {"offer_id": TAKEN, "hold": text("btn-hold-months", lang)}
+    assert_no_failed_calls(h.sandbox)
+
+
+async def test_reservation_takes_typed_dates_and_a_quote_stays_a_quote(sales: Harness) -> None:
+    h = sales
+    user = h.user(language_code="ru", username="bob")
+    await user.send(SEVENTY_B)
+    await user.click(text("btn-reserve", "ru"))
+    await user.send("с 10 по 20 декабря <срочно>")
+    await user.click(text("btn-lead-username", "ru", username="bob"))
+    await user.click(text("btn-lead-skip", "ru"))
+    await user.send(SEVENTY_B)
+    await user.click(text("btn-ask-price", "ru"))  # 4× RTX 4090 48 GB has no price: "ask the price"
+    await user.click(text("btn-lead-username", "ru", username="bob"))
+    await user.click(text("btn-lead-skip", "ru"))
+    await h.sandbox.wait_for(lambda: len(cards(h)) >= 2, "two cards")
+    reservation, quote = await leads_of(h)
+    assert (reservation.kind, quote.kind) == (LEAD_RESERVATION, LEAD_QUOTE)
+    assert reservation.summary["reservation"]["hold"] == "с 10 по 20 декабря <срочно>"
+    assert "reservation" not in quote.summary
+    first, second = cards(h)
+    assert "Бронь" in str(first.text) and "с 10 по 20 декабря <срочно>" in str(first.text)
+    assert "Бронь" not in str(second.text)
+
+
+async def test_reserve_button_offers_the_free_server_once_one_is_taken(sales: Harness) -> None:
+    h = sales
+    user = h.user(language_code="en", username="cy")
+    (before,) = await user.send(SEVENTY_B)
+    await admin_of(h).send(f"/offers off {TAKEN}")
+    await user.click(text("btn-reserve", "en"), message=before)
+    ask = str(user.last_message().text)
+    assert TAKEN not in ask  # sized again with the availability in force: the taken server is not held
