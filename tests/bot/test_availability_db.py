@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.db.availability import LiveAvailability
+from bot import keyboards
+from bot.db.availability import LiveAvailability, apply
 from bot.db.engine import create_engine, create_sessionmaker
 from core.catalog import default_catalog
 
@@ -40,3 +41,13 @@ async def test_an_override_reaches_another_replica(db_url: str) -> None:
         assert availability_of(SHIPPED.offers, OFFER) == "available"  # the file's catalogue untouched
     finally:
         await engine.dispose()
+
+
+def test_the_default_rent_button_never_shows_a_sold_out_offer() -> None:
+    """The price list's and the "other task" note's rent button (`keyboards.first_offer`)."""
+    assert keyboards.first_offer(SHIPPED).id == "rtx4090-48gb-x1"  # type: ignore[union-attr]
+    taken = apply(SHIPPED, {"rtx4090-48gb-x1": "sold_out"})
+    shown = keyboards.first_offer(taken)
+    assert shown is not None and shown.availability != "sold_out"
+    everything = apply(SHIPPED, {o.id: "sold_out" for o in SHIPPED.offers})
+    assert keyboards.first_offer(everything) is None
