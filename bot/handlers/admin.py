@@ -347,9 +347,9 @@ async def cmd_offers(
         return
     # The next updates are answered from it (LiveCatalog); this one's answer shows it.
     dispatcher["catalog"] = catalog
-    ctx.catalog = catalog
+    ctx.catalog = await offer_availability.catalog(catalog) if offer_availability else catalog
     await message.answer(ctx.tr("admin-offers-reloaded", file=f"<code>{escape(str(path))}</code>"))
-    await message.answer(offers_text(ctx, catalog))
+    await message.answer(offers_text(ctx, ctx.catalog))
 
 
 async def switch_offers(

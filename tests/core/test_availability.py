@@ -41,10 +41,12 @@ def test_sold_out_offer_is_never_recommended(request_: dict[str, str], taken: st
     assert [n.params["offer"] for n in notes] == [taken]
 
 
-def test_no_sold_out_note_when_the_taken_offer_would_not_have_been_picked() -> None:
-    result = estimate(EIGHT_B, marked(**{"rtx4090-48gb-x4": "sold_out"}))
+def test_sold_out_note_only_where_the_taken_offer_would_have_led() -> None:
+    catalog = marked(**{"rtx4090-48gb-x4": "sold_out"})
+    result = estimate(EIGHT_B, catalog)
     assert result.recommendation is not None and result.recommendation.offer_id == "rtx4090-48gb-x1"
     assert all(a.code != "offer_sold_out" for a in result.assumptions)
+    assert any(a.code == "offer_sold_out" for a in estimate(SEVENTY_B, catalog).assumptions)
 
 
 @pytest.mark.parametrize("lang, words", [("ru", "сейчас занято"), ("en", "taken right now")])

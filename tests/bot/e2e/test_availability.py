@@ -13,6 +13,7 @@ from sqlalchemy import select
 
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.models import LEAD_QUOTE, LEAD_RESERVATION, Lead, OfferAvailability
+from core.catalog import DATA_DIR
 from tests.bot.e2e.conftest import (
     ADMIN_ID,
     QUIET_S,
@@ -124,8 +125,24 @@ async def test_offers_switch_refuses_an_unknown_offer(bot: Harness) -> None:
 async def test_offers_switch_is_for_admins_only(bot: Harness) -> None:
     h = bot
     stranger = h.user("en")
-    await stranger.send(f"/offers off {TAKEN}")
-    assert await overrides(h) == {}
+    (reply,) = await stranger.send(f"/offers off {TAKEN}")
+    assert "switch" not in str(reply.text) and await overrides(h) == {}
+    await admin_of(h).send(f"/offers request {TAKEN}")
+    assert await overrides(h) == {TAKEN: "on_request"}
+
+
+async def test_offers_reload_keeps_the_overrides(tmp_path: Path, template_db: Path) -> None:
+    offers = tmp_path / "offers.toml"
+    shutil.copy(DATA_DIR / "offers.toml", offers)
+    async with running_bot(tmp_path, template_db, admin_ids=frozenset({ADMIN_ID}), offers_file=offers) as h:
+        admin = admin_of(h)
+        await admin.send(f"/offers off {TAKEN}")
+        reloaded, listing = await admin.send("/offers reload")
+        assert reloaded.text == text("admin-offers-reloaded", "en", file=str(offers))
+        row = next(line for line in str(listing.text).splitlines() if f"• {TAKEN}: " in line)
+        assert row.endswith(text("admin-offers-sold_out", "en")), row
+        answer = await ask(h, "en")
+        assert "RTX 4090" not in first_line(answer) and "taken right now" in str(answer.text)
 
 
 # ---------------------------------------------------------------- reservation (issue 23, item 4)
