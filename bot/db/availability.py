@@ -1,18 +1,20 @@
 """Offer availability set by admins (`/offers off|on|request <id>`), kept in the database and applied
 over the offers file's `availability` (core.specs.RentalOffer) to the catalogue every answer uses.
 
-`LiveAvailability` holds the overrides in memory. The replica that changes one applies it at once;
-the embedded database (SQLite) is one process, so it reads the table only at start. On PostgreSQL
-(several replicas) each re-reads the table when an update arrives and its copy is older than
-`REFRESH_S`: another replica's change is seen within that many seconds. A read that fails keeps the
-last overrides (the file's values when none was ever read) and is tried again on the next update.
+`LiveAvailability` holds the overrides in memory, read at start (the dispatcher's startup), so no
+update waits for them. The replica that changes one applies it at once; the embedded database
+(SQLite) is one process, so nothing else reads the table. On PostgreSQL (several replicas) each
+re-reads it every `REFRESH_S` seconds in the background: another replica's change is seen within
+that. A read that fails keeps the last overrides and is tried again at the next interval; with none
+read yet, the next update tries (the offers file's values meanwhile).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import copy
 import logging
-import time
 from collections.abc import Mapping
 
 from sqlalchemy import select
@@ -75,17 +77,30 @@ class LiveAvailability:
         self._sessionmaker = sessionmaker
         self._refresh_s = refresh_s  # None: read once (one process owns the database)
         self._overrides: dict[str, Availability] | None = None
-        self._read_at = 0.0
         self._built: tuple[Catalog, tuple[tuple[str, str], ...], Catalog] | None = None
+        self._task: asyncio.Task[None] | None = None
 
-    def _due(self) -> bool:
-        if self._overrides is None:
-            return True
-        return self._refresh_s is not None and time.monotonic() - self._read_at >= self._refresh_s
+    async def start(self) -> None:
+        """Dispatcher startup: the overrides read; on PostgreSQL, read again every `refresh_s`."""
+        await self._read()
+        if self._refresh_s is not None and (self._task is None or self._task.done()):
+            self._task = asyncio.create_task(self._refresh(self._refresh_s), name="offer-availability")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _refresh(self, every_s: float) -> None:
+        while True:
+            await asyncio.sleep(every_s)
+            await self._read()
 
     async def catalog(self, base: Catalog) -> Catalog:
         """`base` (the offers file's catalogue) with the overrides in force applied."""
-        if self._due():
+        if self._overrides is None:  # not read at start (the database was down): try now
             await self._read()
         overrides = self._overrides or {}
         key = tuple(sorted(overrides.items()))
@@ -94,7 +109,6 @@ class LiveAvailability:
         return self._built[2]
 
     async def _read(self) -> None:
-        self._read_at = time.monotonic()  # a failed read is not retried before the next interval
         try:
             async with self._sessionmaker() as session:
                 self._overrides = await read(session)

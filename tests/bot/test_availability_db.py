@@ -3,6 +3,8 @@ read by another — at its start, and on PostgreSQL within `refresh_s` — and a
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from bot import keyboards
@@ -23,23 +25,37 @@ def availability_of(catalog_offers: list, offer_id: str) -> str:  # type: ignore
     return next(o.availability for o in catalog_offers if o.id == offer_id)
 
 
+async def changed_to(live: LiveAvailability, value: str) -> str:
+    """Waits (5 s at most) until `live` has read OFFER's override as `value`: its refresh is an event
+    in the background."""
+    async with asyncio.timeout(5):
+        while (seen := availability_of((await live.catalog(SHIPPED)).offers, OFFER)) != value:
+            await asyncio.sleep(0.01)
+    return seen
+
+
 async def test_an_override_reaches_another_replica(db_url: str) -> None:
     engine = create_engine(db_url)
+    sessions = create_sessionmaker(engine)
+    here = LiveAvailability(sessions, refresh_s=None)
+    other = LiveAvailability(sessions, refresh_s=0.05)  # another replica, on PostgreSQL's refresh
     try:
-        sessions = create_sessionmaker(engine)
-        here, other = LiveAvailability(sessions, refresh_s=0), LiveAvailability(sessions, refresh_s=3600)
+        await here.start()
+        await other.start()
         assert await other.catalog(SHIPPED) is SHIPPED  # nothing overridden: the file's own catalogue
         await here.set(OFFER, "sold_out", by=1)
-        assert availability_of((await here.catalog(SHIPPED)).offers, OFFER) == "sold_out"
-        # read once already, not due for an hour: still the file's value
-        assert availability_of((await other.catalog(SHIPPED)).offers, OFFER) == "available"
+        assert availability_of((await here.catalog(SHIPPED)).offers, OFFER) == "sold_out"  # at once here
+        assert await changed_to(other, "sold_out") == "sold_out"  # within its refresh there
         restarted = LiveAvailability(sessions, refresh_s=None)  # a new process reads it at start
+        await restarted.start()
         assert availability_of((await restarted.catalog(SHIPPED)).offers, OFFER) == "sold_out"
         await restarted.set(OFFER, "on_request", by=2)
-        # a replica whose copy is due reads the table again on its next update
-        assert availability_of((await here.catalog(SHIPPED)).offers, OFFER) == "on_request"
+        assert await changed_to(other, "on_request") == "on_request"
+        # `here` reads only at start (SQLite: one process owns the database, the change was its own)
+        assert availability_of((await here.catalog(SHIPPED)).offers, OFFER) == "sold_out"
         assert availability_of(SHIPPED.offers, OFFER) == "available"  # the file's catalogue untouched
     finally:
+        await other.stop()
         await engine.dispose()
 
 

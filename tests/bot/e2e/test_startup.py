@@ -59,7 +59,8 @@ async def test_set_my_commands_only_when_the_commands_changed(harness: Harness) 
     # Another default language changes the menu of users of other languages: set again.
     h.settings = h.settings.model_copy(update={"default_language": "en"})
     await h.restart()
-    await h.sandbox.wait_for(lambda: set_my_commands_calls(h) > first, "setMyCommands after the change")
+    # every menu set again (waiting for the first call only raced the other two under load)
+    await h.sandbox.wait_for(lambda: set_my_commands_calls(h) >= 2 * first, "setMyCommands after the change")
     assert set_my_commands_calls(h) == 2 * first
 
     # An admin's own menu is part of what was set: a new admin gets it at the next start.
