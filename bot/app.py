@@ -351,6 +351,13 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
     defer_writes = isinstance(storage, SqlAlchemyStorage)
     sessions = DbSessionMiddleware(sessionmaker, single_process=single_process, defer_writes=defer_writes)
     dp.update.outer_middleware(sessions)
+    from bot.db.availability import REFRESH_S, LiveAvailability  # /offers off|on over the offers file
+
+    availability = dp[admin.AVAILABILITY_KEY] = LiveAvailability(
+        sessionmaker, None if single_process else REFRESH_S
+    )
+    dp.startup.register(availability.start)
+    dp.shutdown.register(availability.stop)
     if single_process and isinstance(storage, SqlAlchemyStorage):
         # New senders' rows and FSM records at receipt, for the whole batch (bot.db.arrivals).
         dp.inbox.prepare = FirstContact(sessions, storage, dp.fsm)

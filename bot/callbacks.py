@@ -81,6 +81,9 @@ class LangCB(CallbackData, prefix="l"):
 class Quote(StrEnum):
     OPEN = "open"  # "✉️ Request a quote" under a result
     SKIP = "skip"  # no comment for the quote
+    RESERVE = "reserve"  # "📅 Reserve" under a result: a hold request for its offer
+    HOURS = "hours"  # the hold: as soon as possible, for hours
+    MONTHS = "months"  # the hold: as soon as possible, for months
 
 
 class QuoteCB(CallbackData, prefix="q"):

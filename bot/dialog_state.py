@@ -31,6 +31,9 @@ class LeadDraft(BaseModel):
     dialog_id: int | None = None
     contact_kind: str | None = None
     contact: str | None = None
+    # a reservation (bot.db.models.LEAD_RESERVATION): the offer to hold, and when / for how long
+    reserve_offer: str | None = None
+    hold: str | None = None
 
 
 class DialogState(BaseModel):

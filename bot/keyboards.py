@@ -160,10 +160,11 @@ def comparison_keyboard(
     rows: Sequence[Compared], tr: Tr, contact_url: str, *, campaign: str | None
 ) -> InlineKeyboardMarkup:
     """Under a comparison: the cheapest priced offer among the cards that fit (else the first that
-    fits, else the first offer compared), and the quote form."""
-    fitting = [r.offer for r in rows if r.offer is not None and r.verdict.verdict != "does_not_fit"]
-    priced = [o for o in fitting if o.price_per_hour is not None]
-    offers = [r.offer for r in rows if r.offer is not None]
+    fits, else the first offer compared; never a sold-out one), and the quote form."""
+    free = [(r, r.offer) for r in rows if r.offer is not None and r.offer.availability != "sold_out"]
+    offers = [o for _, o in free]
+    fitting = [o for r, o in free if r.verdict.verdict != "does_not_fit"]
+    priced = [o for o in fitting if o.price_per_hour is not None and o.availability == "available"]
     if priced:
         rent: RentalOffer | None = min(priced, key=lambda o: o.price_per_hour or 0.0)
     else:
@@ -173,11 +174,13 @@ def comparison_keyboard(
 
 
 def first_offer(catalog: Catalog) -> RentalOffer | None:
-    """The offer a rent button shows when no workload picks one: the cheapest priced, else the first."""
-    priced = [o for o in catalog.offers if o.price_per_hour is not None]
+    """The offer a rent button shows when no workload picks one: the cheapest priced, else the first
+    (a sold-out one never; `bot.db.availability`)."""
+    free = [o for o in catalog.offers if o.availability != "sold_out"]
+    priced = [o for o in free if o.price_per_hour is not None and o.availability == "available"]
     if priced:
         return min(priced, key=lambda o: o.price_per_hour or 0.0)
-    return next(iter(catalog.offers), None)
+    return next(iter(free), None)
 
 
 def _gpu_name(gpu: str) -> str:
@@ -265,6 +268,7 @@ def inline_keyboard(result: Result | None, tr: Tr, contact_url: str, bot_link: s
 _GOTO_DATA = {change: GotoCB(step=change).pack() for change in Change}
 _DETAILS_DATA = NavCB(action=Nav.DETAILS).pack()
 _QUOTE_DATA = QuoteCB(action=Quote.OPEN).pack()
+_RESERVE_DATA = QuoteCB(action=Quote.RESERVE).pack()
 _RESTART_DATA = NavCB(action=Nav.RESTART).pack()
 
 
@@ -290,6 +294,8 @@ def result_keyboard(
             InlineKeyboardButton(text=tr("btn-change-method"), callback_data=_GOTO_DATA[Change.METHOD])
         )
     rows = [[offer_button(result, tr, contact_url, campaign=campaign)]]
+    if shown_offer(result) is not None:  # a hold request for that offer (bot.handlers.leads)
+        rows[0].append(InlineKeyboardButton(text=tr("btn-reserve"), callback_data=_RESERVE_DATA))
     if changes:  # two a row
         rows += [changes[:2], *([changes[2:]] if len(changes) > 2 else [])]
     rows.append(

@@ -291,8 +291,11 @@ def _card(
     def e(value: Any) -> str:
         return escape(str(value), quote=False)
 
-    lines = [
-        render(tr, "lead-card-title", id=lead_id),
+    lines = [render(tr, "lead-card-title", id=lead_id)]
+    if reservation := summary.get("reservation"):  # a hold request (bot.handlers.leads): said first
+        hold = e(reservation.get("hold") or "—")
+        lines.append(render(tr, "lead-card-reservation", offer=e(reservation.get("offer_id")), hold=hold))
+    lines += [
         render(
             tr,
             "lead-card-who",

@@ -148,6 +148,8 @@ def layout_result(answer: Answer, tr: Tr) -> str:
     head = [*solved_block(answer), f"<b>{escape(answer.lead)}</b>", escape(answer.need)]
     if answer.tight:
         head.append(escape(answer.tight))
+    if answer.taken:
+        head.append(escape(answer.taken))
     if answer.change:
         head.append(f"↔ {escape(answer.change)}")
     head += [f"<i>{escape(answer.settings)}</i>", ""]

@@ -32,7 +32,7 @@ from core.texts import label, normalize_lang, t
 LEAD_MITIGATIONS = 3  # on a phone: the cheapest few ways to make it fit
 VERDICT_ICONS = {"fits": "✅", "tight": "⚠️", "does_not_fit": "❌"}
 # Notices the answer already states in its lead or offer lines: repeating them is noise.
-SAID_ELSEWHERE = frozenset({"not_in_offers", "tight_offer"})
+SAID_ELSEWHERE = frozenset({"not_in_offers", "tight_offer", "offer_sold_out"})
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,7 @@ class Answer:
     cards: tuple[CardFit, ...] = field(default=())  # the user's card (if named), then the recommended
     verdict: str | None = None  # what the lead says: fits / tight / does_not_fit; None: nothing fits
     tight: str | None = None  # a tight priced offer leads: what keeps it safe, the comfortable one
+    taken: str | None = None  # the configuration that would have led is sold out: said after the lead
 
     @property
     def offer(self) -> Offer | None:
@@ -152,6 +153,11 @@ def build_answer(
         cards=cards,
         verdict=cards[0].verdict if cards else (rec.verdict if rec else None),
         tight=_tight_line(result, lang),
+        taken=next(
+            (f"⏳ {t('assumption-offer_sold_out', lang, **a.params)}"
+             for a in result.assumptions if a.code == "offer_sold_out"),
+            None,
+        ),
     )
 
 

@@ -136,7 +136,14 @@ def _configs(result: Result, catalog: Catalog) -> list[tuple[Recommendation, str
         return []
     out = [(rec, "recommended")]
     out += [(a, a.reason) for a in result.alternatives if (a.gpu, a.count) != (rec.gpu, rec.count)][:1]
-    more = next((o for o in catalog.offers if o.gpu == rec.gpu and o.count == rec.count * 2), None)
+    more = next(
+        (
+            o
+            for o in catalog.offers
+            if o.gpu == rec.gpu and o.count == rec.count * 2 and o.availability == "available"
+        ),
+        None,
+    )
     if more is not None and all((r.gpu, r.count) != (more.gpu, more.count) for r, _ in out):
         out.append(
             (

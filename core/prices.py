@@ -45,15 +45,18 @@ def price_list(question: PriceQuestion | None, catalog: Catalog, lang: str) -> P
                 notes.append(t("prices-no-count", lang, config=config, counts=counts))
         offers = exact or offers
     lines = tuple(_gpu_line(g, [o for o in offers if o.gpu == g], catalog, lang) for g in _gpus(offers))
-    priced = [o for o in offers if o.price_per_hour is not None or o.price_per_month is not None]
+    priced = [o for o in offers if _priced(o)]
     if question.monthly and not any(o.price_per_month for o in offers):
         notes.append(t("prices-no-monthly", lang))
     if any(o.price_is_from for o in priced):
         notes.append(t("prices-from-note", lang))
-    on_request = len(priced) < len(offers)
+    on_request = any(not _priced(o) and o.availability != "sold_out" for o in offers)
     if on_request:
         notes.append(t("prices-on-request-note", lang))
-    rent = min(priced, key=lambda o: o.price_per_hour or 0.0) if priced else (offers[0] if offers else None)
+    if any(o.availability == "sold_out" for o in offers):
+        notes.append(t("prices-sold-out-note", lang))
+    free = [o for o in offers if o.availability != "sold_out"]
+    rent = min(priced, key=lambda o: o.price_per_hour or 0.0) if priced else (free[0] if free else None)
     title = (
         t("prices-title-gpu", lang, gpu=", ".join(_gpu(catalog, g) for g in named))
         if named
@@ -84,12 +87,21 @@ def _counts(offers: list[RentalOffer]) -> str:
     return ", ".join(f"{o.count}×" for o in offers)
 
 
+def _priced(o: RentalOffer) -> bool:
+    """A price the user can act on: given in the file, and the server free (not on request, not taken)."""
+    has_price = o.price_per_hour is not None or o.price_per_month is not None
+    return o.availability == "available" and o.currency is not None and has_price
+
+
 def _gpu_line(gpu: str, offers: list[RentalOffer], catalog: Catalog, lang: str) -> str:
-    """'• RTX 4090 48 GB: 1× — from 149 ₽/h; 2×, 4× — price on request'."""
+    """'• RTX 4090 48 GB: 1× — from 149 ₽/h; 2×, 4× — price on request; 8× — taken now'."""
     items = []
     unpriced = []
+    taken = [o for o in offers if o.availability == "sold_out"]
     for o in offers:
-        if o.currency is None or (o.price_per_hour is None and o.price_per_month is None):
+        if o.availability == "sold_out":
+            continue
+        if not _priced(o) or o.currency is None:
             unpriced.append(o)
             continue
         price = hourly_price(
@@ -98,4 +110,6 @@ def _gpu_line(gpu: str, offers: list[RentalOffer], catalog: Catalog, lang: str) 
         items.append(t("prices-item", lang, counts=f"{o.count}×", price=price))
     if unpriced:
         items.append(t("prices-item", lang, counts=_counts(unpriced), price=t("price-on-request", lang)))
+    if taken:
+        items.append(t("prices-item", lang, counts=_counts(taken), price=t("prices-sold-out", lang)))
     return t("prices-gpu", lang, gpu=_gpu(catalog, gpu), items="; ".join(items))

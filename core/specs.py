@@ -230,6 +230,10 @@ OFFER_URL_SCHEMES = ("http", "https")
 _URL_FORBIDDEN = re.compile(r"[\s\x00-\x1f\x7f]")  # whitespace and control characters: no URL holds them
 
 RankKey = Literal["price", "priority", "cards", "memory"]
+Availability = Literal["available", "on_request", "sold_out"]
+"""An offer's availability: free to rent; rented only on request (ranked and shown as "price on
+request"); taken (`sold_out`: never recommended, marked in the price list)."""
+AVAILABILITIES: tuple[Availability, ...] = ("available", "on_request", "sold_out")
 DEFAULT_RANK_ORDER: tuple[RankKey, ...] = ("price", "priority", "cards", "memory")
 DEFAULT_COMFORTABLE_HEADROOM = 0.10
 DEFAULT_CHEAPEST_PRICED_LEADS = True
@@ -350,6 +354,9 @@ class RentalOffer(BaseModel):
         ge=0,
         le=MAX_OFFER_PRIORITY,
         description="the operator's preference, lower first (the `priority` key of `[ranking].order`)",
+    )
+    availability: Availability = Field(
+        default="available", description="free, on request or taken (admins change it: /offers off|on)"
     )
 
     @field_validator("url")

@@ -43,6 +43,8 @@ CRM_SENT = "sent"
 CRM_FAILED = "failed"
 CRM_LEAD_CREATED = "lead.created"
 CRM_LEAD_CLAIMED = "lead.claimed"
+LEAD_QUOTE = "quote"
+LEAD_RESERVATION = "reservation"  # a hold request for one offer (the card says "Бронь")
 
 CONTACT_USERNAME = "username"
 CONTACT_PHONE = "phone"
@@ -165,6 +167,8 @@ class Lead(Base):
     user_told_at: Mapped[datetime | None]
     # When the admins were told its delivery keeps failing (once).
     alerted_at: Mapped[datetime | None]
+    # quote (the form) or reservation (a hold request for one offer: summary["reservation"])
+    kind: Mapped[str] = mapped_column(String(16), default=LEAD_QUOTE, server_default=LEAD_QUOTE)
 
 
 class CrmDelivery(Base):
@@ -236,12 +240,15 @@ __all__ = [
     "DIALOG_STARTED",
     "LEAD_FAILED",
     "LEAD_PENDING",
+    "LEAD_QUOTE",
+    "LEAD_RESERVATION",
     "LEAD_SENT",
     "LEAD_UPDATED",
     "Base",
     "DialogSession",
     "FsmRecord",
     "Lead",
+    "OfferAvailability",
     "ProcessedUpdate",
     "User",
 ]
@@ -259,3 +266,15 @@ class HfModel(Base):
     config: Mapped[dict[str, Any] | None] = mapped_column(nullable=True)
     parameter_counts: Mapped[dict[str, Any] | None] = mapped_column(nullable=True)
     fetched_at: Mapped[datetime] = mapped_column(default=utc_now)
+
+
+class OfferAvailability(Base):
+    """An admin's override of an offer's availability (`/offers off|on|request <id>`): applied over
+    the offers file's `availability` by every replica (`bot.db.availability`), kept across restarts."""
+
+    __tablename__ = "offer_availability"
+
+    offer_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    availability: Mapped[str] = mapped_column(String(16))  # core.specs.AVAILABILITIES
+    changed_by: Mapped[int | None] = mapped_column(BigInteger)  # the admin's Telegram id
+    changed_at: Mapped[datetime] = mapped_column(default=utc_now, onupdate=utc_now)

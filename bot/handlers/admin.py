@@ -7,7 +7,8 @@
 - `/leads`: the leads not delivered to the sales chat yet (pending, a follow-up to edit in, failed),
   oldest first; `/leads resend` makes them all due now (failed ones too) and wakes the outbox;
 - `/offers`: the offers in force; `/offers reload` re-reads OFFERS_FILE, validated before it replaces
-  the catalogue the next updates are answered from (a bad file keeps the old one and says why).
+  the catalogue the next updates are answered from (a bad file keeps the old one and says why);
+  `/offers off|on|request <id>…` sets offers' availability, kept in the database (bot.db.availability).
 
 For anyone else the filter fails and the command goes on to the handlers after this router, which
 answer it like any unknown command: nothing tells that these commands exist. Their menu entries are
@@ -35,17 +36,23 @@ from bot.config import ConfigError, Settings, check_offers_file
 from bot.context import Ctx
 from bot.db import leads as lead_db
 from bot.db import stats
+from bot.db.availability import LiveAvailability
 from bot.db.middleware import DEEP_LINK_PAYLOAD
 from bot.flow import TASKS
 from bot.leads import clip
 from bot.outbox import LeadOutbox
 from core.answer import config_text, hourly_price, short_gpu_name
 from core.catalog import Catalog, load_catalog
+from core.specs import Availability
 
 ADMIN_COMMANDS = ("stats", "export", "link", "leads", "offers")
 """In the admins' command menu after the everyday ones (descriptions: `cmd-<command>`)."""
 MAX_ROWS = 8
 """Rows per table in a /stats message (the busiest; the rest are counted, and in /export)."""
+AVAILABILITY_KEY = "offer_availability"
+"""The dispatcher's `LiveAvailability` (bot.app), when there is a database to keep overrides in."""
+OFFER_SWITCHES: dict[str, Availability] = {"off": "sold_out", "on": "available", "request": "on_request"}
+"""`/offers <switch> <id>…`: the availability each sets."""
 MAX_OFFERS = 40
 """Offers listed by /offers (one message)."""
 MAX_ERROR = 1000
@@ -280,13 +287,15 @@ def offers_text(ctx: Ctx, catalog: Catalog) -> str:
             monthly=offer.price_per_month,
         )
         config = config_text(offer.count, gpu.name, ctx.lang)
-        lines.append(
-            ctx.tr("admin-offers-row", id=escape(offer.id), config=escape(config), price=escape(price))
-        )
+        row = ctx.tr("admin-offers-row", id=escape(offer.id), config=escape(config), price=escape(price))
+        if offer.availability != "available":
+            row += " · " + ctx.tr(f"admin-offers-{offer.availability}")
+        lines.append(row)
     if len(catalog.offers) > MAX_OFFERS:
         lines.append(ctx.tr("admin-offers-more", count=len(catalog.offers) - MAX_OFFERS))
     if file:
         lines.append(ctx.tr("admin-offers-hint"))
+    lines.append(ctx.tr("admin-offers-switch-hint"))
     return "\n".join(lines)
 
 
@@ -308,13 +317,24 @@ def _problem(error: ConfigError) -> str:
     return shown
 
 
-async def cmd_offers(message: Message, ctx: Ctx, command: CommandObject, dispatcher: Dispatcher) -> None:
-    argument = (command.args or "").strip().lower()
+async def cmd_offers(
+    message: Message,
+    ctx: Ctx,
+    command: CommandObject,
+    dispatcher: Dispatcher,
+    offer_availability: LiveAvailability | None = None,
+) -> None:
+    argument = (command.args or "").strip()
+    switch, _, ids = argument.partition(" ")
+    if switch.lower() in OFFER_SWITCHES and offer_availability is not None:
+        await switch_offers(message, ctx, dispatcher, offer_availability, OFFER_SWITCHES[switch.lower()], ids)
+        return
+    argument = argument.lower()
     if not argument:
         await message.answer(offers_text(ctx, ctx.catalog))
         return
     if argument != "reload":
-        await message.answer(ctx.tr("admin-offers-usage"))
+        await message.answer(ctx.tr("admin-offers-usage") + "\n" + ctx.tr("admin-offers-switch-hint"))
         return
     path = ctx.settings.offers_file
     if path is None:
@@ -327,9 +347,40 @@ async def cmd_offers(message: Message, ctx: Ctx, command: CommandObject, dispatc
         return
     # The next updates are answered from it (LiveCatalog); this one's answer shows it.
     dispatcher["catalog"] = catalog
-    ctx.catalog = catalog
+    ctx.catalog = await offer_availability.catalog(catalog) if offer_availability else catalog
     await message.answer(ctx.tr("admin-offers-reloaded", file=f"<code>{escape(str(path))}</code>"))
-    await message.answer(offers_text(ctx, catalog))
+    await message.answer(offers_text(ctx, ctx.catalog))
+
+
+async def switch_offers(
+    message: Message,
+    ctx: Ctx,
+    dispatcher: Dispatcher,
+    live: LiveAvailability,
+    availability: Availability,
+    ids: str,
+) -> None:
+    """`/offers off|on|request <id>…`: the offers' availability, kept in the database (every replica
+    and a restart see it); this and the next answers are given with it."""
+    base: Catalog = dispatcher.workflow_data.get("catalog", ctx.catalog)
+    known = {o.id.lower(): o.id for o in base.offers}
+    asked = [known.get(i.lower()) for i in ids.split()]
+    if not asked or None in asked:
+        unknown = [i for i in ids.split() if i.lower() not in known]
+        await message.answer(
+            ctx.tr(
+                "admin-offers-unknown",
+                ids=escape(", ".join(unknown)) or "—",
+                known=", ".join(f"<code>{escape(o.id)}</code>" for o in base.offers[:MAX_OFFERS]),
+            )
+        )
+        return
+    for offer_id in dict.fromkeys(i for i in asked if i is not None):
+        await live.set(offer_id, availability, ctx.telegram_id)
+    ctx.catalog = await live.catalog(base)
+    done = ", ".join(f"<code>{escape(i)}</code>" for i in dict.fromkeys(i for i in asked if i))
+    await message.answer(ctx.tr("admin-offers-switched", ids=done, availability=availability))
+    await message.answer(offers_text(ctx, ctx.catalog))
 
 
 class LiveCatalog(BaseMiddleware):
@@ -346,6 +397,9 @@ class LiveCatalog(BaseMiddleware):
         dispatcher = data.get("dispatcher")
         if isinstance(dispatcher, Dispatcher) and "catalog" in dispatcher.workflow_data:
             data["catalog"] = dispatcher.workflow_data["catalog"]
+        live = data.get(AVAILABILITY_KEY)
+        if isinstance(live, LiveAvailability) and "catalog" in data:
+            data["catalog"] = await live.catalog(data["catalog"])  # /offers off|on|request
         return await handler(event, data)
 
 

@@ -31,11 +31,11 @@ from bot.callbacks import Quote, QuoteCB, SalesCB
 from bot.context import Ctx
 from bot.db import leads as lead_db
 from bot.db import repository
-from bot.db.models import CONTACT_USERNAME, Lead, utc_now
+from bot.db.models import CONTACT_USERNAME, LEAD_RESERVATION, Lead, utc_now
 from bot.dialog_state import DialogState, LeadDraft, update
 from bot.outbox import LeadOutbox
 from bot.storage import must_commit
-from core.answer import headline_settings
+from core.answer import config_text, headline_settings
 from core.catalog import Catalog
 from core.contract import Result
 
@@ -45,9 +45,12 @@ log = logging.getLogger(__name__)
 class QuoteForm(StatesGroup):
     contact = State()
     comment = State()
+    hold = State()  # a reservation: when and for how long, before the contact
 
 
-FORM_STATES = (QuoteForm.contact.state, QuoteForm.comment.state)
+FORM_STATES = (QuoteForm.contact.state, QuoteForm.comment.state, QuoteForm.hold.state)
+MAX_HOLD = 200
+"""Characters of a reservation's typed "when and for how long" kept."""
 
 
 def _config_line(ctx: Ctx, state: DialogState) -> str:
@@ -66,13 +69,38 @@ def _contact_keyboard(ctx: Ctx, user: TelegramUser) -> ReplyKeyboardMarkup:
     return ReplyKeyboardMarkup(keyboard=rows, resize_keyboard=True, one_time_keyboard=True)
 
 
-async def open_form(ctx: Ctx, chat_id: int, user: TelegramUser, message: Message | CallbackQuery) -> None:
-    """Ask how to reach the user; the state to return to and the dialog are kept in the draft."""
+async def open_form(
+    ctx: Ctx,
+    chat_id: int,
+    user: TelegramUser,
+    message: Message | CallbackQuery,
+    reserve: tuple[str, str] | None = None,
+) -> None:
+    """Ask how to reach the user; the state to return to and the dialog are kept in the draft.
+    `reserve` (offer id, its configuration): a reservation, asked first when and for how long."""
     state = await DialogState.load(ctx.state)
     current = await ctx.state.get_state()
     back = state.lead.back_state if state.lead is not None and current in FORM_STATES else current
     await lead_db.mark_quote_requested(ctx.db, state.dialog_id)
-    await update(ctx.state, lead=LeadDraft(back_state=back, dialog_id=state.dialog_id))
+    offer = reserve[0] if reserve else None
+    await update(ctx.state, lead=LeadDraft(back_state=back, dialog_id=state.dialog_id, reserve_offer=offer))
+    assert message.bot is not None
+    if reserve is not None:
+        await ctx.state.set_state(QuoteForm.hold)
+        builder = InlineKeyboardBuilder()
+        for choice in (Quote.HOURS, Quote.MONTHS):
+            builder.button(text=ctx.tr(f"btn-hold-{choice}"), callback_data=QuoteCB(action=choice).pack())
+        builder.adjust(1)
+        config = escape(reserve[1], quote=False)
+        text = leads.render(ctx.tr, "reserve-ask-hold", config=config, offer=escape(reserve[0]))
+        await message.bot.send_message(chat_id, text, reply_markup=builder.as_markup())
+        return
+    await _ask_contact(ctx, chat_id, user, message, state)
+
+
+async def _ask_contact(
+    ctx: Ctx, chat_id: int, user: TelegramUser, message: Message | CallbackQuery, state: DialogState
+) -> None:
     await ctx.state.set_state(QuoteForm.contact)
     assert message.bot is not None
     await message.bot.send_message(
@@ -88,6 +116,48 @@ async def on_quote_button(query: CallbackQuery, ctx: Ctx, callback_answer: Callb
         callback_answer.text = ctx.tr("stale-button")
         return
     await open_form(ctx, query.message.chat.id, query.from_user, query)
+
+
+async def on_reserve_button(query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAnswer) -> None:
+    """"📅 Reserve" under a result: a hold request for the offer the last answer recommends (sized
+    again: with the availability in force now, so a server taken since is not the one held)."""
+    state = await DialogState.load(ctx.state)
+    if not isinstance(query.message, Message) or query.message.message_id != state.msg_id:
+        callback_answer.text = ctx.tr("stale-button")
+        return
+    result = leads.sized(state.last_request, ctx.catalog)
+    rec = result.recommendation if result is not None else None
+    if rec is None or rec.offer_id is None:
+        await open_form(ctx, query.message.chat.id, query.from_user, query)
+        return
+    config = config_text(rec.count, rec.gpu_name, ctx.lang)
+    await open_form(ctx, query.message.chat.id, query.from_user, query, reserve=(rec.offer_id, config))
+
+
+async def on_hold_choice(
+    query: CallbackQuery, ctx: Ctx, callback_data: QuoteCB, callback_answer: CallbackAnswer
+) -> None:
+    if await ctx.state.get_state() != QuoteForm.hold.state or not isinstance(query.message, Message):
+        callback_answer.text = ctx.tr("stale-button")
+        return
+    await query.message.edit_reply_markup(reply_markup=None)
+    hold = ctx.tr(f"btn-hold-{callback_data.action}")
+    await _held(ctx, query.message.chat.id, query.from_user, query, hold)
+
+
+async def on_hold_text(message: Message, ctx: Ctx) -> None:
+    assert message.text is not None and message.from_user is not None
+    hold = leads.clip(leads.clean(message.text), MAX_HOLD) or ctx.tr(f"btn-hold-{Quote.HOURS}")
+    await _held(ctx, message.chat.id, message.from_user, message, hold)
+
+
+async def _held(
+    ctx: Ctx, chat_id: int, user: TelegramUser, event: Message | CallbackQuery, hold: str
+) -> None:
+    """The reservation's when and how long taken: on to the contact, as the quote form asks it."""
+    state = await DialogState.load(ctx.state)
+    await update(ctx.state, lead=(state.lead or LeadDraft()).model_copy(update={"hold": hold}))
+    await _ask_contact(ctx, chat_id, user, event, state)
 
 
 async def cmd_contact(message: Message, ctx: Ctx) -> None:
@@ -189,15 +259,21 @@ async def finish(
     back = draft.back_state if draft.back_state not in FORM_STATES else None
     await update(ctx.state, lead=None)
     await ctx.state.set_state(back)
-    key = leads.dedup_key(ctx.telegram_id, request, contact)
+    reservation = {"offer_id": draft.reserve_offer, "hold": draft.hold} if draft.reserve_offer else None
+    asked = request if reservation is None else {**(request or {}), "reservation": reservation}
+    key = leads.dedup_key(ctx.telegram_id, asked, contact)  # a reservation is not the quote before it
     assert event.bot is not None
     duplicate = await lead_db.find_duplicate(ctx.db, key)
     recent = await lead_db.recent_leads(ctx.db, ctx.telegram_id) if duplicate is None else []
     lead = None
     if duplicate is None and len(recent) < lead_db.MAX_LEADS_PER_WINDOW:
         # First, and committed: nothing after it (its texts, its card, the answer) can lose it.
-        lead = await _store(ctx, contact, comment, request, result, key, draft.dialog_id)
+        lead = await _store(ctx, contact, comment, request, result, key, draft.dialog_id, reservation)
     what = _what(ctx, contact, comment, leads.summary(result, request, ctx.lang))
+    if reservation is not None:
+        shown = {k: escape(str(v), quote=False) for k, v in reservation.items()}
+        held = leads.render(ctx.tr, "lead-what-reservation", offer=shown["offer_id"], hold=shown["hold"])
+        what = f"{held}\n{what}"
     if duplicate is not None:
         delivered = duplicate.sent_at is not None
         reply = leads.render(
@@ -231,9 +307,12 @@ async def _store(
     result: Result | None,
     key: str,
     dialog_id: int | None,
+    reservation: dict[str, str | None] | None = None,
 ) -> Lead:
     """The lead row, committed: nothing after it (its card, the user's answer) can roll it back."""
     summary = leads.summary(result, request, ctx.settings.default_language)
+    if reservation is not None:  # the card says "Бронь" and the offer (bot.leads.card)
+        summary["reservation"] = reservation
     db_user = await repository.get_user(ctx.db, ctx.telegram_id)
     lead, _ = await lead_db.create_lead(
         ctx.db,
@@ -247,6 +326,8 @@ async def _store(
         summary=summary,
         dedup_key=key,
     )
+    if reservation is not None:
+        lead.kind = LEAD_RESERVATION
     await ctx.db.commit()
     return lead
 
@@ -358,8 +439,11 @@ def make_router() -> Router:
     router.message.register(on_contact_text, StateFilter(QuoteForm.contact), text)
     router.message.register(on_contact_other, StateFilter(QuoteForm.contact), ~F.text)
     router.message.register(on_comment, StateFilter(QuoteForm.comment), text)
+    router.message.register(on_hold_text, StateFilter(QuoteForm.hold), text)
     router.message.register(on_intent, text, is_intent)
     router.callback_query.register(on_quote_button, QuoteCB.filter(F.action == Quote.OPEN))
     router.callback_query.register(on_skip, QuoteCB.filter(F.action == Quote.SKIP))
+    router.callback_query.register(on_reserve_button, QuoteCB.filter(F.action == Quote.RESERVE))
+    router.callback_query.register(on_hold_choice, QuoteCB.filter(F.action.in_({Quote.HOURS, Quote.MONTHS})))
     router.callback_query.register(on_sales_quote, SalesCB.filter())
     return router

@@ -143,6 +143,10 @@ def advise(
         )
     if pick is not None and pick.offer is None:
         notes.append(note("not_in_offers", gpu=pick.gpu.id, count=pick.count))
+    taken = _sold_out_pick(catalog, sizer, named)
+    if taken is not None and taken.offer is not None:
+        gpu_name = taken.gpu.short_name or taken.gpu.name
+        notes.append(note("offer_sold_out", gpu=gpu_name, count=taken.count, offer=taken.offer.id))
     if req.task is Task.TRAINING and req.sharding in (Sharding.NONE, Sharding.FSDP):
         notes.append(note("multi_gpu_fsdp"))
     targets = named or _unique(catalog.gpus[o.gpu] for o in catalog.offers) or list(catalog.gpus.values())
@@ -254,6 +258,21 @@ def _choose(
             fallback = catalogue_candidates(verdicts(list(catalog.gpus.values()), sizer), catalog)
         pick = best(fallback, policy)
     return pick, fastest(offers, policy, req.task), roomy
+
+
+def _sold_out_pick(catalog: Catalog, sizer: Sizer, named: list[GpuSpec]) -> Candidate | None:
+    """The sold-out offer that would have been recommended were it free (`_choose` with the taken
+    ones counted), or None. Sized only when some offer is sold out."""
+    if not any(o.availability == "sold_out" for o in catalog.offers):
+        return None
+    offers = offer_candidates(catalog, sizer, sold_out=True)
+    named_ids = {g.id for g in named}
+    pick, _ = lead([c for c in offers if c.gpu.id in named_ids], catalog.ranking)
+    if pick is None:
+        pick, _ = lead(offers, catalog.ranking)
+    if pick is None or pick.offer is None or pick.offer.availability != "sold_out":
+        return None
+    return pick
 
 
 def _with_breakdown(rec: Recommendation, sizer: Sizer) -> Recommendation:

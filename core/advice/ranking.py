@@ -44,14 +44,20 @@ class Candidate:
 
     @property
     def price(self) -> float | None:
-        return self.offer.price_per_hour if self.offer else None
+        """The hourly price; None ("on request") where the offer is rented only on request."""
+        return self.offer.price_per_hour if self.offer and self.offer.availability == "available" else None
 
 
-def offer_candidates(catalog: Catalog, sizer: Sizer, gpus: set[str] | None = None) -> list[Candidate]:
-    """The offers (of `gpus`, when given) that hold the request."""
+def offer_candidates(
+    catalog: Catalog, sizer: Sizer, gpus: set[str] | None = None, sold_out: bool = False
+) -> list[Candidate]:
+    """The offers (of `gpus`, when given) that hold the request; sold-out ones only with `sold_out`
+    (a taken server is never recommended: `sold_out` asks which would have been)."""
     out = []
     for position, offer in enumerate(catalog.offers):
         if (gpus is not None and offer.gpu not in gpus) or not sizer.splits(offer.count):
+            continue
+        if offer.availability == "sold_out" and not sold_out:
             continue
         gpu = catalog.gpus[offer.gpu]
         needed = sizer.at_count(offer.count)
@@ -220,10 +226,10 @@ def recommend(c: Candidate, reason: Any) -> Recommendation:
         count=c.count,
         offer_id=c.offer.id if c.offer else None,
         url=c.offer.url if c.offer else None,
-        price_per_hour=c.offer.price_per_hour if c.offer else None,
+        price_per_hour=c.price,
         currency=c.offer.currency if c.offer else None,
-        price_is_from=c.offer.price_is_from if c.offer else False,
-        price_per_month=c.offer.price_per_month if c.offer else None,
+        price_is_from=c.offer.price_is_from if c.price is not None and c.offer else False,
+        price_per_month=c.offer.price_per_month if c.price is not None and c.offer else None,
         bytes_per_gpu=c.needed,
         verdict=c.verdict,
         reason=reason,

@@ -12,7 +12,8 @@ from bot.db.engine import alembic_config, create_engine, downgrade, head_revisio
 from bot.db.models import Base
 
 MODEL_TABLES = {
-    "users", "dialog_sessions", "processed_updates", "fsm_records", "leads", "hf_models", "crm_deliveries"
+    "users", "dialog_sessions", "processed_updates", "fsm_records", "leads", "hf_models",
+    "crm_deliveries", "offer_availability",
 }  # fmt: skip
 
 

@@ -287,3 +287,21 @@ crm-earlier-leads = Returning customer, earlier leads: { $ids }
 crm-admin-alert = ⚠️ <b>Leads are not reaching the CRM</b> ({ $crm }): { $count } ({ $leads }).
     Error: <code>{ $error }</code>
     The bot keeps retrying for up to { $days } days from each request; the sales chat gets them as usual.
+
+## avail (issue 23): offer availability set by admins
+admin-offers-sold_out = ⛔ taken right now
+admin-offers-on_request = on request
+admin-offers-switch-hint = <code>/offers off id</code>: the server is taken (never recommended), <code>/offers on id</code>: free, <code>/offers request id</code>: on request only. Kept in the database: every replica sees it, and after a restart.
+admin-offers-unknown = No such offers: { $ids }. There are: { $known }
+admin-offers-switched = ✅ { $ids }: { $availability ->
+    [sold_out] taken right now, not recommended in answers
+    [on_request] on request only
+   *[available] free
+}.
+btn-reserve = 📅 Reserve
+btn-hold-hours = As soon as possible, for a few hours
+btn-hold-months = As soon as possible, for a month or longer
+reserve-ask-hold = 📅 <b>Reservation: { $config }</b> (offer <code>{ $offer }</code>)
+    When and for how long? Tap a button or type the dates and the term, e.g. "10 to 20 December" or "from Monday for 3 months". /cancel to cancel.
+lead-what-reservation = • Reservation: { $offer }, { $hold }
+lead-card-reservation = 📅 <b>Reservation</b> of offer { $offer }: { $hold }

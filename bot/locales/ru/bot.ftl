@@ -290,3 +290,21 @@ crm-earlier-leads = Повторное обращение, прежние лид
 crm-admin-alert = ⚠️ <b>Заявки не доходят до CRM</b> ({ $crm }): { $count } ({ $leads }).
     Ошибка: <code>{ $error }</code>
     Бот повторяет попытки ещё до { $days } дн. с момента заявки; в чат продаж они идут как обычно.
+
+## avail (issue 23): offer availability set by admins
+admin-offers-sold_out = ⛔ сейчас занято
+admin-offers-on_request = по запросу
+admin-offers-switch-hint = <code>/offers off id</code> — сервер занят (не рекомендуется), <code>/offers on id</code> — свободен, <code>/offers request id</code> — только по запросу. Хранится в базе: видят все копии бота и после перезапуска.
+admin-offers-unknown = Нет таких предложений: { $ids }. Есть: { $known }
+admin-offers-switched = ✅ { $ids }: { $availability ->
+    [sold_out] сейчас занято — в ответах не рекомендуется
+    [on_request] только по запросу
+   *[available] свободно
+}.
+btn-reserve = 📅 Забронировать
+btn-hold-hours = Как можно скорее, на несколько часов
+btn-hold-months = Как можно скорее, на месяц и дольше
+reserve-ask-hold = 📅 <b>Бронь: { $config }</b> (предложение <code>{ $offer }</code>)
+    Когда и на сколько? Нажмите кнопку или напишите даты и срок, например «с 10 по 20 декабря» или «с понедельника на 3 месяца». /cancel — отменить.
+lead-what-reservation = • Бронь: { $offer }, { $hold }
+lead-card-reservation = 📅 <b>Бронь</b> предложения { $offer }: { $hold }

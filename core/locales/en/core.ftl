@@ -493,3 +493,8 @@ assumption-parse_unread = I did not understand “{ $words }”: the answer leav
 ## evidence (issue 20): eager transformers decode
 assumption-decode_eager_launch = transformers generate() runs eagerly: the CPU launches every kernel of its { $layers } layers for each token, ~{ $ms } ms, so at most ~{ $tokens_per_s } tok/s per user on any card. vLLM or llama.cpp (CUDA graphs) reach the bandwidth speed.
 assumption-default_checkpointing_video = Gradient checkpointing on, as the video models' own training scripts do (CogVideo's finetune) (not given).
+
+## avail (issue 23): offers that are taken now
+assumption-offer_sold_out = { $count }× { $gpu } is taken right now — here is the next configuration that fits; if you need that one, request a quote and we will tell you when it is free.
+prices-sold-out = taken right now
+prices-sold-out-note = "Taken right now": request a quote and we will tell you when it is free.

@@ -577,3 +577,8 @@ assumption-parse_unread = Не понял «{ $words }»: в ответе это
 ## evidence (issue 20): eager transformers decode
 assumption-decode_eager_launch = transformers generate() работает без компиляции: процессор запускает каждое ядро всех { $layers } слоёв на каждый токен, ~{ $ms } мс, поэтому не больше ~{ $tokens_per_s } ток/с на пользователя на любой карте. vLLM или llama.cpp (CUDA graphs) дают скорость по пропускной способности памяти.
 assumption-default_checkpointing_video = Gradient checkpointing включён, как в собственных скриптах обучения видеомоделей (finetune CogVideo) (не указано).
+
+## avail (issue 23): offers that are taken now
+assumption-offer_sold_out = { $count }× { $gpu } сейчас занято — предлагаем следующую подходящую конфигурацию; если нужна именно эта, оставьте заявку: сообщим, когда освободится.
+prices-sold-out = сейчас занято
+prices-sold-out-note = «Сейчас занято» — оставьте заявку, сообщим, когда освободится.

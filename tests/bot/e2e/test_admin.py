@@ -386,7 +386,7 @@ async def test_offers_reload_validates_before_it_replaces(admin_harness: Harness
     replies = await admin.send("/offers reload")
     assert replies[0].text == text("admin-offers-reloaded", "en", file=str(offers))
     assert replies[1].text is not None and "• h100-x1: " in replies[1].text
-    assert len(replies[1].text.splitlines()) == 3  # the title, the one offer, the hint
+    assert len(replies[1].text.splitlines()) == 4  # the title, the one offer, the hints (reload, on/off)
     (after,) = await asker.send(QUESTION)
     assert "H100" in headline(after) and "RTX 4090" not in headline(after)
     assert_no_failed_calls(h.sandbox)
