@@ -1,7 +1,7 @@
 """Offer availability overrides (/offers off|on|request) and the lead kind (quote / reservation).
 
 Revision ID: 0008
-Revises: 0005
+Revises: 0006
 Create Date: 2026-12-03
 """
 
