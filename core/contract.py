@@ -509,6 +509,11 @@ class Recommendation(BaseModel):
     price_per_month: float | None = Field(
         default=None, description="extension: the offer's monthly price, where the operator gives one"
     )
+    prices: dict[str, tuple[float | None, float | None]] = Field(
+        default_factory=dict,
+        description="extension: the offer's prices in other currencies set by the operator, by currency "
+        "code: (per hour, per month); never converted",
+    )
     bytes_per_gpu: int
     verdict: VerdictKind
     reason: Literal["cheapest", "fastest", "most_headroom", "fewest_cards"] = "cheapest"
