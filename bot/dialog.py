@@ -233,7 +233,7 @@ async def show_result(
         return
     previous = _previous_result(ctx, before.last_request, request) if compare else None
     await update(ctx.state, last_request=request, last_notes=list(notes))
-    answer = ESTIMATES.answer(result, ctx.lang, notes, previous)
+    answer = ESTIMATES.answer(result, ctx.lang, notes, previous, ctx.currency)
     text = presenter.layout_result(answer, ctx.tr)
     await show(
         ctx,
@@ -340,7 +340,9 @@ def details(ctx: Ctx, state: DialogState) -> str | None:
         result = estimate(state.last_request, ctx.catalog)
     except CoreError:
         return None
-    return presenter.layout_details(ESTIMATES.answer(result, ctx.lang, state.last_notes), ctx.lang)
+    return presenter.layout_details(
+        ESTIMATES.answer(result, ctx.lang, state.last_notes, currency=ctx.currency), ctx.lang
+    )
 
 
 # ---------------------------------------------------------------- one-line questions, and groups

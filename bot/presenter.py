@@ -195,9 +195,9 @@ def layout_details(answer: Answer, lang: str) -> str:
     return fit(sections, cuts)
 
 
-def render_comparison(rows: Sequence[Compared], lang: str) -> str:
+def render_comparison(rows: Sequence[Compared], lang: str, currency: str | None = None) -> str:
     """Cards side by side for one workload: a row each, then which is cheaper and which faster."""
-    answer = comparison_answer(rows, lang)
+    answer = comparison_answer(rows, lang, currency)
     lines = [f"<i>{escape(answer.title)}</i>", "", *map(escape, answer.rows)]
     if answer.verdict:
         lines += ["", f"<b>{escape(answer.verdict)}</b>"]

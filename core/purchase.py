@@ -82,13 +82,18 @@ def load_purchases(path: str | Path, catalog: Catalog) -> Purchases:
 
 
 def rent_or_buy(
-    offer: RentalOffer, purchases: Purchases, hours_per_month: float = HOURS_PER_MONTH
+    offer: RentalOffer,
+    purchases: Purchases,
+    hours_per_month: float = HOURS_PER_MONTH,
+    currency: str | None = None,
 ) -> RentBuy | None:
     """Renting `offer` for `hours_per_month` against buying the same server, or None when the file
-    has no such server priced in a currency the offer is priced in too."""
+    has no such server priced in a currency the offer is priced in too. A row in `currency` (the
+    user's) is compared first."""
     if not 0 < hours_per_month <= HOURS_PER_MONTH:
         raise ValueError(f"hours per month must be in (0, {HOURS_PER_MONTH:g}], got {hours_per_month}")
-    for option in purchases.for_offer(offer):
+    options = sorted(purchases.for_offer(offer), key=lambda o: o.currency != currency)
+    for option in options:
         hourly, monthly, currency = offer.price_in(option.currency)
         if currency != option.currency or (hourly is None and monthly is None):
             continue
