@@ -50,7 +50,7 @@ async def _offer(question: RentBuyQuestion, ctx: Ctx) -> RentalOffer | None:
     if question.gpus:
         named = [o for o in offers if o.gpu in question.gpus]
         exact = [o for o in named if question.count is None or o.count == question.count]
-        return (exact or named or [None])[0]
+        return next(iter(exact or named), None)
     state = await DialogState.load(ctx.state)
     if state.last_request is None:
         return None

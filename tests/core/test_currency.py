@@ -183,3 +183,12 @@ def test_a_bad_purchase_row_is_refused_naming_it(
 def test_the_shipped_example_purchase_file_loads() -> None:
     path = Path(__file__).parents[2] / "core" / "data" / "purchase.example.toml"
     assert load_purchases(path, default_catalog()).options
+
+
+def test_the_users_currency_is_compared_first(tmp_path: Path) -> None:
+    roubles = PURCHASES.replace('currency = "KZT"', 'currency = "RUB"').replace('id = "x1"', 'id = "r1"')
+    purchases = load_purchases(write(tmp_path, "purchase.toml", roubles + PURCHASES), default_catalog())
+    rented = offer(price_per_hour=149, currency="RUB", prices={"KZT": {"price_per_hour": 900}})
+    assert rent_or_buy(rented, purchases, currency="KZT").currency == "KZT"  # type: ignore[union-attr]
+    assert rent_or_buy(rented, purchases, currency="RUB").currency == "RUB"  # type: ignore[union-attr]
+    assert rent_or_buy(rented, purchases).currency == "RUB"  # type: ignore[union-attr]  # the file's order

@@ -116,6 +116,10 @@ async def test_rent_or_buy_after_an_answer_gives_the_break_even(tenge: Harness, 
     heavy = {"ru": "купить или арендовать на 800 часов", "en": "rent or buy 800 hours"}
     (too_many,) = await user.send(heavy[lang])
     assert too_many.text == text("currency-rentbuy-hours", lang, most=730)
+    named = {"ru": "купить или арендовать 8×H100?", "en": "rent or buy 8x H100?"}
+    (no_row,) = await user.send(named[lang])  # the purchase file has no H100 server
+    assert no_row.text == text("currency-rentbuy-no-row", lang, config="8× H100 SXM 80 GB")
+    assert text("btn-ask-price", lang) in buttons(no_row)
 
 
 @pytest.mark.parametrize("lang", ["ru", "en"])
