@@ -349,7 +349,13 @@ def details(ctx: Ctx, state: DialogState) -> str | None:
 
 
 async def size_question(
-    text: str, catalog: Catalog, tr: presenter.Tr, lang: str, username: str, session: AsyncSession
+    text: str,
+    catalog: Catalog,
+    tr: presenter.Tr,
+    lang: str,
+    username: str,
+    session: AsyncSession,
+    currency: str | None = None,
 ) -> tuple[presenter.InlineArticle, Result | None]:
     """The compact answer to a one-line question (inline mode, a mention in a group): the article and
     the result it shows, or the "how to use" article (with the reason) and None. A Hugging Face model
@@ -369,7 +375,7 @@ async def size_question(
     except CoreError as err:
         log.info("one-line estimate failed: %s (field %s)", err.message, err.field)
         return presenter.inline_help(tr, username, reason=presenter.core_error_reason(err, lang)), None
-    return presenter.render_inline(result, tr, lang), result
+    return presenter.render_inline(result, tr, lang, currency), result
 
 
 def in_group(message: Message) -> bool:

@@ -217,10 +217,10 @@ class InlineArticle:
     text: str
 
 
-def render_inline(result: Result, tr: Tr, lang: str) -> InlineArticle:
+def render_inline(result: Result, tr: Tr, lang: str, currency: str | None = None) -> InlineArticle:
     """Inline mode: the lead as the title, the memory as the description; picked, the same short
     answer as in the bot (lead, breakdown, offers) without the buttons that need a dialog."""
-    answer = build_answer(result, lang)
+    answer = build_answer(result, lang, currency=currency)
     parts = " · ".join(f"{name} {size}" for name, size in answer.parts)
     # with nothing to rent the short answer points at fixes below it; inline shows none: say where they are
     need = answer.need if answer.cheapest is not None else tr("inline-no-offer")

@@ -96,6 +96,11 @@ async def test_a_kazakh_user_sees_tenge_without_asking(tenge: Harness) -> None:
     russian = tenge.user(language_code="ru")
     answer = (await russian.send(SIZED["ru"]))[-1]
     assert price("ru", "RUB", 149) in (answer.text or "").splitlines()[0]
+    # inline mode too: the article's title is the answer's lead
+    (article,) = (await tenge.user(language_code="kk").inline(SIZED["ru"])).results
+    assert price("ru", "KZT", 900) in article["title"]
+    (article,) = (await russian.inline(SIZED["ru"])).results
+    assert price("ru", "RUB", 149) in article["title"]
 
 
 @pytest.mark.parametrize("lang", ["ru", "en"])
