@@ -254,9 +254,12 @@ USER_COLUMNS = (
     "source",
     "created_at",
     "last_seen_at",
+    "referred_by",
+    "currency",
 )
 """users.csv: one row per user; ``language`` is the one picked with /lang (empty: Telegram's is used),
-``source`` the link source they first came by; times in UTC."""
+``source`` the link source they first came by, ``referred_by`` the Telegram id of the user whose
+personal link (``ref_<id>``) brought them, ``currency`` the one picked with /currency; times in UTC."""
 DIALOG_COLUMNS = (
     "id",
     "telegram_id",
@@ -325,6 +328,8 @@ async def user_rows(session: AsyncSession) -> Iterator[tuple[Any, ...]]:
             User.source,
             User.created_at,
             User.last_seen_at,
+            User.referred_by,
+            User.currency,
         ).order_by(User.id)
     )
     return (tuple(row) for row in rows)
