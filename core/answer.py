@@ -152,7 +152,7 @@ def build_answer(
         change=_change(previous, result, lang, currency) if previous is not None else None,
         total_bytes=result.total_bytes,
         solved=solved_lines(result, lang),
-        cost=cost_lines(result, lang),
+        cost=cost_lines(result, lang, currency),
         part_codes=tuple(c for c, _ in shown_parts),
         part_bytes=tuple(n for _, n in shown_parts),
         cards=cards,

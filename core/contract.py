@@ -658,6 +658,11 @@ class CostOption(BaseModel):
     gpu_hours_high: float | None
     cost_low: float | None = Field(description="hours × price_per_hour; null: price on request")
     cost_high: float | None
+    prices: dict[str, tuple[float, float | None, float | None]] = Field(
+        default_factory=dict,
+        description="extension: in the offer's other currencies (Recommendation.prices), by code: "
+        "(price_per_hour, cost_low, cost_high)",
+    )
     seconds_per_output_low: float | None = None  # generation: one image or clip
     seconds_per_output_high: float | None = None
     servers: int | None = Field(default=None, description="serving: servers busy around the clock")

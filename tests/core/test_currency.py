@@ -16,6 +16,7 @@ from core.estimate import estimate
 from core.parse.price import RentBuyQuestion, price_question, rent_buy_question
 from core.prices import price_list
 from core.purchase import HOURS_PER_MONTH, load_purchases, rent_or_buy
+from core.solve import run
 from core.specs import RentalOffer
 
 TENGE_OFFERS = """
@@ -192,3 +193,20 @@ def test_the_users_currency_is_compared_first(tmp_path: Path) -> None:
     assert rent_or_buy(rented, purchases, currency="KZT").currency == "KZT"  # type: ignore[union-attr]
     assert rent_or_buy(rented, purchases, currency="RUB").currency == "RUB"  # type: ignore[union-attr]
     assert rent_or_buy(rented, purchases).currency == "RUB"  # type: ignore[union-attr]  # the file's order
+
+
+def test_time_and_cost_are_priced_in_the_users_currency(tmp_path: Path) -> None:
+    """The cost of a job ("1 230–2 460 ₽") follows the lead's currency: the hours × the operator's
+    tenge price, not the roubles converted."""
+    catalog = load_catalog(offers_file=write(tmp_path, "offers.toml", TENGE_OFFERS))
+    request = {"task": "training", "model": "llama-3.1-8b", "method": "qlora", "dataset_tokens": 10**8}
+    result = run(request, catalog)
+    assert result.recommendation is not None and result.recommendation.offer_id == "rtx4090-48gb-x1"
+    (option, *_) = result.cost.options  # type: ignore[union-attr]
+    assert option.cost_low is not None and option.hours_low is not None
+    tenge = "\n".join(build_answer(result, "en", currency="KZT").cost)
+    roubles = "\n".join(build_answer(result, "en").cost)
+    low, high, _ = (option.prices["KZT"][1], option.prices["KZT"][2], 0)
+    assert low == pytest.approx(option.cost_low * 900 / 149, rel=0.02)
+    assert "₸" in tenge and "₽" in roubles and "₸" not in roubles
+    assert f"{round(low or 0):,}" in tenge and f"{round(high or 0):,}" in tenge
