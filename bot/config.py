@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import SecretStr, ValidationError, ValidationInfo, field_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./data/bot.sqlite3"
@@ -106,6 +106,11 @@ class Settings(BaseSettings):
     bitrix24_telegram_field: str | None = None
     amocrm_domain: str | None = None
     amocrm_token: SecretStr | None = None
+    # The currency prices are shown in where the offer has a price in it (else the offer's main one);
+    # a user's /currency, or Telegram language `kk` (tenge), goes first.
+    default_currency: str = Field(default="RUB", pattern=r"^[A-Z]{3}$")
+    # Purchase prices for "rent or buy?" (core/data/purchase.example.toml); unset: no comparison.
+    purchase_file: Path | None = None
 
     @field_validator("log_level")
     @classmethod
@@ -317,6 +322,8 @@ def check_command(settings: Settings, command: str) -> None:
             )
     if command in BOT_COMMANDS and settings.offers_file is not None:
         check_offers_file(settings.offers_file)
+    if command in BOT_COMMANDS and settings.purchase_file is not None:
+        check_purchase_file(settings.purchase_file, settings.offers_file)
 
 
 def check_offers_file(path: Path) -> None:
@@ -332,6 +339,21 @@ def check_offers_file(path: Path) -> None:
         raise problem("OFFERS_FILE", e.message) from None
     except OSError as e:
         raise problem("OFFERS_FILE", f"{path}: cannot be read: {e.strerror or e}") from None
+
+
+def check_purchase_file(path: Path, offers_file: Path | None = None) -> None:
+    """The purchase file loads (`core.purchase.load_purchases`): else ConfigError naming
+    PURCHASE_FILE, the row and the field."""
+    from core.catalog import load_catalog
+    from core.errors import CatalogError
+    from core.purchase import load_purchases
+
+    try:
+        load_purchases(path, load_catalog(offers_file=offers_file))
+    except CatalogError as e:
+        raise problem("PURCHASE_FILE", e.message) from None
+    except OSError as e:
+        raise problem("PURCHASE_FILE", f"{path}: cannot be read: {e.strerror or e}") from None
 
 
 async def check_services(settings: Settings, command: str, timeout: float = SERVICE_TIMEOUT_S) -> None:

@@ -16,6 +16,7 @@ from aiogram_i18n import I18nContext
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.config import Settings
+from bot.db.models import User
 from core.catalog import Catalog
 
 log = logging.getLogger(__name__)
@@ -30,6 +31,7 @@ class Ctx:
     settings: Settings
     telegram_id: int
     user_id: int | None = None  # our users.id of the sender (bot.db.middleware), when known
+    currency: str = "RUB"  # prices are shown in it where the offer has one (`user_currency`)
 
     def tr(self, key: str, **args: Any) -> str:
         return self.i18n.get(key, **args)
@@ -37,6 +39,18 @@ class Ctx:
     @property
     def lang(self) -> str:
         return self.i18n.locale
+
+
+# Telegram languages whose users are shown another currency than DEFAULT_CURRENCY (Kazakh: tenge).
+LANGUAGE_CURRENCIES = {"kk": "KZT"}
+
+
+def user_currency(db_user: User | None, telegram_language: str | None, default: str) -> str:
+    """The user's /currency choice; else their Telegram language's currency; else the default."""
+    if db_user is not None and db_user.currency:
+        return db_user.currency
+    language = (telegram_language or "").split("-")[0].lower()
+    return LANGUAGE_CURRENCIES.get(language, default)
 
 
 class DialogContextMiddleware(BaseMiddleware):
@@ -58,8 +72,10 @@ class DialogContextMiddleware(BaseMiddleware):
         state: FSMContext | None = data.get("state")
         if user is not None and state is not None and "db" in data and "i18n" in data:
             db_user = data.get("db_user")
+            settings = data["settings"]
             data["ctx"] = Ctx(
-                state, data["i18n"], data["db"], data["catalog"], data["settings"], user.id,
+                state, data["i18n"], data["db"], data["catalog"], settings, user.id,
                 user_id=db_user.id if db_user is not None else None,
+                currency=user_currency(db_user, user.language_code, settings.default_currency),
             )  # fmt: skip
         return await handler(event, data)

@@ -233,7 +233,7 @@ async def show_result(
         return
     previous = _previous_result(ctx, before.last_request, request) if compare else None
     await update(ctx.state, last_request=request, last_notes=list(notes))
-    answer = ESTIMATES.answer(result, ctx.lang, notes, previous)
+    answer = ESTIMATES.answer(result, ctx.lang, notes, previous, ctx.currency)
     text = presenter.layout_result(answer, ctx.tr)
     await show(
         ctx,
@@ -340,14 +340,22 @@ def details(ctx: Ctx, state: DialogState) -> str | None:
         result = estimate(state.last_request, ctx.catalog)
     except CoreError:
         return None
-    return presenter.layout_details(ESTIMATES.answer(result, ctx.lang, state.last_notes), ctx.lang)
+    return presenter.layout_details(
+        ESTIMATES.answer(result, ctx.lang, state.last_notes, currency=ctx.currency), ctx.lang
+    )
 
 
 # ---------------------------------------------------------------- one-line questions, and groups
 
 
 async def size_question(
-    text: str, catalog: Catalog, tr: presenter.Tr, lang: str, username: str, session: AsyncSession
+    text: str,
+    catalog: Catalog,
+    tr: presenter.Tr,
+    lang: str,
+    username: str,
+    session: AsyncSession,
+    currency: str | None = None,
 ) -> tuple[presenter.InlineArticle, Result | None]:
     """The compact answer to a one-line question (inline mode, a mention in a group): the article and
     the result it shows, or the "how to use" article (with the reason) and None. A Hugging Face model
@@ -367,7 +375,7 @@ async def size_question(
     except CoreError as err:
         log.info("one-line estimate failed: %s (field %s)", err.message, err.field)
         return presenter.inline_help(tr, username, reason=presenter.core_error_reason(err, lang)), None
-    return presenter.render_inline(result, tr, lang), result
+    return presenter.render_inline(result, tr, lang, currency), result
 
 
 def in_group(message: Message) -> bool:

@@ -96,7 +96,7 @@ async def _compare(message: Message, ctx: Ctx, request: Request, configs: Any) -
         return
     source = (await DialogState.load(ctx.state)).source
     markup = keyboards.comparison_keyboard(rows, ctx.tr, ctx.settings.contact_url, campaign=source)
-    await message.answer(presenter.render_comparison(rows, ctx.lang), reply_markup=markup)
+    await message.answer(presenter.render_comparison(rows, ctx.lang, ctx.currency), reply_markup=markup)
     # "сравни с b200" next compares against the first card of this comparison
     gpu, count = configs[0]
     first = request.model_copy(update={"gpus": [gpu], "num_gpus": count})

@@ -197,9 +197,9 @@ def layout_details(answer: Answer, lang: str) -> str:
     return fit(sections, cuts)
 
 
-def render_comparison(rows: Sequence[Compared], lang: str) -> str:
+def render_comparison(rows: Sequence[Compared], lang: str, currency: str | None = None) -> str:
     """Cards side by side for one workload: a row each, then which is cheaper and which faster."""
-    answer = comparison_answer(rows, lang)
+    answer = comparison_answer(rows, lang, currency)
     lines = [f"<i>{escape(answer.title)}</i>", "", *map(escape, answer.rows)]
     if answer.verdict:
         lines += ["", f"<b>{escape(answer.verdict)}</b>"]
@@ -219,10 +219,10 @@ class InlineArticle:
     text: str
 
 
-def render_inline(result: Result, tr: Tr, lang: str) -> InlineArticle:
+def render_inline(result: Result, tr: Tr, lang: str, currency: str | None = None) -> InlineArticle:
     """Inline mode: the lead as the title, the memory as the description; picked, the same short
     answer as in the bot (lead, breakdown, offers) without the buttons that need a dialog."""
-    answer = build_answer(result, lang)
+    answer = build_answer(result, lang, currency=currency)
     parts = " · ".join(f"{name} {size}" for name, size in answer.parts)
     # with nothing to rent the short answer points at fixes below it; inline shows none: say where they are
     need = answer.need if answer.cheapest is not None else tr("inline-no-offer")

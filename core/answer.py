@@ -27,6 +27,7 @@ from core.render import (
     verdict_of,
     verdicts_to_show,
 )
+from core.specs import RentalOffer
 from core.texts import label, normalize_lang, t
 
 LEAD_MITIGATIONS = 3  # on a phone: the cheapest few ways to make it fit
@@ -100,17 +101,22 @@ class Answer:
 
 
 def build_answer(
-    result: Result, lang: str, notes: Sequence[Assumption] = (), previous: Result | None = None
+    result: Result,
+    lang: str,
+    notes: Sequence[Assumption] = (),
+    previous: Result | None = None,
+    currency: str | None = None,
 ) -> Answer:
+    """The answer in `lang`; prices in `currency` where the operator priced the offer in it."""
     lang = normalize_lang(lang)
     rec = result.recommendation
-    cheapest = _offer(rec, result, lang) if rec else None
+    cheapest = _offer(rec, result, lang, currency) if rec else None
     fastest_rec = next((a for a in result.alternatives if a.reason == "fastest"), None)
     fastest = None
     if fastest_rec is not None and (
         rec is None or (fastest_rec.gpu, fastest_rec.count) != (rec.gpu, rec.count)
     ):
-        fastest = _offer(fastest_rec, result, lang)
+        fastest = _offer(fastest_rec, result, lang, currency)
     target = result.target
     lead, need = _lead(result, target, cheapest, lang)
     # "−X → Y" reads against the figure shown: without it (the lead gives another card count's), "→ Y"
@@ -144,15 +150,15 @@ def build_answer(
         verdicts=tuple(verdict_line(v, lang) for v in _verdicts(result, target)),
         speed=_speed_line(result, rec, lang),
         assumptions=(*assumption_texts(said, lang), *_without_checkpointing(result, lang)),
-        change=_change(previous, result, lang) if previous is not None else None,
+        change=_change(previous, result, lang, currency) if previous is not None else None,
         total_bytes=result.total_bytes,
         solved=solved_lines(result, lang),
-        cost=cost_lines(result, lang),
+        cost=cost_lines(result, lang, currency),
         part_codes=tuple(c for c, _ in shown_parts),
         part_bytes=tuple(n for _, n in shown_parts),
         cards=cards,
         verdict=cards[0].verdict if cards else (rec.verdict if rec else None),
-        tight=_tight_line(result, lang),
+        tight=_tight_line(result, lang, currency),
         taken=next(
             (f"⏳ {t('assumption-offer_sold_out', lang, **a.params)}"
              for a in result.assumptions if a.code == "offer_sold_out"),
@@ -161,7 +167,7 @@ def build_answer(
     )
 
 
-def _tight_line(result: Result, lang: str) -> str | None:
+def _tight_line(result: Result, lang: str, currency: str | None = None) -> str | None:
     """'⚠️ Tight: … Safe: a context up to 2,048 tokens. With headroom: 2× …' — when the ranking led
     with a tight priced offer (note `tight_offer`, `core.advice.ranking.lead`)."""
     said = next((a for a in result.assumptions if a.code == "tight_offer"), None)
@@ -190,7 +196,7 @@ def _tight_line(result: Result, lang: str) -> str | None:
     if safe:
         parts.append(t("tight-safe", lang, ways=t("tight-or", lang).join(safe)))
     config = config_text(roomy.count, roomy.gpu_name, lang)
-    parts.append(t("tight-roomy", lang, config=config, price=price_of(roomy, lang)))
+    parts.append(t("tight-roomy", lang, config=config, price=price_of(roomy, lang, currency)))
     return " ".join(parts)
 
 
@@ -282,12 +288,21 @@ def config_text(count: int, gpu_name: str, lang: str) -> str:
     return t("config", lang, count=count, gpu=short_gpu_name(gpu_name))
 
 
-def price_of(rec: Recommendation, lang: str) -> str:
+def price_of(rec: Recommendation, lang: str, currency: str | None = None) -> str:
+    """The recommendation's price, in `currency` where the operator priced the offer in it, else in
+    the offer's main currency."""
     if not rec.in_offers:
         return t("price-not-offered", lang)
-    return hourly_price(
-        rec.price_per_hour, rec.currency, lang, is_from=rec.price_is_from, monthly=rec.price_per_month
-    )
+    hour, month, shown = rec.price_per_hour, rec.price_per_month, rec.currency
+    if currency is not None and currency in rec.prices:
+        (hour, month), shown = rec.prices[currency], currency
+    return hourly_price(hour, shown, lang, is_from=rec.price_is_from, monthly=month)
+
+
+def offer_price(offer: RentalOffer, lang: str, currency: str | None = None) -> str:
+    """`price_of` for an offer of the file."""
+    hour, month, shown = offer.price_in(currency)
+    return hourly_price(hour, shown, lang, is_from=offer.price_is_from, monthly=month)
 
 
 def hourly_price(
@@ -389,14 +404,14 @@ def _offer_sentence(key: str, offer: Offer, lang: str, **extra: str | int) -> st
     return " · ".join(parts)
 
 
-def _offer(rec: Recommendation, result: Result, lang: str) -> Offer:
+def _offer(rec: Recommendation, result: Result, lang: str, currency: str | None = None) -> Offer:
     speed = _throughput_of(result, rec.gpu, rec.count)
     return Offer(
         gpu=rec.gpu,
         gpu_name=rec.gpu_name,
         count=rec.count,
         config=config_text(rec.count, rec.gpu_name, lang),
-        price=price_of(rec, lang),
+        price=price_of(rec, lang, currency),
         url=rec.url,
         in_offers=rec.in_offers,
         offer_id=rec.offer_id,
@@ -488,7 +503,7 @@ def _outcome(m: Mitigation, lang: str, cards: int) -> str:
 # --- against the previous answer -------------------------------------------------------------------
 
 
-def _summary(result: Result, lang: str) -> str:
+def _summary(result: Result, lang: str, currency: str | None = None) -> str:
     rec = result.recommendation
     if rec is None:
         return t("change-side-none", lang, total=format_bytes(result.total_bytes, lang))
@@ -497,10 +512,11 @@ def _summary(result: Result, lang: str) -> str:
         lang,
         total=format_bytes(rec.bytes_per_gpu, lang),  # per card, on the configuration it names
         config=config_text(rec.count, rec.gpu_name, lang),
-        price=price_of(rec, lang),
+        price=price_of(rec, lang, currency),
     )
 
 
-def _change(previous: Result, result: Result, lang: str) -> str:
+def _change(previous: Result, result: Result, lang: str, currency: str | None = None) -> str:
     """'Было: 16,4 ГБ · 1× RTX 4090 48 GB · 149 ₽/ч → стало: 9,1 ГБ · …'."""
-    return t("change-line", lang, before=_summary(previous, lang), after=_summary(result, lang))
+    before, after = _summary(previous, lang, currency), _summary(result, lang, currency)
+    return t("change-line", lang, before=before, after=after)

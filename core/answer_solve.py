@@ -159,7 +159,8 @@ def solved_lines(result: Result, lang: str) -> tuple[str, ...]:
 # --- time & cost ---------------------------------------------------------------------------------
 
 
-def cost_lines(result: Result, lang: str) -> tuple[str, ...]:
+def cost_lines(result: Result, lang: str, currency: str | None = None) -> tuple[str, ...]:
+    """Time and cost; prices in `currency` where the operator priced the offer in it."""
     cost = result.cost
     if cost is None:
         return ()
@@ -188,7 +189,7 @@ def cost_lines(result: Result, lang: str) -> tuple[str, ...]:
         head = t("cost-generation-video" if video else "cost-generation", lang, outputs=cost.outputs or 0)
     # an option without a published time is said once, for the recommended configuration only
     shown = [o for o in cost.options if o.hours_low is not None or o.reason == "recommended"]
-    lines = [head, *(_option_line(o, cost, lang, video=video) for o in shown)]
+    lines = [head, *(_option_line(_in_currency(o, currency), cost, lang, video=video) for o in shown)]
     if not cost.options:
         lines.append(t("cost-no-options", lang))
     return tuple(lines)
@@ -210,6 +211,15 @@ def _money(low: float, high: float, currency: str, lang: str, *, is_from: bool =
     answer's lead line says the same of that offer: `core.answer.hourly_price`)."""
     key = "cost-money-from" if is_from else "cost-money"
     return t(key, lang, low=low, high=high, currency=label("currency", currency, lang))
+
+
+def _in_currency(o: CostOption, currency: str | None) -> CostOption:
+    """The option as priced in `currency`, where the offer has that price (else as it is)."""
+    if currency is None or currency not in o.prices:
+        return o
+    hourly, low, high = o.prices[currency]
+    shown = {"price_per_hour": hourly, "currency": currency, "cost_low": low, "cost_high": high}
+    return o.model_copy(update=shown)
 
 
 def _option_line(o: CostOption, cost: Cost, lang: str, *, video: bool = False) -> str:

@@ -296,6 +296,7 @@ class Catalog:
                     f"unknown gpu {offer.gpu!r}; known: {', '.join(self.gpus)}",
                     field="gpu",
                 )
+        _check_one_main_currency(self.offers, files["offer"])
         for index, gpu in enumerate(gpus, start=1):
             _check_same_compute(gpu, self.gpus, f"{files['gpu']}: [[gpu]] row {index} (id={gpu.id!r})")
         self._model_keys = _index_names(
@@ -632,3 +633,22 @@ def load_catalog(offers_file: str | Path | None = None, data_dir: str | Path = D
 @lru_cache(maxsize=1)
 def default_catalog() -> Catalog:
     return load_catalog()
+
+
+def _check_one_main_currency(offers: Sequence[RentalOffer], file: str) -> None:
+    """Every priced offer has the same main `currency`: "cheapest" (the ranking, the price list's
+    rent button, the card comparison) compares prices as numbers, which means nothing across
+    currencies, and no exchange rate is invented. Other currencies go in an offer's `prices`."""
+    main: str | None = None
+    for index, offer in enumerate(offers, start=1):
+        if offer.currency is None:
+            continue
+        if main is None:
+            main = offer.currency
+        elif offer.currency != main:
+            raise CatalogError(
+                f"{file}: [[offer]] row {index} (id={offer.id!r}): currency: {offer.currency!r}, but "
+                f"earlier offers are priced in {main!r}; give every offer the same main currency "
+                "and other currencies under [offer.prices.<CODE>]",
+                field="currency",
+            )

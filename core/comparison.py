@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.answer import VERDICT_ICONS, config_text, headline_settings, hourly_price, shown_kind
+from core.answer import VERDICT_ICONS, config_text, headline_settings, offer_price, shown_kind
 from core.catalog import Catalog, default_catalog
 from core.contract import Request, Result, Verdict
 from core.estimate import estimate
@@ -56,7 +56,9 @@ def compare(
     return out
 
 
-def comparison_answer(rows: Sequence[Compared], lang: str) -> ComparisonAnswer:
+def comparison_answer(
+    rows: Sequence[Compared], lang: str, currency: str | None = None
+) -> ComparisonAnswer:
     lang = normalize_lang(lang)
     title = headline_settings(rows[0].result, lang)
     lines = []
@@ -64,17 +66,7 @@ def comparison_answer(rows: Sequence[Compared], lang: str) -> ComparisonAnswer:
         v = row.verdict
         speed = f" · {t('speed-short', lang, tokens=round(row.tokens_per_s))}" if row.tokens_per_s else ""
         offer = row.offer
-        price = (
-            hourly_price(
-                offer.price_per_hour,
-                offer.currency,
-                lang,
-                is_from=offer.price_is_from,
-                monthly=offer.price_per_month,
-            )
-            if offer
-            else t("price-not-offered", lang)
-        )
+        price = offer_price(offer, lang, currency) if offer else t("price-not-offered", lang)
         lines.append(
             t(
                 "compare-row",
@@ -98,6 +90,7 @@ def _verdict(rows: Sequence[Compared], lang: str) -> str | None:
     parts = []
     priced = [r for r in fitting if r.offer and r.offer.price_per_hour is not None]
     if priced:
+        # one main currency per offers file (core.catalog): these numbers compare
         cheap = min(priced, key=lambda r: r.offer.price_per_hour or 0.0)  # type: ignore[union-attr]
         parts.append(
             t("compare-cheapest", lang, config=config_text(cheap.count, cheap.verdict.gpu_name, lang))

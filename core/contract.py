@@ -523,6 +523,11 @@ class Recommendation(BaseModel):
     price_per_month: float | None = Field(
         default=None, description="extension: the offer's monthly price, where the operator gives one"
     )
+    prices: dict[str, tuple[float | None, float | None]] = Field(
+        default_factory=dict,
+        description="extension: the offer's prices in other currencies set by the operator, by currency "
+        "code: (per hour, per month); never converted",
+    )
     bytes_per_gpu: int
     verdict: VerdictKind
     reason: Literal["cheapest", "fastest", "most_headroom", "fewest_cards"] = "cheapest"
@@ -667,6 +672,11 @@ class CostOption(BaseModel):
     gpu_hours_high: float | None
     cost_low: float | None = Field(description="hours × price_per_hour; null: price on request")
     cost_high: float | None
+    prices: dict[str, tuple[float, float | None, float | None]] = Field(
+        default_factory=dict,
+        description="extension: in the offer's other currencies (Recommendation.prices), by code: "
+        "(price_per_hour, cost_low, cost_high)",
+    )
     seconds_per_output_low: float | None = None  # generation: one image or clip
     seconds_per_output_high: float | None = None
     servers: int | None = Field(default=None, description="serving: servers busy around the clock")

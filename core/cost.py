@@ -155,12 +155,17 @@ def _configs(result: Result, catalog: Catalog) -> list[tuple[Recommendation, str
                         "price_per_hour": more.price_per_hour,
                         "currency": more.currency,
                         "price_is_from": more.price_is_from,
+                        "prices": {k: (p.price_per_hour, p.price_per_month) for k, p in more.prices.items()},
                     }
                 ),
                 "more_cards",
             )
         )
     return out
+
+
+def _costs(hours: tuple[float, float] | None, hourly: float) -> tuple[float | None, float | None]:
+    return (_round(hours[0] * hourly), _round(hours[1] * hourly)) if hours else (None, None)
 
 
 def _option(
@@ -183,6 +188,11 @@ def _option(
         gpu_hours_high=_round(hours[1] * rec.count) if hours else None,
         cost_low=_round(hours[0] * price) if hours and price is not None else None,
         cost_high=_round(hours[1] * price) if hours and price is not None else None,
+        prices={
+            code: (hourly, *_costs(hours, hourly))
+            for code, (hourly, _) in rec.prices.items()
+            if hourly is not None and price is not None
+        },
         **extra,
     )
 
@@ -345,6 +355,7 @@ def _generation(result: Result, catalog: Catalog) -> tuple[Cost, list[Assumption
                 price_per_hour=offer.price_per_hour,
                 currency=offer.currency,
                 price_is_from=offer.price_is_from,
+                prices={k: (p.price_per_hour, p.price_per_month) for k, p in offer.prices.items()},
                 bytes_per_gpu=result.total_bytes,
                 verdict="fits",
             )

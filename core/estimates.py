@@ -59,7 +59,7 @@ class _Reading(MemoryHub):
 class _Entry:
     result: Result
     hub_reads: tuple[tuple[str, object | None], ...]  # (repository, the record read: None if none)
-    answers: dict[tuple[str, tuple[str, ...]], Answer] = field(default_factory=dict)
+    answers: dict[tuple[str, str | None, tuple[str, ...]], Answer] = field(default_factory=dict)
 
     def current(self, hub: MemoryHub) -> bool:
         """Whether the hub still holds every record the estimate read (the same objects)."""
@@ -102,19 +102,24 @@ class Estimates:
         return result
 
     def answer(
-        self, result: Result, lang: str, notes: Sequence[Assumption] = (), previous: Result | None = None
+        self,
+        result: Result,
+        lang: str,
+        notes: Sequence[Assumption] = (),
+        previous: Result | None = None,
+        currency: str | None = None,
     ) -> Answer:
         """`core.answer.build_answer(result, lang, notes, previous)`; built once for a result `run`
         remembers (without `previous`)."""
         entry = self._by_result.get(id(result))
         if previous is not None or entry is None or entry.result is not result:
-            return build_answer(result, lang, notes, previous)
-        key = (normalize_lang(lang), tuple(n.model_dump_json() for n in notes))
+            return build_answer(result, lang, notes, previous, currency)
+        key = (normalize_lang(lang), currency, tuple(n.model_dump_json() for n in notes))
         answer = entry.answers.get(key)
         if answer is None:
             if len(entry.answers) >= ANSWERS_PER_RESULT:
                 entry.answers.clear()
-            answer = entry.answers[key] = build_answer(result, lang, notes)
+            answer = entry.answers[key] = build_answer(result, lang, notes, currency=currency)
         return answer
 
     def remembered(self) -> list[tuple[Catalog, Request, Result]]:

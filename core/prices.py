@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.answer import hourly_price, short_gpu_name
+from core.answer import offer_price, short_gpu_name
 from core.catalog import Catalog
 from core.parse.price import PriceQuestion
 from core.specs import RentalOffer
@@ -25,8 +25,12 @@ class PriceList:
     on_request: bool  # some offer listed has no price
 
 
-def price_list(question: PriceQuestion | None, catalog: Catalog, lang: str) -> PriceList:
-    """The offers `question` asks about (None, or no card named: all of them)."""
+def price_list(
+    question: PriceQuestion | None, catalog: Catalog, lang: str, currency: str | None = None
+) -> PriceList:
+    """The offers `question` asks about (None, or no card named: all of them); prices in `currency`
+    where the operator gave them in it. The rent button's "cheapest" compares the main currency's
+    prices only (one for the whole file: `core.catalog`)."""
     lang = normalize_lang(lang)
     question = question or PriceQuestion()
     notes: list[str] = []
@@ -44,7 +48,9 @@ def price_list(question: PriceQuestion | None, catalog: Catalog, lang: str) -> P
                 config = _config(question.count, catalog, gpu, lang)
                 notes.append(t("prices-no-count", lang, config=config, counts=counts))
         offers = exact or offers
-    lines = tuple(_gpu_line(g, [o for o in offers if o.gpu == g], catalog, lang) for g in _gpus(offers))
+    lines = tuple(
+        _gpu_line(g, [o for o in offers if o.gpu == g], catalog, lang, currency) for g in _gpus(offers)
+    )
     priced = [o for o in offers if _priced(o)]
     if question.monthly and not any(o.price_per_month for o in offers):
         notes.append(t("prices-no-monthly", lang))
@@ -93,7 +99,9 @@ def _priced(o: RentalOffer) -> bool:
     return o.availability == "available" and o.currency is not None and has_price
 
 
-def _gpu_line(gpu: str, offers: list[RentalOffer], catalog: Catalog, lang: str) -> str:
+def _gpu_line(
+    gpu: str, offers: list[RentalOffer], catalog: Catalog, lang: str, currency: str | None
+) -> str:
     """'• RTX 4090 48 GB: 1× — from 149 ₽/h; 2×, 4× — price on request; 8× — taken now'."""
     items = []
     unpriced = []
@@ -104,9 +112,7 @@ def _gpu_line(gpu: str, offers: list[RentalOffer], catalog: Catalog, lang: str) 
         if not _priced(o) or o.currency is None:
             unpriced.append(o)
             continue
-        price = hourly_price(
-            o.price_per_hour, o.currency, lang, is_from=o.price_is_from, monthly=o.price_per_month
-        )
+        price = offer_price(o, lang, currency)
         items.append(t("prices-item", lang, counts=f"{o.count}×", price=price))
     if unpriced:
         items.append(t("prices-item", lang, counts=_counts(unpriced), price=t("price-on-request", lang)))

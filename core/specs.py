@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
-from typing import Literal, NamedTuple
+from typing import Annotated, Literal, NamedTuple
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from core.contract import Precision
 
@@ -327,6 +327,25 @@ class RankingPolicy(BaseModel):
         return [*self.order, *(k for k in DEFAULT_RANK_ORDER if k not in self.order)]
 
 
+CURRENCY_CODE = r"^[A-Z]{3}$"  # ISO 4217: RUB, KZT, USD
+
+
+class OfferPrice(BaseModel):
+    """The offer's price in another currency, as the operator sets it (`[offer.prices.KZT]`): never
+    converted from the main one. Bounded as the main price is."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    price_per_hour: float | None = Field(default=None, gt=0, le=MAX_PRICE_PER_HOUR, allow_inf_nan=False)
+    price_per_month: float | None = Field(default=None, gt=0, le=MAX_PRICE_PER_MONTH, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _some_price(self) -> OfferPrice:
+        if self.price_per_hour is None and self.price_per_month is None:
+            raise ValueError("a price in another currency needs price_per_hour or price_per_month")
+        return self
+
+
 class RentalOffer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -336,7 +355,10 @@ class RentalOffer(BaseModel):
     price_per_hour: float | None = Field(
         default=None, gt=0, le=MAX_PRICE_PER_HOUR, allow_inf_nan=False, description="empty: on request"
     )
-    currency: str | None = Field(default=None, pattern=r"^[A-Z]{3}$")
+    currency: str | None = Field(default=None, pattern=CURRENCY_CODE, description="the main currency")
+    prices: dict[Annotated[str, StringConstraints(pattern=CURRENCY_CODE)], OfferPrice] = Field(
+        default_factory=dict, description="the same offer priced by the operator in other currencies"
+    )
     url: str = Field(max_length=MAX_OFFER_URL)
     note: str | None = Field(default=None, max_length=MAX_OFFER_NOTE)
     price_is_from: bool = Field(
@@ -382,4 +404,14 @@ class RentalOffer(BaseModel):
             raise ValueError("a price needs a currency")
         if self.price_is_from and self.price_per_hour is None:
             raise ValueError("price_is_from needs a price_per_hour")
+        if self.prices and (self.currency is None or self.currency in self.prices):
+            raise ValueError("prices in other currencies need a main price and currency, not repeated")
         return self
+
+    def price_in(self, currency: str | None) -> tuple[float | None, float | None, str | None]:
+        """(per hour, per month, currency): in `currency` where the operator gave that price, else
+        in the main currency."""
+        other = self.prices.get(currency) if currency else None
+        if other is not None and currency is not None:
+            return other.price_per_hour, other.price_per_month, currency
+        return self.price_per_hour, self.price_per_month, self.currency

@@ -95,6 +95,12 @@ class User(Base):
     source: Mapped[str | None] = mapped_column(String(64), index=True)
     created_at: Mapped[datetime] = mapped_column(default=utc_now)
     last_seen_at: Mapped[datetime] = mapped_column(default=utc_now)
+    # The currency prices are shown in, set with /currency (None: Telegram's language decides, `kk`
+    # tenge, else DEFAULT_CURRENCY; bot.context.user_currency).
+    currency: Mapped[str | None] = mapped_column(String(3))
+    # Who brought this user: the Telegram id of the user whose personal link (`ref_<id>`) was the
+    # first contact's source; set with the row, never afterwards (bot.db.repository.referrer_of).
+    referred_by: Mapped[int | None] = mapped_column(BigInteger, index=True)
 
     dialogs: Mapped[list["DialogSession"]] = relationship(back_populates="user")
 

@@ -84,7 +84,8 @@ async def upsert_users(session: AsyncSession, users: Sequence[SeenUser]) -> list
     rows = [
         {"telegram_id": user.telegram_id, "source": user.source, "created_at": now,
          "username": user.username, "first_name": user.first_name,
-         "language_from_telegram": user.telegram_language, "last_seen_at": now}
+         "language_from_telegram": user.telegram_language, "last_seen_at": now,
+         "referred_by": referrer_of(user.source, user.telegram_id)}
         for user in users
     ]  # fmt: skip
     # The statement is SQL text built once (bot.db.upserts): an ORM ``insert(User)…returning(User)``
@@ -101,7 +102,37 @@ async def upsert_users(session: AsyncSession, users: Sequence[SeenUser]) -> list
 
 
 USER_INSERTED = ("telegram_id", "source", "created_at", "username", "first_name", "language_from_telegram",
-                 "last_seen_at")  # fmt: skip
+                 "last_seen_at", "referred_by")  # fmt: skip
+REFERRAL_PREFIX = "ref_"
+"""A personal link's source: `ref_<telegram id>` of the user who shared it (/ref)."""
+MAX_TELEGRAM_ID = 2**63 - 1  # BIGINT
+
+
+def referral_source(telegram_id: int) -> str:
+    return f"{REFERRAL_PREFIX}{telegram_id}"
+
+
+def referrer_of(source: str | None, telegram_id: int) -> int | None:
+    """Who brought a user whose first contact came with `source`: the id of `ref_<id>`; None for
+    another source, a malformed id, or the user's own link."""
+    if not source or not source.startswith(REFERRAL_PREFIX):
+        return None
+    digits = source.removeprefix(REFERRAL_PREFIX)
+    if not digits.isascii() or not digits.isdigit() or len(digits) > 19:
+        return None
+    referrer = int(digits)
+    return referrer if 0 < referrer <= MAX_TELEGRAM_ID and referrer != telegram_id else None
+
+
+async def referred_count(session: AsyncSession, telegram_id: int) -> int:
+    """How many users this user's personal link brought."""
+    brought = select(func.count()).select_from(User).where(User.referred_by == telegram_id)
+    count = await session.scalar(brought)
+    return int(count or 0)
+
+
+async def set_currency(session: AsyncSession, telegram_id: int, currency: str) -> None:
+    await session.execute(update(User).where(User.telegram_id == telegram_id).values(currency=currency))
 USER_REFRESHED = {
     column: f"excluded.{column}"
     for column in ("username", "first_name", "language_from_telegram", "last_seen_at")

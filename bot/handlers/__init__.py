@@ -2,7 +2,20 @@
 
 from aiogram import Router
 
-from bot.handlers import admin, commands, errors, fallback, gate, groups, inline, leads, prices, quick, wizard
+from bot.handlers import (
+    admin,
+    commands,
+    errors,
+    fallback,
+    gate,
+    groups,
+    inline,
+    leads,
+    prices,
+    quick,
+    rentbuy,
+    wizard,
+)
 
 
 def routers() -> list[Router]:
@@ -22,6 +35,7 @@ def routers() -> list[Router]:
         errors.make_router(),
         groups.make_router(),
         admin.make_router(),
+        rentbuy.make_router(),  # "rent or buy?", before the price questions and the quote form
         prices.make_router(),  # /prices and price questions, before the form's "сколько стоит"
         leads.make_router(),  # the quote form's states, /contact and "talk to a manager" first
         commands.make_router(),

@@ -153,9 +153,22 @@ def pictures_line(ctx: Ctx) -> str:
     )
 
 
+async def referrers_block(ctx: Ctx) -> str:
+    """Who brought whom through personal links (`ref_<id>`): the top referrers, all time."""
+    top, total = await stats.top_referrers(ctx.db, MAX_ROWS)
+    lines = [ctx.tr("currency-stats-referrers")]
+    for r in top:
+        name = f"@{escape(r.username)}" if r.username else f"<code>{r.telegram_id}</code>"
+        lines.append(ctx.tr("currency-stats-referrer", name=name, users=r.users, leads=r.leads))
+    if total > len(top):
+        lines.append(ctx.tr("admin-stats-more", count=total - len(top)))
+    return "\n".join(lines if top else [*lines, ctx.tr("admin-stats-nothing")])
+
+
 async def cmd_stats(message: Message, ctx: Ctx) -> None:
     report = await stats.report(ctx.db)
     texts = [render_funnel(ctx, period, funnel) for period, funnel in report.items()]
+    texts[-1] += "\n\n" + await referrers_block(ctx)
     if ctx.settings.answer_pictures:
         texts[-1] += "\n\n" + pictures_line(ctx)
     for text in texts:

@@ -1,5 +1,6 @@
-"""Commands: /start (with a deep-link source), /new, /help, /lang, /about, /cancel (/prices:
-`bot.handlers.prices`, /contact: `bot.handlers.leads`)."""
+"""Commands: /start (with a deep-link source), /new, /help, /lang, /about, /cancel, /currency (the
+currency prices are shown in), /ref (the user's personal link) (/prices: `bot.handlers.prices`,
+/contact: `bot.handlers.leads`)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
+from html import escape
 from pathlib import Path
 
 from aiogram import Bot, Router
 from aiogram.exceptions import TelegramBadRequest
-from aiogram.filters import Command, CommandStart
+from aiogram.filters import Command, CommandObject, CommandStart
 from aiogram.types import BotCommand, BotCommandScopeChat, BotCommandScopeDefault, CallbackQuery, Message
 from aiogram.utils.callback_answer import CallbackAnswer
 from aiogram_i18n import I18nContext
@@ -21,12 +23,14 @@ from bot import keyboards
 from bot.callbacks import LangCB
 from bot.context import Ctx
 from bot.db import repository
+from bot.db.models import User
 from bot.dialog import start_wizard
 from bot.dialog_state import DialogState, update
 from core.accuracy import about_figures
+from core.catalog import Catalog
 from core.texts import LANGUAGES
 
-COMMANDS = ("start", "new", "prices", "contact", "help", "lang", "about", "cancel")
+COMMANDS = ("start", "new", "prices", "contact", "help", "lang", "about", "cancel", "currency", "ref")
 log = logging.getLogger(__name__)
 
 # The measured accuracy /about quotes, in percent: read from core/data/accuracy.toml, which
@@ -62,8 +66,47 @@ async def cmd_cancel(message: Message, ctx: Ctx) -> None:
     await message.answer(ctx.tr("cancelled"))
 
 
-async def cmd_help(message: Message, i18n: I18nContext) -> None:
-    await message.answer(i18n.get("help"))
+async def cmd_help(message: Message, ctx: Ctx, bot: Bot) -> None:
+    link = await personal_link(bot, ctx.telegram_id)
+    await message.answer(ctx.tr("help") + "\n" + ctx.tr("currency-help-ref", link=link))
+
+
+async def personal_link(bot: Bot, telegram_id: int) -> str:
+    """`t.me/<bot>?start=ref_<id>`: whoever arrives through it is counted as brought by this user."""
+    me = await bot.me()
+    return f"https://t.me/{me.username}?start={repository.referral_source(telegram_id)}"
+
+
+async def cmd_ref(message: Message, ctx: Ctx, bot: Bot) -> None:
+    """The user's personal link; how many it brought (no rewards: only counted for /stats)."""
+    brought = await repository.referred_count(ctx.db, ctx.telegram_id)
+    link = await personal_link(bot, ctx.telegram_id)
+    await message.answer(ctx.tr("currency-ref", link=link, users=brought))
+
+
+def offered_currencies(catalog: Catalog, default: str) -> list[str]:
+    """The currencies some offer is priced in (main or another), the default first."""
+    found = {o.currency for o in catalog.offers if o.currency} | {c for o in catalog.offers for c in o.prices}
+    return [default, *sorted(found - {default})]
+
+
+async def cmd_currency(
+    message: Message, ctx: Ctx, command: CommandObject, db_user: User | None = None
+) -> None:
+    """`/currency KZT`: prices in tenge where the operator gives them; `/currency`: the choices."""
+    choices = offered_currencies(ctx.catalog, ctx.settings.default_currency)
+    asked = (command.args or "").strip().upper()
+    if not asked:
+        await message.answer(ctx.tr("currency-current", currency=ctx.currency, choices=", ".join(choices)))
+        return
+    if asked not in choices:
+        shown = escape(asked[:12])
+        await message.answer(ctx.tr("currency-unknown", currency=shown, choices=", ".join(choices)))
+        return
+    await repository.set_currency(ctx.db, ctx.telegram_id, asked)
+    if db_user is not None:
+        db_user.currency = asked  # the copy memory keeps (bot.db.middleware.KnownUsers), as /lang does
+    await message.answer(ctx.tr("currency-set", currency=asked))
 
 
 async def cmd_about(message: Message, i18n: I18nContext) -> None:
@@ -177,5 +220,7 @@ def make_router() -> Router:
     router.message.register(cmd_help, Command("help"))
     router.message.register(cmd_about, Command("about"))
     router.message.register(cmd_lang, Command("lang"))
+    router.message.register(cmd_currency, Command("currency"))
+    router.message.register(cmd_ref, Command("ref"))
     router.callback_query.register(on_lang, LangCB.filter())
     return router

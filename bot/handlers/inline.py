@@ -21,7 +21,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot import keyboards
 from bot.config import Settings
+from bot.context import user_currency
 from bot.db.middleware import INLINE_SOURCE
+from bot.db.models import User
 from bot.dialog import size_question
 from core.catalog import Catalog
 
@@ -31,12 +33,19 @@ CACHE_TIME_S = 30  # the catalogue and offers can change; a stale answer should 
 
 
 async def on_inline_query(
-    query: InlineQuery, bot: Bot, i18n: I18nContext, catalog: Catalog, settings: Settings, db: AsyncSession
+    query: InlineQuery,
+    bot: Bot,
+    i18n: I18nContext,
+    catalog: Catalog,
+    settings: Settings,
+    db: AsyncSession,
+    db_user: User | None = None,
 ) -> None:
     tr, lang = i18n.get, i18n.locale
     bot_link = await create_start_link(bot, INLINE_SOURCE)
     username = (await bot.me()).username or ""
-    article, result = await size_question(query.query, catalog, tr, lang, username, db)
+    currency = user_currency(db_user, query.from_user.language_code, settings.default_currency)
+    article, result = await size_question(query.query, catalog, tr, lang, username, db, currency)
     await query.answer(
         [
             InlineQueryResultArticle(

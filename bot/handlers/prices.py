@@ -31,7 +31,7 @@ def render_prices(prices: PriceList) -> str:
 
 
 async def answer_prices(message: Message, ctx: Ctx, question: PriceQuestion | None) -> None:
-    prices = price_list(question, ctx.catalog, ctx.lang)
+    prices = price_list(question, ctx.catalog, ctx.lang, ctx.currency)
     source = (await DialogState.load(ctx.state)).source
     markup = keyboards.sales_keyboard(
         prices.rent, ctx.tr, ctx.settings.contact_url, campaign=source, ask_price=prices.on_request

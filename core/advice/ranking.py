@@ -230,6 +230,9 @@ def recommend(c: Candidate, reason: Any) -> Recommendation:
         currency=c.offer.currency if c.offer else None,
         price_is_from=c.offer.price_is_from if c.price is not None and c.offer else False,
         price_per_month=c.offer.price_per_month if c.price is not None and c.offer else None,
+        prices={k: (p.price_per_hour, p.price_per_month) for k, p in c.offer.prices.items()}
+        if c.price is not None and c.offer
+        else {},
         bytes_per_gpu=c.needed,
         verdict=c.verdict,
         reason=reason,

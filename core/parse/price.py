@@ -20,7 +20,7 @@ from core.parse.reading import catalog_or_default, read
 from core.parse.text import _normalize
 
 PRICES_FILE = DATA_DIR / "prices.toml"
-WORD_LISTS = ("price", "month", "not_price")
+WORD_LISTS = ("price", "month", "not_price", "rent_buy")
 # Request fields that make a message a sizing or time & cost question, not a price question.
 SIZED_FIELDS = ("model", "extra_models", "examples", "dataset_tokens", "requests_per_day", "outputs")
 MAX_PRICE_TEXT = 300  # a price question is short; a longer text is a question for the estimator
@@ -38,6 +38,7 @@ class _Words:
     price: re.Pattern[str]
     month: re.Pattern[str]
     not_price: re.Pattern[str]
+    rent_buy: re.Pattern[str]
 
 
 def _entry(entry: str) -> str:
@@ -76,7 +77,7 @@ def price_question(text: str, catalog: Catalog | None = None) -> PriceQuestion |
         return None
     norm = _normalize(text)
     found = words()
-    if not found.price.search(norm) or found.not_price.search(norm):
+    if not found.price.search(norm) or found.not_price.search(norm) or found.rent_buy.search(norm):
         return None
     try:
         read(text, catalog_or_default(catalog)).build()
@@ -93,3 +94,35 @@ def price_question(text: str, catalog: Catalog | None = None) -> PriceQuestion |
     count = fields.get("num_gpus")
     cards = int(count) if isinstance(count, int | str) and count else None
     return PriceQuestion(gpus, cards, bool(found.month.search(norm)))
+
+
+# "200 часов в месяц", "8 ч/день" is not read (a day is not a month): hours a month only
+_HOURS = re.compile(r"(?<![\w.,])(\d{1,4})\s*(?:ч|час\w*|h|hrs?|hours?)(?!\w)")
+
+
+@dataclass(frozen=True)
+class RentBuyQuestion:
+    gpus: tuple[str, ...] = ()  # GPU ids named (none: the last answer's offer)
+    count: int | None = None
+    hours_per_month: int | None = None  # None: not said (around the clock is assumed, and said)
+
+
+def rent_buy_question(text: str, catalog: Catalog | None = None) -> RentBuyQuestion | None:
+    """The "rent or buy?" question `text` asks ("купить или арендовать 8×H100?", "rent or buy for
+    200 hours a month"), or None when it asks something else."""
+    if len(text) > MAX_PRICE_TEXT:
+        return None
+    norm = _normalize(text)
+    if not words().rent_buy.search(norm):
+        return None
+    fields: dict[str, object] = {}
+    try:
+        read(text, catalog_or_default(catalog)).build()
+    except ParseError as e:
+        fields = e.partial
+    named = fields.get("gpus")
+    gpus = tuple(str(g) for g in named) if isinstance(named, list | tuple) else ()
+    count = fields.get("num_gpus")
+    cards = int(count) if isinstance(count, int | str) and count else None
+    hours = _HOURS.search(norm)
+    return RentBuyQuestion(gpus, cards, int(hours.group(1)) if hours else None)

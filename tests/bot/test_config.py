@@ -27,7 +27,7 @@ VARIABLES = [
     "DEFAULT_LANGUAGE", "LOG_LEVEL", "WEBHOOK_URL", "WEBHOOK_SECRET", "WEBHOOK_INSECURE", "WEB_SERVER_HOST",
     "WEB_SERVER_PORT", "CONTACT_URL", "ADMIN_IDS", "SALES_CHAT_ID", "SALES_TOPIC_ID", "ANSWER_PICTURES",
     "HF_LOOKUP", "HF_ENDPOINT", "CRM_WEBHOOK_URL", "CRM_WEBHOOK_SECRET", "BITRIX24_WEBHOOK_URL",
-    "BITRIX24_TELEGRAM_FIELD", "AMOCRM_DOMAIN", "AMOCRM_TOKEN",
+    "BITRIX24_TELEGRAM_FIELD", "AMOCRM_DOMAIN", "AMOCRM_TOKEN", "DEFAULT_CURRENCY", "PURCHASE_FILE",
 ]  # fmt: skip
 TOKEN = "123456:AAH-very-secret-token"
 # A token of @BotFather's shape (the secret part is 35 characters there).
@@ -239,6 +239,7 @@ currency = "RUB"
         ("LOG_LEVEL", "LOUD"),
         ("DEFAULT_LANGUAGE", "de"),
         ("WEB_SERVER_PORT", "eighty"),
+        ("DEFAULT_CURRENCY", "rubles"),
     ],
 )
 def test_bad_setting_stops_the_start_with_one_line(tmp_path: Path, variable: str, value: str) -> None:
@@ -277,6 +278,23 @@ def test_a_good_offers_file_passes_the_check(tmp_path: Path) -> None:
     from bot.config import check_offers_file
 
     check_offers_file(Path(offers_file(tmp_path, OFFER + 'price_per_hour = 149\nurl = "https://e.com/x1"\n')))
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (None, "file not found"),
+        ('[[server]]\nid = "x"\ngpu = "rtx4090-48gb"\ncount = 1\n', "row 1 (id='x'): purchase_price"),
+    ],
+)
+def test_bad_purchase_file_stops_the_start_with_one_line(
+    tmp_path: Path, body: str | None, expected: str
+) -> None:
+    path = tmp_path / "purchase.toml"
+    if body is not None:
+        path.write_text(body, encoding="utf-8")
+    done = start_bot(tmp_path, BOT_TOKEN=GOOD_TOKEN, PURCHASE_FILE=str(path))
+    assert expected in assert_refused(done, "PURCHASE_FILE")
 
 
 def test_redis_unreachable_at_start_stops_it(tmp_path: Path) -> None:

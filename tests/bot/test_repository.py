@@ -287,3 +287,29 @@ async def test_concurrent_first_contacts_create_one_user(
         assert await session.scalar(select(func.count()).select_from(User)) == 1
         stored = await repo.get_user(session, CAROL)
         assert stored is not None and stored.source in {f"link{n}" for n in range(5)}
+
+
+async def test_a_personal_link_records_who_brought_whom_once(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    """`ref_<id>` (issue 23, item 7): the referrer is stored with the row and never changed; one's
+    own link, a malformed id and another source bring nobody; /stats counts per referrer."""
+    from bot.db.stats import Referrer, top_referrers
+
+    async with sessionmaker() as session, session.begin():
+        await add_user(session, ALICE)
+        bob = await add_user(session, BOB, source=f"ref_{ALICE}")
+        carol = await add_user(session, CAROL, source=f"ref_{ALICE}")
+        assert (bob.referred_by, carol.referred_by) == (ALICE, ALICE)
+        again = await add_user(session, BOB, source=f"ref_{CAROL}")  # a later contact changes nothing
+        assert again.referred_by == ALICE
+        for telegram_id, source in [(2001, "ref_2001"), (2002, "ref_x1"), (2003, "ref_" + "9" * 20),
+                                    (2004, "habr"), (2005, f"ref_{BOB}")]:  # fmt: skip
+            row = await add_user(session, telegram_id, source=source)
+            assert row.referred_by == (BOB if telegram_id == 2005 else None), source
+        await repo.set_currency(session, ALICE, "KZT")
+    async with sessionmaker() as session:
+        assert await repo.referred_count(session, ALICE) == 2
+        assert (await repo.get_user(session, ALICE)).currency == "KZT"  # type: ignore[union-attr]
+        top, total = await top_referrers(session, 1)
+        assert (top, total) == ([Referrer(ALICE, f"user{ALICE}", 2, 0)], 2)

@@ -305,3 +305,26 @@ reserve-ask-hold = 📅 <b>Reservation: { $config }</b> (offer <code>{ $offer }<
     When and for how long? Tap a button or type the dates and the term, e.g. "10 to 20 December" or "from Monday for 3 months". /cancel to cancel.
 lead-what-reservation = • Reservation: { $offer }, { $hold }
 lead-card-reservation = 📅 <b>Reservation</b> of offer { $offer }: { $hold }
+## slice "currency" (issue 23, items 6 and 7): the currency of prices, rent or buy, personal links
+cmd-currency = Currency of prices: /currency KZT
+cmd-ref = Your link to invite colleagues
+currency-help-ref = /currency — currency of prices · /ref — your link to invite colleagues: { $link }
+currency-ref =
+    Your link: { $link }
+    Whoever arrives through it is counted as brought by you. Arrived so far: { $users }.
+currency-current = Prices are shown in { $currency } where the offer has a price in it, otherwise in the offer's main currency. To change: <code>/currency KZT</code>. Available: { $choices }.
+currency-unknown = We have no prices in “{ $currency }”. Available: { $choices } — e.g. <code>/currency KZT</code>.
+currency-set = ✅ Prices are now in { $currency } where the offer has a price in it; the rest in its main currency, never converted.
+currency-stats-referrers = <b>Who brought whom</b> (personal links, all time: arrived · leads)
+currency-stats-referrer = • { $name }: { $users } · { $leads }
+currency-rentbuy-title = <b>Buy or rent { $config }</b>
+currency-rentbuy-workload = Workload: { $hours } h a month.
+currency-rentbuy-around-the-clock = Workload: around the clock, { $hours } h a month (write, e.g., “rent or buy for 200 hours a month”).
+currency-rentbuy-rent = Rent: { NUMBER($amount, maximumFractionDigits: 0) } { $currency } a month.
+currency-rentbuy-buy = Buy: { NUMBER($price, maximumFractionDigits: 0) } { $currency } up front, plus { NUMBER($running, maximumFractionDigits: 0) } { $currency } a month for power and hosting.
+currency-rentbuy-break-even = Buying breaks even after { NUMBER($months, maximumFractionDigits: 1) } months; until then renting costs less, and an idle server is not on you.
+currency-rentbuy-never = At this workload renting costs less than even running your own server: buying never pays off.
+currency-rentbuy-hours = A month has at most { $most } hours: write how many hours a month you need the server, e.g. “for 200 hours a month”.
+currency-rentbuy-which = Which server should I compare? Size your model first (/start) or name the cards: “rent or buy 8×H100”.
+currency-rentbuy-no-file = I have no purchase prices for { $config }, so I cannot compare it with renting. Leave a request and a manager will price the rent for your term.
+currency-rentbuy-no-row = I have no purchase price for { $config } in this currency, so I cannot compare it with renting. Leave a request and a manager will price it.

@@ -308,3 +308,26 @@ reserve-ask-hold = 📅 <b>Бронь: { $config }</b> (предложение <
     Когда и на сколько? Нажмите кнопку или напишите даты и срок, например «с 10 по 20 декабря» или «с понедельника на 3 месяца». /cancel — отменить.
 lead-what-reservation = • Бронь: { $offer }, { $hold }
 lead-card-reservation = 📅 <b>Бронь</b> предложения { $offer }: { $hold }
+## slice "currency" (issue 23, items 6 and 7): the currency of prices, rent or buy, personal links
+cmd-currency = Валюта цен: /currency KZT
+cmd-ref = Ваша ссылка для друзей и коллег
+currency-help-ref = /currency — валюта цен · /ref — ваша ссылка, чтобы позвать коллег: { $link }
+currency-ref =
+    Ваша ссылка: { $link }
+    Кто придёт по ней, засчитается как приведённый вами. Уже пришли: { $users }.
+currency-current = Цены показываются в { $currency }, где у предложения есть цена в этой валюте, иначе в основной валюте предложения. Сменить: <code>/currency KZT</code>. Есть: { $choices }.
+currency-unknown = Цен в «{ $currency }» у нас нет. Есть: { $choices } — например, <code>/currency KZT</code>.
+currency-set = ✅ Цены теперь в { $currency } — там, где у предложения есть цена в этой валюте; остальные в основной валюте, без пересчёта.
+currency-stats-referrers = <b>Кто кого привёл</b> (по личным ссылкам, за всё время: пришло · заявок)
+currency-stats-referrer = • { $name }: { $users } · { $leads }
+currency-rentbuy-title = <b>Купить или арендовать { $config }</b>
+currency-rentbuy-workload = Нагрузка: { $hours } ч в месяц.
+currency-rentbuy-around-the-clock = Нагрузка: круглосуточно, { $hours } ч в месяц (напишите, например, «купить или арендовать на 200 часов в месяц»).
+currency-rentbuy-rent = Аренда: { NUMBER($amount, maximumFractionDigits: 0) } { $currency } в месяц.
+currency-rentbuy-buy = Покупка: { NUMBER($price, maximumFractionDigits: 0) } { $currency } сразу, плюс { NUMBER($running, maximumFractionDigits: 0) } { $currency } в месяц на электричество и размещение.
+currency-rentbuy-break-even = Покупка окупится через { NUMBER($months, maximumFractionDigits: 1) } мес.; до этого аренда дешевле, и сервер не простаивает за ваш счёт.
+currency-rentbuy-never = При такой нагрузке аренда дешевле, чем даже содержать свой сервер: покупка не окупится.
+currency-rentbuy-hours = В месяце не больше { $most } часов: напишите, сколько часов в месяц нужен сервер, например «на 200 часов в месяц».
+currency-rentbuy-which = Какой сервер сравнить? Сначала посчитайте модель (/start) или назовите карты: «купить или арендовать 8×H100».
+currency-rentbuy-no-file = У меня нет цен покупки для { $config }, поэтому сравнить с арендой не могу. Оставьте заявку — менеджер посчитает аренду на ваш срок.
+currency-rentbuy-no-row = Цены покупки { $config } в этой валюте у меня нет, сравнить с арендой не могу. Оставьте заявку — менеджер посчитает.

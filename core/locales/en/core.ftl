@@ -498,3 +498,6 @@ assumption-default_checkpointing_video = Gradient checkpointing on, as the video
 assumption-offer_sold_out = { $count }× { $gpu } is taken right now — here is the next configuration that fits; if you need that one, request a quote and we will tell you when it is free.
 prices-sold-out = taken right now
 prices-sold-out-note = "Taken right now": request a quote and we will tell you when it is free.
+
+# --- currency (issue 23, item 6): the tenge sign
+currency-KZT = ₸

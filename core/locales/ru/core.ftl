@@ -582,3 +582,6 @@ assumption-default_checkpointing_video = Gradient checkpointing включён, 
 assumption-offer_sold_out = { $count }× { $gpu } сейчас занято — предлагаем следующую подходящую конфигурацию; если нужна именно эта, оставьте заявку: сообщим, когда освободится.
 prices-sold-out = сейчас занято
 prices-sold-out-note = «Сейчас занято» — оставьте заявку, сообщим, когда освободится.
+
+# --- currency (issue 23, item 6): the tenge sign
+currency-KZT = ₸

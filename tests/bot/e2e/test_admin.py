@@ -276,6 +276,7 @@ async def test_export_sends_three_csv_documents_column_by_column(admin_harness: 
     )
     assert (u["created_at"], u["last_seen_at"]) == (when(db.created_at), when(db.last_seen_at))
     assert users[1]["source"] == ""
+    assert (u["referred_by"], u["currency"]) == ("", "")
 
     (d,) = read_csv(document(h, "dialogs.csv"))
     assert list(d) == list(stats.DIALOG_COLUMNS)

@@ -79,7 +79,9 @@ async def test_language_from_telegram_and_commands_menu(harness: Harness) -> Non
     assert text("ask-task", "en") in (user.last_message().text or "")
     for lang in ("ru", "en"):
         names = [c["command"] for c in harness.sandbox.commands(language_code=lang)]
-        assert names == ["start", "new", "prices", "contact", "help", "lang", "about", "cancel"]
+        assert names == [
+            "start", "new", "prices", "contact", "help", "lang", "about", "cancel", "currency", "ref"
+        ]  # fmt: skip
     descriptions = [c["description"] for c in harness.sandbox.commands(language_code="ru")]
     assert descriptions[0] == text("cmd-start", "ru")
 
