@@ -37,6 +37,11 @@ LEAD_SENT = "sent"
 LEAD_UPDATED = "updated"  # sent, and a follow-up note since: the card is edited
 LEAD_FAILED = "failed"
 
+NEED_WHEN = ("today", "week", "later")
+"""Qualification: when the server is needed (today, this week, later)."""
+NEED_FOR = ("hours", "weeks", "months")
+"""Qualification: for how long (hours, weeks, months)."""
+
 CONTACT_USERNAME = "username"
 CONTACT_PHONE = "phone"
 CONTACT_EMAIL = "email"
@@ -158,6 +163,16 @@ class Lead(Base):
     user_told_at: Mapped[datetime | None]
     # When the admins were told its delivery keeps failing (once).
     alerted_at: Mapped[datetime | None]
+    # The manager who pressed "Беру" first (bot.db.leads.claim), their name as the card shows it, when.
+    claimed_by: Mapped[int | None] = mapped_column(BigInteger)
+    claimed_by_name: Mapped[str | None] = mapped_column(String(128))
+    claimed_at: Mapped[datetime | None]
+    # When the unclaimed lead was reminded of in the sales chat, and the admins told (bot.reminders).
+    reminded_at: Mapped[datetime | None]
+    escalated_at: Mapped[datetime | None]
+    # The optional qualification answers (NEED_WHEN, NEED_FOR), None: not answered or skipped.
+    need_when: Mapped[str | None] = mapped_column(String(16))
+    need_for: Mapped[str | None] = mapped_column(String(16))
 
 
 class ProcessedUpdate(Base):
@@ -202,6 +217,8 @@ __all__ = [
     "LEAD_PENDING",
     "LEAD_SENT",
     "LEAD_UPDATED",
+    "NEED_FOR",
+    "NEED_WHEN",
     "Base",
     "DialogSession",
     "FsmRecord",
