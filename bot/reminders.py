@@ -6,10 +6,10 @@
   message naming every such lead of that round.
 - **Once.** Each mark (``reminded_at``, ``escalated_at``) is taken in a short transaction before the
   message, while the lead is unclaimed; a refusal that may pass (the network, a flood wait) gives the
-  reminder back for the next round. The marks live in the database: a restart neither forgets nor
-  repeats them, and of several replicas only one takes each.
-- **When.** At start, then at the earliest time a lead is due, woken by ``wake`` (a card was
-  delivered, a test moved its clock), at least every POLL_INTERVAL_S. ``clock`` gives "now".
+  reminder back, tried again POLL_INTERVAL_S later. The marks live in the database: a restart
+  neither forgets nor repeats them, and of several replicas only one takes each.
+- **When.** At start, then at the earliest time a lead is due, at least every POLL_INTERVAL_S,
+  and at once when woken (``wake``: a test moved its ``clock``, which gives "now").
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ class LeadReminders:
         self.clock = clock
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._refused = False  # a reminder of this round was given back, to be tried again
 
     def wake(self) -> None:
         """Look now (the clock moved, a card was delivered), not at the next poll."""
@@ -89,9 +90,11 @@ class LeadReminders:
             self._wake.clear()
             delay = POLL_INTERVAL_S
             try:
+                self._refused = False
                 await self.remind(bot)
                 await self.escalate(bot)
-                delay = await self._next_delay()
+                # A reminder given back (Telegram unreachable) is due at once: not before the poll.
+                delay = POLL_INTERVAL_S if self._refused else await self._next_delay()
             except Exception:
                 log.exception("lead reminders: a round failed; retrying later")
             with contextlib.suppress(TimeoutError):
@@ -137,6 +140,7 @@ class LeadReminders:
                 log.warning("lead #%s: reminder not sent yet: %s", lead_id, e)
                 async with self.sessionmaker() as session, session.begin():
                     await lead_db.mark_reminded(session, lead_id, now=None)
+                self._refused = True
                 return sent
         return sent
 

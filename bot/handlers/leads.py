@@ -14,12 +14,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from html import escape
 from typing import Any
 
-from aiogram import F, Router
+from aiogram import Bot, F, Router
 from aiogram.filters import Command, StateFilter
 from aiogram.fsm.context import FSMContext
 from aiogram.fsm.state import State, StatesGroup
 from aiogram.types import (
     CallbackQuery,
+    InlineKeyboardMarkup,
     KeyboardButton,
     Message,
     ReplyKeyboardMarkup,
@@ -362,20 +363,20 @@ NEED_COLUMNS = {"when": "need_when", "for": "need_for"}
 SKIP = "skip"
 
 
-def _need_keyboard(ctx: Ctx, lead_id: int, question: str) -> Any:
+def _need_keyboard(ctx: Ctx, lead_id: int, question: str) -> InlineKeyboardMarkup:
     builder = InlineKeyboardBuilder()
     for value in NEED_VALUES[question]:
         builder.button(
             text=ctx.tr(f"btn-need-{question}-{value}"),
-            callback_data=NeedCB(lead_id=lead_id, question=question, value=value),  # type: ignore[arg-type]
+            callback_data=NeedCB(lead_id=lead_id, question=question, value=value),
         )
-    skip = NeedCB(lead_id=lead_id, question=question, value=SKIP)  # type: ignore[arg-type]
+    skip = NeedCB(lead_id=lead_id, question=question, value=SKIP)
     builder.button(text=ctx.tr("btn-need-skip"), callback_data=skip)
     builder.adjust(len(NEED_VALUES[question]), 1)
     return builder.as_markup()
 
 
-async def _ask_need(bot: Any, chat_id: int, ctx: Ctx, lead_id: int, question: str) -> None:
+async def _ask_need(bot: Bot, chat_id: int, ctx: Ctx, lead_id: int, question: str) -> None:
     """One optional question under the stored lead: nothing waits for it (no form state)."""
     await bot.send_message(
         chat_id, ctx.tr(f"need-ask-{question}"), reply_markup=_need_keyboard(ctx, lead_id, question)

@@ -179,7 +179,7 @@ async def test_the_optional_questions_update_the_stored_lead_and_its_card(sales:
     # Someone else's lead cannot be answered for.
     stranger = sales.user()
     await stranger.send("/start")
-    forged = NeedCB(lead_id=lead.id, question="for", value="months").pack()  # type: ignore[arg-type]
+    forged = NeedCB(lead_id=lead.id, question="for", value="months").pack()
     assert (await stranger.press(forged)).text == text("stale-button")
     (lead,) = await leads(sales)
     assert lead.need_for == "weeks"
@@ -217,3 +217,20 @@ async def test_stats_and_export_show_the_claims(sales: Harness) -> None:
     assert [row["claimed_by"] for row in table] == ["900", ""]
     assert table[0]["claimed_by_name"] == "Manager" and table[0]["minutes_to_claim"] == "0.0"
     assert table[0]["claimed_at"] == when(rows[0].claimed_at) and table[1]["claimed_at"] == ""
+
+
+async def test_a_reminder_the_sales_chat_refused_is_tried_again(sales: Harness) -> None:
+    _, card = await new_lead(sales)
+    (lead,) = await wait_leads(sales, lambda rows: rows[0].card_message_id is not None, "delivered")
+    clock = Clock()
+    clock.now = lead.created_at + timedelta(minutes=20)
+    reminders = reminders_of(sales, clock)
+    assert sales.app is not None
+    down = sales.sandbox.fail(502, "Bad Gateway", methods=["sendMessage"], chat_id=SALES_CHAT, times=1)
+    assert await reminders.remind(sales.app.bot) == 0
+    assert down.hits == 1
+    (lead,) = await leads(sales)
+    assert lead.reminded_at is None  # given back
+    assert await reminders.remind(sales.app.bot) == 1
+    (reply,) = [m for m in cards(sales) if m.reply_to_message_id == card.message_id]
+    assert reply.text == text("lead-reminder", id=1, minutes=20)
