@@ -3,13 +3,14 @@ moment exactly one wins; the reminder and escalation marks are taken once and on
 
 import asyncio
 from collections.abc import AsyncIterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db import leads as lead_db
+from bot.db import report, stats
 from bot.db.engine import create_engine, create_sessionmaker, migrate
 from bot.db.models import LEAD_SENT, LEAD_UPDATED, Lead, utc_now
 from tests.bot.test_lead_db import get, new_lead
@@ -127,3 +128,31 @@ async def test_leads_from_before_the_claim_button_are_never_reminded(empty_url: 
             assert await lead_db.to_escalate(session, due_before=now + timedelta(days=1), limit=5) == []
     finally:
         await engine.dispose()
+
+
+async def test_weekly_counts_leads_claims_and_the_median_time_to_claim(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    now = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)  # a Thursday of 2026-W49
+    last_week = now - timedelta(days=7)
+    async with sessionmaker() as session, session.begin():
+        leads = [
+            await new_lead(session, key, now=at)
+            for key, at in (("w1", now), ("w2", now), ("w3", now), ("l1", last_week))
+        ]
+    for lead, minutes in zip(leads, (4, 10, None, 30), strict=True):
+        if minutes is not None:
+            async with sessionmaker() as session, session.begin():
+                at = lead.created_at + timedelta(minutes=minutes)
+                assert (await lead_db.claim(session, lead.id, manager_id=1, manager_name="m", now=at))[0]
+    async with sessionmaker() as session:
+        weeks = await stats.weekly(session, now=now)
+    assert list(weeks)[:3] == ["2026-W49", "2026-W48", "2026-W47"] and len(weeks) == stats.WEEKS_SHOWN
+    this, last = weeks["2026-W49"], weeks["2026-W48"]
+    assert (this.leads, this.claimed, this.median_claim_s) == (3, 2, 7 * 60)
+    assert (last.leads, last.claimed, last.median_claim_s) == (1, 1, 30 * 60)
+    assert weeks["2026-W47"] == stats.Counts()
+    table = report.format_report({"all": stats.Funnel(None, total=this, by_source={None: this})}, weeks)
+    claims, week = table.split("\n\n")[-2:]
+    assert claims.splitlines()[1].split() == ["(no", "link)", "3", "2", "7"]
+    assert week.splitlines()[1].split() == ["2026-W49", "0", "3", "2", "7", "-"]
