@@ -205,12 +205,15 @@ async def mark_attempt_failed(
 
 
 async def to_alert(session: AsyncSession, *, min_attempts: int, limit: int) -> list[Lead]:
-    """Undelivered leads that failed ``min_attempts`` times and the admins were not told of."""
+    """Undelivered leads that failed ``min_attempts`` times and the admins were not told of. (A card
+    edited since it was sent, a claim or a note, counts its deliveries among its attempts: only a
+    lead whose last attempt failed is one to tell of, not one waiting for its edit.)"""
     rows = await session.scalars(
         select(Lead)
         .where(
             Lead.delivery_status.in_(UNDELIVERED),
             Lead.attempts >= min_attempts,
+            Lead.last_error.is_not(None),
             Lead.alerted_at.is_(None),
         )
         .order_by(Lead.id)

@@ -156,3 +156,20 @@ async def test_weekly_counts_leads_claims_and_the_median_time_to_claim(
     claims, week = table.split("\n\n")[-2:]
     assert claims.splitlines()[1].split() == ["(no", "link)", "3", "2", "7"]
     assert week.splitlines()[1].split() == ["2026-W49", "0", "3", "2", "7", "-"]
+
+
+async def test_a_card_waiting_for_its_claim_edit_is_no_failure_to_tell_of(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    """Sent, then edited three times (notes, answers): four attempts, none failed. The claim makes
+    it due for a fifth: the admins' alert (4 failed attempts) must not take it for an outage."""
+    lead = await sent_lead(sessionmaker, "e")
+    for revision in range(1, 4):
+        async with sessionmaker() as session, session.begin():
+            assert await lead_db.set_need(session, lead.id, lead.telegram_id, need_when="today")
+            await lead_db.mark_sent(session, lead.id, now=utc_now(), message_id=77, revision=revision)
+    assert await claim(sessionmaker, lead.id, 5)
+    row = await get(sessionmaker, lead.id)
+    assert (row.attempts, row.delivery_status) == (4, LEAD_UPDATED)
+    async with sessionmaker() as session:
+        assert await lead_db.to_alert(session, min_attempts=4, limit=10) == []
