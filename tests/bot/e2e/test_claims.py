@@ -10,9 +10,10 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.callbacks import ClaimCB, NeedCB
-from bot.db.models import utc_now
+from bot.db.models import Lead, utc_now
 from bot.reminders import LeadReminders
 from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, buttons, running_bot, text
 from tests.bot.e2e.test_admin import document, read_csv, when
@@ -234,3 +235,19 @@ async def test_a_reminder_the_sales_chat_refused_is_tried_again(sales: Harness) 
     assert await reminders.remind(sales.app.bot) == 1
     (reply,) = [m for m in cards(sales) if m.reply_to_message_id == card.message_id]
     assert reply.text == text("lead-reminder", id=1, minutes=20)
+
+
+async def test_the_claim_hook_is_called_once_for_the_winner(sales: Harness) -> None:
+    """The CRM's `lead.claimed` event is wired here (workflow data ``on_lead_claimed``)."""
+    seen: list[tuple[int, int | None]] = []
+
+    async def hook(session: AsyncSession, lead: Lead) -> None:
+        assert session.in_transaction()  # its writes commit with the claim
+        seen.append((lead.id, lead.claimed_by))
+
+    assert sales.app is not None
+    sales.app.dp["on_lead_claimed"] = [hook]
+    _, card = await new_lead(sales)
+    await manager(sales, 902).click(text("btn-lead-claim"), message=card)
+    await manager(sales, 900).press(claim_data(1), message=card)
+    assert seen == [(1, 902)]
