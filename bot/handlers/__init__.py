@@ -2,7 +2,20 @@
 
 from aiogram import Router
 
-from bot.handlers import admin, commands, errors, fallback, gate, groups, inline, leads, prices, quick, wizard
+from bot.handlers import (
+    admin,
+    claims,
+    commands,
+    errors,
+    fallback,
+    gate,
+    groups,
+    inline,
+    leads,
+    prices,
+    quick,
+    wizard,
+)
 
 
 def routers() -> list[Router]:
@@ -20,7 +33,7 @@ def routers() -> list[Router]:
         observer.outer_middleware(admin.LiveCatalog())  # the offers in force after /offers reload
     root.include_routers(
         errors.make_router(),
-        leads.make_sales_router(),  # "Беру" on the sales chat's cards, before groups' stale-button answer
+        claims.make_sales_router(),  # "Беру" on the sales chat's cards, before groups' stale-button answer
         groups.make_router(),
         admin.make_router(),
         prices.make_router(),  # /prices and price questions, before the form's "сколько стоит"

@@ -3,24 +3,21 @@ manager (`bot/data/quote_intents.toml`) open it at any time. Two questions — h
 (Telegram @username, a phone shared with `request_contact`, or a typed e-mail / phone) and an optional
 comment — then the lead is written (bot.db.leads, de-duplicated), the user sees what was sent, and the
 outbox (bot.outbox) delivers it to the sales chat. The lead carries the last answer's configuration.
-Then two optional one-tap questions (when, for how long), each skippable, update the stored lead and
-its card. In the sales chat the first manager to press "Беру" on a card claims its lead.
+Then two optional one-tap questions (bot.handlers.claims, as is "Беру" on the sales card).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
 from html import escape
 from typing import Any
 
-from aiogram import Bot, F, Router
+from aiogram import F, Router
 from aiogram.filters import Command, StateFilter
 from aiogram.fsm.context import FSMContext
 from aiogram.fsm.state import State, StatesGroup
 from aiogram.types import (
     CallbackQuery,
-    InlineKeyboardMarkup,
     KeyboardButton,
     Message,
     ReplyKeyboardMarkup,
@@ -29,17 +26,15 @@ from aiogram.types import (
 from aiogram.types import User as TelegramUser
 from aiogram.utils.callback_answer import CallbackAnswer
 from aiogram.utils.keyboard import InlineKeyboardBuilder
-from aiogram_i18n import I18nContext
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot import leads
-from bot.callbacks import ClaimCB, NeedCB, Quote, QuoteCB, SalesCB
-from bot.config import Settings
+from bot.callbacks import Quote, QuoteCB, SalesCB
 from bot.context import Ctx
 from bot.db import leads as lead_db
 from bot.db import repository
-from bot.db.models import CONTACT_USERNAME, NEED_FOR, NEED_WHEN, Lead, utc_now
+from bot.db.models import CONTACT_USERNAME, Lead, utc_now
 from bot.dialog_state import DialogState, LeadDraft, update
+from bot.handlers import claims
 from bot.outbox import LeadOutbox
 from bot.storage import must_commit
 from core.answer import headline_settings
@@ -228,7 +223,7 @@ async def finish(
         await ctx.db.commit()  # before the outbox looks: it edits the confirmation once delivered
     if outbox is not None:
         outbox.wake()
-    await _ask_need(event.bot, chat_id, ctx, lead.id, "when")
+    await claims.ask_need(event.bot, chat_id, ctx, lead.id, "when")
 
 
 async def _store(
@@ -355,126 +350,6 @@ async def on_sales_quote(query: CallbackQuery, ctx: Ctx) -> None:
     await open_form(ctx, query.message.chat.id, query.from_user, query)
 
 
-# ---------------------------------------------------------------- qualification (after the lead)
-
-
-NEED_VALUES = {"when": NEED_WHEN, "for": NEED_FOR}
-NEED_COLUMNS = {"when": "need_when", "for": "need_for"}
-SKIP = "skip"
-
-
-def _need_keyboard(ctx: Ctx, lead_id: int, question: str) -> InlineKeyboardMarkup:
-    builder = InlineKeyboardBuilder()
-    for value in NEED_VALUES[question]:
-        builder.button(
-            text=ctx.tr(f"btn-need-{question}-{value}"),
-            callback_data=NeedCB(lead_id=lead_id, question=question, value=value),
-        )
-    skip = NeedCB(lead_id=lead_id, question=question, value=SKIP)
-    builder.button(text=ctx.tr("btn-need-skip"), callback_data=skip)
-    builder.adjust(len(NEED_VALUES[question]), 1)
-    return builder.as_markup()
-
-
-async def _ask_need(bot: Bot, chat_id: int, ctx: Ctx, lead_id: int, question: str) -> None:
-    """One optional question under the stored lead: nothing waits for it (no form state)."""
-    await bot.send_message(
-        chat_id, ctx.tr(f"need-ask-{question}"), reply_markup=_need_keyboard(ctx, lead_id, question)
-    )
-
-
-async def on_need(
-    query: CallbackQuery,
-    callback_data: NeedCB,
-    ctx: Ctx,
-    callback_answer: CallbackAnswer,
-    lead_outbox: LeadOutbox | None = None,
-) -> None:
-    """An answer (or a skip): kept on the user's lead, its card edited; the next question, or thanks,
-    in the same message."""
-    question, value = callback_data.question, callback_data.value
-    if not isinstance(query.message, Message) or (value != SKIP and value not in NEED_VALUES[question]):
-        callback_answer.text = ctx.tr("stale-button")
-        return
-    if value != SKIP:
-        answers = {NEED_COLUMNS[question]: value}
-        if not await lead_db.set_need(ctx.db, callback_data.lead_id, ctx.telegram_id, **answers):
-            callback_answer.text = ctx.tr("stale-button")
-            return
-        if must_commit(ctx.db):
-            await ctx.db.commit()  # before the outbox looks
-        if lead_outbox is not None:
-            lead_outbox.wake()
-    if question == "when":
-        await query.message.edit_text(
-            ctx.tr("need-ask-for"), reply_markup=_need_keyboard(ctx, callback_data.lead_id, "for")
-        )
-    else:
-        await query.message.edit_text(ctx.tr("need-thanks"), reply_markup=None)
-
-
-# ---------------------------------------------------------------- the sales chat: "Беру"
-
-
-ClaimHook = Callable[[AsyncSession, Lead], Awaitable[None]]
-"""Called with the claim's session and the claimed lead, inside the claim's transaction (workflow
-data ``on_lead_claimed``: a list of them)."""
-
-
-async def on_claim(
-    query: CallbackQuery,
-    callback_data: ClaimCB,
-    db: AsyncSession,
-    settings: Settings,
-    i18n: I18nContext,
-    callback_answer: CallbackAnswer,
-    lead_outbox: LeadOutbox | None = None,
-    on_lead_claimed: Sequence[ClaimHook] = (),
-) -> None:
-    """"Беру" on a card: the first press claims the lead (one conditional UPDATE: of two presses at
-    once exactly one wins) and the outbox edits the card to name the manager; a later press is told
-    who has it. Only from the sales chat (a button elsewhere is forged)."""
-    lang = settings.default_language
-
-    def tr(key: str, **args: object) -> str:
-        return i18n.core.get(key, lang, **args)
-
-    chat = query.message.chat.id if query.message is not None else None
-    if settings.sales_chat_id is None or chat != settings.sales_chat_id:
-        callback_answer.text = tr("stale-button")
-        return
-    manager = query.from_user
-    name = manager.full_name or (f"@{manager.username}" if manager.username else str(manager.id))
-    won, lead = await lead_db.claim(
-        db, callback_data.lead_id, manager_id=manager.id, manager_name=name, now=utc_now()
-    )
-    if lead is None:
-        callback_answer.text = tr("stale-button")
-        return
-    if not won:
-        mine = lead.claimed_by == manager.id
-        at = lead.claimed_at.strftime("%H:%M UTC") if lead.claimed_at else "—"
-        key = "lead-claim-mine" if mine else "lead-claim-taken"
-        callback_answer.text = leads.render(tr, key, id=lead.id, name=lead.claimed_by_name or "—", at=at)
-        callback_answer.show_alert = not mine
-        return
-    for hook in on_lead_claimed:  # CRM: lead.claimed (the CRM outbox writes its event here)
-        await hook(db, lead)
-    if must_commit(db):
-        await db.commit()  # before the outbox edits the card
-    if lead_outbox is not None:
-        lead_outbox.wake()
-    log.info("lead #%s claimed by %s", lead.id, manager.id)
-    callback_answer.text = leads.render(tr, "lead-claim-won", id=lead.id)
-
-
-def make_sales_router() -> Router:
-    """The sales chat's buttons; before the groups' router (which answers any other group button)."""
-    router = Router(name="sales")
-    router.callback_query.register(on_claim, ClaimCB.filter())
-    return router
-
-
 def make_router() -> Router:
     """A fresh router per Dispatcher; before the commands' and the wizard's (its states and intents
     come first), after the groups' (nothing from a group reaches it)."""
@@ -490,5 +365,5 @@ def make_router() -> Router:
     router.callback_query.register(on_quote_button, QuoteCB.filter(F.action == Quote.OPEN))
     router.callback_query.register(on_skip, QuoteCB.filter(F.action == Quote.SKIP))
     router.callback_query.register(on_sales_quote, SalesCB.filter())
-    router.callback_query.register(on_need, NeedCB.filter())
+    claims.register_questions(router)
     return router
