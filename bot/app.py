@@ -18,6 +18,7 @@ import secrets
 import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -406,6 +407,16 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
     )  # fmt: skip
     dp.startup.register(outbox.start)
     dp.shutdown.register(outbox.stop)
+    from bot.reminders import LeadReminders  # unclaimed leads: the sales chat reminded, then the admins
+
+    reminders = dp["lead_reminders"] = LeadReminders(
+        sessionmaker, settings.sales_chat_id, settings.sales_topic_id,
+        remind_after=timedelta(minutes=settings.lead_reminder_minutes),
+        escalate_after=timedelta(minutes=settings.lead_escalate_minutes),
+        admin_ids=settings.admin_ids, tr=outbox.tr or (lambda key, **args: key),
+    )  # fmt: skip
+    dp.startup.register(reminders.start)
+    dp.shutdown.register(reminders.stop)
     from bot.pictures import PICTURES  # the picture worker process, if one was started, stops with the bot
 
     dp.shutdown.register(PICTURES.close)

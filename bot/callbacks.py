@@ -99,6 +99,24 @@ class SalesCB(CallbackData, prefix="p"):
     action: Literal["quote"] = "quote"
 
 
+LeadId = Annotated[int, Field(ge=1, le=2**62)]
+
+
+class ClaimCB(CallbackData, prefix="lc"):
+    """"Беру" on a lead's card in the sales chat (`bot.handlers.leads.on_claim`)."""
+
+    lead_id: LeadId
+
+
+class NeedCB(CallbackData, prefix="lq"):
+    """A qualification answer on the user's lead: when it is needed, for how long (values in
+    bot.db.models NEED_WHEN / NEED_FOR, checked by the handler), or ``skip``."""
+
+    lead_id: LeadId
+    question: Literal["when", "for"]
+    value: Annotated[str, StringConstraints(pattern=r"^[a-z]{1,8}$")]
+
+
 MAX_CALLBACK_BYTES = 64
 
 

@@ -38,6 +38,8 @@ BITRIX24_WEBHOOK_PATH = re.compile(r"^/rest/\d+/[A-Za-z0-9_]+/?$")
 BITRIX24_USER_FIELD = re.compile(r"^UF_CRM_[A-Z0-9_]{1,40}$")
 HOSTNAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$")
 MAX_PORT = 65535
+MAX_LEAD_MINUTES = 7 * 24 * 60
+"""A week: the longest wait LEAD_REMINDER_MINUTES / LEAD_ESCALATE_MINUTES take."""
 REDIS_DB_PATH = re.compile(r"(/\d{0,5})?/?")  # redis://host:port, …/ or …/<db number>
 # Commands that talk to Telegram with the real token, and those that run the bot at all.
 TELEGRAM_COMMANDS = ("run", "webhook")
@@ -94,6 +96,10 @@ class Settings(BaseSettings):
     sales_topic_id: int | None = None
     # Telegram user ids allowed the admin commands (/stats, /export, /link, /offers): "123, 456".
     admin_ids: Annotated[frozenset[int], NoDecode] = frozenset()
+    # Minutes a lead's card may wait unclaimed ("Беру") before the sales chat is reminded (once),
+    # and before the admins are told (counted from the lead, so longer than the first).
+    lead_reminder_minutes: int = 15
+    lead_escalate_minutes: int = 60
     # A picture of the answer (the breakdown against the cards) after each result in a private chat.
     answer_pictures: bool = True
     # A Hugging Face id the catalogue lacks is read from the Hub (bot.hf_models): on/off, and where.
@@ -237,6 +243,25 @@ class Settings(BaseSettings):
             raise ValueError("must be a forum topic id (message_thread_id), a positive integer")
         if info.data.get("sales_chat_id") is None:
             raise ValueError("needs SALES_CHAT_ID (the forum group the topic is in)")
+        return value
+
+    @field_validator("lead_reminder_minutes")
+    @classmethod
+    def _lead_reminder_minutes(cls, value: int) -> int:
+        if not 1 <= value <= MAX_LEAD_MINUTES:
+            raise ValueError(f"must be whole minutes from 1 to {MAX_LEAD_MINUTES}")
+        return value
+
+    @field_validator("lead_escalate_minutes")
+    @classmethod
+    def _lead_escalate_minutes(cls, value: int, info: ValidationInfo) -> int:
+        if not 1 <= value <= MAX_LEAD_MINUTES:
+            raise ValueError(f"must be whole minutes from 1 to {MAX_LEAD_MINUTES}")
+        reminder = info.data.get("lead_reminder_minutes")
+        if reminder is not None and value <= reminder:
+            raise ValueError(
+                f"must be more than LEAD_REMINDER_MINUTES ({reminder}): the admins come after the chat"
+            )
         return value
 
     @field_validator("web_server_port")

@@ -16,6 +16,9 @@ from html import escape, unescape
 from pathlib import Path
 from typing import Any
 
+from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
+
+from bot.callbacks import ClaimCB
 from core.answer import build_answer, config_text, headline_settings, price_of
 from core.catalog import Catalog
 from core.contract import Request, Result
@@ -364,3 +367,62 @@ def with_notes(card: str, notes: list[str]) -> str:
     if hidden:
         lines.append(f"➕ … (+{hidden})")
     return "\n".join(lines + kept)
+
+
+# ---------------------------------------------------------------- claim and qualification on the card
+
+
+@dataclass(frozen=True)
+class Status:
+    """What the card shows beyond what the lead was written with: the qualification answers and who
+    claimed it (bot.db.models.Lead's columns of the same names)."""
+
+    created_at: datetime
+    need_when: str | None = None
+    need_for: str | None = None
+    claimed_by_name: str | None = None
+    claimed_at: datetime | None = None
+
+
+def minutes_between(start: datetime, end: datetime) -> int:
+    return max(int((end - start).total_seconds() // 60), 0)
+
+
+def status_lines(tr: Translate, status: Status) -> list[str]:
+    """The card's lines for the qualification answers and the claim (none while there are neither)."""
+    lines = []
+    if status.need_when or status.need_for:
+        lines.append(
+            tr(
+                "lead-card-need",
+                when=tr(f"need-when-{status.need_when}") if status.need_when else "—",
+                duration=tr(f"need-for-{status.need_for}") if status.need_for else "—",
+            )
+        )
+    if status.claimed_by_name and status.claimed_at is not None:
+        lines.append(
+            render(
+                tr,
+                "lead-card-claimed",
+                name=escape(status.claimed_by_name, quote=False),
+                at=status.claimed_at.strftime("%H:%M UTC"),
+                minutes=minutes_between(status.created_at, status.claimed_at),
+            )
+        )
+    return lines
+
+
+def full_card(tr: Translate | None, card: str, notes: list[str], status: Status) -> str:
+    """The card as the sales chat shows it: as written, its status lines, its notes."""
+    extra = status_lines(tr, status) if tr is not None else []
+    return with_notes("\n".join([card, *extra]), notes)
+
+
+def claim_keyboard(tr: Translate | None, lead_id: int, status: Status) -> InlineKeyboardMarkup | None:
+    """"Беру" under a card nobody claimed; None once claimed (the card names who has it)."""
+    if status.claimed_by_name is not None:
+        return None
+    label = tr("btn-lead-claim") if tr is not None else "✋"
+    return InlineKeyboardMarkup(
+        inline_keyboard=[[InlineKeyboardButton(text=label, callback_data=ClaimCB(lead_id=lead_id).pack())]]
+    )

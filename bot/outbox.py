@@ -7,8 +7,9 @@ background sender posts each pending lead's card to SALES_CHAT_ID (optionally a 
 - **Once.** A lead is claimed (its next attempt pushed CLAIM_S ahead) in a short transaction before it
   is sent, and marked sent right after: two replicas never send the same lead. A crash between
   Telegram's answer and that mark sends it again after the restart (Telegram has no idempotent send).
-- **Follow-ups.** A note that joined a sent card (bot.db.leads.add_note) makes it `updated`: the card
-  is edited in place (sent anew if the sales chat deleted it).
+- **Follow-ups.** A note that joined a sent card (bot.db.leads.add_note), a manager's claim or the
+  user's qualification answers make it `updated`: the card is edited in place (sent anew if the sales
+  chat deleted it). A card nobody claimed carries the "Беру" button.
 - **Failures.** Any refusal (400 e.g. the bot not in the group yet, 403, 429 with its retry_after, 5xx,
   the network) is retried with exponential back-off, BACKOFF_BASE_S doubling up to BACKOFF_MAX_S, for
   as long as the lead is fresh (LEAD_FRESH_FOR), after a restart too; then it is marked failed (the
@@ -39,6 +40,7 @@ from aiogram.exceptions import (
     TelegramForbiddenError,
     TelegramRetryAfter,
 )
+from aiogram.types import InlineKeyboardMarkup
 from aiohttp import ClientError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -76,6 +78,17 @@ def backoff_s(attempts: int) -> float:
 
 def fresh(created_at: datetime, now: datetime) -> bool:
     return now - created_at < LEAD_FRESH_FOR
+
+
+def status_of(lead: Lead) -> leads.Status:
+    """What the card shows of the lead's claim and qualification (the card has "Беру" until claimed)."""
+    return leads.Status(
+        created_at=lead.created_at,
+        need_when=lead.need_when,
+        need_for=lead.need_for,
+        claimed_by_name=lead.claimed_by_name,
+        claimed_at=lead.claimed_at,
+    )
 
 
 class LeadOutbox:
@@ -194,11 +207,15 @@ class LeadOutbox:
                 )
                 if lead is None:
                     continue
-                text = leads.with_notes(str(lead.summary.get("card") or f"📩 #{lead.id}"), lead.notes or [])
+                status = status_of(lead)
+                text = leads.full_card(
+                    self.tr, str(lead.summary.get("card") or f"📩 #{lead.id}"), lead.notes or [], status
+                )
+                markup = leads.claim_keyboard(self.tr, lead.id, status)
                 edit = lead.card_message_id if lead.delivery_status == LEAD_UPDATED else None
                 revision, attempts, created_at = lead.revision, lead.attempts, lead.created_at
             try:
-                message_id = await self._deliver(bot, text, edit)
+                message_id = await self._deliver(bot, text, edit, markup)
             except SEND_ERRORS as e:
                 await self._failed(lead_id, attempts + 1, created_at, e)
                 continue
@@ -211,12 +228,14 @@ class LeadOutbox:
             sent += 1
         return sent
 
-    async def _deliver(self, bot: Bot, text: str, edit: int | None) -> int | None:
+    async def _deliver(
+        self, bot: Bot, text: str, edit: int | None, markup: InlineKeyboardMarkup | None
+    ) -> int | None:
         """The card in the sales chat: edited in place, else sent; its message id (None: unchanged)."""
         assert self.chat_id is not None
         if edit is not None:
             try:
-                await bot.edit_message_text(text, chat_id=self.chat_id, message_id=edit)
+                await bot.edit_message_text(text, chat_id=self.chat_id, message_id=edit, reply_markup=markup)
                 return edit
             except TelegramBadRequest as e:
                 if "not modified" in e.message:
@@ -224,7 +243,9 @@ class LeadOutbox:
                 if "not found" not in e.message and "can't be edited" not in e.message:
                     raise
                 log.info("lead card %s cannot be edited (%s): sending it anew", edit, e.message)
-        message = await bot.send_message(self.chat_id, text, message_thread_id=self.topic_id)
+        message = await bot.send_message(
+            self.chat_id, text, message_thread_id=self.topic_id, reply_markup=markup
+        )
         return message.message_id
 
     async def _failed(self, lead_id: int, attempts: int, created_at: datetime, error: Exception) -> None:

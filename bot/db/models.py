@@ -45,6 +45,10 @@ CRM_LEAD_CREATED = "lead.created"
 CRM_LEAD_CLAIMED = "lead.claimed"
 LEAD_QUOTE = "quote"
 LEAD_RESERVATION = "reservation"  # a hold request for one offer (the card says "Бронь")
+NEED_WHEN = ("today", "week", "later")
+"""Qualification: when the server is needed (today, this week, later)."""
+NEED_FOR = ("hours", "weeks", "months")
+"""Qualification: for how long (hours, weeks, months)."""
 
 CONTACT_USERNAME = "username"
 CONTACT_PHONE = "phone"
@@ -175,6 +179,16 @@ class Lead(Base):
     alerted_at: Mapped[datetime | None]
     # quote (the form) or reservation (a hold request for one offer: summary["reservation"])
     kind: Mapped[str] = mapped_column(String(16), default=LEAD_QUOTE, server_default=LEAD_QUOTE)
+    # The manager who pressed "Беру" first (bot.db.leads.claim), their name as the card shows it, when.
+    claimed_by: Mapped[int | None] = mapped_column(BigInteger)
+    claimed_by_name: Mapped[str | None] = mapped_column(String(128))
+    claimed_at: Mapped[datetime | None]
+    # When the unclaimed lead was reminded of in the sales chat, and the admins told (bot.reminders).
+    reminded_at: Mapped[datetime | None]
+    escalated_at: Mapped[datetime | None]
+    # The optional qualification answers (NEED_WHEN, NEED_FOR), None: not answered or skipped.
+    need_when: Mapped[str | None] = mapped_column(String(16))
+    need_for: Mapped[str | None] = mapped_column(String(16))
 
 
 class CrmDelivery(Base):
@@ -250,6 +264,8 @@ __all__ = [
     "LEAD_RESERVATION",
     "LEAD_SENT",
     "LEAD_UPDATED",
+    "NEED_FOR",
+    "NEED_WHEN",
     "Base",
     "DialogSession",
     "FsmRecord",

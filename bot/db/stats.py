@@ -4,12 +4,15 @@ Read-only queries (the admin commands in ``bot.handlers.admin`` and ``python -m 
 Attribution: everything counts towards the link source that first brought the user (``users.source``;
 a lead keeps it in ``leads.source``), which is what a sales link is credited with. In a period,
 users count by when they first came, dialogs started by when they started, completed ones by when
-they completed, leads by when they were made. Conversion is leads ÷ completed dialogs.
+they completed, leads by when they were made. Conversion is leads ÷ completed dialogs. A lead is
+claimed when a manager pressed "Беру" on its card; the time to claim runs from the lead to that press.
+Weeks are ISO weeks (Monday to Sunday, UTC), the last WEEKS_SHOWN of them.
 """
 
 from __future__ import annotations
 
 import re
+import statistics
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -30,6 +33,8 @@ from bot.db.models import (
 
 PERIODS: dict[str, timedelta | None] = {"7d": timedelta(days=7), "30d": timedelta(days=30), "all": None}
 """The periods /stats reports, newest first: the last 7 days, the last 30 days, all time."""
+WEEKS_SHOWN = 8
+"""The weeks /stats lists, this one included."""
 # "2x RTX 4090 48GB" (a dialog's result summary) -> "RTX 4090 48GB".
 _CARD_COUNT = re.compile(r"^\s*\d+\s*[x×]\s*")
 
@@ -45,11 +50,18 @@ class Counts:
     leads: int = 0
     pending: int = 0
     failed: int = 0
+    claimed: int = 0
+    claim_seconds: tuple[float, ...] = ()  # each claimed lead's time to claim
 
     @property
     def conversion(self) -> float | None:
         """Leads per completed dialog (None without completed dialogs)."""
         return self.leads / self.completed if self.completed else None
+
+    @property
+    def median_claim_s(self) -> float | None:
+        """The median time from a lead to its claim, in seconds (None: none claimed)."""
+        return statistics.median(self.claim_seconds) if self.claim_seconds else None
 
     def __add__(self, other: Counts) -> Counts:
         return Counts(
@@ -59,6 +71,8 @@ class Counts:
             self.leads + other.leads,
             self.pending + other.pending,
             self.failed + other.failed,
+            self.claimed + other.claimed,
+            self.claim_seconds + other.claim_seconds,
         )
 
 
@@ -177,11 +191,14 @@ async def funnel(session: AsyncSession, since: datetime | None = None) -> Funnel
         Lead.request,
         DialogSession.task,
         DialogSession.result_summary,
+        Lead.created_at,
+        Lead.claimed_at,
     ).outerjoin(DialogSession, DialogSession.id == Lead.dialog_id)
     if since is not None:
         leads = leads.where(Lead.created_at >= since)
-    for source, status, summary, request, dialog_task, dialog_summary in await session.execute(leads):
-        counts = Counts(leads=1, pending=int(status == LEAD_PENDING), failed=int(status == LEAD_FAILED))
+    rows = await session.execute(leads)
+    for source, status, summary, request, dialog_task, dialog_summary, created, claimed in rows:
+        counts = lead_counts(status, created, claimed)
         result.add(
             source=source,
             task=lead_task(summary, request, dialog_task),
@@ -189,6 +206,46 @@ async def funnel(session: AsyncSession, since: datetime | None = None) -> Funnel
             counts=counts,
         )
     return result
+
+
+def lead_counts(status: str, created_at: datetime, claimed_at: datetime | None) -> Counts:
+    """One lead's counts: delivered or not, claimed and how long that took."""
+    waited = () if claimed_at is None else (max((claimed_at - created_at).total_seconds(), 0.0),)
+    return Counts(
+        leads=1,
+        pending=int(status == LEAD_PENDING),
+        failed=int(status == LEAD_FAILED),
+        claimed=int(claimed_at is not None),
+        claim_seconds=waited,
+    )
+
+
+def week_of(moment: datetime) -> str:
+    """The ISO week of a moment: "2026-W49"."""
+    year, week, _ = moment.isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+async def weekly(
+    session: AsyncSession, now: datetime | None = None, weeks: int = WEEKS_SHOWN
+) -> dict[str, Counts]:
+    """Completed dialogs and leads (claimed, time to claim) per ISO week, the last ``weeks``
+    weeks, newest first (a week with neither is listed too: a quiet week is news)."""
+    now = now or utc_now()
+    monday = (now - timedelta(days=now.weekday())).replace(hour=0, minute=0, second=0, microsecond=0)
+    since = monday - timedelta(weeks=weeks - 1)
+    table = {week_of(since + timedelta(weeks=i)): Counts() for i in reversed(range(weeks))}
+    completed = select(DialogSession.completed_at).where(
+        DialogSession.status == DIALOG_COMPLETED, DialogSession.completed_at >= since
+    )
+    for (at,) in await session.execute(completed):
+        if (key := week_of(at)) in table:
+            table[key] += Counts(completed=1)
+    leads = select(Lead.delivery_status, Lead.created_at, Lead.claimed_at).where(Lead.created_at >= since)
+    for status, created, claimed in await session.execute(leads):
+        if (key := week_of(created)) in table:
+            table[key] += lead_counts(status, created, claimed)
+    return table
 
 
 async def report(session: AsyncSession, now: datetime | None = None) -> dict[str, Funnel]:
@@ -302,11 +359,20 @@ LEAD_COLUMNS = (
     "attempts",
     "last_error",
     "sent_at",
+    "claimed_by",
+    "claimed_by_name",
+    "claimed_at",
+    "minutes_to_claim",
+    "need_when",
+    "need_for",
 )
 """leads.csv: one row per lead; ``source`` is the user's first link source, contact_kind username | phone |
 email; the configuration of the answer the lead came with (empty for one made before any answer):
 ``recommendation`` as `<cards>x <gpu id>`, ``offer_id`` the recommended offer, ``price`` as the user saw
-it; delivery_status pending | sent | failed (the card to the sales chat), after ``attempts`` tries."""
+it; delivery_status pending | sent | failed (the card to the sales chat), after ``attempts`` tries;
+``claimed_by`` the Telegram id of the manager who pressed "Беру" first (``claimed_by_name`` as the card
+showed it) at ``claimed_at``, ``minutes_to_claim`` from the lead; ``need_when`` today | week | later and
+``need_for`` hours | weeks | months, the user's optional answers (empty: skipped)."""
 
 
 def _summary_value(summary: dict[str, Any] | None, *keys: str) -> Any:
@@ -364,6 +430,12 @@ async def dialog_rows(session: AsyncSession) -> Iterator[tuple[Any, ...]]:
     return (row(*r) for r in rows)
 
 
+def _minutes_to_claim(lead: Lead) -> float | None:
+    if lead.claimed_at is None:
+        return None
+    return round((lead.claimed_at - lead.created_at).total_seconds() / 60, 1)
+
+
 async def lead_rows(session: AsyncSession) -> Iterator[tuple[Any, ...]]:
     rows = await session.execute(
         select(Lead, User.username, DialogSession.task, DialogSession.result_summary)
@@ -400,6 +472,12 @@ async def lead_rows(session: AsyncSession) -> Iterator[tuple[Any, ...]]:
             lead.attempts,
             lead.last_error,
             lead.sent_at,
+            lead.claimed_by,
+            lead.claimed_by_name,
+            lead.claimed_at,
+            _minutes_to_claim(lead),
+            lead.need_when,
+            lead.need_for,
         )
 
     return (row(*r) for r in rows)
@@ -410,6 +488,7 @@ __all__ = [
     "LEAD_COLUMNS",
     "PERIODS",
     "USER_COLUMNS",
+    "WEEKS_SHOWN",
     "Counts",
     "Funnel",
     "dialog_rows",
@@ -420,4 +499,6 @@ __all__ = [
     "report",
     "user_rows",
     "users_from",
+    "week_of",
+    "weekly",
 ]

@@ -4,6 +4,7 @@ from aiogram import Router
 
 from bot.handlers import (
     admin,
+    claims,
     commands,
     errors,
     fallback,
@@ -33,6 +34,7 @@ def routers() -> list[Router]:
         observer.outer_middleware(admin.LiveCatalog())  # the offers in force after /offers reload
     root.include_routers(
         errors.make_router(),
+        claims.make_sales_router(),  # "Беру" on the sales chat's cards, before groups' stale-button answer
         groups.make_router(),
         admin.make_router(),
         rentbuy.make_router(),  # "rent or buy?", before the price questions and the quote form

@@ -1,7 +1,8 @@
 """Admin commands, for the Telegram ids in ADMIN_IDS, in the private chat with the bot:
 
 - `/stats`: users, dialogs started / completed, leads (not yet delivered, failed), conversion, per link
-  source, task and recommended GPU, for the last 7 and 30 days and all time (one message each);
+  source, task and recommended GPU, leads claimed ("Беру") and the median minutes to it per source, for
+  the last 7 and 30 days and all time (one message each); then the same per week (`stats.weekly`);
 - `/export`: users.csv, dialogs.csv, leads.csv as documents (columns: `bot.db.stats`);
 - `/link <source>`: the `https://t.me/<bot>?start=<source>` link and how many users came by it;
 - `/leads`: the leads not delivered to the sales chat yet (pending, a follow-up to edit in, failed),
@@ -140,8 +141,48 @@ def render_funnel(ctx: Ctx, period: str, funnel: stats.Funnel) -> str:
         "",
         ctx.tr("admin-stats-by-gpu"),
         *_rows(ctx, by_gpu, "admin-stats-row-gpu", "admin-stats-no-gpu"),
+        "",
+        ctx.tr("admin-stats-claims-by-source"),
+        *_claim_rows(ctx, funnel.by_source),
     ]
     return "\n".join(parts)
+
+
+def minutes(seconds: float | None) -> str:
+    return "—" if seconds is None else str(round(seconds / 60))
+
+
+def _claim_args(c: stats.Counts) -> dict[str, object]:
+    return {
+        "completed": c.completed,
+        "leads": c.leads,
+        "claimed": c.claimed,
+        "median": minutes(c.median_claim_s),
+        "conversion": percent(c.conversion),
+    }
+
+
+def _claim_rows(ctx: Ctx, by_source: dict[str | None, stats.Counts]) -> list[str]:
+    """Per link source: leads, claimed, the median minutes to "Беру", conversion."""
+    rows = [(name, c) for name, c in stats.ranked(by_source) if c.leads]
+    lines = [
+        ctx.tr(
+            "admin-stats-claims-row",
+            name=ctx.tr("admin-stats-no-link") if name is None else f"<code>{escape(name)}</code>",
+            **_claim_args(c),
+        )
+        for name, c in rows[:MAX_ROWS]
+    ]
+    if len(rows) > MAX_ROWS:
+        lines.append(ctx.tr("admin-stats-more", count=len(rows) - MAX_ROWS))
+    return lines or [ctx.tr("admin-stats-nothing")]
+
+
+def render_weeks(ctx: Ctx, weeks: dict[str, stats.Counts]) -> str:
+    """The last weeks, newest first: completed dialogs, leads, claimed, median minutes, conversion."""
+    lines = [ctx.tr("admin-stats-weeks", weeks=len(weeks))]
+    lines += [ctx.tr("admin-stats-week-row", week=week, **_claim_args(c)) for week, c in weeks.items()]
+    return "\n".join(lines)
 
 
 def pictures_line(ctx: Ctx) -> str:
@@ -171,6 +212,7 @@ async def cmd_stats(message: Message, ctx: Ctx) -> None:
     texts[-1] += "\n\n" + await referrers_block(ctx)
     if ctx.settings.answer_pictures:
         texts[-1] += "\n\n" + pictures_line(ctx)
+    texts.append(render_weeks(ctx, await stats.weekly(ctx.db)))
     for text in texts:
         await message.answer(text)
 

@@ -28,6 +28,7 @@ VARIABLES = [
     "WEB_SERVER_PORT", "CONTACT_URL", "ADMIN_IDS", "SALES_CHAT_ID", "SALES_TOPIC_ID", "ANSWER_PICTURES",
     "HF_LOOKUP", "HF_ENDPOINT", "CRM_WEBHOOK_URL", "CRM_WEBHOOK_SECRET", "BITRIX24_WEBHOOK_URL",
     "BITRIX24_TELEGRAM_FIELD", "AMOCRM_DOMAIN", "AMOCRM_TOKEN", "DEFAULT_CURRENCY", "PURCHASE_FILE",
+    "HF_LOOKUP", "HF_ENDPOINT", "LEAD_REMINDER_MINUTES", "LEAD_ESCALATE_MINUTES",
 ]  # fmt: skip
 TOKEN = "123456:AAH-very-secret-token"
 # A token of @BotFather's shape (the secret part is 35 characters there).
@@ -60,6 +61,7 @@ def test_defaults() -> None:
     assert settings.webhook_insecure is False
     assert (settings.web_server_host, settings.web_server_port) == ("0.0.0.0", 8080)
     assert settings.contact_url == "https://example.com/contact"
+    assert (settings.lead_reminder_minutes, settings.lead_escalate_minutes) == (15, 60)
 
 
 def test_every_variable_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -240,6 +242,9 @@ currency = "RUB"
         ("DEFAULT_LANGUAGE", "de"),
         ("WEB_SERVER_PORT", "eighty"),
         ("DEFAULT_CURRENCY", "rubles"),
+        ("LEAD_REMINDER_MINUTES", "0"),
+        ("LEAD_REMINDER_MINUTES", "soon"),
+        ("LEAD_ESCALATE_MINUTES", "15"),  # not after the default reminder
     ],
 )
 def test_bad_setting_stops_the_start_with_one_line(tmp_path: Path, variable: str, value: str) -> None:

@@ -140,8 +140,9 @@ async def test_stats_counts_three_link_sources_as_the_rows_say(admin_harness: Ha
         text("admin-stats-7d", "en"),
         text("admin-stats-30d", "en"),
         text("admin-stats-all", "en"),
+        text("admin-stats-weeks", "en", weeks=stats.WEEKS_SHOWN),
     ]
-    week, month, ever = replies
+    week, month, ever, _ = replies
 
     def row(key: str, name: str, **counts: Any) -> str:
         args = {"users": 0, "started": 0, "completed": 0, "leads": 0, **counts}
@@ -195,7 +196,7 @@ async def test_stats_shows_the_pictures_skipped_under_load(
             assert not answer.has_photo
         replies = await admin_of(h).send("/stats")
     await dialog.PICTURES.close()
-    assert len(replies) == 3
+    assert len(replies) == 4  # 7 days, 30 days, all time, per week
     assert (replies[2].text or "").splitlines()[-1] == text(
         "admin-stats-pictures", "en", sent=0, skipped=2, failed=0
     )
@@ -326,6 +327,12 @@ async def test_export_sends_three_csv_documents_column_by_column(admin_harness: 
         "attempts": "5",
         "last_error": "Forbidden",
         "sent_at": "",
+        "claimed_by": "",
+        "claimed_by_name": "",
+        "claimed_at": "",
+        "minutes_to_claim": "",
+        "need_when": "",
+        "need_for": "",
     }
     assert_no_failed_calls(h.sandbox)
 

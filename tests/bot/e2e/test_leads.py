@@ -28,7 +28,7 @@ from tests.bot.e2e.conftest import (
     running_bot,
     text,
 )
-from tgsandbox import ChatMessage
+from tgsandbox import ChatMessage, SandboxUser
 
 SALES_CHAT = -1009876543210
 ADMIN = 901
@@ -102,6 +102,16 @@ async def wait_status(h: Harness, message: ChatMessage, key: str, lang: str, lea
     await h.sandbox.wait_for(lambda: (message.text or "").startswith(line), f"the confirmation: {line}")
 
 
+def saved_message(user: SandboxUser) -> ChatMessage:
+    """The bot's last message before the optional questions that follow a new lead."""
+    return [m for m in user.bot_messages() if not is_question(m)][-1]
+
+
+def is_question(message: ChatMessage) -> bool:
+    rows = (message.reply_markup or {}).get("inline_keyboard", [])
+    return any(str(b.get("callback_data", "")).startswith("lq:") for row in rows for b in row)
+
+
 async def until(condition: Callable[[], Awaitable[bool]]) -> None:
     for _ in range(500):
         if await condition():
@@ -128,11 +138,12 @@ async def test_quote_from_a_result_reaches_the_sales_chat(sales: Harness, lang: 
     await user.click(text("btn-lead-username", lang, username="ann_k"))
     assert user.last_message().text == text("lead-ask-comment", lang)
     await user.send("Нужно <b>срочно</b> & недорого")
-    confirmation = user.last_message()
+    confirmation = saved_message(user)
     shown = confirmation.text or ""
     assert "@ann_k" in shown and "Нужно <b>срочно</b> & недорого" in shown and HEADLINE[lang] in shown
     sent = [r for r in sales.sandbox.requests_for(user.id, "sendMessage") if not r.error]
-    assert sent[-1].params["reply_markup"] == {"remove_keyboard": True}
+    assert sent[-2].params["reply_markup"] == {"remove_keyboard": True}
+    assert sent[-1].params["text"] == text("need-ask-when", lang)  # after the lead, optional
 
     (card,) = await wait_cards(sales, 1)
     assert card.parse_mode == "HTML"  # and the sandbox's parser accepted it
@@ -181,10 +192,10 @@ async def test_contact_command_with_a_shared_phone_before_any_answer(sales: Harn
     await user.share_contact("+44 20 7946 0958")
     answer = await user.click(text("btn-lead-skip", lang))
     assert answer.text is None
-    shown = user.last_message().text or ""
+    shown = saved_message(user).text or ""
     assert "+442079460958" in shown and text("lead-what-none", lang) in shown
     # a second press of the same Skip button is stale: no second lead
-    again = await user.press(QuoteCB(action=Quote.SKIP).pack(), message=user.bot_messages()[-2])
+    again = await user.press(QuoteCB(action=Quote.SKIP).pack(), message=user.bot_messages()[-3])
     assert again.text == text("stale-button", lang)
     (card,) = await wait_cards(sales, 1)
     assert "+442079460958" in (card.text or "") and text("lead-card-no-config", "ru") in (card.text or "")
@@ -212,7 +223,7 @@ async def test_free_text_opens_the_form_and_a_bad_email_is_asked_again(
         assert user.last_message().text == text("lead-bad-contact", lang)
     await user.send("ann.k@example.com")
     await user.click(text("btn-lead-skip", lang))
-    assert "ann.k@example.com" in (user.last_message().text or "")
+    assert "ann.k@example.com" in (saved_message(user).text or "")
     (card,) = await wait_cards(sales, 1)
     assert "ann.k@example.com" in (card.text or "")
     (lead,) = await leads(sales)
@@ -235,7 +246,7 @@ async def test_double_tap_and_a_repeat_make_one_lead(sales: Harness) -> None:
     await user.click(text("btn-lead-username", username="bob"))
     await user.click(text("btn-lead-skip"))
     await wait_cards(sales, 1)
-    await wait_status(sales, user.last_message(), "lead-accepted", "ru", 1)
+    await wait_status(sales, saved_message(user), "lead-accepted", "ru", 1)
     # the same request again within minutes: the same lead, said so
     await user.send("/contact")
     await user.click(text("btn-lead-username", username="bob"))
@@ -267,7 +278,7 @@ async def test_the_sales_chat_failing_and_a_restart_deliver_once(sales: Harness)
     await user.send("/contact")
     await user.click(text("btn-lead-username", "en", username="carol"))
     await user.click(text("btn-lead-skip", "en"))
-    assert user.last_message().text  # the user is answered at once, whatever the sales chat does
+    assert saved_message(user).text  # the user is answered at once, whatever the sales chat does
     await sandbox.wait_for(lambda: down.hits >= 2, "two 502s from the sales chat")
     # the outbox records a failed attempt after Telegram's answer: wait for the row, not the call
     (lead,) = await wait_leads(
@@ -302,7 +313,7 @@ async def test_a_failing_sales_chat_is_retried_and_the_admins_are_told_once(
     await user.send("/contact")
     await user.send("+7 916 123 45 67")
     await user.click(text("btn-lead-skip"))
-    confirmation = user.last_message()
+    confirmation = saved_message(user)
     assert (confirmation.text or "").startswith(status_line("lead-saved", "ru", 1))
     (lead,) = await wait_leads(sales, lambda rows: rows[0].attempts >= 12, "12 failed attempts")
     assert lead.delivery_status == LEAD_PENDING and "kicked" in (lead.last_error or "")
@@ -325,7 +336,7 @@ async def test_a_failing_sales_chat_is_retried_and_the_admins_are_told_once(
     down.stop()
     await wait_cards(sales, 2)
     await wait_status(sales, confirmation, "lead-accepted", "ru", 1)
-    await wait_status(sales, other.last_message(), "lead-accepted", "en", 2)
+    await wait_status(sales, saved_message(other), "lead-accepted", "en", 2)
     await wait_leads(sales, lambda rows: all(r.delivery_status == LEAD_SENT for r in rows), "both sent")
     assert len(admin_messages(sales, admin.id)) == 1
 
@@ -344,7 +355,7 @@ async def test_a_stale_lead_is_failed_listed_and_resent_by_an_admin(
     listing = (await admin.send("/leads"))[-1].text or ""
     assert listing.startswith(text("admin-leads-title", count=1))
     assert "#1 " in listing and text("admin-leads-status-failed") in listing and "Bad Gateway" in listing
-    assert (user.last_message().text or "").startswith(status_line("lead-saved", "ru", 1))
+    assert (saved_message(user).text or "").startswith(status_line("lead-saved", "ru", 1))
 
     down.stop()
     monkeypatch.setattr(outbox, "LEAD_FRESH_FOR", timedelta(days=7))
@@ -352,7 +363,7 @@ async def test_a_stale_lead_is_failed_listed_and_resent_by_an_admin(
     (card,) = await wait_cards(sales, 1)
     assert "ann@example.com" in (card.text or "")
     await wait_leads(sales, lambda rows: rows[0].delivery_status == LEAD_SENT, "sent")
-    await wait_status(sales, user.last_message(), "lead-accepted", "ru", 1)
+    await wait_status(sales, saved_message(user), "lead-accepted", "ru", 1)
     assert (await admin.send("/leads"))[-1].text == text("admin-leads-none")
     assert (await admin.send("/leads now"))[-1].text == text("admin-leads-usage")
 
@@ -395,7 +406,7 @@ async def test_a_long_comment_of_any_characters_is_a_lead(sales: Harness, commen
     await user.send("/contact")
     await user.click(text("btn-lead-username", "en", username="dora"))
     await user.send(comment)
-    confirmation = user.last_message()
+    confirmation = saved_message(user)
     assert comment[:300] in (confirmation.text or "")
     (lead,) = await wait_leads(sales, lambda rows: rows[0].delivery_status == LEAD_SENT, "sent")
     assert lead.comment == comment
@@ -417,7 +428,7 @@ async def test_without_a_sales_chat_leads_are_stored_not_sent(harness: Harness) 
         and lead.comment == "позвоните после обеда"
     )
     assert "card" in lead.summary
-    assert (user.last_message().text or "").startswith(status_line("lead-saved", "ru", lead.id))
+    assert (saved_message(user).text or "").startswith(status_line("lead-saved", "ru", lead.id))
     assert {r.chat_id for r in harness.sandbox.requests if r.method == "sendMessage"} == {user.id}
 
 
