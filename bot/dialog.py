@@ -240,7 +240,12 @@ async def show_result(
         Screen(
             text,
             keyboards.result_keyboard(
-                result, answers, ctx.tr, ctx.settings.contact_url, campaign=before.source
+                result,
+                answers,
+                ctx.tr,
+                ctx.settings.contact_url,
+                campaign=before.source,
+                card_switch=answer.card_switch,
             ),
         ),
         query=query,

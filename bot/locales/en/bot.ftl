@@ -280,3 +280,5 @@ hf-refused-inconsistent = I won't size <b>{ $model }</b>: its config.json (<code
 hf-refused-malformed = I won't size <b>{ $model }</b>: <code>{ $field }</code> on Hugging Face is not a config I can read (not a number, nested too deep or too large). Give the model's size instead: <code>8B</code>.
 ## slice "offers" (issue 19, item 9): the answer pictures in /stats
 admin-stats-pictures = <b>Answer pictures</b> since this bot process started: sent <b>{ $sent }</b> · skipped under load <b>{ $skipped }</b> · failed { $failed }
+## slice "polish" (issue 25): a card named without its memory, switched with one tap
+btn-card-switch = 🔁 On the { $gpu }

@@ -283,3 +283,5 @@ hf-refused-inconsistent = Не буду считать <b>{ $model }</b>: её c
 hf-refused-malformed = Не буду считать <b>{ $model }</b>: <code>{ $field }</code> на Hugging Face — не config, который я могу прочитать (не число, слишком глубокая вложенность или слишком большой файл). Напишите размер модели: <code>8B</code>.
 ## slice "offers" (issue 19, item 9): the answer pictures in /stats
 admin-stats-pictures = <b>Картинки к ответам</b> с запуска этого процесса бота: отправлено <b>{ $sent }</b> · пропущено под нагрузкой <b>{ $skipped }</b> · не удалось { $failed }
+## slice "polish" (issue 25): a card named without its memory, switched with one tap
+btn-card-switch = 🔁 На { $gpu }

@@ -490,3 +490,6 @@ parse-error-chit_chat = I size how much GPU memory a model needs and which serve
 parse-error-off_topic = That is not a question about sizing a model: a manager answers those — leave a request.
 parse-error-unsized_model = Speech models (Whisper, TTS) are not sized yet: leave a request and a manager will pick a server.
 assumption-parse_unread = I did not understand “{ $words }”: the answer leaves it out (write a card as: 4090 48, h100, a100 80).
+## slice "polish" (issue 25): the change line names the card asked about
+change-side-own = { $total } per card · { $config }: { $verdict }
+assumption-parse_card_memory = A card named without its memory is read as the { $card } (there is also the { $other }, the one we rent).

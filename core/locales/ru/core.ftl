@@ -574,3 +574,6 @@ parse-error-chit_chat = Я считаю, сколько видеопамяти �
 parse-error-off_topic = Это не вопрос о размере модели: такие вопросы решает менеджер — оставьте заявку.
 parse-error-unsized_model = Модели речи (Whisper, TTS) пока не считаем: оставьте заявку, менеджер подберёт сервер.
 assumption-parse_unread = Не понял «{ $words }»: в ответе это не учтено (карту пишите так: 4090 48, h100, a100 80).
+## slice "polish" (issue 25): the change line names the card asked about
+change-side-own = { $total } на карту · { $config }: { $verdict }
+assumption-parse_card_memory = Карту без объёма памяти понял как { $card } (бывает и { $other } — её мы сдаём в аренду).

@@ -1,0 +1,131 @@
+"""Issue 25's last seams, through the real bot in Russian and English: a change line compares what
+the lead shows (the card asked about and its verdict), or is left out when nothing shown changed;
+the breakdown says per card; a bare "4090" says which card it was read as, with one tap to the other;
+an inverse answer never recommends more than the configuration it just said fits."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, text
+
+
+def plain(message_text: str | None) -> str:
+    return (message_text or "").replace("\xa0", " ").replace("\u202f", " ")
+
+
+def change_line(message_text: str | None) -> str | None:
+    return next((line for line in plain(message_text).splitlines() if line.startswith("↔")), None)
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "card", "verdict"),
+    [
+        ("llama 3.1 8b int4 32k 4 пользователя", "а на 3090?", "1× RTX 3090 24 GB", "не влезает"),
+        ("llama 3.1 8b int4 32k context 4 users", "and on a 3090?", "1× RTX 3090 24 GB", "does not fit"),
+    ],
+)
+async def test_a_change_to_the_card_asked_names_that_card_and_its_verdict(
+    harness: Harness, first: str, then: str, card: str, verdict: str
+) -> None:
+    user = harness.user(language_code="ru" if "пользоват" in first else "en")
+    await user.send(first)
+    change = change_line((await user.send(then))[-1].text)
+    assert change is not None
+    before, after = re.split(r" → (?:стало|now): ", change)
+    assert before != after.strip(), change
+    assert f"{card}: {verdict}" in after, change
+    assert_no_failed_calls(harness.sandbox)
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "lang"),
+    [("llama 3.1 8b int4", "а на 4090 48?", "ru"), ("llama 3.1 8b int4", "and on a 4090 48gb?", "en")],
+)
+async def test_a_change_that_changes_nothing_shown_says_no_before_and_after(
+    harness: Harness, first: str, then: str, lang: str
+) -> None:
+    """The answer already led with 1× RTX 4090 48 GB: asking for that card changes nothing it shows."""
+    user = harness.user(language_code=lang)
+    await user.send(first)
+    again = (await user.send(then))[-1]
+    assert "RTX 4090 48 GB" in plain(again.text).splitlines()[0]
+    assert change_line(again.text) is None, again.text
+    assert_no_failed_calls(harness.sandbox)
+
+
+@pytest.mark.parametrize(
+    ("question", "lang", "per_card"),
+    [("llama 3.1 70b", "ru", "на карту"), ("llama 3.1 70b", "en", "per card"), ("flux dev", "ru", "на карту")],
+)
+async def test_the_breakdown_has_its_heading_saying_per_card(
+    harness: Harness, question: str, lang: str, per_card: str
+) -> None:
+    user = harness.user(language_code=lang)
+    lines = plain((await user.send(question))[-1].text).splitlines()
+    first_part = next(i for i, line in enumerate(lines) if line.startswith("• "))
+    heading = lines[first_part - 1]
+    assert per_card in heading and heading.endswith(":"), lines
+    assert_no_failed_calls(harness.sandbox)
+
+
+@pytest.mark.parametrize(
+    ("question", "lang", "read", "switch"),
+    [
+        ("мне нужно запустить лламу 3.1 70б на две 4090, влезет?", "ru", "понял как RTX 4090 24 GB", "На RTX 4090 48 GB"),
+        ("llama 3.1 70b on two 4090", "en", "read as the RTX 4090 24 GB", "On the RTX 4090 48 GB"),
+    ],
+)
+async def test_a_bare_4090_says_which_card_it_read_and_switches_in_one_tap(
+    harness: Harness, question: str, lang: str, read: str, switch: str
+) -> None:
+    user = harness.user(language_code=lang)
+    result = (await user.send(question))[-1]
+    shown = plain(result.text)
+    assert "2× RTX 4090 24 GB" in shown.splitlines()[0] and read in shown, shown
+    button = next(b.text for row in result.buttons for b in row if switch in b.text)
+    switched = (await user.click(button, message=result)).messages[-1]
+    lead = plain(switched.text).splitlines()[0]
+    assert "2× RTX 4090 48 GB" in lead and "24 GB" not in lead, lead
+    assert read not in plain(switched.text)
+    assert not any(switch in b.text for row in switched.buttons for b in row)
+    assert_no_failed_calls(harness.sandbox)
+
+
+async def test_a_card_named_with_its_memory_gets_no_switch(harness: Harness) -> None:
+    user = harness.user(language_code="ru")
+    result = (await user.send("llama 3.1 70b на две 4090 по 48"))[-1]
+    assert "2× RTX 4090 48 GB" in plain(result.text).splitlines()[0]
+    assert "понял как" not in plain(result.text)
+    assert not any("🔁" in b.text for row in result.buttons for b in row)
+    assert_no_failed_calls(harness.sandbox)
+
+
+async def test_a_forged_card_switch_is_a_stale_button(harness: Harness) -> None:
+    user = harness.user(language_code="ru")
+    await user.send("llama 3.1 8b на 4090")
+    answer = await user.press("c:no-such-card")
+    assert answer.text == text("stale-button", "ru")
+    assert_no_failed_calls(harness.sandbox)
+
+
+@pytest.mark.parametrize(
+    ("question", "lang"),
+    [
+        ("сколько пользователей выдержит 4090 48 с llama 3.1 8b", "ru"),
+        ("какой максимальный контекст влезет в 4090 48 для qwen2.5 7b", "ru"),
+        ("how many users can a 4090 48gb serve with llama 3.1 8b", "en"),
+        ("max context on a 4090 48gb for qwen2.5 7b", "en"),
+    ],
+)
+async def test_an_inverse_answer_recommends_no_more_than_what_it_said_fits(
+    harness: Harness, question: str, lang: str
+) -> None:
+    user = harness.user(language_code=lang)
+    shown = plain((await user.send(question))[-1].text)
+    assert "1× RTX 4090 48 GB" in shown.splitlines()[0], shown
+    counts = {int(n) for n in re.findall(r"(\d+)× RTX 4090 48 GB", shown)}
+    assert counts == {1}, shown
+    assert_no_failed_calls(harness.sandbox)
