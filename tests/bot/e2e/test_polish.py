@@ -6,10 +6,13 @@ an inverse answer never recommends more than the configuration it just said fits
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
-from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, text
+from bot import dialog, pictures
+from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, running_bot, text
+from tests.bot.picture_renders import drawn_labels
 
 
 def plain(message_text: str | None) -> str:
@@ -58,7 +61,11 @@ async def test_a_change_that_changes_nothing_shown_says_no_before_and_after(
 
 @pytest.mark.parametrize(
     ("question", "lang", "per_card"),
-    [("llama 3.1 70b", "ru", "на карту"), ("llama 3.1 70b", "en", "per card"), ("flux dev", "ru", "на карту")],
+    [
+        ("llama 3.1 70b", "ru", "на карту"),
+        ("llama 3.1 70b", "en", "per card"),
+        ("flux dev", "ru", "на карту"),
+    ],
 )
 async def test_the_breakdown_has_its_heading_saying_per_card(
     harness: Harness, question: str, lang: str, per_card: str
@@ -74,7 +81,12 @@ async def test_the_breakdown_has_its_heading_saying_per_card(
 @pytest.mark.parametrize(
     ("question", "lang", "read", "switch"),
     [
-        ("мне нужно запустить лламу 3.1 70б на две 4090, влезет?", "ru", "понял как RTX 4090 24 GB", "На RTX 4090 48 GB"),
+        (
+            "мне нужно запустить лламу 3.1 70б на две 4090, влезет?",
+            "ru",
+            "понял как RTX 4090 24 GB",
+            "На RTX 4090 48 GB",
+        ),
         ("llama 3.1 70b on two 4090", "en", "read as the RTX 4090 24 GB", "On the RTX 4090 48 GB"),
     ],
 )
@@ -129,3 +141,38 @@ async def test_an_inverse_answer_recommends_no_more_than_what_it_said_fits(
     counts = {int(n) for n in re.findall(r"(\d+)× RTX 4090 48 GB", shown)}
     assert counts == {1}, shown
     assert_no_failed_calls(harness.sandbox)
+
+
+@pytest.mark.parametrize(
+    ("question", "lang", "per_card"),
+    [
+        ("llama 3.1 70b", "ru", "на карту"),  # 4 cards to rent, no card named
+        ("llama 3.1 70b on a 4090 48gb", "en", "per card"),  # the user's 1 card, then 4 to rent
+        ("полное дообучение qwen2.5 7b на 4 h100", "ru", "на карту"),  # the user's 4 cards
+    ],
+)
+async def test_the_picture_draws_the_configuration_and_breakdown_of_the_text(
+    tmp_path: Path,
+    template_db: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    question: str,
+    lang: str,
+    per_card: str,
+) -> None:
+    monkeypatch.setattr(dialog, "PICTURES", pictures.Pictures(render=drawn_labels))
+    try:
+        async with running_bot(tmp_path, template_db, answer_pictures=True) as harness:
+            user = harness.user(language_code=lang)
+            answer, photo = await user.send(question)
+            shown = plain(answer.text).splitlines()
+            need = re.search(r"([\d ]+[,.]\d) (?:ГБ|GB) (?:на карту|per card)", shown[0] + shown[1])
+            assert need, shown[:2]
+            total, *capacities = plain(photo.text).splitlines()
+            unit = "ГБ" if lang == "ru" else "GB"
+            assert per_card in total and total.endswith(f"{need.group(1)} {unit}"), total
+            lead_config = re.search(r"\d+× [^:·]+?(?= влез| не влез|:| ·|$)", shown[0])
+            assert lead_config, shown[0]
+            assert capacities[0].startswith(lead_config.group(0).strip()), (shown[0], capacities)
+            assert_no_failed_calls(harness.sandbox)
+    finally:
+        await dialog.PICTURES.close()
