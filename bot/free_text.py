@@ -22,6 +22,7 @@ from bot.dialog import (
 )
 from bot.dialog_state import DialogState, update
 from core import texts as core_texts
+from core.answer import CARD_READ
 from core.comparison import compare
 from core.contract import Assumption, Request, SolveFor
 from core.errors import CoreError, ParseError
@@ -56,6 +57,9 @@ async def on_free_text(message: Message, ctx: Ctx) -> None:
             return
         answers = flow.answers_from_fields(dict(err.partial), catalog, quick=True)
         answers.pop("model", None)
+        read = next((n for n in err.notes if n.code == CARD_READ), None)
+        if read is not None:  # "на две 4090": said with the answer, once the model is chosen
+            answers[CARD_READ] = dict(read.params)
         await open_dialog(ctx, answers["task"])
         options = flow.model_choice(err.candidates, catalog) or None
         note = None if err.code == "missing_model" else explanation  # the step asks "which model?" itself

@@ -55,6 +55,7 @@ def take_names(text: _Text, catalog: Catalog, f: Fields) -> Names:
     """The longest runs of words that name a model or GPU exactly, taken out of the text."""
     found = Names()
     _unglue_counts(text, catalog)
+    _singular_cards(text, catalog)
     tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(text.rest)]
     may_name = _Windows(text.rest, tokens, catalog)
     looked_up: dict[str, tuple[ModelSpec, list[str]] | None] = {}  # a long text repeats its names
@@ -89,6 +90,16 @@ def take_names(text: _Text, catalog: Catalog, f: Fields) -> Names:
         if counted:
             f.setdefault("num_gpus", counted[0])
     return found
+
+
+_PLURAL = re.compile(r"(?<![\w.])([a-z]*\d+)s(?![\w.])")  # "two 4090s", "8 h100s"
+
+
+def _singular_cards(text: _Text, catalog: Catalog) -> None:
+    """ "4090s" → "4090" where the word without its English plural's "s" names a card."""
+    for match in reversed(list(_PLURAL.finditer(text.rest))):
+        if catalog.find_gpu(match.group(1)) is not None:
+            text.rest = text.rest[: match.end(1)] + text.rest[match.end() :]
 
 
 class _Windows:

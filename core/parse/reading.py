@@ -404,5 +404,7 @@ def _card_memory_notes(bare: list[str], catalog: Catalog) -> list[Assumption]:
         other = next((g for g in catalog.gpus.values() if g.same_compute_as == gpu_id), None)
         if other is not None:
             card, named = gpu.short_name or gpu.name, other.short_name or other.name
-            notes.append(note("parse_card_memory", card=card, other=named, other_id=other.id))
+            notes.append(
+                note("parse_card_memory", card=card, card_id=gpu_id, other=named, other_id=other.id)
+            )
     return notes

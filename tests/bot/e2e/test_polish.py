@@ -176,3 +176,16 @@ async def test_the_picture_draws_the_configuration_and_breakdown_of_the_text(
             assert_no_failed_calls(harness.sandbox)
     finally:
         await dialog.PICTURES.close()
+
+
+async def test_a_bare_4090_is_said_after_the_model_is_chosen_too(harness: Harness) -> None:
+    """"ллама 70б" names several models: the dialog asks which, and the answer then still says how the
+    card was read, with its switch."""
+    user = harness.user(language_code="ru")
+    await user.send("мне нужно запустить лламу 70б на две 4090, влезет?")
+    result = (await user.click("Llama 3.1 70B")).messages[-1]
+    shown = plain(result.text)
+    assert "2× RTX 4090 24 GB" in shown.splitlines()[0] and "понял как RTX 4090 24 GB" in shown, shown
+    switched = (await user.click("🔁 На RTX 4090 48 GB", message=result)).messages[-1]
+    assert "2× RTX 4090 48 GB" in plain(switched.text).splitlines()[0]
+    assert_no_failed_calls(harness.sandbox)
