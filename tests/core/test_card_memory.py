@@ -1,14 +1,17 @@
 """A card named without its memory ("4090") where the catalogue has the same chip with other memory:
-read as typed (the 24 GB retail card), said in a note naming the other card (issue 25)."""
+read as typed (the 24 GB retail card), said in a note naming the other card; what an error says it
+understood uses the user's words (issue 25)."""
 
 from __future__ import annotations
 
 import pytest
 
 from core.answer import build_answer
+from core.contract import Request
 from core.estimate import estimate
 from core.parse import understand
 from core.text import layout
+from core.texts import concept_key, translate
 
 
 @pytest.mark.parametrize(
@@ -38,3 +41,10 @@ def test_a_card_named_with_its_memory_or_without_another_is_not_said(question: s
     understood = understand(question)
     assert not [n for n in understood.notes if n.code == "parse_card_memory"]
     assert build_answer(estimate(understood.request), "ru", understood.notes).card_switch is None
+
+
+@pytest.mark.parametrize("lang", ["ru", "en"])
+def test_every_request_field_has_a_name_in_each_language(lang: str) -> None:
+    """An error names the field at fault in the user's words ('число эпох'), never its key ('epochs')."""
+    missing = [f for f in Request.model_fields if not translate(concept_key("field", f), lang)]
+    assert not missing

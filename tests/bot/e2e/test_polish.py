@@ -189,3 +189,20 @@ async def test_a_bare_4090_is_said_after_the_model_is_chosen_too(harness: Harnes
     switched = (await user.click("🔁 На RTX 4090 48 GB", message=result)).messages[-1]
     assert "2× RTX 4090 48 GB" in plain(switched.text).splitlines()[0]
     assert_no_failed_calls(harness.sandbox)
+
+
+@pytest.mark.parametrize(
+    ("question", "lang", "said", "leaked"),
+    [
+        ("llama 3.1 8b обучение 999999 эпох", "ru", ["число эпох", "Llama 3.1 8B"], ["epoch", "llama-3.1"]),
+        ("llama 3.1 8b training 999999 epochs", "en", ["number of epochs", "Llama 3.1 8B"], ["llama-3.1"]),
+    ],
+)
+async def test_a_value_out_of_range_is_named_in_the_users_words(
+    harness: Harness, question: str, lang: str, said: list[str], leaked: list[str]
+) -> None:
+    user = harness.user(language_code=lang)
+    shown = plain((await user.send(question))[-1].text)
+    assert all(words in shown for words in said), shown
+    assert not any(words in shown for words in leaked), shown
+    assert_no_failed_calls(harness.sandbox)
