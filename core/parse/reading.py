@@ -348,8 +348,11 @@ def _settle_task(f: Fields, kind: ModelKind | None, reading: Reading, base: Task
     else:
         f["task"] = base or Task.INFERENCE
         reading.task_defaulted = True
+    if word in _GENERATION and kind not in (None, ModelKind.IMAGE, ModelKind.VIDEO):
+        reading.notes.append(note("parse_task_not_for_model", task=word.value))  # said, not dropped
 
 
+_GENERATION = (Task.IMAGE_GENERATION, Task.VIDEO_GENERATION)
 _ON_WORD = re.compile(r"(?:^|\s)(?:на|on|in|в)\s*$")
 _ROUND = 64  # contexts and image sides are multiples of this ("на 1024", "в 8192"); "на 4060" is a card
 

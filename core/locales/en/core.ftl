@@ -525,3 +525,10 @@ field-tokens_per_request = tokens per request
 field-prompt_tokens = prompt tokens
 field-outputs = number of outputs
 field-extra_models = other models
+assumption-parse_task_not_for_model = That is a language model: it does not generate { $task ->
+    [video_generation] video
+   *[image_generation] images
+}, so it is sized as an LLM run. For { $task ->
+    [video_generation] video, name a video model: wan 2.1, hunyuan video.
+   *[image_generation] images, name an image model: flux dev, sdxl.
+}

@@ -609,3 +609,10 @@ field-tokens_per_request = токенов на запрос
 field-prompt_tokens = токенов промпта
 field-outputs = число результатов
 field-extra_models = другие модели
+assumption-parse_task_not_for_model = Это языковая модель: { $task ->
+    [video_generation] видео
+   *[image_generation] картинки
+} она не генерирует, поэтому посчитал её запуск как LLM. Для { $task ->
+    [video_generation] видео напишите видеомодель: wan 2.1, hunyuan video.
+   *[image_generation] картинок напишите модель изображений: flux dev, sdxl.
+}

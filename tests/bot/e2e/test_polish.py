@@ -206,3 +206,20 @@ async def test_a_value_out_of_range_is_named_in_the_users_words(
     assert all(words in shown for words in said), shown
     assert not any(words in shown for words in leaked), shown
     assert_no_failed_calls(harness.sandbox)
+
+
+@pytest.mark.parametrize(
+    ("question", "lang", "said"),
+    [
+        ("генерация картинок на llama 3.1 70b", "ru", "Это языковая модель: картинки она не генерирует"),
+        ("generate video with llama 3.1 8b", "en", "That is a language model: it does not generate video"),
+    ],
+)
+async def test_a_task_the_model_does_not_do_is_said_not_dropped(
+    harness: Harness, question: str, lang: str, said: str
+) -> None:
+    user = harness.user(language_code=lang)
+    note, answer = await user.send(question)
+    assert plain(note.text).startswith(said), note.text
+    assert "LLM" in plain(note.text) and plain(answer.text).startswith("✅"), answer.text
+    assert_no_failed_calls(harness.sandbox)
