@@ -390,7 +390,7 @@ async def size_question(
     except CoreError as err:
         log.info("one-line estimate failed: %s (field %s)", err.message, err.field)
         return presenter.inline_help(tr, username, reason=presenter.core_error_reason(err, lang)), None
-    return presenter.render_inline(result, tr, lang), result
+    return presenter.render_inline(result, tr, lang, understood.notes), result
 
 
 def in_group(message: Message) -> bool:

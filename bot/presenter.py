@@ -225,14 +225,18 @@ class InlineArticle:
     text: str
 
 
-def render_inline(result: Result, tr: Tr, lang: str) -> InlineArticle:
+def render_inline(
+    result: Result, tr: Tr, lang: str, notes: Sequence[Assumption] = ()
+) -> InlineArticle:
     """Inline mode: the lead as the title, the memory as the description; picked, the same short
-    answer as in the bot (lead, breakdown, offers) without the buttons that need a dialog."""
-    answer = build_answer(result, lang)
+    answer as in the bot (lead, breakdown, offers) without the buttons that need a dialog. `notes`:
+    the parser's (how a card named without its memory was read is said under the lead)."""
+    answer = build_answer(result, lang, notes)
     parts = " · ".join(f"{name} {size}" for name, size in answer.parts)
     # with nothing to rent the short answer points at fixes below it; inline shows none: say where they are
     need = answer.need if answer.cheapest is not None else tr("inline-no-offer")
     head = [*solved_block(answer), f"<b>{escape(answer.lead)}</b>", escape(need)]
+    head += [escape(answer.card_read)] if answer.card_read else []
     head += [f"<i>{escape(answer.settings)}</i>", "", *parts_block(answer, tr)]
     offers = [escape(line) for line in offer_lines(answer) if not line.startswith("  ")]
     return InlineArticle(

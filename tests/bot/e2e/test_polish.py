@@ -223,3 +223,20 @@ async def test_a_task_the_model_does_not_do_is_said_not_dropped(
     assert plain(note.text).startswith(said), note.text
     assert "LLM" in plain(note.text) and plain(answer.text).startswith("✅"), answer.text
     assert_no_failed_calls(harness.sandbox)
+
+
+@pytest.mark.parametrize(
+    ("question", "lang", "read"),
+    [
+        ("llama 3.1 8b на 4090", "ru", "понял как RTX 4090 24 GB"),
+        ("llama 3.1 8b on a 4090", "en", "read as the RTX 4090 24 GB"),
+    ],
+)
+async def test_inline_says_how_a_bare_4090_was_read(
+    harness: Harness, question: str, lang: str, read: str
+) -> None:
+    user = harness.user(language_code=lang)
+    (article,) = (await user.inline(question)).results
+    shown = plain(article["input_message_content"]["message_text"])
+    assert "RTX 4090 24 GB" in article["title"] and read in shown, shown
+    assert_no_failed_calls(harness.sandbox)
