@@ -240,3 +240,37 @@ async def test_inline_says_how_a_bare_4090_was_read(
     shown = plain(article["input_message_content"]["message_text"])
     assert "RTX 4090 24 GB" in article["title"] and read in shown, shown
     assert_no_failed_calls(harness.sandbox)
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "lang", "solved"),
+    [
+        ("qwen2.5 7b int4", "а сколько пользователей выдержит h100?", "ru", "👥 До "),
+        ("qwen2.5 7b int4", "how many users can an h100 handle?", "en", "👥 Up to "),
+    ],
+)
+async def test_an_inverse_question_after_an_answer_is_a_follow_up_not_an_unknown_model(
+    harness: Harness, first: str, then: str, lang: str, solved: str
+) -> None:
+    user = harness.user(language_code=lang)
+    await user.send(first)
+    answer = plain((await user.send(then))[-1].text)
+    assert answer.startswith(solved) and "H100" in answer.splitlines()[0], answer
+    assert "Qwen2.5 7B" in answer
+    assert_no_failed_calls(harness.sandbox)
+
+
+@pytest.mark.parametrize(
+    ("question", "lang", "verb"),
+    [
+        ("сколько пользователей выдержит h100?", "ru", "выдержит"),
+        ("how many users can an h100 handle?", "en", "handle"),
+    ],
+)
+async def test_an_inverse_question_without_a_model_asks_which(
+    harness: Harness, question: str, lang: str, verb: str
+) -> None:
+    user = harness.user(language_code=lang)
+    asked = plain((await user.send(question))[-1].text)
+    assert plain(text("ask-model", lang)) in asked and verb not in asked, asked
+    assert_no_failed_calls(harness.sandbox)
