@@ -72,6 +72,13 @@ class GotoCB(CallbackData, prefix="n"):
     step: Change
 
 
+class CardCB(CallbackData, prefix="c"):
+    """From a result whose card was named without its memory ("4090"): the same request on the other
+    card of that chip (`gpu`, a catalogue id; whether the catalogue has it is checked by the handler)."""
+
+    gpu: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,40}$")]
+
+
 class LangCB(CallbackData, prefix="l"):
     """A language of `/lang` (whether the bot speaks it is checked by the handler)."""
 

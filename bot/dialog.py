@@ -26,12 +26,13 @@ from bot.hf_models import ANSWERS as HF_ANSWERS
 from bot.hf_models import HF_MODELS
 from bot.pictures import PICTURES
 from bot.storage import must_commit
-from core.answer import Answer
+from core.answer import CARD_READ, Answer
 from core.catalog import Catalog
 from core.contract import Assumption, Request, Result
 from core.errors import CoreError, ParseError
 from core.estimates import Estimates
 from core.hf import LOOKUP_BUDGET_S, MemoryHub
+from core.notes import note
 from core.parse import understand
 from core.render import render_parse_error
 
@@ -215,6 +216,7 @@ async def show_result(
     await ctx.state.set_state(Wizard.result)
     await update(ctx.state, answers=answers, editing=None)
     request = flow.build_request(answers)
+    notes = [*notes, *_card_read(answers, request, notes)]
     if not await ensure_models(ctx, request, query=query, message=message):
         return
     try:
@@ -240,7 +242,12 @@ async def show_result(
         Screen(
             text,
             keyboards.result_keyboard(
-                result, answers, ctx.tr, ctx.settings.contact_url, campaign=before.source
+                result,
+                answers,
+                ctx.tr,
+                ctx.settings.contact_url,
+                campaign=before.source,
+                card_switch=answer.card_switch,
             ),
         ),
         query=query,
@@ -322,6 +329,22 @@ async def _send_picture(
     await PICTURES.send(event.bot, chat.id, answer)
 
 
+def _card_read(
+    answers: flow.Answers, request: dict[str, Any], notes: Sequence[Assumption]
+) -> list[Assumption]:
+    """How a card named without its memory was read ("на две 4090"), kept in the answers while the
+    dialog asked for the model: said with the answer while that card is still the one sized."""
+    read = answers.get(CARD_READ)
+    if not isinstance(read, dict) or any(n.code == CARD_READ for n in notes):
+        return []
+    if read.get("card_id") not in (request.get("gpus") or []):
+        return []
+    try:
+        return [note(CARD_READ, **{k: v for k, v in read.items() if isinstance(v, str | int | float)})]
+    except (TypeError, ValueError):
+        return []
+
+
 def _previous_result(ctx: Ctx, previous: dict[str, Any] | None, request: dict[str, Any]) -> Result | None:
     """The answer being changed, sized again (the catalogue may have changed since: same rules)."""
     if previous is None or previous == request:
@@ -375,7 +398,7 @@ async def size_question(
     except CoreError as err:
         log.info("one-line estimate failed: %s (field %s)", err.message, err.field)
         return presenter.inline_help(tr, username, reason=presenter.core_error_reason(err, lang)), None
-    return presenter.render_inline(result, tr, lang, currency), result
+    return presenter.render_inline(result, tr, lang, understood.notes, currency), result
 
 
 def in_group(message: Message) -> bool:

@@ -22,6 +22,7 @@ from bot.dialog import (
 )
 from bot.dialog_state import DialogState, update
 from core import texts as core_texts
+from core.answer import CARD_READ
 from core.comparison import compare
 from core.contract import Assumption, Request, SolveFor
 from core.errors import CoreError, ParseError
@@ -29,6 +30,8 @@ from core.parse import Comparison, FollowUp, understand, understand_message
 from core.render import render_parse_error
 
 ASK_MODEL = ("missing_model", "ambiguous_model", "unknown_model")
+# the parser's notes said before the answer: words it could not use, a task the model does not do
+SAID_FIRST = ("parse_unread", "parse_task_not_for_model")
 
 
 async def on_free_text(message: Message, ctx: Ctx) -> None:
@@ -56,6 +59,9 @@ async def on_free_text(message: Message, ctx: Ctx) -> None:
             return
         answers = flow.answers_from_fields(dict(err.partial), catalog, quick=True)
         answers.pop("model", None)
+        read = next((n for n in err.notes if n.code == CARD_READ), None)
+        if read is not None:  # "на две 4090": said with the answer, once the model is chosen
+            answers[CARD_READ] = dict(read.params)
         await open_dialog(ctx, answers["task"])
         options = flow.model_choice(err.candidates, catalog) or None
         note = None if err.code == "missing_model" else explanation  # the step asks "which model?" itself
@@ -67,8 +73,8 @@ async def on_free_text(message: Message, ctx: Ctx) -> None:
 
 async def _say_unread(message: Message, ctx: Ctx, notes: list[Assumption]) -> None:
     """Words the parser could not use are said before the answer, not only in its details."""
-    for unread in (n for n in notes if n.code == "parse_unread"):
-        await message.answer(escape(core_texts.t("assumption-parse_unread", ctx.lang, **unread.params)))
+    for unread in (n for n in notes if n.code in SAID_FIRST):
+        await message.answer(escape(core_texts.t(f"assumption-{unread.code}", ctx.lang, **unread.params)))
 
 
 async def answered_elsewhere(message: Message, ctx: Ctx, step_name: str) -> bool:

@@ -13,6 +13,7 @@ from aiogram.utils.keyboard import InlineKeyboardBuilder
 from bot import flow
 from bot.callbacks import (
     TYPICAL,
+    CardCB,
     Change,
     GotoCB,
     LangCB,
@@ -273,10 +274,17 @@ _RESTART_DATA = NavCB(action=Nav.RESTART).pack()
 
 
 def result_keyboard(
-    result: Result, answers: flow.Answers, tr: Tr, contact_url: str, *, campaign: str | None = None
+    result: Result,
+    answers: flow.Answers,
+    tr: Tr,
+    contact_url: str,
+    *,
+    campaign: str | None = None,
+    card_switch: tuple[str, str] | None = None,
 ) -> InlineKeyboardMarkup:
     """The rental offer (or a contact button when none fits), then change precision / workload /
-    method, then Details, Request a quote and Start over."""
+    method, then Details, Request a quote and Start over. `card_switch` (id, name): a card named
+    without its memory was read as one card; a button sizes the same request on the other."""
     task = answers.get("task", "")
     steps = flow.path(answers)
     changes: list[InlineKeyboardButton] = []
@@ -296,6 +304,10 @@ def result_keyboard(
     rows = [[offer_button(result, tr, contact_url, campaign=campaign)]]
     if shown_offer(result) is not None:  # a hold request for that offer (bot.handlers.leads)
         rows[0].append(InlineKeyboardButton(text=tr("btn-reserve"), callback_data=_RESERVE_DATA))
+    if card_switch is not None:
+        gpu, name = card_switch
+        data = CardCB(gpu=gpu).pack()
+        rows.append([InlineKeyboardButton(text=tr("btn-card-switch", gpu=name), callback_data=data)])
     if changes:  # two a row
         rows += [changes[:2], *([changes[2:]] if len(changes) > 2 else [])]
     rows.append(

@@ -144,16 +144,24 @@ def cost_block(answer: Answer) -> list[str]:
     return ["", f"<b>{escape(first)}</b>", *map(escape, rest)]
 
 
+def parts_block(answer: Answer, tr: Tr) -> list[str]:
+    """The breakdown under its heading, which says per card or in total ('Where 42.0 GB per card
+    goes:'), as the CLI shows it: a size without its unit's scope would be read either way."""
+    rows = [tr("result-part", name=escape(name), size=escape(size)) for name, size in answer.parts]
+    return [escape(answer.parts_title), *rows] if rows and answer.parts_title else rows
+
+
 def layout_result(answer: Answer, tr: Tr) -> str:
     head = [*solved_block(answer), f"<b>{escape(answer.lead)}</b>", escape(answer.need)]
+    if answer.card_read:
+        head.append(escape(answer.card_read))
     if answer.tight:
         head.append(escape(answer.tight))
     if answer.taken:
         head.append(escape(answer.taken))
     if answer.change:
         head.append(f"↔ {escape(answer.change)}")
-    head += [f"<i>{escape(answer.settings)}</i>", ""]
-    head += [tr("result-part", name=escape(name), size=escape(size)) for name, size in answer.parts]
+    head += [f"<i>{escape(answer.settings)}</i>", "", *parts_block(answer, tr)]
     offers = [escape(line) for line in offer_lines(answer) if not line.startswith("  ")]
     mitigations: list[str] = []
     if answer.mitigations:
@@ -219,16 +227,20 @@ class InlineArticle:
     text: str
 
 
-def render_inline(result: Result, tr: Tr, lang: str, currency: str | None = None) -> InlineArticle:
+def render_inline(
+    result: Result, tr: Tr, lang: str, notes: Sequence[Assumption] = (), currency: str | None = None
+) -> InlineArticle:
     """Inline mode: the lead as the title, the memory as the description; picked, the same short
-    answer as in the bot (lead, breakdown, offers) without the buttons that need a dialog."""
-    answer = build_answer(result, lang, currency=currency)
+    answer as in the bot (lead, breakdown, offers) without the buttons that need a dialog. `notes`:
+    the parser's (how a card named without its memory was read is said under the lead); prices in
+    `currency` where the operator gave one."""
+    answer = build_answer(result, lang, notes, currency=currency)
     parts = " · ".join(f"{name} {size}" for name, size in answer.parts)
     # with nothing to rent the short answer points at fixes below it; inline shows none: say where they are
     need = answer.need if answer.cheapest is not None else tr("inline-no-offer")
     head = [*solved_block(answer), f"<b>{escape(answer.lead)}</b>", escape(need)]
-    head += [f"<i>{escape(answer.settings)}</i>", ""]
-    head += [tr("result-part", name=escape(name), size=escape(size)) for name, size in answer.parts]
+    head += [escape(answer.card_read)] if answer.card_read else []
+    head += [f"<i>{escape(answer.settings)}</i>", "", *parts_block(answer, tr)]
     offers = [escape(line) for line in offer_lines(answer) if not line.startswith("  ")]
     return InlineArticle(
         title=answer.solved[0] if answer.solved else answer.lead,  # an inverse question: the value found

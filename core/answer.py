@@ -32,8 +32,9 @@ from core.texts import label, normalize_lang, t
 
 LEAD_MITIGATIONS = 3  # on a phone: the cheapest few ways to make it fit
 VERDICT_ICONS = {"fits": "✅", "tight": "⚠️", "does_not_fit": "❌"}
+CARD_READ = "parse_card_memory"  # a card named without its memory: said under the lead (`card_read`)
 # Notices the answer already states in its lead or offer lines: repeating them is noise.
-SAID_ELSEWHERE = frozenset({"not_in_offers", "tight_offer", "offer_sold_out"})
+SAID_ELSEWHERE = frozenset({"not_in_offers", "tight_offer", "offer_sold_out", CARD_READ})
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,8 @@ class Answer:
     verdict: str | None = None  # what the lead says: fits / tight / does_not_fit; None: nothing fits
     tight: str | None = None  # a tight priced offer leads: what keeps it safe, the comfortable one
     taken: str | None = None  # the configuration that would have led is sold out: said after the lead
+    card_read: str | None = None  # how a card named without its memory was read, and the other one
+    card_switch: tuple[str, str] | None = None  # that other card: (id, short name), for a button
 
     @property
     def offer(self) -> Offer | None:
@@ -124,6 +127,7 @@ def build_answer(
     mitigations = [_mitigation(m, lang, result.request.num_gpus, from_shown) for m in result.mitigations]
     shown = needs_mitigations(result) or (target is not None and target.verdict != "fits")
     said = [a for a in [*notes, *result.assumptions] if a.code not in SAID_ELSEWHERE]
+    read = [n for n in notes if n.code == CARD_READ]
     shown_config, breakdown = _shown_breakdown(result, target)
     shown_parts = _stack_parts(result, components(result, breakdown))
     cards = _cards(result, target, lang, shown_config)
@@ -164,6 +168,8 @@ def build_answer(
              for a in result.assumptions if a.code == "offer_sold_out"),
             None,
         ),
+        card_read=next((t(f"assumption-{CARD_READ}", lang, **n.params) for n in read), None),
+        card_switch=next(((str(n.params["other_id"]), str(n.params["other"])) for n in read), None),
     )
 
 
@@ -504,7 +510,18 @@ def _outcome(m: Mitigation, lang: str, cards: int) -> str:
 
 
 def _summary(result: Result, lang: str, currency: str | None = None) -> str:
+    """What the answer leads with, in one line: the user's own card and its verdict where the lead
+    names it (another configuration than the one to rent), else the configuration to rent."""
     rec = result.recommendation
+    target = result.target
+    if target is not None and (rec is None or (target.gpu, target.count) != (rec.gpu, rec.count)):
+        return t(
+            "change-side-own",
+            lang,
+            total=format_bytes(target.bytes_per_gpu, lang),
+            config=config_text(target.count, target.gpu_name, lang),
+            verdict=label("verdict", shown_kind(target), lang),
+        )
     if rec is None:
         return t("change-side-none", lang, total=format_bytes(result.total_bytes, lang))
     return t(
@@ -516,7 +533,10 @@ def _summary(result: Result, lang: str, currency: str | None = None) -> str:
     )
 
 
-def _change(previous: Result, result: Result, lang: str, currency: str | None = None) -> str:
-    """'Было: 16,4 ГБ · 1× RTX 4090 48 GB · 149 ₽/ч → стало: 9,1 ГБ · …'."""
+def _change(previous: Result, result: Result, lang: str, currency: str | None = None) -> str | None:
+    """'Было: 16,4 ГБ · 1× RTX 4090 48 GB · 149 ₽/ч → стало: 9,1 ГБ · …' — like with like, what the
+    lead shows on each side; None when nothing it shows changed (the line would compare equals)."""
     before, after = _summary(previous, lang, currency), _summary(result, lang, currency)
+    if before == after:
+        return None
     return t("change-line", lang, before=before, after=after)

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from core.contract import Assumption
+
 
 class CoreError(ValueError):
     """Base: a clear message and the field it concerns."""
@@ -52,3 +57,4 @@ class ParseError(CoreError):
         self.candidates = candidates or []
         self.partial = partial or {}
         self.value = value  # the words at fault, e.g. the unknown model's name as typed
+        self.notes: list[Assumption] = []  # the parser's notes on what it did read (`Assumption`s)

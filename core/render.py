@@ -98,7 +98,7 @@ def describe_settings(fields: Mapping[str, Any], lang: str) -> str:
     """'llama-3-70b, inference, int4, context 32,768 tokens, 4 users' from (some) request fields."""
     task = fields.get("task")
     names = _SETTINGS_BY_TASK.get(Task(task), _ALL_SETTINGS) if task in set(Task) else _ALL_SETTINGS
-    parts = [_model_word(fields["model"])] if fields.get("model") else []
+    parts = [_model_word(fields["model"], _default_catalog())] if fields.get("model") else []
     if task:
         parts.append(label("task", str(task), lang))
     for name in names:
@@ -139,12 +139,13 @@ def _as_shown(value: float, quantum: Decimal) -> Decimal | float:
 # --- settings ----------------------------------------------------------------------------------
 
 
-def _model_word(model: Any) -> str:
+def _model_word(model: Any, catalog: Catalog | None) -> str:
+    """The model as the catalogue names it ('Llama 3.1 8B', not its id), or its size."""
     if isinstance(model, CustomModel):
         return f"{model.params_b:g}B"
     if isinstance(model, Mapping) and "params_b" in model:
         return f"{model['params_b']:g}B"
-    return str(model)
+    return _model_name(str(model), catalog)
 
 
 def _switch(key: str) -> Callable[[Any, str], str | None]:

@@ -21,7 +21,7 @@ def layout(answer: Answer) -> str:
     lang = answer.lang
     blocks: list[list[str]] = [
         list(answer.solved),
-        [answer.lead, answer.need, *[line for line in (answer.tight, answer.change) if line]],
+        [answer.lead, answer.need, *[s for s in (answer.card_read, answer.tight, answer.change) if s]],
         list(answer.cost),
         [answer.settings],
         [answer.parts_title, *(f"  {name}: {size}" for name, size in answer.parts)],

@@ -13,7 +13,7 @@ from aiogram.types import CallbackQuery, Message
 from aiogram.utils.callback_answer import CallbackAnswer
 
 from bot import flow, keyboards, presenter
-from bot.callbacks import GotoCB, Nav, NavCB, PageCB, StepCB
+from bot.callbacks import CardCB, GotoCB, Nav, NavCB, PageCB, StepCB
 from bot.context import Ctx
 from bot.db import repository
 from bot.dialog import (
@@ -174,6 +174,27 @@ async def on_change(
     await go_to_step(ctx, step, answers, query=query)
 
 
+async def on_card_switch(
+    query: CallbackQuery, callback_data: CardCB, ctx: Ctx, callback_answer: CallbackAnswer
+) -> None:
+    """From a result whose card was named without its memory ("4090"): the same request on the other
+    card of that chip ("RTX 4090 48 GB"), the answer saying what changed."""
+    answers: flow.Answers = dict((await DialogState.load(ctx.state)).answers)
+    extra = answers.get("extra")
+    gpu = str(callback_data.gpu)
+    if (
+        await current_step(query, ctx) != flow.RESULT
+        or "model" not in answers
+        or gpu not in ctx.catalog.gpus
+        or not isinstance(extra, dict)
+        or not extra.get("gpus")
+    ):
+        stale(callback_answer, ctx)
+        return
+    answers["extra"] = {**extra, "gpus": [gpu]}
+    await show_result(ctx, answers, query=query, compare=True)
+
+
 async def on_details(query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAnswer) -> None:
     """The rest of the result as a new message, so the short answer with its buttons stays above."""
     state = await DialogState.load(ctx.state)
@@ -240,6 +261,7 @@ def make_router() -> Router:
     router.callback_query.register(on_nav, NavCB.filter())
     router.callback_query.register(on_page, PageCB.filter())
     router.callback_query.register(on_change, GotoCB.filter())
+    router.callback_query.register(on_card_switch, CardCB.filter())
     router.message.register(on_typed_answer, StateFilter(*INPUT_STATES), F.text)
     router.message.register(on_wrong_input, StateFilter(*INPUT_STATES))
     return router

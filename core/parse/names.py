@@ -48,12 +48,14 @@ class Names:
     models: list[str] = field(default_factory=list)
     gpus: list[str] = field(default_factory=list)
     configs: list[tuple[str, int | None]] = field(default_factory=list)  # each card as named, its count
+    bare: list[str] = field(default_factory=list)  # cards named without their memory ("4090", not "4090 48")
 
 
 def take_names(text: _Text, catalog: Catalog, f: Fields) -> Names:
     """The longest runs of words that name a model or GPU exactly, taken out of the text."""
     found = Names()
     _unglue_counts(text, catalog)
+    _singular_cards(text, catalog)
     tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(text.rest)]
     may_name = _Windows(text.rest, tokens, catalog)
     looked_up: dict[str, tuple[ModelSpec, list[str]] | None] = {}  # a long text repeats its names
@@ -69,7 +71,10 @@ def take_names(text: _Text, catalog: Catalog, f: Fields) -> Names:
             if model is not None and not model[1]:  # exact: "...-awq" leaves its precision to be read
                 found.models.extend([model[0].id] if model[0].id not in found.models else [])
             elif gpu is not None:
+                named_end = end
                 gpu, end = _with_memory(text.rest, catalog, gpu, words, end)
+                if end == named_end and not _says_memory(words) and gpu.id not in found.bare:
+                    found.bare.append(gpu.id)
                 start, end = _take_card(text.rest, found, gpu, start, end)
             else:
                 continue
@@ -85,6 +90,16 @@ def take_names(text: _Text, catalog: Catalog, f: Fields) -> Names:
         if counted:
             f.setdefault("num_gpus", counted[0])
     return found
+
+
+_PLURAL = re.compile(r"(?<![\w.])([a-z]*\d+)s(?![\w.])")  # "two 4090s", "8 h100s"
+
+
+def _singular_cards(text: _Text, catalog: Catalog) -> None:
+    """ "4090s" → "4090" where the word without its English plural's "s" names a card."""
+    for match in reversed(list(_PLURAL.finditer(text.rest))):
+        if catalog.find_gpu(match.group(1)) is not None:
+            text.rest = text.rest[: match.end(1)] + text.rest[match.end() :]
 
 
 class _Windows:
@@ -154,6 +169,14 @@ def _with_memory(rest: str, catalog: Catalog, gpu: GpuSpec, words: str, end: int
     if gb == round(gpu.marketing_memory_gb):  # "h100 80gb": the card's own memory, said again
         return gpu, match.end()
     return gpu, end
+
+
+_MEMORY_WORD = re.compile(r"\d{2,3}(?:gb|gib|g|гб|гиб|г)?")
+
+
+def _says_memory(words: str) -> bool:
+    """Whether a card's name as typed holds its memory ("rtx 4090 24gb"), not only its model ("4090")."""
+    return any(_MEMORY_WORD.fullmatch(word) for word in words.lower().split())
 
 
 def _take_card(rest: str, found: Names, gpu: GpuSpec, start: int, end: int) -> tuple[int, int]:

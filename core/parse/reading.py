@@ -10,7 +10,17 @@ import re
 from dataclasses import dataclass
 
 from core.catalog import Catalog, default_catalog, name_words
-from core.contract import ANY_MODEL, CpuOffload, Engine, KvPrecision, Method, Precision, SolveFor, Task
+from core.contract import (
+    ANY_MODEL,
+    Assumption,
+    CpuOffload,
+    Engine,
+    KvPrecision,
+    Method,
+    Precision,
+    SolveFor,
+    Task,
+)
 from core.errors import CatalogError, ParseError
 from core.notes import note
 from core.parse import questions
@@ -76,6 +86,7 @@ def read(raw: str, catalog: Catalog, base: Task | None = None) -> Reading:
     aside = _take_aside(text)
     names = take_names(text, catalog, f)
     reading.gpu_configs = names.configs
+    reading.notes += _card_memory_notes(names.bare, catalog)
     questions.take_solve(text, f)
     _read_settings(text, f, reading)
     _read_task(text, f, reading)
@@ -337,8 +348,11 @@ def _settle_task(f: Fields, kind: ModelKind | None, reading: Reading, base: Task
     else:
         f["task"] = base or Task.INFERENCE
         reading.task_defaulted = True
+    if word in _GENERATION and kind not in (None, ModelKind.IMAGE, ModelKind.VIDEO):
+        reading.notes.append(note("parse_task_not_for_model", task=word.value))  # said, not dropped
 
 
+_GENERATION = (Task.IMAGE_GENERATION, Task.VIDEO_GENERATION)
 _ON_WORD = re.compile(r"(?:^|\s)(?:на|on|in|в)\s*$")
 _ROUND = 64  # contexts and image sides are multiples of this ("на 1024", "в 8192"); "на 4060" is a card
 
@@ -381,3 +395,19 @@ def _settle_numbers(text: _Text, f: Fields, reading: Reading) -> None:
     match = text.take(_BARE_K) or text.take(_BARE_NUMBER, lambda m: _a_size(text, m))
     if match and name not in f:
         f[name] = _tokens_count(match)
+
+
+def _card_memory_notes(bare: list[str], catalog: Catalog) -> list[Assumption]:
+    """A card named without its memory where the catalogue has the same chip with other memory ("4090":
+    the 24 GB retail card, read as typed; the 48 GB rebuild is `same_compute_as` it): said, with the
+    other card's id, so an answer can offer to switch (`parse_card_memory`)."""
+    notes = []
+    for gpu_id in bare:
+        gpu = catalog.gpus[gpu_id]
+        other = next((g for g in catalog.gpus.values() if g.same_compute_as == gpu_id), None)
+        if other is not None:
+            card, named = gpu.short_name or gpu.name, other.short_name or other.name
+            notes.append(
+                note("parse_card_memory", card=card, card_id=gpu_id, other=named, other_id=other.id)
+            )
+    return notes

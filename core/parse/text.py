@@ -102,6 +102,7 @@ class Reading:
 
     def build(self) -> Request:
         if self.error:
+            self.error.notes = list(self.notes)  # what was read is said when the rest is asked for
             raise self.error
         try:
             return Request(**self.fields)

@@ -26,3 +26,12 @@ def fail_always(answer: Answer) -> tuple[bytes, list[str]]:
 def hang(answer: Answer) -> tuple[bytes, list[str]]:
     threading.Event().wait()  # a render that never ends
     raise AssertionError("unreachable")
+
+
+def drawn_labels(answer: Answer) -> tuple[bytes, list[str]]:
+    """Draws as the bot does, and sends as the caption what the picture says of its bars: the total of
+    the breakdown bar and each card's capacity label (a test reads them off the photo's caption)."""
+    from core.picture import draw, layout, to_png
+
+    lay = layout(answer)
+    return to_png(draw(lay)), [lay.total_text, *(mark.label for mark in lay.marks)]

@@ -357,3 +357,5 @@ admin-stats-claims-by-source = <b>Requests taken, by link source</b> (requests �
 admin-stats-claims-row = ◦ { $name }: { $leads } · { $claimed } · { $median } · { $conversion }
 admin-stats-weeks = 📅 <b>By week</b>, the last { $weeks } (completed · requests · taken · median min to "Mine" · conversion)
 admin-stats-week-row = • { $week }: { $completed } · { $leads } · { $claimed } · { $median } · { $conversion }
+## slice "polish" (issue 25): a card named without its memory, switched with one tap
+btn-card-switch = 🔁 On the { $gpu }

@@ -360,3 +360,5 @@ admin-stats-claims-by-source = <b>Заявки в работе по источн
 admin-stats-claims-row = ◦ { $name }: { $leads } · { $claimed } · { $median } · { $conversion }
 admin-stats-weeks = 📅 <b>По неделям</b>, последние { $weeks } (завершено · заявки · взято · медиана до «Беру», мин · конверсия)
 admin-stats-week-row = • { $week }: { $completed } · { $leads } · { $claimed } · { $median } · { $conversion }
+## slice "polish" (issue 25): a card named without its memory, switched with one tap
+btn-card-switch = 🔁 На { $gpu }

@@ -501,3 +501,45 @@ prices-sold-out-note = "Taken right now": request a quote and we will tell you w
 
 # --- currency (issue 23, item 6): the tenge sign
 currency-KZT = ₸
+## slice "polish" (issue 25): the change line names the card asked about
+change-side-own = { $total } per card · { $config }: { $verdict }
+assumption-parse_card_memory = A card named without its memory is read as the { $card } (there is also the { $other }, the one we rent).
+## slice "polish" (issue 25): every request field named in the user's language (errors say which)
+field-engine = engine
+field-kv_cache_precision = KV cache precision
+field-method = training method
+field-mixed_precision = mixed precision
+field-optimizer = optimizer
+field-gradient_checkpointing = gradient checkpointing
+field-gradient_accumulation_steps = gradient accumulation steps
+field-attention = attention implementation
+field-lora_targets = LoRA layers
+field-adapter_dtype = adapter precision
+field-torch_compile = torch.compile
+field-lora_dropout = LoRA dropout
+field-sharding = sharding
+field-cpu_offload = CPU offload
+field-vae_tiling = VAE tiling
+field-vae_slicing = VAE slicing
+field-gpus = cards
+field-quantized_components = quantized parts
+field-text_encoder_on_cpu = text encoder on the CPU
+field-gpu_memory_utilization = vLLM's share of card memory
+field-solve_for = what to find
+field-memory_gb = card memory
+field-dataset_tokens = dataset size in tokens
+field-examples = number of examples
+field-tokens_per_example = tokens per example
+field-epochs = number of epochs
+field-requests_per_day = requests a day
+field-tokens_per_request = tokens per request
+field-prompt_tokens = prompt tokens
+field-outputs = number of outputs
+field-extra_models = other models
+assumption-parse_task_not_for_model = That is a language model: it does not generate { $task ->
+    [video_generation] video
+   *[image_generation] images
+}, so it is sized as an LLM run. For { $task ->
+    [video_generation] video, name a video model: wan 2.1, hunyuan video.
+   *[image_generation] images, name an image model: flux dev, sdxl.
+}

@@ -585,3 +585,45 @@ prices-sold-out-note = «Сейчас занято» — оставьте зая
 
 # --- currency (issue 23, item 6): the tenge sign
 currency-KZT = ₸
+## slice "polish" (issue 25): the change line names the card asked about
+change-side-own = { $total } на карту · { $config }: { $verdict }
+assumption-parse_card_memory = Карту без объёма памяти понял как { $card } (бывает и { $other } — её мы сдаём в аренду).
+## slice "polish" (issue 25): every request field named in the user's language (errors say which)
+field-engine = движок
+field-kv_cache_precision = точность KV-кэша
+field-method = метод обучения
+field-mixed_precision = смешанная точность
+field-optimizer = оптимизатор
+field-gradient_checkpointing = gradient checkpointing
+field-gradient_accumulation_steps = шаги накопления градиента
+field-attention = реализация внимания
+field-lora_targets = слои LoRA
+field-adapter_dtype = точность адаптера
+field-torch_compile = torch.compile
+field-lora_dropout = dropout LoRA
+field-sharding = шардирование
+field-cpu_offload = выгрузка на CPU
+field-vae_tiling = тайлинг VAE
+field-vae_slicing = слайсинг VAE
+field-gpus = карты
+field-quantized_components = квантованные части
+field-text_encoder_on_cpu = текстовый энкодер на CPU
+field-gpu_memory_utilization = доля памяти карты для vLLM
+field-solve_for = что подобрать
+field-memory_gb = память карты
+field-dataset_tokens = размер датасета в токенах
+field-examples = число примеров
+field-tokens_per_example = токенов на пример
+field-epochs = число эпох
+field-requests_per_day = запросов в день
+field-tokens_per_request = токенов на запрос
+field-prompt_tokens = токенов промпта
+field-outputs = число результатов
+field-extra_models = другие модели
+assumption-parse_task_not_for_model = Это языковая модель: { $task ->
+    [video_generation] видео
+   *[image_generation] картинки
+} она не генерирует, поэтому посчитал её запуск как LLM. Для { $task ->
+    [video_generation] видео напишите видеомодель: wan 2.1, hunyuan video.
+   *[image_generation] картинок напишите модель изображений: flux dev, sdxl.
+}
