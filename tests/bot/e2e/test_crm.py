@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from bot import outbox
+from bot.callbacks import ClaimCB
 from bot.crm import push
 from bot.db import leads as lead_db
 from bot.db.engine import create_engine, create_sessionmaker
@@ -236,3 +237,31 @@ async def test_amocrm_makes_one_deal_through_a_timeout_a_lost_answer_and_a_resta
     assert {r.headers["Authorization"] for r in amo.requests} == {f"Bearer {TOKEN}"}
     for r in amo.requests:
         print("amocrm", r.method, r.path, r.query, json.dumps(r.body, ensure_ascii=False))
+
+
+# ---------------------------------------------------------------- a claim reaches the CRM
+
+
+async def test_a_managers_claim_reaches_the_webhook_once(tmp_path: Path, template_db: Path) -> None:
+    """"✋ Беру" on the card: the webhook gets `lead.claimed` for that lead, with who took it, once
+    (a second press by another manager changes nothing)."""
+    async with FakeWebhook(SECRET) as hook, bot_with(
+        tmp_path, template_db, crm_webhook_url=hook.url, crm_webhook_secret=SECRET
+    ) as h:
+        user = h.user(username="ann_k", first_name="Ann")
+        await quote_from_a_result(user, "@ann_k")
+        (card,) = await wait_cards(h, 1)
+        await wait_deliveries(h, all_sent(1), "lead.created taken")
+        first = h.sandbox.user(id=900, first_name="Manager").in_group(chat_id=SALES_CHAT, title="Sales")
+        second = h.sandbox.user(id=902, first_name="Olga").in_group(chat_id=SALES_CHAT, title="Sales")
+        await first.click(text("btn-lead-claim"), message=card)
+        rows = await wait_deliveries(h, all_sent(2), "lead.claimed taken")
+        again = await second.press(ClaimCB(lead_id=rows[0].lead_id).pack(), message=card)  # an old client
+        assert again.show_alert  # told who has it
+        assert len(await deliveries(h)) == 2, "a second press makes no second event"
+    assert hook.violations == []
+    events = {body["event"]: body for body in hook.deals.values()}
+    created, claimed = events["lead.created"], events["lead.claimed"]
+    assert claimed["lead_id"] == created["lead_id"] == rows[0].lead_id
+    assert claimed["event_data"]["claimed_by"] == "Manager"
+    assert len(hook.deals) == 2 and hook.repeats == 0
