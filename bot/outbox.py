@@ -153,6 +153,13 @@ class LeadOutbox:
             return 0
         return await self.crm.lead_claimed(session, lead, by=by)
 
+    async def lead_qualified(self, session: AsyncSession, lead: Lead) -> int:
+        """The user answered the optional questions: `lead.qualified` for the CRMs that take it, in
+        the caller's transaction (call `wake()` after its commit); how many (0 without a CRM)."""
+        if self.crm is None:
+            return 0
+        return await self.crm.lead_qualified(session, lead)
+
     async def start(self, bot: Bot) -> None:
         """Dispatcher startup: deliver what is pending, then keep delivering in the background."""
         if self.crm is not None:

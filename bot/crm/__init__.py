@@ -18,12 +18,12 @@ from typing import Any, Protocol
 import aiohttp
 
 from bot.config import Settings
-from bot.db.models import CRM_LEAD_CLAIMED, CRM_LEAD_CREATED, Lead, User
+from bot.db.models import CRM_LEAD_CLAIMED, CRM_LEAD_CREATED, CRM_LEAD_QUALIFIED, Lead, User
 from bot.keyboards import UTM_CAMPAIGN_DIRECT
 from core.texts import label
 
 PAYLOAD_VERSION = 1
-EVENTS = (CRM_LEAD_CREATED, CRM_LEAD_CLAIMED)
+EVENTS = (CRM_LEAD_CREATED, CRM_LEAD_CLAIMED, CRM_LEAD_QUALIFIED)
 TITLE_SEPARATOR = " · "
 ERROR_BODY_CHARS = 200
 """How much of a refusal's body the error (and the admins' alert) keeps."""
@@ -162,6 +162,9 @@ def payload(
         "contact": {"kind": "telegram" if lead.contact_kind == "username" else lead.contact_kind,
                     "value": lead.contact},
         "comment": lead.comment,
+        "kind": lead.kind,  # quote, or reservation (summary["reservation"]: the offer and the hold)
+        "reservation": summary.get("reservation"),
+        "qualification": {"when": lead.need_when, "for": lead.need_for},
         "language": (user.language or user.language_from_telegram) if user is not None else None,
         "source": lead.source,
         "utm": utm(lead),

@@ -28,7 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot import leads as lead_texts
 from bot import outbox as box
-from bot.crm import CRM_LEAD_CLAIMED, CRM_LEAD_CREATED, CrmRefused, Destination, payload
+from bot.crm import CRM_LEAD_CLAIMED, CRM_LEAD_CREATED, CRM_LEAD_QUALIFIED, CrmRefused, Destination, payload
 from bot.db import leads as lead_db
 from bot.db.models import CrmDelivery, Lead, User, utc_now
 
@@ -78,6 +78,13 @@ class CrmPush:
         return await lead_db.enqueue_event(
             session, lead, CRM_LEAD_CLAIMED, names, {"claimed_by": by, "claimed_at": when}
         )
+
+    async def lead_qualified(self, session: AsyncSession, lead: Lead) -> int:
+        """Enqueue `lead.qualified` once the user answered the optional questions (when, how long:
+        the payload's `qualification`), in the caller's transaction. How many destinations get it."""
+        names = [n for n, d in self.destinations.items() if CRM_LEAD_QUALIFIED in d.events]
+        answers = {"when": lead.need_when, "for": lead.need_for}
+        return await lead_db.enqueue_event(session, lead, CRM_LEAD_QUALIFIED, names, answers)
 
     def http(self) -> aiohttp.ClientSession:
         if self._http is None or self._http.closed:

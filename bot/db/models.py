@@ -43,6 +43,7 @@ CRM_SENT = "sent"
 CRM_FAILED = "failed"
 CRM_LEAD_CREATED = "lead.created"
 CRM_LEAD_CLAIMED = "lead.claimed"
+CRM_LEAD_QUALIFIED = "lead.qualified"  # the user answered the optional when / how long questions
 LEAD_QUOTE = "quote"
 LEAD_RESERVATION = "reservation"  # a hold request for one offer (the card says "Бронь")
 NEED_WHEN = ("today", "week", "later")

@@ -61,6 +61,13 @@ async def ask_need(bot: Bot, chat_id: int, ctx: Ctx, lead_id: int, question: str
     )
 
 
+async def _qualified(ctx: Ctx, lead_id: int, lead_outbox: LeadOutbox) -> None:
+    """`lead.qualified` for the CRMs, once, when the user answered at least one question."""
+    lead = await ctx.db.get(Lead, lead_id, populate_existing=True)
+    if lead is not None and lead.telegram_id == ctx.telegram_id and (lead.need_when or lead.need_for):
+        await lead_outbox.lead_qualified(ctx.db, lead)
+
+
 async def on_need(
     query: CallbackQuery,
     callback_data: NeedCB,
@@ -79,10 +86,12 @@ async def on_need(
         if not await lead_db.set_need(ctx.db, callback_data.lead_id, ctx.telegram_id, **answers):
             callback_answer.text = ctx.tr("stale-button")
             return
-        if must_commit(ctx.db):
-            await ctx.db.commit()  # before the outbox looks
-        if lead_outbox is not None:
-            lead_outbox.wake()
+    if question != "when" and lead_outbox is not None:  # the last question: the CRMs hear the answers
+        await _qualified(ctx, callback_data.lead_id, lead_outbox)
+    if must_commit(ctx.db):
+        await ctx.db.commit()  # before the outbox looks
+    if lead_outbox is not None:
+        lead_outbox.wake()
     if question == "when":
         await query.message.edit_text(
             ctx.tr("need-ask-for"), reply_markup=_need_keyboard(ctx, callback_data.lead_id, "for")

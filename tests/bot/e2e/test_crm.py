@@ -242,9 +242,12 @@ async def test_amocrm_makes_one_deal_through_a_timeout_a_lost_answer_and_a_resta
 # ---------------------------------------------------------------- a claim reaches the CRM
 
 
-async def test_a_managers_claim_reaches_the_webhook_once(tmp_path: Path, template_db: Path) -> None:
+async def test_a_claim_and_the_users_answers_reach_the_webhook_once(
+    tmp_path: Path, template_db: Path
+) -> None:
     """"✋ Беру" on the card: the webhook gets `lead.claimed` for that lead, with who took it, once
-    (a second press by another manager changes nothing)."""
+    (a second press by another manager changes nothing); the user's answers to the optional
+    questions (when, how long) come as `lead.qualified`."""
     async with FakeWebhook(SECRET) as hook, bot_with(
         tmp_path, template_db, crm_webhook_url=hook.url, crm_webhook_secret=SECRET
     ) as h:
@@ -259,9 +262,18 @@ async def test_a_managers_claim_reaches_the_webhook_once(tmp_path: Path, templat
         again = await second.press(ClaimCB(lead_id=rows[0].lead_id).pack(), message=card)  # an old client
         assert again.show_alert  # told who has it
         assert len(await deliveries(h)) == 2, "a second press makes no second event"
+        # the user answers the optional questions: the webhook hears them once, as lead.qualified
+        ask = user.last_message()
+        await user.click(text("btn-need-when-today"), message=ask)
+        await user.click(text("btn-need-for-months"), message=ask)
+        await wait_deliveries(h, all_sent(3), "lead.qualified taken")
     assert hook.violations == []
     events = {body["event"]: body for body in hook.deals.values()}
     created, claimed = events["lead.created"], events["lead.claimed"]
     assert claimed["lead_id"] == created["lead_id"] == rows[0].lead_id
     assert claimed["event_data"]["claimed_by"] == "Manager"
-    assert len(hook.deals) == 2 and hook.repeats == 0
+    qualified = events["lead.qualified"]
+    assert qualified["qualification"] == {"when": "today", "for": "months"}
+    assert qualified["event_data"] == {"when": "today", "for": "months"}
+    assert created["kind"] == "quote" and created["reservation"] is None
+    assert len(hook.deals) == 3 and hook.repeats == 0
