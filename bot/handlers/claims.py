@@ -15,10 +15,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
-from aiogram import Bot, Router
-from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
+from aiogram import Router
+from aiogram.types import CallbackQuery, Message
 from aiogram.utils.callback_answer import CallbackAnswer
-from aiogram.utils.keyboard import InlineKeyboardBuilder
 from aiogram_i18n import I18nContext
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -27,38 +26,14 @@ from bot.callbacks import ClaimCB, NeedCB
 from bot.config import Settings
 from bot.context import Ctx
 from bot.db import leads as lead_db
-from bot.db.models import NEED_FOR, NEED_WHEN, Lead, utc_now
+from bot.db.models import Lead, utc_now
 from bot.outbox import LeadOutbox
+from bot.qualify import NEED_COLUMNS, NEED_VALUES, SKIP, need_keyboard
 from bot.storage import must_commit
 
 log = logging.getLogger(__name__)
 
 # ---------------------------------------------------------------- qualification (after the lead)
-
-
-NEED_VALUES = {"when": NEED_WHEN, "for": NEED_FOR}
-NEED_COLUMNS = {"when": "need_when", "for": "need_for"}
-SKIP = "skip"
-
-
-def _need_keyboard(ctx: Ctx, lead_id: int, question: str) -> InlineKeyboardMarkup:
-    builder = InlineKeyboardBuilder()
-    for value in NEED_VALUES[question]:
-        builder.button(
-            text=ctx.tr(f"btn-need-{question}-{value}"),
-            callback_data=NeedCB(lead_id=lead_id, question=question, value=value),
-        )
-    skip = NeedCB(lead_id=lead_id, question=question, value=SKIP)
-    builder.button(text=ctx.tr("btn-need-skip"), callback_data=skip)
-    builder.adjust(len(NEED_VALUES[question]), 1)
-    return builder.as_markup()
-
-
-async def ask_need(bot: Bot, chat_id: int, ctx: Ctx, lead_id: int, question: str) -> None:
-    """One optional question under the stored lead: nothing waits for it (no form state)."""
-    await bot.send_message(
-        chat_id, ctx.tr(f"need-ask-{question}"), reply_markup=_need_keyboard(ctx, lead_id, question)
-    )
 
 
 async def _qualified(ctx: Ctx, lead_id: int, lead_outbox: LeadOutbox) -> None:
@@ -94,7 +69,7 @@ async def on_need(
         lead_outbox.wake()
     if question == "when":
         await query.message.edit_text(
-            ctx.tr("need-ask-for"), reply_markup=_need_keyboard(ctx, callback_data.lead_id, "for")
+            ctx.tr("need-ask-for"), reply_markup=need_keyboard(ctx, callback_data.lead_id, "for")
         )
     else:
         await query.message.edit_text(ctx.tr("need-thanks"), reply_markup=None)
@@ -158,12 +133,9 @@ async def on_claim(
 
 
 def make_sales_router() -> Router:
-    """The sales chat's buttons; before the groups' router (which answers any other group button)."""
+    """"Беру" in the sales chat and the user's answers to the questions after a lead; before the
+    groups' router (which answers any other group button)."""
     router = Router(name="sales")
     router.callback_query.register(on_claim, ClaimCB.filter())
-    return router
-
-
-def register_questions(router: Router) -> None:
-    """The questions' buttons, on the quote form's router (private chats)."""
     router.callback_query.register(on_need, NeedCB.filter())
+    return router

@@ -3,7 +3,8 @@ manager (`bot/data/quote_intents.toml`) open it at any time. Two questions — h
 (Telegram @username, a phone shared with `request_contact`, or a typed e-mail / phone) and an optional
 comment — then the lead is written (bot.db.leads, de-duplicated), the user sees what was sent, and the
 outbox (bot.outbox) delivers it to the sales chat. The lead carries the last answer's configuration.
-Then two optional one-tap questions (bot.handlers.claims, as is "Беру" on the sales card).
+Then two optional one-tap questions (bot.qualify; answered in bot.handlers.claims, as is "Беру" on
+the sales card).
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ from bot.db import leads as lead_db
 from bot.db import repository
 from bot.db.models import CONTACT_USERNAME, LEAD_RESERVATION, Lead, utc_now
 from bot.dialog_state import DialogState, LeadDraft, update
-from bot.handlers import claims
 from bot.outbox import LeadOutbox
+from bot.qualify import ask_need
 from bot.storage import must_commit
 from core.answer import config_text, headline_settings
 from core.catalog import Catalog
@@ -299,7 +300,7 @@ async def finish(
         await ctx.db.commit()  # before the outbox looks: it edits the confirmation once delivered
     if outbox is not None:
         outbox.wake()
-    await claims.ask_need(event.bot, chat_id, ctx, lead.id, "when")
+    await ask_need(event.bot, chat_id, ctx, lead.id, "when")
 
 
 async def _store(
@@ -449,5 +450,4 @@ def make_router() -> Router:
     router.callback_query.register(on_reserve_button, QuoteCB.filter(F.action == Quote.RESERVE))
     router.callback_query.register(on_hold_choice, QuoteCB.filter(F.action.in_({Quote.HOURS, Quote.MONTHS})))
     router.callback_query.register(on_sales_quote, SalesCB.filter())
-    claims.register_questions(router)
     return router

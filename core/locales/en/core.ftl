@@ -512,6 +512,7 @@ field-mixed_precision = mixed precision
 field-optimizer = optimizer
 field-gradient_checkpointing = gradient checkpointing
 field-gradient_accumulation_steps = gradient accumulation steps
+field-quant_backend = quantization library (bitsandbytes or torchao)
 field-attention = attention implementation
 field-lora_targets = LoRA layers
 field-adapter_dtype = adapter precision

@@ -596,6 +596,7 @@ field-mixed_precision = смешанная точность
 field-optimizer = оптимизатор
 field-gradient_checkpointing = gradient checkpointing
 field-gradient_accumulation_steps = шаги накопления градиента
+field-quant_backend = библиотека квантования (bitsandbytes или torchao)
 field-attention = реализация внимания
 field-lora_targets = слои LoRA
 field-adapter_dtype = точность адаптера
