@@ -44,7 +44,7 @@ from aiogram.types import InlineKeyboardMarkup
 from aiohttp import ClientError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from bot import leads
+from bot import leads, tasks
 from bot.db import leads as lead_db
 from bot.db.models import LEAD_UPDATED, Lead, utc_now
 
@@ -174,11 +174,8 @@ class LeadOutbox:
         """Dispatcher shutdown: a send in flight is cancelled; its lead stays pending (claimed a while)."""
         if self.crm is not None:
             await self.crm.stop()
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await tasks.cancel(self._task)
+        self._task = None
 
     async def _run(self, bot: Bot) -> None:
         first = True

@@ -25,7 +25,7 @@ from aiogram.exceptions import TelegramBadRequest, TelegramForbiddenError
 from aiogram.types import ReplyParameters
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot import leads
+from bot import leads, tasks
 from bot.db import leads as lead_db
 from bot.db.models import utc_now
 from bot.outbox import SEND_ERRORS
@@ -79,11 +79,8 @@ class LeadReminders:
             self._task = asyncio.create_task(self._run(bot), name="lead-reminders")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await tasks.cancel(self._task)
+        self._task = None
 
     async def _run(self, bot: Bot) -> None:
         while True:

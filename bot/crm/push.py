@@ -28,6 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot import leads as lead_texts
 from bot import outbox as box
+from bot import tasks
 from bot.crm import CRM_LEAD_CLAIMED, CRM_LEAD_CREATED, CRM_LEAD_QUALIFIED, CrmRefused, Destination, payload
 from bot.db import leads as lead_db
 from bot.db.models import CrmDelivery, Lead, User, utc_now
@@ -97,11 +98,8 @@ class CrmPush:
             self._task = asyncio.create_task(self._run(bot), name="crm-push")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await tasks.cancel(self._task)
+        self._task = None
         if self._http is not None:
             await self._http.close()
             self._http = None

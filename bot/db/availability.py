@@ -12,7 +12,6 @@ read yet, the next update tries (the offers file's values meanwhile).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 import logging
 from collections.abc import Mapping
@@ -21,6 +20,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot import tasks
 from bot.db.models import OfferAvailability, utc_now
 from bot.db.repository import dialect_insert
 from core.catalog import Catalog
@@ -87,11 +87,8 @@ class LiveAvailability:
             self._task = asyncio.create_task(self._refresh(self._refresh_s), name="offer-availability")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await tasks.cancel(self._task)
+        self._task = None
 
     async def _refresh(self, every_s: float) -> None:
         while True:

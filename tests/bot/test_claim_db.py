@@ -2,7 +2,6 @@
 moment exactly one wins; the reminder and escalation marks are taken once and only while unclaimed."""
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -13,21 +12,12 @@ from bot.db import leads as lead_db
 from bot.db import report, stats
 from bot.db.engine import create_engine, create_sessionmaker, migrate
 from bot.db.models import LEAD_SENT, LEAD_UPDATED, Lead, utc_now
+from tests.bot import both_backends
 from tests.bot.test_lead_db import get, new_lead
 
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def db_url(request: pytest.FixtureRequest) -> str:
-    return str(request.getfixturevalue(f"migrated_{request.param}_url"))
-
-
-@pytest.fixture
-async def sessionmaker(db_url: str) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
-    engine = create_engine(db_url)
-    try:
-        yield create_sessionmaker(engine)
-    finally:
-        await engine.dispose()
+# each test runs on SQLite and on PostgreSQL
+db_url = both_backends.db_url
+sessionmaker = both_backends.sessionmaker
 
 
 async def sent_lead(sessionmaker: async_sessionmaker[AsyncSession], key: str) -> Lead:

@@ -12,9 +12,9 @@ from bot import outbox
 from bot.crm.push import CrmPush
 from bot.crm.webhook import Webhook
 from bot.db import leads as lead_db
-from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.models import CRM_FAILED, CRM_LEAD_CLAIMED, CRM_LEAD_CREATED, CRM_PENDING, CRM_SENT, Lead, utc_now
 from bot.outbox import LeadOutbox
+from tests.bot import both_backends
 from tests.bot.test_lead_db import new_lead
 from tests.fake_crm import FakeWebhook
 
@@ -25,18 +25,9 @@ def tr(key: str, **args: object) -> str:
     return SALES[key].format(**args)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def db_url(request: pytest.FixtureRequest) -> str:
-    return str(request.getfixturevalue(f"migrated_{request.param}_url"))
-
-
-@pytest.fixture
-async def sessionmaker(db_url: str) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
-    engine = create_engine(db_url)
-    try:
-        yield create_sessionmaker(engine)
-    finally:
-        await engine.dispose()
+# each test runs on SQLite and on PostgreSQL
+db_url = both_backends.db_url
+sessionmaker = both_backends.sessionmaker
 
 
 @pytest.fixture
