@@ -86,7 +86,7 @@ def render_parse_error(err: ParseError, lang: str = "ru", catalog: Catalog | Non
             translate(concept_key("parse-error", err.code), lang)
             or t("parse-error-invalid", lang, field=label("field", err.field or "request", lang))
         ]
-    understood = describe_settings(err.partial, lang) if err.code not in _ASIDES else ""
+    understood = describe_settings(err.partial, lang, cards=True) if err.code not in _ASIDES else ""
     if understood:
         lines.append(t("parse-understood", lang, settings=understood))
     if err.code in ("empty", "missing_model", "unknown_model"):
@@ -94,21 +94,43 @@ def render_parse_error(err: ParseError, lang: str = "ru", catalog: Catalog | Non
     return "\n".join(lines)
 
 
-def describe_settings(fields: Mapping[str, Any], lang: str) -> str:
-    """'llama-3-70b, inference, int4, context 32,768 tokens, 4 users' from (some) request fields."""
+def describe_settings(fields: Mapping[str, Any], lang: str, *, cards: bool = False) -> str:
+    """'llama-3-70b, inference, int4, context 32,768 tokens, 4 users' from (some) request fields;
+    `cards`: the cards named too ('2× RTX 4090 48 GB'), where nothing else on screen names them."""
     task = fields.get("task")
     names = _SETTINGS_BY_TASK.get(Task(task), _ALL_SETTINGS) if task in set(Task) else _ALL_SETTINGS
     parts = [_model_word(fields["model"], _default_catalog())] if fields.get("model") else []
     if task:
         parts.append(label("task", str(task), lang))
+    named = _cards_word(fields, lang) if cards else None
+    if named:
+        parts.append(named)
     for name in names:
         value = fields.get(name)
         if name == "lora_rank" and str(fields.get("method", "full")) == "full":
+            continue
+        if name == "num_gpus" and named:  # said with the card: '2× RTX 4090 48 GB'
             continue
         text = _SETTING[name](value, lang) if value is not None else None
         if text:
             parts.append(text)
     return ", ".join(parts)
+
+
+def _cards_word(fields: Mapping[str, Any], lang: str) -> str | None:
+    """'2× RTX 4090 48 GB' for the cards named (the catalogue's short names), None when none is."""
+    catalog = _default_catalog()
+    if catalog is None:
+        return None
+    count = int(fields.get("num_gpus") or 1)
+    names = []
+    for gpu in fields.get("gpus") or ():
+        try:
+            spec = catalog.gpu(str(gpu))
+        except CatalogError:
+            continue
+        names.append(t("config", lang, count=count, gpu=spec.short_name or spec.name))
+    return ", ".join(names) or None
 
 
 SMALL_BELOW = 1000 * MiB  # from here on, GB: '0,98 ГБ' rather than '1 003 МБ'

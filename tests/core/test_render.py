@@ -11,6 +11,7 @@ from core.catalog import Catalog
 from core.contract import Assumption, Mitigation, Task
 from core.errors import ParseError
 from core.estimate import estimate
+from core.parse import parse
 from core.render import (
     SMALL_BELOW,
     action_text,
@@ -268,3 +269,12 @@ def test_russian_assumptions_and_actions_agree_with_their_numbers(
     assert said in t("assumption-default_context", "ru", context_length=tokens).replace("\xa0", " ")
     assert cut_to in t("action-shorten_context", "ru", context_length=tokens).replace("\xa0", " ")
     assert "(32 слоя)" in t("assumption-typical_architecture", "ru", size="7B", reference="X", layers=32)
+
+
+def test_what_was_understood_names_the_cards_given() -> None:
+    """'Пока понял: инференс, 2× RTX 4090 48 GB' — not '2 карты': the card the user named (and by
+    which memory) is part of what was read."""
+    with pytest.raises(ParseError) as caught:
+        parse("мне нужно запустить лламу 70б на 2х 4090 по 48, влезет?")
+    said = render_parse_error(caught.value, "ru")
+    assert "2× RTX 4090 48 GB" in said and "2 карты" not in said
