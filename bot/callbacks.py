@@ -110,7 +110,7 @@ LeadId = Annotated[int, Field(ge=1, le=2**62)]
 
 
 class ClaimCB(CallbackData, prefix="lc"):
-    """"Беру" on a lead's card in the sales chat (`bot.handlers.leads.on_claim`)."""
+    """"Беру" on a lead's card in the sales chat (`bot.handlers.claims.on_claim`)."""
 
     lead_id: LeadId
 

@@ -528,9 +528,20 @@ def test_secrets_of_settings_include_url_passwords() -> None:
             {"SALES_CHAT_ID": "-1001234567890", "SALES_TOPIC_ID": "-3"},
             "SALES_TOPIC_ID: must be a forum topic",
         ),
+        ({"CRM_WEBHOOK_URL": "crm.example.com/hook"}, "CRM_WEBHOOK_URL: must be a URL"),
+        ({"CRM_WEBHOOK_SECRET": "s"}, "CRM_WEBHOOK_SECRET: set without CRM_WEBHOOK_URL"),
+        ({"BITRIX24_WEBHOOK_URL": "https://x.bitrix24.ru/rest/"}, "BITRIX24_WEBHOOK_URL: must be an inbound"),
+        ({"BITRIX24_TELEGRAM_FIELD": "UF_CRM_TG"}, "BITRIX24_TELEGRAM_FIELD: set without BITRIX24"),
+        (
+            {"BITRIX24_WEBHOOK_URL": "https://x.bitrix24.ru/rest/1/abc/", "BITRIX24_TELEGRAM_FIELD": "TG"},
+            "BITRIX24_TELEGRAM_FIELD: must be a lead's user field",
+        ),
+        ({"AMOCRM_DOMAIN": "example.amocrm.ru"}, "AMOCRM_TOKEN: not set"),
+        ({"AMOCRM_TOKEN": "t"}, "AMOCRM_TOKEN: set without AMOCRM_DOMAIN"),
+        ({"AMOCRM_DOMAIN": "not a domain", "AMOCRM_TOKEN": "t"}, "AMOCRM_DOMAIN: must be the account's"),
     ],
 )
-def test_bad_sales_chat_settings_name_the_variable(
+def test_bad_sales_and_crm_settings_name_the_variable(
     monkeypatch: pytest.MonkeyPatch, env: dict[str, str], message: str
 ) -> None:
     for name, value in env.items():
@@ -546,32 +557,6 @@ def test_sales_chat_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SALES_TOPIC_ID", "42")
     settings = load_settings()
     assert (settings.sales_chat_id, settings.sales_topic_id) == (-1001234567890, 42)
-
-
-@pytest.mark.parametrize(
-    ("env", "message"),
-    [
-        ({"CRM_WEBHOOK_URL": "crm.example.com/hook"}, "CRM_WEBHOOK_URL: must be a URL"),
-        ({"CRM_WEBHOOK_SECRET": "s"}, "CRM_WEBHOOK_SECRET: set without CRM_WEBHOOK_URL"),
-        ({"BITRIX24_WEBHOOK_URL": "https://x.bitrix24.ru/rest/"}, "BITRIX24_WEBHOOK_URL: must be an inbound"),
-        ({"BITRIX24_TELEGRAM_FIELD": "UF_CRM_TG"}, "BITRIX24_TELEGRAM_FIELD: set without BITRIX24"),
-        (
-            {"BITRIX24_WEBHOOK_URL": "https://x.bitrix24.ru/rest/1/abc/", "BITRIX24_TELEGRAM_FIELD": "TG"},
-            "BITRIX24_TELEGRAM_FIELD: must be a lead's user field",
-        ),
-        ({"AMOCRM_DOMAIN": "example.amocrm.ru"}, "AMOCRM_TOKEN: not set"),
-        ({"AMOCRM_TOKEN": "t"}, "AMOCRM_TOKEN: set without AMOCRM_DOMAIN"),
-        ({"AMOCRM_DOMAIN": "not a domain", "AMOCRM_TOKEN": "t"}, "AMOCRM_DOMAIN: must be the account's"),
-    ],
-)
-def test_bad_crm_settings_name_the_variable(
-    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], message: str
-) -> None:
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    with pytest.raises(ConfigError) as caught:
-        load_settings()
-    assert message in str(caught.value) and "\n" not in str(caught.value)
 
 
 def test_crm_settings(monkeypatch: pytest.MonkeyPatch) -> None:
