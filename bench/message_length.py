@@ -33,7 +33,8 @@ LOCALES = Path(__file__).resolve().parents[1] / "bot" / "locales"
 
 def translator(lang: str) -> Any:
     bundle = FluentBundle([lang], use_isolating=False)
-    bundle.add_resource(FluentResource((LOCALES / lang / "bot.ftl").read_text(encoding="utf-8")))
+    for path in sorted((LOCALES / lang).glob("*.ftl")):
+        bundle.add_resource(FluentResource(path.read_text(encoding="utf-8")))
 
     def tr(key: str, **args: Any) -> str:
         text, _ = bundle.format_pattern(bundle.get_message(key).value, args)

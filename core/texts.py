@@ -1,4 +1,4 @@
-"""User-facing words for the core's concepts, from Fluent files in `core/locales/<lang>/core.ftl`.
+"""User-facing words for the core's concepts, from the Fluent files in `core/locales/<lang>/` (`*.ftl`).
 
 The bot and `python -m core ask` both speak through `t`, so a breakdown component, a verdict or a
 precision reads the same everywhere. Keys are stable and listed at the top of the .ftl files;
@@ -90,11 +90,16 @@ def label(group: str, value: str, lang: str, **args: Arg) -> str:
 @lru_cache(maxsize=len(LANGUAGES) + 1)
 def message_ids(lang: str) -> frozenset[str]:
     """Every key of one language (for the tests)."""
-    path = LOCALES_DIR / normalize_lang(lang) / "core.ftl"
-    resource = FluentParser().parse(path.read_text(encoding="utf-8")) if path.exists() else None
-    return (
-        frozenset(e.id.name for e in resource.body if isinstance(e, ast.Message)) if resource else frozenset()
-    )
+    ids: set[str] = set()
+    for path in _files(normalize_lang(lang)):
+        resource = FluentParser().parse(path.read_text(encoding="utf-8"))
+        ids.update(e.id.name for e in resource.body if isinstance(e, ast.Message))
+    return frozenset(ids)
+
+
+def _files(lang: str) -> list[Path]:
+    """The language's Fluent files: `core.ftl` and one file per feature beside it, in name order."""
+    return sorted((LOCALES_DIR / lang).glob("*.ftl"))
 
 
 @lru_cache(maxsize=len(LANGUAGES))
@@ -102,7 +107,6 @@ def _bundle(lang: str) -> FluentBundle:
     # use_isolating=False: Unicode isolation marks around values show up as garbage in terminals
     # and in Telegram; our texts do not mix writing directions.
     bundle = FluentBundle([lang], use_isolating=False)
-    path = LOCALES_DIR / lang / "core.ftl"
-    if path.exists():
+    for path in _files(lang):
         bundle.add_resource(FluentResource(path.read_text(encoding="utf-8")))
     return bundle
