@@ -5,6 +5,7 @@ it; /healthz is as before; two apps in one process keep their own registries."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +15,11 @@ from aiohttp import web
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import SecretStr
 
-from bot import outbox
+from bot import dialog, hf_models, outbox, pictures
 from bot.app import build_webhook_app, create_app, ensure_webhook, webhook_runner
 from bot.metrics import Timing, fold_sources
 from tests.bot.e2e.conftest import QUIET_S, REPLY_TIMEOUT_S, Harness, make_settings, result_mark, text
+from tests.fake_hub import FakeHub, fixture_config
 from tgsandbox import ChatMessage, Sandbox
 
 SECRET = "webhook-secret-123"
@@ -33,9 +35,10 @@ def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(outbox, "BACKOFF_BASE_S", 0.05)
 
 
-@pytest.fixture
-async def served(tmp_path: Path, template_db: Path) -> AsyncIterator[Harness]:
-    """The bot in webhook mode with a sales chat and METRICS_TOKEN; its port in ``sandbox.webhook_port``."""
+@asynccontextmanager
+async def serving(tmp_path: Path, template_db: Path, **overrides: Any) -> AsyncIterator[Harness]:
+    """The bot in webhook mode with a sales chat, METRICS_TOKEN and ``overrides``; its port in
+    ``sandbox.webhook_port``."""
     db_path = tmp_path / "bot.sqlite3"
     db_path.write_bytes(template_db.read_bytes())
     async with Sandbox(quiet_period=QUIET_S, reply_timeout=REPLY_TIMEOUT_S) as sandbox:
@@ -44,6 +47,7 @@ async def served(tmp_path: Path, template_db: Path) -> AsyncIterator[Harness]:
             telegram_api_url=sandbox.base_url,
             sales_chat_id=SALES_CHAT,
             metrics_token=SecretStr(TOKEN),
+            **overrides,
         )
         app = await create_app(settings, bot=sandbox.make_bot())
         sandbox.busy_while(lambda: bool(app.inbox_dp.handling))
@@ -62,6 +66,12 @@ async def served(tmp_path: Path, template_db: Path) -> AsyncIterator[Harness]:
         finally:
             await runner.cleanup()
             await app.close()
+
+
+@pytest.fixture
+async def served(tmp_path: Path, template_db: Path) -> AsyncIterator[Harness]:
+    async with serving(tmp_path, template_db) as h:
+        yield h
 
 
 async def get(h: Harness, path: str, headers: dict[str, str] | None = None) -> tuple[int, str, str]:
@@ -129,8 +139,6 @@ async def test_metrics_show_updates_leads_and_errors(
     assert ("gpufit_picture_render_seconds_count", ()) in samples
     assert ("gpufit_hf_lookup_seconds_count", ()) in samples
 
-    import bot.dialog as dialog
-
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
@@ -157,6 +165,39 @@ async def test_the_outbox_queue_counts_undelivered_leads(served: Harness) -> Non
     assert value(samples, "gpufit_lead_outbox_sends_total", result="delivered") == 0
     assert value(samples, "gpufit_lead_outbox_leads", status="pending") == 1
     assert value(samples, "gpufit_leads", source="none", kind="quote") == 1
+
+
+async def test_pictures_and_hugging_face_look_ups(
+    tmp_path: Path, template_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model from the (fake) Hub, one the Hub does not have, and the answer's picture: counted and
+    timed (a renderer and a look-up of this test's own, as the production ones are one per process)."""
+    renderer, lookups = pictures.Pictures(timeout_s=30.0), hf_models.HfModels(budget_s=2.0)
+    for module in (dialog, pictures):
+        monkeypatch.setattr(module, "PICTURES", renderer)
+    for module in (dialog, hf_models):
+        monkeypatch.setattr(module, "HF_MODELS", lookups)
+    clone = "acme/Llama-Clone-8B"
+    with FakeHub({clone: (fixture_config("meta-llama/Llama-3.1-8B"), {"BF16": 8_030_261_248})}) as hub:
+        settings = {"hf_lookup": True, "hf_endpoint": hub.url, "answer_pictures": True}
+        try:
+            async with serving(tmp_path, template_db, **settings) as h:
+                user = h.user()
+                found = await user.send(f"{clone} int4 32k")
+                assert result_mark() in (found[0].text or "")
+                # the first picture starts the worker (seconds on a busy machine): waited for as such
+                await h.sandbox.wait_for(lambda: renderer.sent == 1, "the answer's picture", timeout=60)
+                await user.send("acme/no-such-model int4")
+                samples = await scrape(h)
+        finally:
+            await renderer.close()
+    assert value(samples, "gpufit_hf_lookups_total", result="found") == 1
+    assert value(samples, "gpufit_hf_lookups_total", result="not_found") == 1
+    assert value(samples, "gpufit_hf_lookup_seconds_count") == 2
+    assert value(samples, "gpufit_hf_lookup_seconds_bucket", le="+Inf") == 2
+    assert value(samples, "gpufit_pictures_total", result="sent") == 1
+    assert value(samples, "gpufit_picture_render_seconds_count") == 1
+    assert 0 < value(samples, "gpufit_picture_render_seconds_sum") < 30
 
 
 @pytest.mark.parametrize(
