@@ -29,6 +29,10 @@ if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
     from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+    from bot.hf_models import HfModels
+    from bot.outbox import LeadOutbox
+    from bot.pictures import Pictures
+
 log = logging.getLogger(__name__)
 
 UPDATE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -155,9 +159,9 @@ class Sources:
     sessionmaker: async_sessionmaker[AsyncSession] | None = None
     bot_id: int = 0
     in_hand: Callable[[], int] = lambda: 0  # updates being handled now
-    outbox: Any = None  # bot.outbox.LeadOutbox: .sends (Tally), .crm (bot.crm.push.CrmPush: .pushes)
-    pictures: Any = None  # bot.pictures.Pictures: .render_time (Timing), .sent, .skipped, .failed
-    hf: Any = None  # bot.hf_models.HfModels: .lookup_time (Timing), .lookups (Tally)
+    outbox: LeadOutbox | None = None  # .sends, and .crm (bot.crm.push.CrmPush) .pushes
+    pictures: Pictures | None = None  # .render_time, .sent, .skipped, .failed
+    hf: HfModels | None = None  # .lookup_time, .lookups
 
 
 class Metrics:
@@ -317,7 +321,7 @@ def _histogram(name: str, documentation: str, timing: Timing) -> Metric:
     return HistogramMetricFamily(name, documentation, buckets=timing.cumulative(), sum_value=timing.sum)
 
 
-def _picture_families(pictures: Any) -> Iterator[Metric]:
+def _picture_families(pictures: Pictures) -> Iterator[Metric]:
     from prometheus_client.core import CounterMetricFamily
 
     yield _histogram(
@@ -335,7 +339,7 @@ def _picture_families(pictures: Any) -> Iterator[Metric]:
     yield sent
 
 
-def _hf_families(hf: Any) -> Iterator[Metric]:
+def _hf_families(hf: HfModels) -> Iterator[Metric]:
     from prometheus_client.core import CounterMetricFamily
 
     yield _histogram(
