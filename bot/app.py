@@ -16,6 +16,7 @@ import hashlib
 import logging
 import secrets
 import signal
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -177,6 +178,8 @@ class BotDispatcher(InboxDispatcher):
         )
         self.update.outer_middleware(self.fsm)
         self._forgetting: asyncio.Task[None] | None = None
+        # Told of each update handled and its seconds (bot.metrics, where /metrics is served).
+        self.on_handled: Callable[[Update, float], None] | None = None
 
     async def start_inbox(self, bot: Bot, *, all_of_them: bool, **kwargs: Any) -> None:
         await super().start_inbox(bot, all_of_them=all_of_them, **kwargs)
@@ -202,6 +205,7 @@ class BotDispatcher(InboxDispatcher):
     async def feed_update(self, bot: Bot, update: Update, **kwargs: Any) -> Any:
         if "callback_ticket" in kwargs:
             return await super().feed_update(bot, update, **kwargs)
+        started = time.perf_counter()
         typing = start_typing(bot, update, self.typing_after_s)
         ticket = None
         if update.callback_query is not None:
@@ -217,6 +221,8 @@ class BotDispatcher(InboxDispatcher):
                 ticket.cancel()
             if typing is not None:
                 typing.stop()
+            if self.on_handled is not None:
+                self.on_handled(update, time.perf_counter() - started)
 
 
 class RetryAfterMiddleware(BaseRequestMiddleware):
@@ -598,6 +604,10 @@ def build_webhook_app(app: App, *, secret: str | None, path: str = WEBHOOK_PATH)
     web_app = web.Application()
     web_app.router.add_post(path, on_update)
     web_app.router.add_get("/healthz", healthz)
+    from bot import metrics  # GET /metrics (Prometheus), README "Metrics"
+
+    token = app.settings.metrics_token
+    metrics.serve(web_app, dp, bot.id, token=token.get_secret_value() if token else None)
     dp.startup.register(start_inbox)
     setup_application(web_app, dp, bot=bot)
     return web_app

@@ -89,6 +89,8 @@ class Settings(BaseSettings):
     webhook_insecure: bool = False
     web_server_host: str = "0.0.0.0"
     web_server_port: int = 8080
+    # GET /metrics on the webhook server (bot.metrics) asks for `Authorization: Bearer <this>` when set.
+    metrics_token: SecretStr | None = None
     contact_url: str = "https://example.com/contact"
     # Where quote requests (leads) are delivered: a group or supergroup id (-100…), optionally a forum
     # topic in it. Unset: leads are stored and logged, not sent (they stay pending until it is set).

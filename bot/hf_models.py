@@ -34,6 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db import hf_cache
 from bot.db.hf_cache import FOUND, NOT_FOUND, UNSUPPORTED, HubAnswer
+from bot.metrics import HF_BUCKETS, Tally, Timing
 from core import hf
 from core.catalog import Catalog
 from core.errors import CoreError, UnknownModelError
@@ -94,6 +95,13 @@ def checked(answer: HubAnswer) -> hf.ConfigRefused | None:
     return None
 
 
+def outcome(answer: HubAnswer | hf.ConfigRefused | None) -> str:
+    """A network look-up's outcome as counted (bot.metrics): the cached status, refused or unavailable."""
+    if answer is None:
+        return UNAVAILABLE
+    return REFUSED if isinstance(answer, hf.ConfigRefused) else answer.status
+
+
 class Breaker:
     """A circuit breaker: open after `failures` failed look-ups in a row, for `open_s` seconds; then
     one look-up is let through, and a failure opens it again at once."""
@@ -141,6 +149,8 @@ class HfModels:
         self._refused: OrderedDict[str, dict[str, str]] = OrderedDict()
         self._inflight: dict[str, asyncio.Future[HubAnswer | hf.ConfigRefused | None]] = {}
         self.fetches = 0  # look-ups that went to the network: for tests and logs
+        self.lookups = Tally()  # by outcome, not tried ones too (bot.metrics)
+        self.lookup_time = Timing(HF_BUCKETS)  # seconds of each look-up that went to the network
 
     def hub(self) -> hf.MemoryHub:
         """What the estimates size Hugging Face ids from: only what was looked up."""
@@ -210,9 +220,11 @@ class HfModels:
             return await self._wait(running, repo_id, budget_s)
         if not self.breaker.closed():
             log.info("Hugging Face look-up of %s not tried: the Hub failed just before", repo_id)
+            self.lookups.add("breaker_open")
             return None
         if self._running >= self.max_lookups:
             log.warning("Hugging Face look-up of %s not tried: %d running", repo_id, self._running)
+            self.lookups.add("busy")
             return None
         loop = asyncio.get_running_loop()
         with self._lock:
@@ -220,9 +232,12 @@ class HfModels:
         future = loop.run_in_executor(self._executor, self._fetch, repo_id, endpoint, budget_s)
         self._inflight[key] = future
         self.fetches += 1
+        started = loop.time()
         try:
             answer = await self._wait(future, repo_id, budget_s)
             self.breaker.record(answer is not None)
+            self.lookup_time.observe(loop.time() - started)
+            self.lookups.add(outcome(answer))
             return answer
         finally:
             self._inflight.pop(key, None)

@@ -58,8 +58,9 @@ class RedactingFilter(logging.Filter):
 
 
 def secrets_of(settings: Settings) -> list[str]:
-    """The token, the webhook secret and the passwords of the database and Redis URLs."""
-    secrets = [s.get_secret_value() for s in (settings.bot_token, settings.webhook_secret) if s]
+    """The token, the webhook and metrics secrets and the passwords of the database and Redis URLs."""
+    given = (settings.bot_token, settings.webhook_secret, settings.metrics_token)
+    secrets = [s.get_secret_value() for s in given if s]
     for url in (settings.database_url, settings.redis_url):
         if url:
             try:

@@ -47,6 +47,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from bot import leads, tasks
 from bot.db import leads as lead_db
 from bot.db.models import LEAD_UPDATED, Lead, utc_now
+from bot.metrics import Tally
 
 if TYPE_CHECKING:
     from bot.crm.push import CrmPush
@@ -113,6 +114,7 @@ class LeadOutbox:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._alerted = False  # the admins were told of this outage (until a card is delivered)
+        self.sends = Tally()  # this process's attempts: delivered / failed (bot.metrics)
 
     @classmethod
     def for_engine(
@@ -221,8 +223,10 @@ class LeadOutbox:
             try:
                 message_id = await self._deliver(bot, text, edit, markup)
             except SEND_ERRORS as e:
+                self.sends.add("failed")
                 await self._failed(lead_id, attempts + 1, created_at, e)
                 continue
+            self.sends.add("delivered")
             async with self.sessionmaker() as session, session.begin():
                 await lead_db.mark_sent(
                     session, lead_id, now=utc_now(), message_id=message_id, revision=revision

@@ -52,6 +52,7 @@ from aiohttp import ClientError
 
 from bot import picture_worker
 from bot.db.turn import turn_of
+from bot.metrics import RENDER_BUCKETS, Timing
 from bot.storage import current_update_session, must_commit
 from core.answer import Answer
 
@@ -238,6 +239,7 @@ class Pictures:
         self.cache_size = cache_size
         self.skip_summary_s = skip_summary_s
         self.rendered = 0  # pictures drawn (not taken from the cache nor from another's render)
+        self.render_time = Timing(RENDER_BUCKETS)  # seconds of each picture drawn (bot.metrics)
         # Since this process started, per picture asked for in a chat (`send`):
         self.sent = 0
         self.skipped = 0  # the renderer busy (MAX_PENDING): skipped by design, under load
@@ -285,6 +287,7 @@ class Pictures:
 
     async def _draw(self, key: str, answer: Answer) -> Picture | None:
         """The one render of `key` that every request for it awaits; never raises."""
+        started = asyncio.get_running_loop().time()
         try:
             # The first picture waits for the worker's start-up, within the same limit (the start
             # goes on, shielded, for the next picture): nobody's picture holds its user for longer.
@@ -306,6 +309,7 @@ class Pictures:
             log.exception("could not draw the answer's picture; the text answer stands")
             return None
         self.rendered += 1
+        self.render_time.observe(asyncio.get_running_loop().time() - started)
         drawn = self._cache[key] = Picture(png=png, caption=lines)
         while len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)

@@ -32,6 +32,7 @@ from bot import tasks
 from bot.crm import CRM_LEAD_CLAIMED, CRM_LEAD_CREATED, CRM_LEAD_QUALIFIED, CrmRefused, Destination, payload
 from bot.db import leads as lead_db
 from bot.db.models import CrmDelivery, Lead, User, utc_now
+from bot.metrics import Tally
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,7 @@ class CrmPush:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._http: aiohttp.ClientSession | None = None
+        self.pushes = Tally()  # this process's attempts: "<destination>:delivered" / ":failed" (bot.metrics)
 
     @property
     def names(self) -> list[str]:
@@ -161,8 +163,10 @@ class CrmPush:
             try:
                 remote_id = await asyncio.wait_for(where.push(self.http(), body, key), CRM_TIMEOUT_S)
             except PUSH_ERRORS as e:
+                self.pushes.add(f"{where.name}:failed")
                 await self._failed(delivery_id, where.name, lead_id, attempts + 1, created_at, e)
                 continue
+            self.pushes.add(f"{where.name}:delivered")
             async with self.sessionmaker() as session, session.begin():
                 await lead_db.mark_crm_sent(session, delivery_id, now=utc_now(), remote_id=remote_id)
             log.info("lead #%s %s pushed to %s (%s)", lead_id, body["event"], where.name, remote_id or "-")
