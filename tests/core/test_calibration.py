@@ -44,14 +44,6 @@ KNOWN_MISSES: dict[str, str] = {
     "c043": "torchtune QLoRA tutorial, reserved: NF4 weights are dequantized to bf16 layer by layer in "
     "the forward and again in the recomputed backward; those transient copies are not modelled",
     "c148": "torchtune full with checkpointing: optimizer_in_bwd, chunked loss (issue 8, 5)",
-    "c154": "Wan 14B --offload_model: Wan's generate.py keeps the DiT's parameters in fp32 "
-    "(wan/text2video.py `WanModel.from_pretrained` without torch_dtype, run under bf16 autocast): "
-    "52 GiB of weights + 15 GiB of bf16 activations = 67 GiB against 69.1 measured; we size bf16 "
-    "weights (26 GiB), and no request field says 'fp32 weights, bf16 compute' yet",
-    "c156": "Wan 14B on 8 GPUs (--dit_fsdp --t5_fsdp --ulysses_size 8): FSDP shards the fp32 DiT and "
-    "the T5 8 ways, Ulysses splits the activations, rank 0 alone decodes (wan/text2video.py); a "
-    "diffusion pipeline is sized whole on every card, with bf16 weights (c155, 2 GPUs, lands "
-    "within 1% only because the two errors cancel)",
     # Unsloth's requirements page: a size class's "absolute minimum", not a measurement of one model;
     # below the 4-bit weights as sized (nf4 linear layers, 16-bit embeddings and LM head) plus the
     # CUDA context, for these sizes:
