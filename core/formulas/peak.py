@@ -284,7 +284,9 @@ def _llm_training(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
     )
     loss = logits_grad = head_grad = 0.0
     if spec.kind is not ModelKind.ENCODER and not unsloth:  # Unsloth's loss never materialises logits
-        if torchtune:
+        if torchtune and req.torch_compile:
+            loss = act.compiled_chunked_loss_bytes(req.seq_len, req.batch_size, arch.V, e)
+        elif torchtune:
             loss = act.chunked_loss_bytes(req.seq_len, req.batch_size, arch.V, e)
         else:
             loss = act.training_loss_bytes(req.seq_len, req.batch_size, arch.V, e)
