@@ -310,7 +310,8 @@ class Request(BaseModel):
     mixed_precision: MixedPrecision | None = Field(
         default=None,
         description="compute dtype of mixed-precision training with fp32 master weights; "
-        "default bf16 for full training, none for LoRA/QLoRA",
+        "default bf16 for full training, none for LoRA/QLoRA; image/video generation: the autocast "
+        "dtype over fp32 weights (Wan's generate.py), default none",
     )
     optimizer: Optimizer = Optimizer.ADAMW
     batch_size: int = Field(default=1, gt=0, le=100_000, description="micro-batch per GPU")
@@ -356,7 +357,9 @@ class Request(BaseModel):
     sharding: Sharding | None = Field(
         default=None,
         description="training across GPUs; default: as such a job is launched — none on one GPU, FSDP "
-        "full sharding on several (plain replicas would need the one-GPU memory on every GPU)",
+        "full sharding on several (plain replicas would need the one-GPU memory on every GPU); "
+        "image/video generation: fsdp/zero3 shard the pipeline's transformers and split the tokens "
+        "over num_gpus (Wan's --dit_fsdp --t5_fsdp --ulysses_size), default none",
     )
     resolution: tuple[Pixels, Pixels] | None = Field(
         default=None, description="[w, h], 64 to 16384 px each; default: the model's native resolution"

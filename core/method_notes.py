@@ -27,8 +27,9 @@ from core.precision import EXPERTS_ONLY_ON_MOE, KEEPS_EMBEDDINGS_WIDE, is_gguf
 from core.specs import ModelKind, ModelSpec
 from core.units import GiB
 
-# Above this p90 |error| of its class (video generation: 119 % over 9 published cases, docs/accuracy.md)
-# a band says little: the answer says how to measure one short clip instead.
+# Above this p90 |error| of its class (video generation: 35 % over 9 published cases, docs/accuracy.md,
+# doubled outside the frames and sizes they cover) a band says little: the answer says how to measure
+# one short clip instead.
 MEASURE_FIRST_SPREAD = 0.5
 
 

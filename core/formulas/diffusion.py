@@ -129,3 +129,22 @@ def denoiser_width(params: float) -> int:
 def sequential_offload_resident(component_bytes: float, blocks: int) -> float:
     """Sequential CPU offload (accelerate hooks) keeps one submodule on the GPU at a time."""
     return component_bytes / max(blocks, 1)
+
+
+# A pipeline launched over several GPUs with FSDP and sequence parallelism (Wan 2.1's multi-GPU
+# command: `torchrun --nproc_per_node=N generate.py --dit_fsdp --t5_fsdp --ulysses_size N`):
+# wan/distributed/fsdp.py `shard_model` wraps every DiT block (and, `--t5_fsdp`, the T5) in FSDP
+# FULL_SHARD, so each GPU keeps 1/N of their parameters and all-gathers one block at a time in the
+# compute dtype (`MixedPrecision(param_dtype=bfloat16)`); torch FSDP's `limit_all_gathers=True`
+# (default) lets "only two consecutive FSDP instances" hold gathered parameters at once. xDiT's USP
+# (Ulysses × ring = N, generate.py asserts it) splits the tokens N ways, so each GPU holds 1/N of
+# the activations. The VAE decodes on rank 0 alone (wan/text2video.py `if self.rank == 0`), whole.
+FSDP_UNITS_IN_FLIGHT = 2
+
+
+def sharded_block_working_set(
+    block_params: float, compute_bytes: int, activation_bytes: float, gpus: int
+) -> float:
+    """Per GPU while the denoiser runs sharded over `gpus`: the blocks FSDP holds gathered in the
+    compute dtype plus this GPU's share of the sequence's activations (see the constant)."""
+    return FSDP_UNITS_IN_FLIGHT * block_params * compute_bytes + activation_bytes / gpus

@@ -55,6 +55,32 @@ ENGINE_RUNTIME_BYTES: dict[Engine, int] = {
     Engine.VLLM: 1290 * MiB,
 }
 
+# Micro-batches of varying length (no packing, no padding to one length: ms-swift's
+# `truncation_strategy='delete'` drops longer samples and pads each batch to its own longest, as HF
+# Trainer's collators do) leave the caching allocator holding the logit-sized blocks of earlier steps:
+# a longer step's logits fit none of them, so it cudaMallocs new segments, and the old ones stay
+# reserved (PyTorch "CUDA semantics" docs, `expandable_segments`: "if it runs at size N + 1, then it
+# will have to make new allocations that are slightly larger ... leaving unusable free slices").
+# They are given back before an out-of-memory error (c10/cuda/CUDACachingAllocator.cpp `malloc`:
+# `release_cached_blocks()`, then retry), so they are not part of what must fit: only
+# `torch.cuda.max_memory_reserved` on a card with room to spare reads them. Counted in fp32 logit
+# blocks of the longest micro-batch (4 · b · s · V bytes, the size of the loss's largest tensors),
+# read off the one sweep that shows it (ms-swift's LoRA benchmark, tests/core/fixtures cases
+# c179-c192): 7-8.6 blocks when a run goes over the whole dataset (max_length <= 2048), 3.2-4.9 when
+# it stops after 1000 samples (longer max_length; scripts/benchmark/test_memory_time/run_single.py),
+# alike for Qwen-1.8B and 7B, batch 1 and 2, with and without checkpointing, LoRA and QLoRA: it
+# follows the logits, not the model. How many shorter lengths stay cached depends on the order the
+# lengths come in, which no request states; 5 lies between the two groups.
+VARIABLE_LENGTH_CACHED_LOGIT_BLOCKS = 5
+
+
+def variable_length_cached_bytes(s: int, b: int, V: int) -> float:
+    """Logit-sized blocks of earlier, shorter micro-batches the caching allocator keeps reserved on a
+    roomy card when lengths vary (see the constant): read by a `max_memory_reserved` meter, not
+    needed to fit."""
+    return VARIABLE_LENGTH_CACHED_LOGIT_BLOCKS * 4 * s * b * V
+
+
 # NCCL communication buffers per GPU when a model is split over several GPUs: NCCL_BUFFSIZE is
 # 4 MiB per channel and peer (NCCL docs, env NCCL_BUFFSIZE); with up to 32 channels x 2 directions.
 NCCL_BUFFER_BYTES = 256 * MiB

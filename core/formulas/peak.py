@@ -284,7 +284,9 @@ def _llm_training(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
     )
     loss = logits_grad = head_grad = 0.0
     if spec.kind is not ModelKind.ENCODER and not unsloth:  # Unsloth's loss never materialises logits
-        if torchtune:
+        if torchtune and req.torch_compile:
+            loss = act.compiled_chunked_loss_bytes(req.seq_len, req.batch_size, arch.V, e)
+        elif torchtune:
             loss = act.chunked_loss_bytes(req.seq_len, req.batch_size, arch.V, e)
         else:
             loss = act.training_loss_bytes(req.seq_len, req.batch_size, arch.V, e)
@@ -540,9 +542,18 @@ def _diffusion_inference(req: Request, spec: ModelSpec) -> Breakdown:
     te = _component_bytes(req, spec, "text_encoder")
     vae_w = sum(_component_bytes(req, spec, "vae"))
     den_precision = _component_precision(req, spec, _denoiser(spec))
-    e = 4 if den_precision is Precision.FP32 else 2
+    # fp32 weights under autocast (Wan's generate.py: `amp.autocast(dtype=bfloat16)`) compute in 16 bits
+    autocast = req.mixed_precision in (MixedPrecision.BF16, MixedPrecision.FP16)
+    e = 4 if den_precision is Precision.FP32 and not autocast else 2
     blocks, h, _, i = denoiser_shape(spec)
     den_act = dif.denoiser_activation_bytes(_latent_tokens(req, spec), req.images * _cfg_batch(spec), h, e, i)
+    if req.num_gpus > 1 and req.sharding in (Sharding.FSDP, Sharding.ZERO3):
+        # FSDP shards the transformers of the pipeline, sequence parallelism the tokens
+        # (dif.FSDP_UNITS_IN_FLIGHT); the VAE stays whole on the rank that decodes
+        block_params = _denoiser(spec).params_b * BILLION / blocks
+        den_act = dif.sharded_block_working_set(block_params, e, den_act, req.num_gpus)
+        denoisers = [d / req.num_gpus for d in denoisers]
+        te = [t / req.num_gpus for t in te]
     vae_dec = _vae_decode(req, spec)
     on_load = _quantized_on_load_params(req, spec)
     if req.cpu_offload is CpuOffload.NONE:

@@ -4,7 +4,10 @@ we had to assume. Shared by test_calibration.py and bench/calibration_table.py.
 
 Like is compared with like: `allocated` (torch.cuda.max_memory_allocated) against the estimate
 without `overhead`; `reserved` against the estimate without the CUDA context; `nvidia-smi` with the
-context the source itself measured in place of ours; `vllm_profile` without the KV pool vLLM sizes
+context the source itself measured in place of ours (a `reserved` case whose micro-batches vary in
+length, `"lengths": "variable"`, adds the logit-sized blocks the caching allocator keeps from
+shorter steps, `variable_length_cached_bytes`, up to the `card_bytes` it ran on); `vllm_profile`
+without the KV pool vLLM sizes
 afterwards; `capacity` cases must fit the card they ran on, `oom` cases (the source ran out of
 memory) must not. A case with `gpus_summed` reports the
 sum over its `num_gpus` GPUs (transformers `device_map="auto"` benchmarks), compared with the
@@ -30,7 +33,7 @@ from typing import Any
 from core.catalog import Catalog
 from core.contract import Precision, Request, Result
 from core.estimate import estimate
-from core.formulas.overhead import CUDA_CONTEXT_BYTES
+from core.formulas.overhead import CUDA_CONTEXT_BYTES, variable_length_cached_bytes
 from core.precision import bytes_per_weight
 from core.specs import GpuSpec, ModelSpec
 
@@ -146,7 +149,7 @@ def _per_gpu_reading(case: Case, result: Result, b: dict[str, int]) -> int:
         case "allocated":
             return result.total_bytes - b["overhead"]
         case "reserved":
-            return result.total_bytes - CUDA_CONTEXT_BYTES
+            return result.total_bytes - CUDA_CONTEXT_BYTES + _cached_from_shorter_steps(case, result)
         case "nvidia-smi":
             return (
                 result.total_bytes
@@ -158,6 +161,20 @@ def _per_gpu_reading(case: Case, result: Result, b: dict[str, int]) -> int:
         case "capacity" | "oom":  # must fit / must not fit the card: measured_bytes is its memory
             return result.total_bytes
     raise ValueError(case.meter)
+
+
+def _cached_from_shorter_steps(case: Case, result: Result) -> int:
+    """What `max_memory_reserved` holds beyond the estimate when the micro-batches vary in length:
+    earlier steps' logit-sized blocks, kept until the card runs short (at most its `card_bytes`
+    less the CUDA context, where the allocator gives them back)."""
+    if case.row.get("lengths") != "variable":
+        return 0
+    req = result.request
+    vocab = calibration_catalog().models[case.request["model"]].vocab_size
+    assert req.seq_len is not None and vocab is not None, case.id
+    cached = variable_length_cached_bytes(req.seq_len, req.batch_size, vocab)
+    room = int(case.row["card_bytes"]) - result.total_bytes
+    return max(0, min(round(cached), room))
 
 
 def simple_rule(case: Case, catalog: Catalog) -> int:
@@ -189,6 +206,11 @@ def run_all() -> list[Outcome]:
     """Every case whose meter the estimator can read today (see SKIPPED_METERS)."""
     catalog = calibration_catalog()
     return [run_case(c, catalog) for c in load_cases() if c.meter not in SKIPPED_METERS]
+
+
+def outcomes_by_id() -> dict[str, Outcome]:
+    """`run_all` by case id."""
+    return {o.case.id: o for o in run_all()}
 
 
 def median_abs_error(outcomes: list[Outcome], baseline: bool = False) -> float:

@@ -43,13 +43,10 @@ KNOWN_MISSES: dict[str, str] = {
     "than modelled (MoE profile run, block-scale tensors, CUDA graphs)",
     "c043": "torchtune QLoRA tutorial, reserved: NF4 weights are dequantized to bf16 layer by layer in "
     "the forward and again in the recomputed backward; those transient copies are not modelled",
-    "c148": "torchtune full with checkpointing: optimizer_in_bwd, chunked loss (issue 8, 5)",
-    "c154": "Wan --offload_model keeps more resident than model CPU offload as sized (issue 8, 6)",
-    "c184": "ms-swift 2024 (torch 2.1, Qwen-1 remote code): fp32 logit copies of a 152K vocab (issue 8, 5)",
-    "c185": "ms-swift 2024, Qwen-1.8B at 8K: the same loss path over the 152K vocabulary (issue 8, 5)",
-    "c186": "ms-swift 2024, batch 2: the same loss path, twice the logits (issue 8, 5)",
-    "c192": "ms-swift 2024 QLoRA: the same loss path; bnb 0.41 load residue (issue 8, 1 and 5)",
-    "c156": "Wan on 8 GPUs: FSDP + sequence parallel split the DiT; diffusion is sized per card (issue 8, 6)",
+    "c148": "torchtune full fine-tune with checkpointing on a 4090: optimizer_in_bwd frees each "
+    "gradient as soon as it is applied, and bitsandbytes' PagedAdamW8bit keeps its states in CUDA "
+    "managed memory (functional.get_paged: cget_managed_ptr), which the torch allocator's meter does "
+    "not count; we size every gradient and the states at the step",
     # Unsloth's requirements page: a size class's "absolute minimum", not a measurement of one model;
     # below the 4-bit weights as sized (nf4 linear layers, 16-bit embeddings and LM head) plus the
     # CUDA context, for these sizes:
