@@ -38,6 +38,7 @@ from core.notes import note
 from core.precision import is_gguf
 from core.resolve import resolve_model
 from core.specs import ModelKind, ModelSpec
+from core.speculative import fill_speculative, speculative_result
 from core.stack import filled_stack, size_stack
 from core.training_defaults import default_adapter_dtype, default_checkpointing
 
@@ -124,6 +125,7 @@ def estimate(
         assumptions=notes,
         serving_capacity=advice.serving,
         stack=stack,
+        speculative=speculative_result(filled, spec, arch, breakdown, total) if arch else None,
     )
 
 
@@ -252,6 +254,7 @@ def fill_defaults(
             update["seq_len"] = seq
             if req.task is Task.TRAINING:
                 notes.append(note("default_seq_len", seq_len=seq))
+    update.update(fill_speculative(req, spec, default_catalog()))  # extension: speculative decoding
     if req.sharding is None:
         # training on several cards is launched sharded (FSDP FULL_SHARD / ZeRO-3): plain replicas
         # would need the one-card memory on every card. The rule `Sizer.count_changes` applies to
