@@ -757,6 +757,7 @@ class Speculative(BaseModel):
     speedup_low: float = Field(description="expected decode speed-up, low end (batch 1)")
     speedup_high: float
     source: str = Field(description="the published figures the acceptance range comes from")
+    cite: str = Field(default="", description="the same, short, as the answers name it")
 
 
 class Result(BaseModel):

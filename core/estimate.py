@@ -33,12 +33,13 @@ from core.formulas.params import Arch, arch_of
 from core.formulas.peak import peak_breakdown
 from core.formulas.vllm import VLLM_GPU_MEMORY_UTILIZATION
 from core.hf import Hub
+from core.hybrid import hybrid_notes
 from core.method_notes import method_notes
 from core.notes import note
 from core.precision import is_gguf
 from core.resolve import resolve_model
 from core.specs import ModelKind, ModelSpec
-from core.speculative import fill_speculative, speculative_result
+from core.speculative import fill_speculative, speculative_notes, speculative_result
 from core.stack import filled_stack, size_stack
 from core.training_defaults import default_adapter_dtype, default_checkpointing
 
@@ -105,6 +106,8 @@ def estimate(
         *default_notes,
         *method_notes(filled, spec, arch, parts),
         *stack_notes,
+        *hybrid_notes(filled, spec),
+        *speculative_notes(filled),
         *advice.assumptions,
         *range_notes,
     ]

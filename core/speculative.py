@@ -16,12 +16,13 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from core.catalog import DATA_DIR, Catalog, _load_rows, default_catalog
-from core.contract import Engine, Request, Speculative, SpeculativeMethod
+from core.contract import Assumption, Engine, Request, Speculative, SpeculativeMethod
 from core.errors import EstimateError
 from core.formulas import speculative as sf
 from core.formulas.kv_cache import model_kv_cache_bytes
 from core.formulas.params import Arch, arch_of, embedding_params
 from core.formulas.weights import model_weight_bytes
+from core.notes import note
 from core.precision import bytes_per_weight, kv_bytes_per_element
 from core.specs import ModelSpec
 
@@ -40,6 +41,7 @@ class MethodRow(BaseModel):
     acceptance_high: float = Field(gt=0, lt=1)
     words: list[str] = Field(min_length=1)
     source: str = Field(min_length=10)
+    cite: str = Field(min_length=3, max_length=60, description="the source, short, as answers name it")
     draft_features: int = Field(default=0, ge=0, le=4, description="EAGLE: hidden vectors its fc fuses")
     draft_vocab: int = Field(default=0, ge=0, description="EAGLE-3: its own LM head's vocabulary")
 
@@ -77,7 +79,8 @@ def _kv_share(req: Request, spec: ModelSpec, kv_heads: int) -> float:
 def _head_params(row: MethodRow, spec: ModelSpec, arch: Arch) -> float:
     if row.id is SpeculativeMethod.MTP:
         return sf.mtp_params(arch, spec.mtp_layers or 1)
-    return sf.eagle_head_params(arch, row.draft_features, row.draft_vocab, spec.intermediate_size or 4 * arch.h)
+    dense_i = spec.intermediate_size or 4 * arch.h
+    return sf.eagle_head_params(arch, row.draft_features, row.draft_vocab, dense_i)
 
 
 def speculative_parts(req: Request, spec: ModelSpec, arch: Arch) -> dict[str, float]:
@@ -182,4 +185,12 @@ def speculative_result(
         speedup_low=round(low, 2),
         speedup_high=round(high, 2),
         source=row.source,
+        cite=row.cite,
     )
+
+
+def speculative_notes(req: Request) -> list[Assumption]:
+    """Where the speed-up's acceptance rate comes from (the note `speculative_source`)."""
+    if req.speculative is None:
+        return []
+    return [note("speculative_source", source=methods()[req.speculative].source)]

@@ -25,8 +25,6 @@ from core.formulas import activations as act
 from core.formulas import diffusion as dif
 from core.formulas import training as tr
 from core.formulas.kv_cache import model_kv_cache_bytes
-from core.formulas.recurrent import recurrent_state_bytes
-from core.speculative import speculative_parts
 from core.formulas.overhead import ALLOCATOR_RESERVE_FRACTION, overhead_bytes
 from core.formulas.params import (
     Arch,
@@ -35,6 +33,7 @@ from core.formulas.params import (
     linear_params,
     mlp_params_per_layer,
 )
+from core.formulas.recurrent import recurrent_state_bytes
 from core.formulas.weights import model_weight_bytes, weight_bytes
 from core.precision import (
     QUANTIZED_ON_LOAD,
@@ -45,6 +44,7 @@ from core.precision import (
     kv_bytes_per_element,
 )
 from core.specs import ModelKind, ModelSpec, PipelineComponent
+from core.speculative import speculative_parts
 
 Breakdown = dict[str, float]
 BILLION = 1e9
