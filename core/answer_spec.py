@@ -16,6 +16,12 @@ def _decimal(x: float, lang: str) -> str:
     return text.replace(".", ",") if lang == "ru" else text
 
 
+def _range(low: float, high: float, lang: str) -> str:
+    """'2,2–3,4' / '1.8' (one figure where both round alike)."""
+    a, b = _decimal(low, lang), _decimal(high, lang)
+    return a if a == b else f"{a}–{b}"
+
+
 def speculative_line(result: Result, breakdown: dict[str, int], lang: str) -> str | None:
     """'⚡ Speculative decoding (EAGLE-3 head, k = 3): +0.9 GB per card, 17.6 GB without it. …' on the
     configuration whose breakdown is shown."""
@@ -31,8 +37,7 @@ def speculative_line(result: Result, breakdown: dict[str, int], lang: str) -> st
         tokens=spec.num_speculative_tokens,
         extra=format_bytes(extra, lang),
         without=format_bytes(sum(breakdown.values()) - extra, lang),
-        low=_decimal(spec.speedup_low, lang),
-        high=_decimal(spec.speedup_high, lang),
+        speedup=_range(spec.speedup_low, spec.speedup_high, lang),
         accept_low=round(spec.acceptance_low * 100),
         accept_high=round(spec.acceptance_high * 100),
         cite=spec.cite,

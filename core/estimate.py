@@ -25,6 +25,7 @@ from core.contract import (
     ResolvedModel,
     Result,
     Sharding,
+    SpeculativeMethod,
     Task,
     max_model_split,
 )
@@ -220,6 +221,8 @@ def fill_defaults(
         update["engine"] = engine
         if engine is Engine.VLLM and req.concurrency > 1:
             notes.append(note("parse_serving_vllm", concurrency=req.concurrency))
+        elif engine is Engine.VLLM and not is_serving_class(spec):  # an EAGLE head or MTP layer
+            notes.append(note("speculative_vllm", method=str(req.speculative)))
         elif engine is Engine.VLLM:
             notes.append(note("serving_class_vllm", params_b=round(spec.params_b)))
     if no_fp8 and precision is Precision.FP8 and req.task is Task.INFERENCE:
@@ -300,6 +303,10 @@ def _default_engine(req: Request, diffusion: bool, precision: Precision, spec: M
     if is_gguf(precision):
         return Engine.LLAMA_CPP
     if req.task is Task.INFERENCE and (req.concurrency > 1 or is_serving_class(spec)):
+        return Engine.VLLM
+    # transformers' generate() speculates with an assistant model or prompt lookup only
+    # (`assistant_model`, `prompt_lookup_num_tokens`); EAGLE heads and MTP layers run in vLLM / SGLang
+    if req.speculative in (SpeculativeMethod.EAGLE, SpeculativeMethod.EAGLE3, SpeculativeMethod.MTP):
         return Engine.VLLM
     return Engine.TRANSFORMERS
 
