@@ -85,3 +85,11 @@ async def test_a_model_picked_among_several_keeps_the_speculative_method(harness
     picked = await user.click("Llama 3.1 8B")
     shown = plain(picked.messages[-1].text)
     assert result_mark("ru") in shown and "голова EAGLE-3" in shown
+
+
+@pytest.mark.parametrize(("lang", "says"), [("ru", "Гибридные модели"), ("en", "Hybrid models")])
+async def test_about_says_what_is_answered_and_how_accurately(harness: Harness, lang: str, says: str) -> None:
+    user = harness.user(language_code=lang)
+    (reply,) = await user.send("/about")
+    shown = reply.text or ""
+    assert says in shown and "Leviathan" in shown and len(shown) < 4096
