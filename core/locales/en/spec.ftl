@@ -20,3 +20,7 @@ answer-hybrid = 🧬 Hybrid model: only { $attention } of { $layers } layers kee
 assumption-hybrid_state = Hybrid model: { $attention } attention layers of { $layers } keep a KV cache; { $recurrent } recurrent layers ({ $kind }) keep a fixed-size state, { $per_sequence_mb } MB per sequence (shapes as vLLM's MambaStateShapeCalculator).
 assumption-speculative_source = Speculative decoding speed-up: Leviathan et al. 2023's formula, the acceptance rate from: { $source }
 assumption-speculative_vllm = { $method } is a head or layer of the model, which vLLM and SGLang run (transformers generate() takes a draft model or n-gram only): sized as vLLM.
+
+field-speculative = speculative decoding
+field-draft_model = draft model
+field-num_speculative_tokens = speculative tokens

@@ -20,3 +20,7 @@ answer-hybrid = 🧬 Гибридная модель: KV-кэш только у 
 assumption-hybrid_state = Гибридная модель: KV-кэш держат { $attention } слоёв внимания из { $layers }; { $recurrent } рекуррентных слоёв ({ $kind }) хранят состояние фиксированного размера, { $per_sequence_mb } МБ на последовательность (формы как в vLLM MambaStateShapeCalculator).
 assumption-speculative_source = Ускорение спекулятивного декодирования: формула Leviathan et al. 2023, доля принятых токенов из источника: { $source }
 assumption-speculative_vllm = { $method } — это голова или слой модели, их запускают vLLM и SGLang (transformers generate() умеет только драфт-модель и n-gram): посчитано как vLLM.
+
+field-speculative = спекулятивное декодирование
+field-draft_model = драфт-модель
+field-num_speculative_tokens = число угадываемых токенов
