@@ -219,12 +219,7 @@ def fill_defaults(
     if engine is None:
         engine = _default_engine(req, diffusion, precision, spec)
         update["engine"] = engine
-        if engine is Engine.VLLM and req.concurrency > 1:
-            notes.append(note("parse_serving_vllm", concurrency=req.concurrency))
-        elif engine is Engine.VLLM and not is_serving_class(spec):  # an EAGLE head or MTP layer
-            notes.append(note("speculative_vllm", method=str(req.speculative)))
-        elif engine is Engine.VLLM:
-            notes.append(note("serving_class_vllm", params_b=round(spec.params_b)))
+        notes += _default_vllm_notes(req, engine, spec)
     if no_fp8 and precision is Precision.FP8 and req.task is Task.INFERENCE:
         precision, fallback = fp8_fallback(engine)
         update["precision"] = precision
@@ -309,6 +304,17 @@ def _default_engine(req: Request, diffusion: bool, precision: Precision, spec: M
     if req.speculative in (SpeculativeMethod.EAGLE, SpeculativeMethod.EAGLE3, SpeculativeMethod.MTP):
         return Engine.VLLM
     return Engine.TRANSFORMERS
+
+
+def _default_vllm_notes(req: Request, engine: Engine, spec: ModelSpec) -> list[Assumption]:
+    """Why vLLM was the default engine: several users, a serving-class model, or a speculative head."""
+    if engine is not Engine.VLLM:
+        return []
+    if req.concurrency > 1:
+        return [note("parse_serving_vllm", concurrency=req.concurrency)]
+    if not is_serving_class(spec):  # an EAGLE head or MTP layer (`_default_engine`)
+        return [note("speculative_vllm", method=str(req.speculative))]
+    return [note("serving_class_vllm", params_b=round(spec.params_b))]
 
 
 def is_serving_class(spec: ModelSpec) -> bool:
