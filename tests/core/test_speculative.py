@@ -190,3 +190,16 @@ def test_free_text_names_the_method_and_the_draft(text: str, model: str, fields:
     for name, value in fields.items():
         got = getattr(request, name)
         assert (got.value if hasattr(got, "value") else got) == value, name
+
+
+def test_under_vllm_the_draft_shares_the_kv_pool() -> None:
+    """vLLM pre-allocates its KV pool: the draft's weights and scratch come out of it, and the draft's
+    layers cache every token beside the target's, so the pool holds fewer tokens."""
+    request = {"task": "inference", "model": "llama-3.1-8b", "engine": "vllm", "gpus": ["h100"]}
+    plain, drafted = estimate(request), estimate({**request, "draft_model": "llama-3.2-1b"})
+    a, b, spec = plain.serving_capacity, drafted.serving_capacity, drafted.speculative
+    assert a is not None and b is not None and spec is not None
+    assert a.kv_cache_bytes - b.kv_cache_bytes == pytest.approx(spec.draft_bytes + spec.scratch_bytes, abs=2)
+    # Llama 3.2 1B caches 16 layers × 8 heads × 64 per token beside the 8B's 32 × 8 × 128
+    per_token = 2 * 2 * (32 * 8 * 128 + 16 * 8 * 64)
+    assert b.kv_cache_tokens == pytest.approx(b.kv_cache_bytes / per_token, abs=16)
