@@ -93,3 +93,21 @@ async def test_about_says_what_is_answered_and_how_accurately(harness: Harness, 
     (reply,) = await user.send("/about")
     shown = reply.text or ""
     assert says in shown and "Leviathan" in shown and len(shown) < 4096
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "lang", "says"),
+    [
+        ("llama 3.1 8b на h100", "а с eagle3?", "ru", "голова EAGLE-3"),
+        ("llama 3.1 70b on 2 h100", "and with draft model llama 3.2 1b?", "en", "draft model Llama 3.2 1B"),
+    ],
+)
+async def test_a_follow_up_adds_speculative_decoding(
+    harness: Harness, first: str, then: str, lang: str, says: str
+) -> None:
+    user = harness.user(language_code=lang)
+    await user.send(first)
+    (changed,) = await user.send(then)
+    assert says in plain(changed.text)
+    (kept,) = await user.send("а в int4?" if lang == "ru" else "and in int4?")
+    assert says in plain(kept.text), "a later follow-up keeps it"
