@@ -4,9 +4,8 @@ others keep per sequence (`core.formulas.recurrent`), as the note `hybrid_state`
 from __future__ import annotations
 
 from core.contract import Assumption, Request
-from core.formulas.recurrent import recurrent_state_bytes
+from core.formulas.recurrent import recurrent_state_bytes, state_element_bytes
 from core.notes import note
-from core.precision import compute_bytes
 from core.specs import ModelSpec
 
 MiB = 2**20
@@ -17,7 +16,7 @@ def hybrid_notes(req: Request, spec: ModelSpec) -> list[Assumption]:
     r = spec.recurrent
     if r is None or req.precision is None:
         return []
-    per_sequence = recurrent_state_bytes(spec, 1, compute_bytes(req.precision))
+    per_sequence = recurrent_state_bytes(spec, 1, state_element_bytes(req.engine, req.precision))
     return [
         note(
             "hybrid_state",

@@ -12,16 +12,26 @@ transformers keeps the same two tensors per layer (`HybridMambaAttentionDynamicC
 conv_states (b, intermediate, d_conv), ssm_states (b, intermediate, d_state); Qwen3-Next's cache:
 conv_states and recurrent_states); its conv window is d_conv wide, one column more than vLLM's.
 dtypes: the conv state in the model dtype, the SSM state in `mamba_ssm_cache_dtype` (`auto`: the
-model dtype; float32 where the model's config or vLLM's per-model default says so, `state_fp32`).
+model dtype; float32 where the model's config or vLLM's per-model default says so, `state_fp32`);
+llama.cpp keeps both in F32 (`state_element_bytes`).
 """
 
 from __future__ import annotations
 
 import math
 
+from core.contract import Engine, Precision
+from core.precision import compute_bytes
 from core.specs import ModelSpec, RecurrentLayers
 
 FP32 = 4
+
+
+def state_element_bytes(engine: Engine | None, precision: Precision) -> float:
+    """Bytes of a conv-state element: the model's compute dtype (vLLM `mamba_cache_dtype` "auto",
+    transformers' caches); llama.cpp keeps both states in F32 (`llama_memory_recurrent(..., GGML_TYPE_F32,
+    GGML_TYPE_F32, ...)` in src/llama-model.cpp `create_memory`)."""
+    return FP32 if engine is Engine.LLAMA_CPP else compute_bytes(precision)
 
 
 def mamba_state_elements(intermediate: int, d_state: int, d_conv: int, tp: int = 1) -> tuple[float, float]:

@@ -167,3 +167,12 @@ def test_a_hub_hybrid_is_sized_like_the_catalogue_row() -> None:
     assert hub_result.breakdown["recurrent_state"] == row.breakdown["recurrent_state"]
     mtp = estimate({**request, "model": "Qwen/Qwen3-Next-80B-A3B-Base", "speculative": "mtp"}, hub=hub)
     assert mtp.speculative is not None and mtp.speculative.draft_bytes > 0
+
+
+def test_llama_cpp_keeps_the_states_in_f32() -> None:
+    """llama.cpp src/llama-model.cpp `create_memory`: `llama_memory_recurrent(..., GGML_TYPE_F32,
+    GGML_TYPE_F32, ...)` for the conv (r) and SSM (s) states, whatever the weights."""
+    base = {"task": "inference", "model": "jamba-1.5-mini", "context_length": 8192}
+    gguf = estimate({**base, "precision": "q4_k_m"})
+    vllm = estimate({**base, "engine": "vllm"})
+    assert gguf.breakdown["recurrent_state"] == 2 * vllm.breakdown["recurrent_state"]
