@@ -33,7 +33,7 @@ from core.formulas.params import (
     linear_params,
     mlp_params_per_layer,
 )
-from core.formulas.recurrent import recurrent_state_bytes, state_element_bytes
+from core.formulas.recurrent import recurrent_state_bytes, state_bytes
 from core.formulas.weights import model_weight_bytes, weight_bytes
 from core.precision import (
     QUANTIZED_ON_LOAD,
@@ -178,8 +178,8 @@ def _llm_inference(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
     parts = {"weights": weights, "kv_cache": kv, "activations": activations}
     if spec.recurrent is not None:  # hybrid: the recurrent layers' state, fixed per sequence
         tp = n if tensor_parallel else 1
-        state_e = state_element_bytes(req.engine, req.precision)
-        parts["recurrent_state"] = recurrent_state_bytes(spec, req.concurrency, state_e, tp) * (tp / n)
+        conv_e, ssm_e = state_bytes(req.engine, req.precision, spec.recurrent)
+        parts["recurrent_state"] = recurrent_state_bytes(spec, req.concurrency, conv_e, tp, ssm_e) * (tp / n)
     if req.engine is Engine.VLLM:
         # vLLM allocates its KV cache in one block per layer, sized exactly (gpu_model_runner
         # `initialize_kv_cache_tensors`): no allocator reserve on it. Nor a quantize-on-load residue:

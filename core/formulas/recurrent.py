@@ -13,7 +13,7 @@ conv_states (b, intermediate, d_conv), ssm_states (b, intermediate, d_state); Qw
 conv_states and recurrent_states); its conv window is d_conv wide, one column more than vLLM's.
 dtypes: the conv state in the model dtype, the SSM state in `mamba_ssm_cache_dtype` (`auto`: the
 model dtype; float32 where the model's config or vLLM's per-model default says so, `state_fp32`);
-llama.cpp keeps both in F32 (`state_element_bytes`).
+llama.cpp keeps both in F32, transformers a gated-delta state in fp32 (`state_bytes`).
 """
 
 from __future__ import annotations
@@ -27,11 +27,19 @@ from core.specs import ModelSpec, RecurrentLayers
 FP32 = 4
 
 
-def state_element_bytes(engine: Engine | None, precision: Precision) -> float:
-    """Bytes of a conv-state element: the model's compute dtype (vLLM `mamba_cache_dtype` "auto",
-    transformers' caches); llama.cpp keeps both states in F32 (`llama_memory_recurrent(..., GGML_TYPE_F32,
-    GGML_TYPE_F32, ...)` in src/llama-model.cpp `create_memory`)."""
-    return FP32 if engine is Engine.LLAMA_CPP else compute_bytes(precision)
+def state_bytes(engine: Engine | None, precision: Precision, r: RecurrentLayers) -> tuple[float, float]:
+    """Bytes of a (conv, SSM) state element. vLLM: the compute dtype for both (`mamba_cache_dtype` /
+    `mamba_ssm_cache_dtype` "auto"), the SSM state fp32 where the model keeps it so (`state_fp32`).
+    llama.cpp: both F32 (`llama_memory_recurrent(..., GGML_TYPE_F32, GGML_TYPE_F32, ...)`,
+    src/llama-model.cpp `create_memory`). transformers: a gated-delta layer's recurrent state is fp32
+    (modeling_qwen3_next.py `torch_chunk_gated_delta_rule` computes and returns it in float32, as fla's
+    kernels do); Mamba caches are in the model dtype (`HybridMambaAttentionDynamicCache`)."""
+    e = compute_bytes(precision)
+    if engine is Engine.LLAMA_CPP:
+        return FP32, FP32
+    if r.state_fp32 or (engine is Engine.TRANSFORMERS and r.kind == "gated_delta"):
+        return e, FP32
+    return e, e
 
 
 def mamba_state_elements(intermediate: int, d_state: int, d_conv: int, tp: int = 1) -> tuple[float, float]:
@@ -74,12 +82,16 @@ def layer_state_elements(r: RecurrentLayers, tp: int = 1) -> tuple[float, float]
     return mamba_state_elements(r.intermediate_size, r.state_size, r.conv_kernel, tp)
 
 
-def recurrent_state_bytes(spec: ModelSpec, b: int, e: float, tp: int = 1) -> float:
+def recurrent_state_bytes(
+    spec: ModelSpec, b: int, e: float, tp: int = 1, ssm_e: float | None = None
+) -> float:
     """The recurrent state of `b` sequences on one of `tp` ranks: every recurrent layer's conv state
-    in `e` bytes and SSM state in `e` (fp32 when `state_fp32`). 0 for a model without such layers."""
+    in `e` bytes and SSM state in `ssm_e` (default `e`, fp32 when `state_fp32`). 0 for a model without
+    such layers."""
     r = spec.recurrent
     if r is None:
         return 0.0
     conv, ssm = layer_state_elements(r, tp)
-    ssm_e = FP32 if r.state_fp32 else e
+    if ssm_e is None:
+        ssm_e = FP32 if r.state_fp32 else e
     return r.layers * (conv * e + ssm * ssm_e) * b

@@ -176,3 +176,17 @@ def test_llama_cpp_keeps_the_states_in_f32() -> None:
     gguf = estimate({**base, "precision": "q4_k_m"})
     vllm = estimate({**base, "engine": "vllm"})
     assert gguf.breakdown["recurrent_state"] == 2 * vllm.breakdown["recurrent_state"]
+
+
+def test_transformers_keeps_a_gated_delta_state_in_fp32() -> None:
+    """transformers modeling_qwen3_next.py `torch_chunk_gated_delta_rule`: query, key, value are cast
+    to float32 and `last_recurrent_state` is built `.to(value)` and returned as is to the cache
+    (`update_recurrent_state`); the conv state stays in the model dtype."""
+    base = {"task": "inference", "model": "qwen3-next-80b-a3b", "context_length": 8192}
+    hf = estimate({**base, "engine": "transformers"})
+    served = estimate({**base, "engine": "vllm"})
+    conv, recurrent = 36 * 3 * (2 * 16 * 128 + 32 * 128), 36 * 32 * 128 * 128
+    assert served.breakdown["recurrent_state"] == (conv + recurrent) * 2
+    assert hf.breakdown["recurrent_state"] == conv * 2 + recurrent * 4
+    state = next(a for a in hf.assumptions if a.code == "hybrid_state")
+    assert state.params["fp32"] == "yes"
