@@ -34,6 +34,17 @@ REQUESTS: list[dict[str, Any]] = [
     {"task": "training", "model": "qwen2.5-7b", "batch_size": 4},
     {"task": "image_generation", "model": "flux.1-dev", "images": 4},
     {"task": "video_generation", "model": "wan2.1-t2v-14b"},
+    # issue 22: speculative decoding and hybrid models (target there: ≤ 20 ms median each)
+    {
+        "task": "inference",
+        "model": "llama-3.1-70b",
+        "draft_model": "llama-3.2-1b",
+        "gpus": ["h100"],
+        "num_gpus": 2,
+    },
+    {"task": "inference", "model": "llama-3.1-8b", "speculative": "eagle3"},
+    {"task": "inference", "model": "qwen3-next-80b-a3b", "context_length": 131072, "gpus": ["h100"]},
+    {"task": "inference", "model": "jamba-1.5-mini", "context_length": 262144},
 ]
 
 

@@ -63,7 +63,24 @@ def requests() -> list[dict[str, Any]]:
     for kind in (ModelKind.IMAGE, ModelKind.VIDEO):
         task = "image_generation" if kind is ModelKind.IMAGE else "video_generation"
         out += [{"task": task, "model": spec.id} for spec in catalog.popular(kind)]
-    return out
+    return out + FEATURE_REQUESTS
+
+
+# issue 22: speculative decoding and hybrid models, as the phrases users type size them
+FEATURE_REQUESTS: list[dict[str, Any]] = [
+    {
+        "task": "inference",
+        "model": "llama-3.1-70b",
+        "draft_model": "llama-3.2-1b",
+        "gpus": ["h100"],
+        "num_gpus": 2,
+    },
+    {"task": "inference", "model": "llama-3.1-8b", "speculative": "eagle3"},
+    {"task": "inference", "model": "deepseek-v3", "speculative": "mtp", "gpus": ["h200"], "num_gpus": 8},
+    {"task": "inference", "model": "qwen3-next-80b-a3b", "context_length": 131072, "gpus": ["h100"]},
+    {"task": "inference", "model": "jamba-1.5-mini", "context_length": 262144},
+    {"task": "inference", "model": "qwen3-next-80b-a3b", "speculative": "mtp", "concurrency": 8},
+]
 
 
 def visible(html: str) -> str:
@@ -86,6 +103,10 @@ def main() -> None:
         )
         for n, lines, request in sorted(over, key=lambda s: -s[0])[:3]:
             print(f"  {n} units, {lines} lines: {request}")
+        features = [entry for entry in sizes if entry[2] in FEATURE_REQUESTS]
+        print(f"  speculative decoding and hybrid models (limit {LIMIT}):")
+        for n, lines, request in features:
+            print(f"    {n} units, {lines} lines: {request}")
 
 
 if __name__ == "__main__":

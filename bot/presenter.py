@@ -162,6 +162,7 @@ def layout_result(answer: Answer, tr: Tr) -> str:
     if answer.change:
         head.append(f"↔ {escape(answer.change)}")
     head += [f"<i>{escape(answer.settings)}</i>", "", *parts_block(answer, tr)]
+    head += ["", *map(escape, answer.extras)] if answer.extras else []
     offers = [escape(line) for line in offer_lines(answer) if not line.startswith("  ")]
     mitigations: list[str] = []
     if answer.mitigations:
@@ -241,6 +242,7 @@ def render_inline(
     head = [*solved_block(answer), f"<b>{escape(answer.lead)}</b>", escape(need)]
     head += [escape(answer.card_read)] if answer.card_read else []
     head += [f"<i>{escape(answer.settings)}</i>", "", *parts_block(answer, tr)]
+    head += ["", *map(escape, answer.extras)] if answer.extras else []
     offers = [escape(line) for line in offer_lines(answer) if not line.startswith("  ")]
     return InlineArticle(
         title=answer.solved[0] if answer.solved else answer.lead,  # an inverse question: the value found

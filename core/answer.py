@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from core.answer_solve import cost_lines, solved_lines
+from core.answer_spec import feature_lines
 from core.catalog import default_catalog
 from core.contract import Assumption, Mitigation, Recommendation, Result, Throughput, Verdict
 from core.render import (
@@ -96,6 +97,8 @@ class Answer:
     taken: str | None = None  # the configuration that would have led is sold out: said after the lead
     card_read: str | None = None  # how a card named without its memory was read, and the other one
     card_switch: tuple[str, str] | None = None  # that other card: (id, short name), for a button
+    # extension (issue 22): speculative decoding and hybrid models, shown under the breakdown
+    extras: tuple[str, ...] = field(default=())
 
     @property
     def offer(self) -> Offer | None:
@@ -170,6 +173,7 @@ def build_answer(
         ),
         card_read=next((t(f"assumption-{CARD_READ}", lang, **n.params) for n in read), None),
         card_switch=next(((str(n.params["other_id"]), str(n.params["other"])) for n in read), None),
+        extras=feature_lines(result, breakdown, lang),
     )
 
 

@@ -130,6 +130,16 @@ class SolveFor(StrEnum):
     MODEL = "model"  # the largest catalogue model of the family that fits
 
 
+class SpeculativeMethod(StrEnum):
+    """extension: speculative decoding (vLLM `--speculative-config` `method`)."""
+
+    DRAFT_MODEL = "draft_model"  # a smaller model of the same tokenizer proposes the tokens
+    EAGLE = "eagle"  # an EAGLE head: one decoder layer over the target's features
+    EAGLE3 = "eagle3"  # EAGLE-3: one layer over low/mid/high features, its own small vocabulary
+    MTP = "mtp"  # the model's own multi-token-prediction layer (DeepSeek-V3, Qwen3-Next, GLM-4.5)
+    NGRAM = "ngram"  # prompt lookup: proposes tokens copied from the prompt, no weights
+
+
 # `model` for solve_for "model" when no model is named: every catalogue model of the task's kind.
 ANY_MODEL = "*"
 
@@ -454,6 +464,23 @@ class Request(BaseModel):
         "their memory is added to every card's need (breakdown key `extra_models`, detail in `stack`)",
     )
 
+    # --- extension: speculative decoding (core.formulas.speculative; core/data/speculative.toml) ----
+    speculative: SpeculativeMethod | None = Field(
+        default=None,
+        description="extension: speculative decoding; default none, draft_model when draft_model is given",
+    )
+    draft_model: str | None = Field(
+        default=None,
+        max_length=200,
+        description="extension: the draft model (catalogue id, alias or size) for speculative draft_model",
+    )
+    num_speculative_tokens: int | None = Field(
+        default=None,
+        gt=0,
+        le=32,
+        description="extension: tokens proposed per step (k; k + 1 are verified); default per method",
+    )
+
     @field_validator("num_gpus")
     @classmethod
     def _num_gpus_within_the_split(cls, value: int, info: ValidationInfo) -> int:
@@ -482,6 +509,11 @@ Component = Literal[
     "vae_decode",
     "overhead",
     "extra_models",
+    # extension: hybrid models' recurrent state; speculative decoding's draft, its KV and verify scratch
+    "recurrent_state",
+    "draft_model",
+    "draft_kv_cache",
+    "speculative_scratch",
 ]
 """Breakdown keys. `overhead` is always present (CUDA context + allocator reserve), so a caller
 comparing with `torch.cuda.max_memory_allocated` subtracts it."""
@@ -712,6 +744,25 @@ class StackPart(BaseModel):
     breakdown: dict[str, int]
 
 
+class Speculative(BaseModel):
+    """extension: speculative decoding, sized. `total_bytes` of the result = `without_bytes` +
+    `draft_bytes` + `draft_kv_bytes` + `scratch_bytes` (per card)."""
+
+    method: SpeculativeMethod
+    draft_model: str | None = Field(description="the draft's catalogue id (draft_model), else null")
+    num_speculative_tokens: int
+    without_bytes: int = Field(description="per card, the same request without speculative decoding")
+    draft_bytes: int = Field(description="per card: the draft model's or head's weights")
+    draft_kv_bytes: int = Field(description="per card: the draft's KV cache")
+    scratch_bytes: int = Field(description="per card: logits and probabilities of the k + 1 verified tokens")
+    acceptance_low: float = Field(description="per-token acceptance rate assumed, low end")
+    acceptance_high: float
+    speedup_low: float = Field(description="expected decode speed-up, low end (batch 1)")
+    speedup_high: float
+    source: str = Field(description="the published figures the acceptance range comes from")
+    cite: str = Field(default="", description="the same, short, as the answers name it")
+
+
 class Result(BaseModel):
     request: Request = Field(description="the request with every default filled in")
     model: ResolvedModel
@@ -750,6 +801,10 @@ class Result(BaseModel):
     stack: list[StackPart] = Field(
         default_factory=list,
         description="extension: the extra models, each sized (their sum: breakdown.extra_models)",
+    )
+    # extension: speculative decoding (Request.speculative)
+    speculative: Speculative | None = Field(
+        default=None, description="extension: the draft's memory, with and without it, and the speed-up"
     )
 
 

@@ -25,6 +25,7 @@ from core.contract import (
     ResolvedModel,
     Result,
     Sharding,
+    SpeculativeMethod,
     Task,
     max_model_split,
 )
@@ -33,11 +34,13 @@ from core.formulas.params import Arch, arch_of
 from core.formulas.peak import peak_breakdown
 from core.formulas.vllm import VLLM_GPU_MEMORY_UTILIZATION
 from core.hf import Hub
+from core.hybrid import hybrid_notes
 from core.method_notes import method_notes
 from core.notes import note
 from core.precision import is_gguf
 from core.resolve import resolve_model
 from core.specs import ModelKind, ModelSpec
+from core.speculative import fill_speculative, speculative_notes, speculative_result
 from core.stack import filled_stack, size_stack
 from core.training_defaults import default_adapter_dtype, default_checkpointing
 
@@ -104,6 +107,8 @@ def estimate(
         *default_notes,
         *method_notes(filled, spec, arch, parts),
         *stack_notes,
+        *hybrid_notes(filled, spec),
+        *speculative_notes(filled),
         *advice.assumptions,
         *range_notes,
     ]
@@ -124,6 +129,7 @@ def estimate(
         assumptions=notes,
         serving_capacity=advice.serving,
         stack=stack,
+        speculative=speculative_result(filled, spec, arch, breakdown, total) if arch else None,
     )
 
 
@@ -213,10 +219,7 @@ def fill_defaults(
     if engine is None:
         engine = _default_engine(req, diffusion, precision, spec)
         update["engine"] = engine
-        if engine is Engine.VLLM and req.concurrency > 1:
-            notes.append(note("parse_serving_vllm", concurrency=req.concurrency))
-        elif engine is Engine.VLLM:
-            notes.append(note("serving_class_vllm", params_b=round(spec.params_b)))
+        notes += _default_vllm_notes(req, engine, spec)
     if no_fp8 and precision is Precision.FP8 and req.task is Task.INFERENCE:
         precision, fallback = fp8_fallback(engine)
         update["precision"] = precision
@@ -252,6 +255,7 @@ def fill_defaults(
             update["seq_len"] = seq
             if req.task is Task.TRAINING:
                 notes.append(note("default_seq_len", seq_len=seq))
+    update.update(fill_speculative(req, spec, default_catalog()))  # extension: speculative decoding
     if req.sharding is None:
         # training on several cards is launched sharded (FSDP FULL_SHARD / ZeRO-3): plain replicas
         # would need the one-card memory on every card. The rule `Sizer.count_changes` applies to
@@ -295,7 +299,22 @@ def _default_engine(req: Request, diffusion: bool, precision: Precision, spec: M
         return Engine.LLAMA_CPP
     if req.task is Task.INFERENCE and (req.concurrency > 1 or is_serving_class(spec)):
         return Engine.VLLM
+    # transformers' generate() speculates with an assistant model or prompt lookup only
+    # (`assistant_model`, `prompt_lookup_num_tokens`); EAGLE heads and MTP layers run in vLLM / SGLang
+    if req.speculative in (SpeculativeMethod.EAGLE, SpeculativeMethod.EAGLE3, SpeculativeMethod.MTP):
+        return Engine.VLLM
     return Engine.TRANSFORMERS
+
+
+def _default_vllm_notes(req: Request, engine: Engine, spec: ModelSpec) -> list[Assumption]:
+    """Why vLLM was the default engine: several users, a serving-class model, or a speculative head."""
+    if engine is not Engine.VLLM:
+        return []
+    if req.concurrency > 1:
+        return [note("parse_serving_vllm", concurrency=req.concurrency)]
+    if not is_serving_class(spec):  # an EAGLE head or MTP layer (`_default_engine`)
+        return [note("speculative_vllm", method=str(req.speculative))]
+    return [note("serving_class_vllm", params_b=round(spec.params_b))]
 
 
 def is_serving_class(spec: ModelSpec) -> bool:

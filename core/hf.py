@@ -28,6 +28,7 @@ from core.contract import Assumption, Precision
 from core.errors import CoreError, UnknownModelError
 from core.hf_checks import ConfigRefused as ConfigRefused
 from core.hf_checks import check_config, check_counts, check_sizes, shown
+from core.hf_hybrid import mtp_layers_from_config, recurrent_from_config
 from core.notes import note
 from core.specs import ModelKind, ModelSpec, UnquantizedModules
 
@@ -421,6 +422,8 @@ def spec_from_config(
         "native_precision": shipped_precision(quantization),
         "unquantized": unquantized_modules(quantization, layers, hf_id),
     }
+    arch["recurrent"] = recurrent_from_config(cfg, model_type, layers, hidden)  # hybrids: core.hf_hybrid
+    arch["mtp_layers"] = mtp_layers_from_config(cfg)
     if experts and active:
         arch |= {"experts": int(experts), "active_experts": int(active)}
         arch["moe_intermediate_size"] = int(moe_intermediate) if moe_intermediate else None

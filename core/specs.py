@@ -76,6 +76,56 @@ class UnquantizedModules(BaseModel):
     source: str = Field(min_length=1, description="the checkpoint's config or paper that says so")
 
 
+RecurrentKind = Literal["mamba", "mamba2", "gated_delta"]
+
+
+class RecurrentLayers(BaseModel):
+    """extension (hybrid and linear-attention models): the layers that keep a fixed-size recurrent
+    state per sequence instead of a KV cache (Mamba, Mamba-2, gated delta rule). Their shapes follow
+    vLLM `MambaStateShapeCalculator` (vllm/model_executor/layers/mamba/mamba_utils.py); the numbers
+    are the config.json keys named on each field."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: RecurrentKind
+    layers: int = Field(gt=0, description="recurrent layers (`layers_block_type`, `layer_types`)")
+    parallel: bool = Field(
+        default=False,
+        description="each layer runs attention and the recurrent mixer side by side (Falcon-H1): "
+        "every layer keeps a KV cache too",
+    )
+    conv_kernel: int = Field(default=4, gt=0, description="`mamba_d_conv` / `conv_kernel` / "
+                             "`linear_conv_kernel_dim`")  # fmt: skip
+    # Mamba / Mamba-2
+    intermediate_size: int | None = Field(default=None, gt=0, description="`mamba_expand` × hidden")
+    state_size: int | None = Field(default=None, gt=0, description="`mamba_d_state` / `ssm_state_size`")
+    heads: int | None = Field(default=None, gt=0, description="Mamba-2 `mamba_n_heads` / `mamba_num_heads`")
+    head_dim: int | None = Field(default=None, gt=0, description="Mamba-2 `mamba_d_head` / `mamba_head_dim`")
+    groups: int = Field(default=1, gt=0, description="Mamba-2 `mamba_n_groups` / `n_groups`")
+    # Gated delta rule (Qwen3-Next)
+    key_heads: int | None = Field(default=None, gt=0, description="`linear_num_key_heads`")
+    value_heads: int | None = Field(default=None, gt=0, description="`linear_num_value_heads`")
+    key_head_dim: int | None = Field(default=None, gt=0, description="`linear_key_head_dim`")
+    value_head_dim: int | None = Field(default=None, gt=0, description="`linear_value_head_dim`")
+    state_fp32: bool = Field(
+        default=False,
+        description="the SSM (temporal) state is kept in fp32 whatever the model dtype: vLLM "
+        "`mamba_ssm_cache_dtype` float32 (NemotronH's default, `mamba_ssm_dtype` in the config)",
+    )
+
+    @model_validator(mode="after")
+    def _shape(self) -> RecurrentLayers:
+        need = {
+            "mamba": ("intermediate_size", "state_size"),
+            "mamba2": ("intermediate_size", "state_size", "heads", "head_dim"),
+            "gated_delta": ("key_heads", "value_heads", "key_head_dim", "value_head_dim"),
+        }[self.kind]
+        missing = [name for name in need if getattr(self, name) is None]
+        if missing:
+            raise ValueError(f"{self.kind} layers need {', '.join(missing)}")
+        return self
+
+
 class ModelSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -133,6 +183,17 @@ class ModelSpec(BaseModel):
     kv_lora_rank: int | None = Field(default=None, gt=0)
     qk_rope_head_dim: int | None = Field(default=None, gt=0)
 
+    mtp_layers: int | None = Field(
+        default=None,
+        gt=0,
+        description="extension: multi-token-prediction layers the checkpoint ships for speculative "
+        "decoding (config `num_nextn_predict_layers`, `mtp_num_hidden_layers`)",
+    )
+    # extension: hybrid and linear-attention models (Jamba, Qwen3-Next, Mamba-2 hybrids)
+    recurrent: RecurrentLayers | None = Field(
+        default=None, description="layers that keep a recurrent state instead of a KV cache"
+    )
+
     # Diffusion pipelines
     components: list[PipelineComponent] = Field(default_factory=list)
     default_resolution: tuple[int, int] | None = None
@@ -144,6 +205,13 @@ class ModelSpec(BaseModel):
     @property
     def is_moe(self) -> bool:
         return (self.experts or 0) > 1
+
+    @property
+    def attention_layers(self) -> int:
+        """Layers that keep a KV cache: all but the recurrent ones (all of them when the two run side
+        by side)."""
+        r = self.recurrent
+        return (self.layers or 0) - (r.layers if r and not r.parallel else 0)
 
     @property
     def resolved_head_dim(self) -> int | None:
@@ -182,6 +250,8 @@ class ModelSpec(BaseModel):
             raise ValueError("active_params_b exceeds params_b")
         if self.sliding_window_layers and self.layers and self.sliding_window_layers > self.layers:
             raise ValueError("sliding_window_layers exceeds layers")
+        if self.recurrent and self.layers and self.recurrent.layers > self.layers:
+            raise ValueError("recurrent layers exceed layers")
         wide = self.unquantized
         if wide and self.layers and max(wide.attention_layers, wide.mlp_layers) > self.layers:
             raise ValueError("unquantized attention_layers / mlp_layers exceed layers")

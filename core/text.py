@@ -25,6 +25,7 @@ def layout(answer: Answer) -> str:
         list(answer.cost),
         [answer.settings],
         [answer.parts_title, *(f"  {name}: {size}" for name, size in answer.parts)],
+        list(answer.extras),
         offer_lines(answer),
     ]
     if answer.mitigations:

@@ -110,7 +110,8 @@ async def cmd_currency(
 
 
 async def cmd_about(message: Message, i18n: I18nContext) -> None:
-    await message.answer(i18n.get("about", **ACCURACY))
+    # issue 22: what speculative decoding and hybrid models are answered with, and how accurately
+    await message.answer(i18n.get("about", **ACCURACY) + "\n\n" + i18n.get("about-spec"))
 
 
 async def cmd_lang(message: Message, i18n: I18nContext) -> None:

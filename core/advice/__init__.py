@@ -200,7 +200,9 @@ def serving_capacity(
     assert req.context_length
     parts = sizer.breakdown(**sizer.count_changes(count)) if count != req.num_gpus else sizer.breakdown()
     budget = sizer.usable(gpu)
-    kv = parts.get("kv_cache", 0.0)
+    # a draft's attention layers are KV-cache layers of the same pool (vLLM v1 registers the
+    # drafter's layers with the KV-cache config): its cache is pool, and every token holds both
+    kv = parts.get("kv_cache", 0.0) + parts.get("draft_kv_cache", 0.0)
     pool = vllm.kv_pool_bytes(budget, sum(parts.values()), kv)
     # vLLM counts its pool in tokens of every layer (sliding-window layers included); a request
     # takes less where layers keep only their window (the hybrid KV-cache manager)

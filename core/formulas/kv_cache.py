@@ -32,7 +32,7 @@ def model_kv_cache_bytes(spec: ModelSpec, s: int, b: int, e: float, windows: boo
     every layer kept the whole context (how vLLM counts its "GPU KV cache size" in tokens)."""
     if spec.kind is ModelKind.ENCODER or not (spec.layers and spec.attention_heads):
         return 0.0
-    L = spec.layers
+    L = spec.attention_layers  # a hybrid's recurrent layers keep a state instead (formulas.recurrent)
     if spec.kv_lora_rank:
         return mla_kv_cache_bytes(L, spec.kv_lora_rank, spec.qk_rope_head_dim or 0, s, b, e)
     k = spec.kv_heads or spec.attention_heads

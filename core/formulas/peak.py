@@ -33,6 +33,7 @@ from core.formulas.params import (
     linear_params,
     mlp_params_per_layer,
 )
+from core.formulas.recurrent import recurrent_state_bytes, state_bytes
 from core.formulas.weights import model_weight_bytes, weight_bytes
 from core.precision import (
     QUANTIZED_ON_LOAD,
@@ -43,6 +44,7 @@ from core.precision import (
     kv_bytes_per_element,
 )
 from core.specs import ModelKind, ModelSpec, PipelineComponent
+from core.speculative import speculative_parts
 
 Breakdown = dict[str, float]
 BILLION = 1e9
@@ -174,14 +176,20 @@ def _llm_inference(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
     if spec.kind is not ModelKind.ENCODER:  # an encoder pools its hidden states: no vocabulary logits
         activations += act.inference_logits_bytes(req.concurrency, arch.V)
     parts = {"weights": weights, "kv_cache": kv, "activations": activations}
+    if spec.recurrent is not None:  # hybrid: the recurrent layers' state, fixed per sequence
+        tp = n if tensor_parallel else 1
+        conv_e, ssm_e = state_bytes(req.engine, req.precision, spec.recurrent)
+        parts["recurrent_state"] = recurrent_state_bytes(spec, req.concurrency, conv_e, tp, ssm_e) * (tp / n)
     if req.engine is Engine.VLLM:
         # vLLM allocates its KV cache in one block per layer, sized exactly (gpu_model_runner
         # `initialize_kv_cache_tensors`): no allocator reserve on it. Nor a quantize-on-load residue:
         # the worker empties the allocator's cache before it profiles (`torch.cuda.empty_cache()` in
         # vllm/worker/worker.py `determine_num_available_blocks`, gpu_worker's memory_profiling).
-        return _with_overhead(parts, activations, req)
+        return {**_with_overhead(parts, activations, req), **speculative_parts(req, spec, arch)}
     on_load = _quantized_on_load(req.precision, spec, arch, n)
-    return _with_loading_reserve(parts, kv + activations, req, spec, arch, on_load)
+    parts = _with_loading_reserve(parts, kv + activations, req, spec, arch, on_load)
+    # speculative decoding adds its parts on top, so the total is the plain one plus them
+    return {**parts, **speculative_parts(req, spec, arch)}
 
 
 def _llm_training(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:

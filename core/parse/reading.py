@@ -26,6 +26,7 @@ from core.notes import note
 from core.parse import questions
 from core.parse.models import _name_words, _no_model_error, _read_model, _take_hf_id, _typed_words
 from core.parse.names import take_names
+from core.parse.speculative import split_speculative
 from core.parse.text import (
     MAX_RESOLUTION_SIDE,
     MAX_TEXT_CHARS,
@@ -76,6 +77,7 @@ def read(raw: str, catalog: Catalog, base: Task | None = None) -> Reading:
     raw, cut = _cut(raw)
     if cut:
         reading.notes.append(note("parse_text_cut", chars=MAX_TEXT_CHARS))
+    raw, speculative = split_speculative(raw, catalog)  # "с драфт моделью llama 3.2 1b", "eagle3"
     raw, extra_models, stack_notes = split_stack(raw, catalog)  # "+ bge-m3 + reranker": core.stack
     reading.notes.extend(stack_notes)
     raw, hf_id = _take_hf_id(raw)
@@ -103,6 +105,7 @@ def read(raw: str, catalog: Catalog, base: Task | None = None) -> Reading:
     _any_model(f, reading)
     if extra_models:
         f["extra_models"] = extra_models
+    f.update(speculative)
     if reading.error is None and "model" not in f and base is None:
         reading.error = _no_model_error(text, catalog)
     _settle_aside(aside, names.models, f, reading)

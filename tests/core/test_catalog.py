@@ -524,6 +524,11 @@ _NOT_PLAIN_DECODERS = {
     "bge-m3": "8194 learned position embeddings",
     "bge-reranker-v2-m3": "8194 learned position embeddings",
     "jina-embeddings-v3": "8194 learned position embeddings and the task LoRA adapters",
+    # hybrids: recurrent mixers in place of attention (their own projections), experts not in every layer
+    "qwen3-next-80b-a3b": "gated DeltaNet mixers in 36 of 48 layers and a shared expert",
+    "jamba-1.5-mini": "Mamba mixers in 28 of 32 layers, experts in every other layer",
+    "jamba-1.5-large": "Mamba mixers in 63 of 72 layers, experts in every other layer",
+    "jamba-v0.1": "Mamba mixers in 28 of 32 layers, experts in every other layer",
 }
 
 
