@@ -35,6 +35,10 @@ from core.formulas.vllm import VLLM_GPU_MEMORY_UTILIZATION
 from core.hf import Hub
 from core.method_notes import method_notes
 from core.notes import note
+from core.offload import answer as offload_answer
+from core.offload import notes as offload_notes_of
+from core.offload import offload_request
+from core.offload import prepare as prepare_offload
 from core.precision import is_gguf
 from core.resolve import resolve_model
 from core.specs import ModelKind, ModelSpec
@@ -77,6 +81,7 @@ def estimate(
     lookup = True if hub is not None else None  # None: as GPUFIT_HF_LOOKUP says
     spec, resolved, assumptions = resolve_model(req.model, catalog, hf_lookup=lookup, hub=hub)
     named = [catalog.gpus[g] for g in req.gpus or [] if g in catalog.gpus]
+    req, offload_notes = offload_request(req, spec)
     filled, default_notes = fill_defaults(
         req,
         spec,
@@ -89,6 +94,7 @@ def estimate(
         raise EstimateError(
             f"num_gpus ({filled.num_gpus}) is more than {spec.name} can be split into: {limit}", "num_gpus"
         )
+    filled = prepare_offload(filled, spec, arch, catalog)
     parts = peak_breakdown(filled, spec, arch)
     breakdown = {k: round(v) for k, v in parts.items() if v > 0 or k == "overhead"}
     stack, stack_notes = size_stack(filled, catalog, hub) if filled.extra_models else ([], [])
@@ -99,13 +105,16 @@ def estimate(
     total = sum(breakdown.values())
     advice = advise(filled, spec, arch, catalog, total, extra, given=req, parts=parts)
     value_range, range_notes = _range(total, filled, resolved)
+    offload = offload_answer(filled, spec, arch, catalog, total)
     notes = [
         *assumptions,
+        *offload_notes,
         *default_notes,
         *method_notes(filled, spec, arch, parts),
         *stack_notes,
         *advice.assumptions,
         *range_notes,
+        *offload_notes_of(offload),
     ]
     return Result(
         request=filled,
@@ -124,6 +133,7 @@ def estimate(
         assumptions=notes,
         serving_capacity=advice.serving,
         stack=stack,
+        offload=offload,
     )
 
 
@@ -343,7 +353,8 @@ def _check_task(req: Request, spec: ModelSpec) -> None:
         req.engine is Engine.LLAMA_CPP
         and req.precision
         and not is_gguf(req.precision)
-        and req.precision not in (Precision.FP32, Precision.FP16, Precision.BF16)
+        # MXFP4: gpt-oss's GGUF keeps its experts so (ggml-org/gpt-oss-*-GGUF, GGML_TYPE_MXFP4)
+        and req.precision not in (Precision.FP32, Precision.FP16, Precision.BF16, Precision.MXFP4)
     ):
         raise EstimateError(f"llama.cpp runs GGUF formats, not {req.precision}", "precision")
 
