@@ -137,7 +137,10 @@ def pick(req: Request, spec: ModelSpec, arch: Arch, limit: int) -> Request:
         gpu_layers = req.gpu_layers
 
         def fits_moe(n: int) -> bool:  # fewer blocks in RAM fit the worse: search on L − n
-            return need(req.model_copy(update={"n_cpu_moe": arch.L - n, "gpu_layers": gpu_layers}), spec, arch) <= limit
+            return (
+                need(req.model_copy(update={"n_cpu_moe": arch.L - n, "gpu_layers": gpu_layers}), spec, arch)
+                <= limit
+            )
 
         kept = _largest(fits_moe, 0, arch.L)
         if kept is not None:
@@ -165,7 +168,9 @@ def prepare(req: Request, spec: ModelSpec, arch: Arch | None, catalog: Catalog) 
     return pick(req, spec, arch, limit)
 
 
-def _ram_side(req: Request, gpu: GpuSpec | None, count: int, catalog: Catalog) -> tuple[float, str, float | None]:
+def _ram_side(
+    req: Request, gpu: GpuSpec | None, count: int, catalog: Catalog
+) -> tuple[float, str, float | None]:
     """The server's RAM bandwidth and size: the request's, the offer's, else the assumed server's."""
     offer = next((o for o in catalog.offers if gpu and o.gpu == gpu.id and o.count == count), None)
     ram_gb = offer.ram_gb if offer else None
@@ -186,14 +191,18 @@ def step_bytes(req: Request, spec: ModelSpec, arch: Arch) -> tuple[float, float,
     head = fo.head_bytes(arch, req.precision)
     active = decode_weight_bytes(spec, arch, req)  # read per token: the output layer and the blocks
     per_block = max(active - head, 0.0) / arch.L + kv / arch.L
-    routed = fo.routed_expert_bytes_per_block(arch, req.precision) * arch.active_experts / max(arch.experts, 1)
+    routed = (
+        fo.routed_expert_bytes_per_block(arch, req.precision) * arch.active_experts / max(arch.experts, 1)
+    )
     on_gpu = s.gpu_blocks * per_block + (head if s.output_on_gpu else 0.0) - s.cpu_moe_blocks * routed
     on_gpu = max(on_gpu, 0.0)
     kv_ram = kv * (1 - fo.kv_gpu_share(arch, req.gpu_layers))
     return on_gpu, max(active + kv - on_gpu, 0.0), kv_ram
 
 
-def decode_tokens_per_s(gpu_bytes: float, ram_bytes: float, gpu: GpuSpec, ram_gb_s: float, arch: Arch) -> float:
+def decode_tokens_per_s(
+    gpu_bytes: float, ram_bytes: float, gpu: GpuSpec, ram_gb_s: float, arch: Arch
+) -> float:
     from core.advice.speed import DECODE_BANDWIDTH_EFFICIENCY, moe_layer_s
 
     step = gpu_bytes / (gpu.bandwidth_gb_s * 1e9 * DECODE_BANDWIDTH_EFFICIENCY)
@@ -267,4 +276,3 @@ def notes(off: Offload | None) -> list[Assumption]:
     if off is None or off.ram_bandwidth_source != "assumed":
         return []
     return [note("offload_ram_bandwidth_assumed", ram_bandwidth_gb_s=off.ram_bandwidth_gb_s)]
-

@@ -50,7 +50,11 @@ def total_layers(arch: Arch) -> int:
 def head_bytes(arch: Arch, precision: Precision) -> float:
     """One V × h matrix: the input embedding, or the output layer (tied: the same tensor duplicated to
     the output's device, llama-model.cpp `TENSOR_DUPLICATED`)."""
-    bits = GGUF_OUTPUT_BITS if is_gguf(precision) and precision is not Precision.Q8_0 else embedding_bits(precision)
+    bits = (
+        GGUF_OUTPUT_BITS
+        if is_gguf(precision) and precision is not Precision.Q8_0
+        else embedding_bits(precision)
+    )
     return weight_bytes(arch.V * arch.h, bits)
 
 
@@ -59,7 +63,9 @@ def routed_expert_bytes_per_block(arch: Arch, precision: Precision) -> float:
     the experts' own 4.25); 0 for a dense model."""
     if arch.experts <= 1:
         return 0.0
-    experts = min(arch.L * mlp_params_per_layer(arch.h, arch.i, arch.gated, arch.experts), linear_params(arch))
+    experts = min(
+        arch.L * mlp_params_per_layer(arch.h, arch.i, arch.gated, arch.experts), linear_params(arch)
+    )
     return weight_bytes(experts, bits_per_weight(precision)) / arch.L
 
 

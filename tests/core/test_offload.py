@@ -92,7 +92,11 @@ def test_the_fewest_expert_layers_in_ram_are_found(model: str, gpu: str, count: 
         return
     off = result.offload
     assert off is not None
-    explicit = fields | {"offload": None, "n_cpu_moe": off.n_cpu_moe, "precision": str(result.request.precision)}
+    explicit = fields | {
+        "offload": None,
+        "n_cpu_moe": off.n_cpu_moe,
+        "precision": str(result.request.precision),
+    }
     if off.gpu_layers < off.total_layers:  # even --cpu-moe did not fit: layers went too
         assert off.n_cpu_moe == off.moe_layers
         return
