@@ -24,12 +24,14 @@ from core.catalog import DATA_DIR, Catalog, read_toml
 from core.contract import (
     Assumption,
     Engine,
+    KvPrecision,
     Offload,
     OffloadMode,
     Precision,
     Request,
     SolveFor,
     Task,
+    Throughput,
 )
 from core.errors import CatalogError, EstimateError
 from core.formulas import offload as fo
@@ -276,3 +278,56 @@ def notes(off: Offload | None) -> list[Assumption]:
     if off is None or off.ram_bandwidth_source != "assumed":
         return []
     return [note("offload_ram_bandwidth_assumed", ram_bandwidth_gb_s=off.ram_bandwidth_gb_s)]
+
+
+def mitigation(
+    req: Request, spec: ModelSpec, arch: Arch | None, usable: int
+) -> tuple[str, dict[str, Any]] | None:
+    """The llama.cpp offload that makes an inference request fit `usable` bytes per card, as a
+    mitigation: ("offload_experts" | "offload_layers", the request changes); None when the request
+    already offloads, needs none, or nothing fits even with every layer in RAM."""
+    if arch is None or req.task is not Task.INFERENCE or wants_offload(req) or req.concurrency > 1:
+        return None
+    mode = OffloadMode.EXPERTS if arch.experts > 1 else OffloadMode.LAYERS
+    try:
+        base, _ = offload_request(req.model_copy(update={"offload": mode, "engine": None}), spec)
+    except EstimateError:
+        return None
+    base = base.model_copy(update={"gpu_memory_utilization": None, "kv_cache_precision": KvPrecision.FP16})
+    picked = pick(base, spec, arch, usable)
+    s = fo.split(arch, picked.precision or DEFAULT_GGUF, picked.gpu_layers, picked.n_cpu_moe)
+    if s.gpu_blocks == 0 or need(picked, spec, arch) > usable:
+        return None
+    if s.cpu_moe_blocks == 0 and s.gpu_blocks == arch.L and s.output_on_gpu:
+        return None  # no offload needed: another mitigation (the GGUF format) says it
+    changes = {
+        "engine": Engine.LLAMA_CPP,
+        "precision": picked.precision,
+        "gpu_memory_utilization": None,
+        "kv_cache_precision": KvPrecision.FP16,
+        "gpu_layers": picked.gpu_layers,
+        "n_cpu_moe": picked.n_cpu_moe,
+    }
+    action = "offload_experts" if picked.n_cpu_moe else "offload_layers"
+    return action, changes
+
+
+def offloaded_throughput(
+    req: Request, spec: ModelSpec, arch: Arch, configs: list[tuple[GpuSpec, int]]
+) -> list[Throughput]:
+    """Decode speed of an offloaded request on each configuration (llama.cpp passes a token through
+    the cards in turn: one card's bandwidth), RAM at the request's bandwidth or the assumed one."""
+    on_gpu, on_ram, _ = step_bytes(req, spec, arch)
+    ram = req.ram_bandwidth_gb_s or facts().assumed_ram_bandwidth_gb_s
+    out = []
+    for gpu, count in configs:
+        tps = decode_tokens_per_s(on_gpu, on_ram, gpu, ram, arch)
+        out.append(
+            Throughput(
+                gpu=gpu.id,
+                count=count,
+                tokens_per_s=round(tps, 1),
+                aggregate_tokens_per_s=round(tps * req.concurrency, 1),
+            )
+        )
+    return out
