@@ -124,6 +124,7 @@ class OffloadMode(StrEnum):
 
     LAYERS = "layers"  # -ngl N: whole layers
     EXPERTS = "experts"  # --n-cpu-moe N / -ot exps=CPU: the routed experts of the first N layers
+    AUTO = "auto"  # experts on a mixture of experts, layers otherwise ("offload to RAM")
 
 
 class SolveFor(StrEnum):
@@ -476,8 +477,9 @@ class Request(BaseModel):
     offload: OffloadMode | None = Field(
         default=None,
         description="extension: offload to RAM as it fits gpus[0] x num_gpus (default: the first-choice "
-        "offer's card): `layers` the largest -ngl, `experts` the fewest --n-cpu-moe; fills gpu_layers "
-        "or n_cpu_moe and Result.offload. Implies engine llama.cpp",
+        "offer's card): `layers` the largest -ngl, `experts` the fewest --n-cpu-moe, `auto` experts on a "
+        "mixture of experts and layers otherwise (training and diffusion: cpu_offload model); fills "
+        "gpu_layers or n_cpu_moe and Result.offload. Implies engine llama.cpp",
     )
     ram_bandwidth_gb_s: float | None = Field(
         default=None,

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from core.catalog import DATA_DIR, Catalog, read_toml
 from core.contract import (
     Assumption,
+    CpuOffload,
     Engine,
     KvPrecision,
     Offload,
@@ -40,7 +41,7 @@ from core.formulas.params import Arch
 from core.formulas.peak import peak_breakdown
 from core.notes import note
 from core.precision import EXPERTS_ONLY_ON_MOE, is_gguf, kv_bytes_per_element
-from core.specs import GpuSpec, ModelSpec
+from core.specs import GpuSpec, ModelKind, ModelSpec
 
 OFFLOAD_FILE = DATA_DIR / "offload.toml"
 SPEED_SOURCE = "llama.cpp runs: AlexsJones/llmfit#755, #774, #775, #778; ikawrakow/ik_llama.cpp#841"
@@ -55,6 +56,7 @@ GGUF_FOR: dict[Precision, Precision] = {
     Precision.FP8: Precision.Q8_0,
 }
 DEFAULT_GGUF = Precision.Q4_K_M  # the file most users run (Unsloth's and bartowski's default pick)
+NOT_LLAMA = (ModelKind.IMAGE, ModelKind.VIDEO, ModelKind.ENCODER)
 
 
 class OffloadFacts(BaseModel):
@@ -87,6 +89,12 @@ def offload_request(req: Request, spec: ModelSpec) -> tuple[Request, list[Assump
     as gpt-oss's GGUF ships it). Another engine named is refused."""
     if not wants_offload(req) and req.solve_for is not SolveFor.GPU_LAYERS:
         return req, []
+    if req.offload is OffloadMode.AUTO and (req.task is not Task.INFERENCE or spec.kind in NOT_LLAMA):
+        # "offload to RAM" of a training run or a diffusion pipeline: their own CPU offload
+        update = {"offload": None, "cpu_offload": req.cpu_offload or CpuOffload.MODEL}
+        if req.cpu_offload is CpuOffload.NONE:
+            update["cpu_offload"] = CpuOffload.MODEL
+        return req.model_copy(update=update), []
     if req.engine not in (None, Engine.LLAMA_CPP):
         raise EstimateError("offload to RAM (-ngl, --n-cpu-moe) is llama.cpp's: engine llama.cpp", "engine")
     if req.task is not Task.INFERENCE:
@@ -99,7 +107,10 @@ def offload_request(req: Request, spec: ModelSpec) -> tuple[Request, list[Assump
         notes.append(note("offload_gguf", precision=str(gguf)))
         precision = gguf
     update["precision"] = precision
-    if req.offload is OffloadMode.EXPERTS and not (spec.experts and spec.experts > 1):
+    moe = bool(spec.experts and spec.experts > 1)
+    if req.offload is OffloadMode.AUTO:
+        update["offload"] = OffloadMode.EXPERTS if moe else OffloadMode.LAYERS
+    elif req.offload is OffloadMode.EXPERTS and not moe:
         update["offload"] = OffloadMode.LAYERS
         notes.append(note("offload_dense_layers"))
     return req.model_copy(update=update), notes
