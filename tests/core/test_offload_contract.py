@@ -35,7 +35,8 @@ def cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
 
 
 def test_estimate_json_fills_the_offload() -> None:
-    request = {"task": "inference", "model": "qwen3-235b-a22b", "gpus": ["rtx4090-48gb"], "offload": "experts"}
+    request = {"task": "inference", "model": "qwen3-235b-a22b", "gpus": ["rtx4090-48gb"]}
+    request["offload"] = "experts"
     done = cli("estimate", "--json", stdin=json.dumps(request))
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
@@ -69,7 +70,13 @@ def test_a_request_without_offload_has_none() -> None:
 
 @pytest.mark.parametrize(
     "field, value",
-    [("gpu_layers", -1), ("gpu_layers", 1002), ("n_cpu_moe", -1), ("offload", "disk"), ("ram_bandwidth_gb_s", 0)],
+    [
+        ("gpu_layers", -1),
+        ("gpu_layers", 1002),
+        ("n_cpu_moe", -1),
+        ("offload", "disk"),
+        ("ram_bandwidth_gb_s", 0),
+    ],
 )
 def test_offload_fields_are_bounded(field: str, value: object) -> None:
     with pytest.raises(ValidationError) as e:
