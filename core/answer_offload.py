@@ -37,7 +37,7 @@ def offload_lines(result: Result, lang: str) -> tuple[str, ...]:
         )
         return (head,)
     if off.n_cpu_moe == 0 and off.gpu_layers == off.total_layers:
-        head = t("offload-not-needed", lang, config=config, layers=off.total_layers)
+        return (t("offload-not-needed", lang, config=config, total_layers=off.total_layers),)
     elif off.n_cpu_moe:
         key = "offload-experts" if off.gpu_layers == off.total_layers else "offload-experts-layers"
         head = t(
