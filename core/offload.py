@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -57,6 +57,7 @@ GGUF_FOR: dict[Precision, Precision] = {
 }
 DEFAULT_GGUF = Precision.Q4_K_M  # the file most users run (Unsloth's and bartowski's default pick)
 NOT_LLAMA = (ModelKind.IMAGE, ModelKind.VIDEO, ModelKind.ENCODER)
+RamSource = Literal["request", "offer", "assumed"]
 
 
 class OffloadFacts(BaseModel):
@@ -91,10 +92,10 @@ def offload_request(req: Request, spec: ModelSpec) -> tuple[Request, list[Assump
         return req, []
     if req.offload is OffloadMode.AUTO and (req.task is not Task.INFERENCE or spec.kind in NOT_LLAMA):
         # "offload to RAM" of a training run or a diffusion pipeline: their own CPU offload
-        update = {"offload": None, "cpu_offload": req.cpu_offload or CpuOffload.MODEL}
-        if req.cpu_offload is CpuOffload.NONE:
-            update["cpu_offload"] = CpuOffload.MODEL
-        return req.model_copy(update=update), []
+        keep = req.cpu_offload not in (None, CpuOffload.NONE)
+        return req.model_copy(
+            update={"offload": None, "cpu_offload": req.cpu_offload if keep else CpuOffload.MODEL}
+        ), []
     if req.engine not in (None, Engine.LLAMA_CPP):
         raise EstimateError("offload to RAM (-ngl, --n-cpu-moe) is llama.cpp's: engine llama.cpp", "engine")
     if req.task is not Task.INFERENCE:
@@ -183,7 +184,7 @@ def prepare(req: Request, spec: ModelSpec, arch: Arch | None, catalog: Catalog) 
 
 def _ram_side(
     req: Request, gpu: GpuSpec | None, count: int, catalog: Catalog
-) -> tuple[float, str, float | None]:
+) -> tuple[float, RamSource, float | None]:
     """The server's RAM bandwidth and size: the request's, the offer's, else the assumed server's."""
     offer = next((o for o in catalog.offers if gpu and o.gpu == gpu.id and o.count == count), None)
     ram_gb = offer.ram_gb if offer else None
@@ -270,7 +271,7 @@ def answer(req: Request, spec: ModelSpec, arch: Arch | None, catalog: Catalog, t
         ram_bytes=round(s.ram_bytes + kv_ram),
         ram_gb=ram_gb,
         ram_bandwidth_gb_s=ram_gb_s,
-        ram_bandwidth_source=source,  # type: ignore[arg-type]
+        ram_bandwidth_source=source,
         gpu_bytes_per_token=round(on_gpu),
         ram_bytes_per_token=round(on_ram),
         tokens_per_s=round(decode_tokens_per_s(on_gpu, on_ram, gpu, ram_gb_s, arch), 1),

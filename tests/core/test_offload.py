@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.catalog import default_catalog
+from core.catalog import default_catalog, load_catalog
 from core.contract import Request
-from core.errors import CoreError
+from core.errors import CatalogError, CoreError
 from core.estimate import estimate, fill_defaults
 from core.formulas.params import arch_of
 from core.offload import decode_tokens_per_s, step_bytes
@@ -212,3 +212,38 @@ def test_a_dense_model_asked_for_expert_offload_offloads_layers() -> None:
     )
     assert result.offload is not None and result.offload.mode == "layers"
     assert any(a.code == "offload_dense_layers" for a in result.assumptions)
+
+
+OFFER_ROW = """
+[[offer]]
+id = "rtx4090-48gb-x1"
+gpu = "rtx4090-48gb"
+count = 1
+price_per_hour = 149
+currency = "RUB"
+url = "https://example.com/x1"
+ram_gb = 256
+ram_bandwidth_gb_s = {bandwidth}
+"""
+
+
+def test_the_offers_ram_bandwidth_is_used_and_said(tmp_path: Path) -> None:
+    offers = tmp_path / "offers.toml"
+    offers.write_text(OFFER_ROW.format(bandwidth=204.8), encoding="utf-8")
+    catalog = load_catalog(offers_file=offers)
+    fields = {"task": "inference", "model": "qwen3-235b-a22b", "gpus": ["rtx4090-48gb"], "offload": "experts"}
+    off = estimate(fields, catalog).offload
+    assumed = estimate(fields, CATALOG).offload
+    assert off is not None and assumed is not None
+    assert (off.ram_bandwidth_source, off.ram_bandwidth_gb_s, off.ram_gb) == ("offer", 204.8, 256)
+    assert off.tokens_per_s > assumed.tokens_per_s  # twice the RAM bandwidth: faster
+    given = estimate(fields | {"ram_bandwidth_gb_s": 50}, catalog).offload
+    assert given is not None and given.ram_bandwidth_source == "request"
+
+
+def test_a_bad_ram_bandwidth_in_the_offers_is_refused_naming_the_row(tmp_path: Path) -> None:
+    offers = tmp_path / "offers.toml"
+    offers.write_text(OFFER_ROW.format(bandwidth=-1), encoding="utf-8")
+    with pytest.raises(CatalogError) as e:
+        load_catalog(offers_file=offers)
+    assert "ram_bandwidth_gb_s" in str(e.value) and "rtx4090-48gb-x1" in str(e.value)
