@@ -15,3 +15,7 @@ action-offload_experts = llama.cpp with the experts of { $n_cpu_moe } layers in 
 action-offload_layers = llama.cpp with { $gpu_layers } layers on the GPU, the rest in RAM ({ $precision }, -ngl { $gpu_layers }): several times slower
 solve-found-gpu_layers = 🧠 Most layers on the GPU of { $config } (llama.cpp -ngl): { $value }
 solve-none-gpu_layers = ❌ Nothing fits { $config }: even { $value } layers on the GPU need { $need } per card of { $usable }
+field-gpu_layers = the layers on the GPU (-ngl)
+field-n_cpu_moe = the layers whose experts are in RAM (--n-cpu-moe)
+field-offload = the offload to RAM
+field-ram_bandwidth_gb_s = the server's RAM bandwidth

@@ -15,3 +15,7 @@ action-offload_experts = llama.cpp с экспертами { $n_cpu_moe } сло
 action-offload_layers = llama.cpp: { $gpu_layers } слоёв на GPU, остальные в оперативке ({ $precision }, -ngl { $gpu_layers }): в разы медленнее
 solve-found-gpu_layers = 🧠 Больше всего слоёв на GPU для { $config } (llama.cpp -ngl): { $value }
 solve-none-gpu_layers = ❌ На { $config } не влезет ничего: даже { $value } слоёв на GPU — это { $need } на карту из { $usable }
+field-gpu_layers = число слоёв на GPU (-ngl)
+field-n_cpu_moe = число слоёв с экспертами в оперативке (--n-cpu-moe)
+field-offload = выгрузка в оперативку
+field-ram_bandwidth_gb_s = пропускная способность памяти сервера
