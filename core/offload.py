@@ -293,10 +293,11 @@ def notes(off: Offload | None) -> list[Assumption]:
 
 
 def mitigation(
-    req: Request, spec: ModelSpec, arch: Arch | None, usable: int
-) -> tuple[str, dict[str, Any]] | None:
-    """The llama.cpp offload that makes an inference request fit `usable` bytes per card, as a
-    mitigation: ("offload_experts" | "offload_layers", the request changes); None when the request
+    req: Request, spec: ModelSpec, arch: Arch | None, gpu: GpuSpec, usable: int
+) -> tuple[str, dict[str, Any], float] | None:
+    """The llama.cpp offload that makes an inference request fit `usable` bytes per card of `gpu`, as a
+    mitigation: ("offload_experts" | "offload_layers", the request changes, its decode tokens/s at the
+    assumed RAM bandwidth); None when the request
     already offloads, needs none, or nothing fits even with every layer in RAM."""
     if arch is None or req.task is not Task.INFERENCE or wants_offload(req) or req.concurrency > 1:
         return None
@@ -321,7 +322,9 @@ def mitigation(
         "n_cpu_moe": picked.n_cpu_moe,
     }
     action = "offload_experts" if picked.n_cpu_moe else "offload_layers"
-    return action, changes
+    on_gpu, on_ram, _ = step_bytes(picked, spec, arch)
+    ram = req.ram_bandwidth_gb_s or facts().assumed_ram_bandwidth_gb_s
+    return action, changes, decode_tokens_per_s(on_gpu, on_ram, gpu, ram, arch)
 
 
 def offloaded_throughput(

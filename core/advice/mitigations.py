@@ -194,10 +194,10 @@ def _ram_offload(
 
     largest = max(targets, key=lambda g: g.usable_bytes)
     usable = round(largest.usable_bytes * (1 - sizer.bands.tight))
-    found = mitigation(req, spec, arch_of(spec), usable)
+    found = mitigation(req, spec, arch_of(spec), largest, usable)
     if found is None:
         return
-    action, changes = found
+    action, changes, tokens_per_s = found
     assert changes["precision"] is not None
     add(
         action,
@@ -205,6 +205,7 @@ def _ram_offload(
         precision=str(changes["precision"]),
         gpu_layers=changes["gpu_layers"] if changes["gpu_layers"] is not None else -1,
         n_cpu_moe=changes["n_cpu_moe"] or 0,
+        tokens_per_s=round(tokens_per_s, 1) if tokens_per_s < 10 else round(tokens_per_s),
     )
 
 

@@ -128,5 +128,6 @@ def test_a_does_not_fit_answer_offers_the_sized_offload(lang: str) -> None:
     result = run({"task": "inference", "model": "qwen3-235b-a22b", "gpus": ["rtx4090-48gb"]}, CATALOG)
     offload = [m for m in result.mitigations if m.action == "offload_experts"]
     assert offload and offload[0].fits and int(offload[0].params["n_cpu_moe"]) > 0
+    assert 0 < float(offload[0].params["tokens_per_s"]) < 42
     text = layout(build_answer(result, lang))
-    assert "--n-cpu-moe" in text
+    assert "--n-cpu-moe" in text and ("tokens/s" in text or "токенов/с" in text)
