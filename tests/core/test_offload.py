@@ -16,7 +16,7 @@ from core.contract import Request
 from core.errors import CatalogError, CoreError
 from core.estimate import estimate, fill_defaults
 from core.formulas.params import arch_of
-from core.offload import decode_tokens_per_s, step_bytes
+from core.offload import decode_tokens_per_s, facts, step_bytes
 from core.solve import run
 from core.specs import GpuSpec
 
@@ -247,3 +247,13 @@ def test_a_bad_ram_bandwidth_in_the_offers_is_refused_naming_the_row(tmp_path: P
     with pytest.raises(CatalogError) as e:
         load_catalog(offers_file=offers)
     assert "ram_bandwidth_gb_s" in str(e.value) and "rtx4090-48gb-x1" in str(e.value)
+
+
+def test_a_bad_offload_facts_file_is_refused_naming_the_key(tmp_path: Path) -> None:
+    bad = tmp_path / "offload.toml"
+    good = (Path(__file__).parents[2] / "core" / "data" / "offload.toml").read_text(encoding="utf-8")
+    key = "cpu_decode_bandwidth_efficiency"
+    bad.write_text(good.replace(f"{key} = 0.48", f"{key} = 2"), encoding="utf-8")
+    with pytest.raises(CatalogError) as e:
+        facts(bad)
+    assert "cpu_decode_bandwidth_efficiency" in str(e.value)
