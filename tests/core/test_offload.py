@@ -257,3 +257,22 @@ def test_a_bad_offload_facts_file_is_refused_naming_the_key(tmp_path: Path) -> N
     with pytest.raises(CatalogError) as e:
         facts(bad)
     assert "cpu_decode_bandwidth_efficiency" in str(e.value)
+
+
+MEMORY = tomllib.loads((Path(__file__).parent / "fixtures" / "offload_cases.toml").read_text())["memory"]
+
+
+@pytest.mark.parametrize("case", MEMORY, ids=[c["id"] for c in MEMORY])
+def test_gpu_memory_with_experts_in_ram_matches_published_readings(case: dict[str, Any]) -> None:
+    result = estimate(
+        {
+            "task": "inference",
+            "model": case["model"],
+            "engine": "llama.cpp",
+            "n_cpu_moe": case["n_cpu_moe"],
+            "context_length": case["context_length"],
+            "gpus": [case["gpu"]],
+        },
+        CATALOG,
+    )
+    assert case["gb_low"] <= result.total_bytes / 2**30 <= case["gb_high"], case["source"]
