@@ -39,3 +39,19 @@ async def test_the_inline_answer_names_the_offload(harness: Harness, lang: str) 
     article = the_article(await user.inline("qwen3 235b q4_k_m 4090 48gb --n-cpu-moe"))
     shown = read(article["shown_text"])
     assert "--n-cpu-moe" in shown and "GPU" in shown
+
+
+@pytest.mark.parametrize(
+    "lang, first, then",
+    [
+        ("ru", "qwen3 235b q4_k_m на 4090 48", "а с выгрузкой в оперативку?"),
+        ("en", "qwen3 235b q4_k_m on rtx 4090 48gb", "and with offload to RAM?"),
+    ],
+)
+async def test_offload_as_a_follow_up(harness: Harness, lang: str, first: str, then: str) -> None:
+    user = harness.user(language_code=lang)
+    before = read((await user.send(first))[-1].text or "")
+    assert "--n-cpu-moe" in before  # the sized mitigation of a "does not fit" answer
+    after = read((await user.send(then))[-1].text or "")
+    assert result_mark(lang) in after and "--n-cpu-moe" in after.splitlines()[0]
+    assert_no_failed_calls(harness.sandbox)
