@@ -63,6 +63,26 @@ def requests() -> list[dict[str, Any]]:
     for kind in (ModelKind.IMAGE, ModelKind.VIDEO):
         task = "image_generation" if kind is ModelKind.IMAGE else "video_generation"
         out += [{"task": task, "model": spec.id} for spec in catalog.popular(kind)]
+    # offload to RAM (issue 22): the sales cases on 1-4 RTX 4090 48 GB, experts and layers
+    for model, count in (("qwen3-235b-a22b", 1), ("gpt-oss-120b", 1), ("glm-4.5-air", 1), ("glm-4.5", 2)):
+        out.append(
+            {
+                "task": "inference",
+                "model": model,
+                "gpus": ["rtx4090-48gb"],
+                "num_gpus": count,
+                "offload": "auto",
+            }
+        )
+    out.append(
+        {
+            "task": "inference",
+            "model": "llama-3.1-70b",
+            "precision": "q4_k_m",
+            "gpus": ["rtx4090"],
+            "offload": "layers",
+        }
+    )
     return out + FEATURE_REQUESTS
 
 

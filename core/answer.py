@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from core.answer_offload import offload_lines
 from core.answer_solve import cost_lines, solved_lines
 from core.answer_spec import feature_lines
 from core.catalog import default_catalog
@@ -159,7 +160,7 @@ def build_answer(
         assumptions=(*assumption_texts(said, lang), *_without_checkpointing(result, lang)),
         change=_change(previous, result, lang, currency) if previous is not None else None,
         total_bytes=result.total_bytes,
-        solved=solved_lines(result, lang),
+        solved=(*offload_lines(result, lang), *solved_lines(result, lang)),
         cost=cost_lines(result, lang, currency),
         part_codes=tuple(c for c, _ in shown_parts),
         part_bytes=tuple(n for _, n in shown_parts),

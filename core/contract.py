@@ -119,6 +119,14 @@ class LoraTargets(StrEnum):
     ATTENTION = "attention"  # q_proj + v_proj, the original LoRA paper's choice
 
 
+class OffloadMode(StrEnum):
+    """What llama.cpp keeps in host RAM when the model does not fit the cards (issue 22)."""
+
+    LAYERS = "layers"  # -ngl N: whole layers
+    EXPERTS = "experts"  # --n-cpu-moe N / -ot exps=CPU: the routed experts of the first N layers
+    AUTO = "auto"  # experts on a mixture of experts, layers otherwise ("offload to RAM")
+
+
 class SolveFor(StrEnum):
     """Inverse questions (core.solve): the largest value of this field that fits the target cards."""
 
@@ -128,6 +136,7 @@ class SolveFor(StrEnum):
     SEQ_LEN = "seq_len"
     PRECISION = "precision"  # the highest-quality weight format that fits
     MODEL = "model"  # the largest catalogue model of the family that fits
+    GPU_LAYERS = "gpu_layers"  # llama.cpp -ngl: the most layers on the GPU, the rest in RAM (issue 22)
 
 
 class SpeculativeMethod(StrEnum):
@@ -463,6 +472,35 @@ class Request(BaseModel):
         description="extension: models served beside `model` on the same card (embedding, reranker); "
         "their memory is added to every card's need (breakdown key `extra_models`, detail in `stack`)",
     )
+    # --- extension: llama.cpp offload to host RAM (core.offload, core.formulas.offload; issue 22) ----
+    gpu_layers: int | None = Field(
+        default=None,
+        ge=0,
+        le=MAX_LAYERS + 1,
+        description="extension, llama.cpp: -ngl, the layers on the GPU counted as llama.cpp counts "
+        "them (blocks + the output layer, which goes first); the rest in RAM; null: all",
+    )
+    n_cpu_moe: int | None = Field(
+        default=None,
+        ge=0,
+        le=MAX_LAYERS,
+        description="extension, llama.cpp: --n-cpu-moe N, the routed experts of the first N blocks in "
+        "RAM (attention, shared experts and KV stay on the GPU); the layer count = --cpu-moe / -ot exps=CPU",
+    )
+    offload: OffloadMode | None = Field(
+        default=None,
+        description="extension: offload to RAM as it fits gpus[0] x num_gpus (default: the first-choice "
+        "offer's card): `layers` the largest -ngl, `experts` the fewest --n-cpu-moe, `auto` experts on a "
+        "mixture of experts and layers otherwise (training and diffusion: cpu_offload model); fills "
+        "gpu_layers or n_cpu_moe and Result.offload. Implies engine llama.cpp",
+    )
+    ram_bandwidth_gb_s: float | None = Field(
+        default=None,
+        gt=0,
+        le=100_000,
+        description="extension: the server's RAM bandwidth, GB/s, for the speed of what runs from RAM; "
+        "default: the offer's (offers file), else the assumed server's (core/data/offload.toml)",
+    )
 
     # --- extension: speculative decoding (core.formulas.speculative; core/data/speculative.toml) ----
     speculative: SpeculativeMethod | None = Field(
@@ -732,6 +770,35 @@ class Cost(BaseModel):
     options: list[CostOption]
 
 
+class Offload(BaseModel):
+    """extension (issue 22): llama.cpp with part of the model in host RAM, on `gpu` x `count`."""
+
+    mode: OffloadMode
+    gpu: str | None
+    gpu_name: str
+    count: int
+    gpu_layers: int = Field(description="-ngl: layers on the GPU(s), the output layer first")
+    total_layers: int = Field(description="blocks + the output layer (llama.cpp's 'offloaded k/N')")
+    n_cpu_moe: int = Field(description="--n-cpu-moe: blocks whose routed experts are in RAM")
+    moe_layers: int = Field(description="blocks with routed experts (0: a dense model)")
+    fits: bool = Field(description="whether the GPU part fits the cards (the tight band)")
+    bytes_per_gpu: int = Field(description="the need per card with the offload (= Result.total_bytes)")
+    full_gpu_bytes_per_gpu: int = Field(description="the need per card with everything on the GPU")
+    usable_bytes: int = Field(description="per card")
+    ram_bytes: int = Field(description="weights (input embedding included) and KV cache in host RAM")
+    ram_gb: float | None = Field(description="the offered server's RAM, GB; null: not known")
+    ram_bandwidth_gb_s: float
+    ram_bandwidth_source: Literal["request", "offer", "assumed"]
+    gpu_bytes_per_token: int = Field(description="bytes a decode step reads from GPU memory")
+    ram_bytes_per_token: int = Field(description="bytes a decode step reads from host RAM")
+    tokens_per_s: float = Field(description="decode, one sequence")
+    full_gpu_tokens_per_s: float | None = Field(description="decode with everything on the GPU")
+    prefill_tokens_per_s: float | None = Field(
+        description="prompt processing: RAM weights cross PCIe once per micro-batch"
+    )
+    speed_source: str = Field(description="the published measurement the RAM-side speed is fitted to")
+
+
 class StackPart(BaseModel):
     """extension: one model of `Request.extra_models`, sized."""
 
@@ -805,6 +872,11 @@ class Result(BaseModel):
     # extension: speculative decoding (Request.speculative)
     speculative: Speculative | None = Field(
         default=None, description="extension: the draft's memory, with and without it, and the speed-up"
+    )
+    offload: Offload | None = Field(
+        default=None,
+        description="extension: llama.cpp offload to RAM (gpu_layers, n_cpu_moe, offload): the split, "
+        "the RAM it needs and the decode speed with it",
     )
 
 

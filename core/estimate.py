@@ -37,6 +37,10 @@ from core.hf import Hub
 from core.hybrid import hybrid_notes
 from core.method_notes import method_notes
 from core.notes import note
+from core.offload import answer as offload_answer
+from core.offload import notes as offload_notes_of
+from core.offload import offload_request
+from core.offload import prepare as prepare_offload
 from core.precision import is_gguf
 from core.resolve import resolve_model
 from core.specs import ModelKind, ModelSpec
@@ -80,6 +84,7 @@ def estimate(
     lookup = True if hub is not None else None  # None: as GPUFIT_HF_LOOKUP says
     spec, resolved, assumptions = resolve_model(req.model, catalog, hf_lookup=lookup, hub=hub)
     named = [catalog.gpus[g] for g in req.gpus or [] if g in catalog.gpus]
+    req, offload_notes = offload_request(req, spec)
     filled, default_notes = fill_defaults(
         req,
         spec,
@@ -92,6 +97,7 @@ def estimate(
         raise EstimateError(
             f"num_gpus ({filled.num_gpus}) is more than {spec.name} can be split into: {limit}", "num_gpus"
         )
+    filled = prepare_offload(filled, spec, arch, catalog)
     parts = peak_breakdown(filled, spec, arch)
     breakdown = {k: round(v) for k, v in parts.items() if v > 0 or k == "overhead"}
     stack, stack_notes = size_stack(filled, catalog, hub) if filled.extra_models else ([], [])
@@ -102,8 +108,10 @@ def estimate(
     total = sum(breakdown.values())
     advice = advise(filled, spec, arch, catalog, total, extra, given=req, parts=parts)
     value_range, range_notes = _range(total, filled, resolved)
+    offload = offload_answer(filled, spec, arch, catalog, total)
     notes = [
         *assumptions,
+        *offload_notes,
         *default_notes,
         *method_notes(filled, spec, arch, parts),
         *stack_notes,
@@ -111,6 +119,7 @@ def estimate(
         *speculative_notes(filled),
         *advice.assumptions,
         *range_notes,
+        *offload_notes_of(offload),
     ]
     return Result(
         request=filled,
@@ -130,6 +139,7 @@ def estimate(
         serving_capacity=advice.serving,
         stack=stack,
         speculative=speculative_result(filled, spec, arch, breakdown, total) if arch else None,
+        offload=offload,
     )
 
 
@@ -362,7 +372,8 @@ def _check_task(req: Request, spec: ModelSpec) -> None:
         req.engine is Engine.LLAMA_CPP
         and req.precision
         and not is_gguf(req.precision)
-        and req.precision not in (Precision.FP32, Precision.FP16, Precision.BF16)
+        # MXFP4: gpt-oss's GGUF keeps its experts so (ggml-org/gpt-oss-*-GGUF, GGML_TYPE_MXFP4)
+        and req.precision not in (Precision.FP32, Precision.FP16, Precision.BF16, Precision.MXFP4)
     ):
         raise EstimateError(f"llama.cpp runs GGUF formats, not {req.precision}", "precision")
 

@@ -46,6 +46,7 @@ from core.formulas.peak import peak_breakdown
 from core.formulas.vllm import budget_bytes, memory_fraction
 from core.hf import Hub
 from core.notes import note
+from core.offload import offload_request
 from core.precision import bits_per_weight, is_gguf
 from core.resolve import resolve_model
 from core.specs import GpuSpec, ModelKind, ModelSpec
@@ -79,7 +80,13 @@ EDGE = 0.10
 MODEL_SEARCH_MIN_BITS = 4.0
 # A precision or model search runs the estimator per candidate (the model list is long).
 MAX_STEP_ESTIMATES = 240
-COUNT_FIELDS = (SolveFor.CONTEXT_LENGTH, SolveFor.CONCURRENCY, SolveFor.BATCH_SIZE, SolveFor.SEQ_LEN)
+COUNT_FIELDS = (
+    SolveFor.CONTEXT_LENGTH,
+    SolveFor.CONCURRENCY,
+    SolveFor.BATCH_SIZE,
+    SolveFor.SEQ_LEN,
+    SolveFor.GPU_LAYERS,
+)
 
 
 @dataclass(frozen=True)
@@ -293,6 +300,8 @@ def _count_bounds(base: Request, field: SolveFor, spec: ModelSpec) -> tuple[int,
     limit = next(int(r.le) for r in Request.model_fields[str(field)].metadata if getattr(r, "le", None))
     if field in (SolveFor.CONTEXT_LENGTH, SolveFor.SEQ_LEN) and spec.max_context:
         return 1, min(spec.max_context, limit), "model_max"
+    if field is SolveFor.GPU_LAYERS and spec.layers:  # -ngl 0 (all in RAM) .. blocks + output layer
+        return 0, spec.layers + 1, "model_max"
     return 1, limit, "contract_max"
 
 
@@ -307,6 +316,10 @@ def _count_base(base: Request, field: SolveFor, spec: ModelSpec) -> Request:
         )
     if field in (SolveFor.CONTEXT_LENGTH, SolveFor.CONCURRENCY) and base.task is not Task.INFERENCE:
         raise EstimateError(f"solve_for {field} is for inference; use seq_len or batch_size", "solve_for")
+    if field is SolveFor.GPU_LAYERS:  # llama.cpp's -ngl: its engine and a GGUF file at every probe
+        return offload_request(base.model_copy(update={"solve_for": field}), spec)[0].model_copy(
+            update={"solve_for": None}
+        )
     gguf = base.precision is not None and is_gguf(base.precision)
     if field is SolveFor.CONCURRENCY and base.engine is None and not gguf:
         return base.model_copy(update={"engine": Engine.VLLM})

@@ -285,6 +285,8 @@ class GpuSpec(BaseModel):
     source: str
 
 
+MAX_SERVER_RAM_GB = 65_536  # 64 TB: past any server
+MAX_RAM_BANDWIDTH_GB_S = 10_000  # 2 sockets × 12 channels of DDR5-8800 is 1.7 TB/s
 DEFAULT_OFFER_PRIORITY = 100  # an offer without `priority`: after every offer that sets a smaller one
 # Bounds of an offers file's values (the operator's OFFERS_FILE, re-read by `/offers reload`), so that an
 # absurd value is refused at load, naming its row and field, instead of breaking every answer: a price
@@ -449,6 +451,17 @@ class RentalOffer(BaseModel):
     )
     availability: Availability = Field(
         default="available", description="free, on request or taken (admins change it: /offers off|on)"
+    )
+    # issue 22: what llama.cpp offload to RAM runs at; unknown ones are assumed (core/data/offload.toml)
+    ram_gb: float | None = Field(
+        default=None, gt=0, le=MAX_SERVER_RAM_GB, allow_inf_nan=False, description="the server's RAM, GB"
+    )
+    ram_bandwidth_gb_s: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_RAM_BANDWIDTH_GB_S,
+        allow_inf_nan=False,
+        description="the server's RAM bandwidth, GB/s (channels × MT/s × 8 bytes)",
     )
 
     @field_validator("url")

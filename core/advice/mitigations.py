@@ -179,8 +179,34 @@ def mitigations(
                     **_str_values(sizer.count_changes(n)),
                 )
                 break
+    if not diffusion and targets:
+        _ram_offload(req, spec, add, targets, sizer)
     _offload_mitigations(req, add, diffusion)
     return sorted(out, key=_fit_rank)
+
+
+def _ram_offload(
+    req: Request, spec: ModelSpec, add: Callable[..., None], targets: list[GpuSpec], sizer: Sizer
+) -> None:
+    """llama.cpp with the routed experts (a mixture of experts) or whole layers in host RAM, sized for
+    the largest target card (core.offload, issue 22): how Qwen3-235B or GLM-4.5 run on one card."""
+    from core.offload import mitigation
+
+    largest = max(targets, key=lambda g: g.usable_bytes)
+    usable = round(largest.usable_bytes * (1 - sizer.bands.tight))
+    found = mitigation(req, spec, arch_of(spec), largest, usable)
+    if found is None:
+        return
+    action, changes, tokens_per_s = found
+    assert changes["precision"] is not None
+    add(
+        action,
+        changes,
+        precision=str(changes["precision"]),
+        gpu_layers=changes["gpu_layers"] if changes["gpu_layers"] is not None else -1,
+        n_cpu_moe=changes["n_cpu_moe"] or 0,
+        tokens_per_s=round(tokens_per_s, 1) if tokens_per_s < 10 else round(tokens_per_s),
+    )
 
 
 def _fit_rank(m: Mitigation) -> int:

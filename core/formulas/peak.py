@@ -23,6 +23,7 @@ from core.contract import (
 from core.errors import EstimateError
 from core.formulas import activations as act
 from core.formulas import diffusion as dif
+from core.formulas import offload
 from core.formulas import training as tr
 from core.formulas.kv_cache import model_kv_cache_bytes
 from core.formulas.overhead import ALLOCATOR_RESERVE_FRACTION, overhead_bytes
@@ -165,6 +166,10 @@ def _llm_inference(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
     tensor_parallel = req.engine is Engine.VLLM
     kv_share = (max(1 / n, 1 / kv_heads) if tensor_parallel else 1 / n) if n > 1 else 1.0
     kv = model_kv_cache_bytes(spec, req.context_length, req.concurrency, kv_e) * kv_share
+    if req.engine is Engine.LLAMA_CPP and (req.gpu_layers is not None or req.n_cpu_moe):
+        # offload to RAM (-ngl, --n-cpu-moe): the GPU part of the weights and KV (core.formulas.offload)
+        weights = offload.split(arch, req.precision, req.gpu_layers, req.n_cpu_moe).gpu_bytes / n
+        kv *= offload.kv_gpu_share(arch, req.gpu_layers)
     if req.engine is Engine.VLLM:
         s, b = act.VLLM_MAX_BATCHED_TOKENS, 1
     elif req.engine is Engine.LLAMA_CPP:

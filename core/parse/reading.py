@@ -12,11 +12,13 @@ from dataclasses import dataclass
 from core.catalog import Catalog, default_catalog, name_words
 from core.contract import (
     ANY_MODEL,
+    MAX_LAYERS,
     Assumption,
     CpuOffload,
     Engine,
     KvPrecision,
     Method,
+    OffloadMode,
     Precision,
     SolveFor,
     Task,
@@ -194,7 +196,7 @@ def _note_unread(text: _Text, catalog: Catalog, model: str, reading: Reading) ->
 
 
 def _any_model(f: Fields, reading: Reading) -> None:
-    """"Какую самую большую модель…": no model (or only a family, "qwen") is a question about the
+    """ "Какую самую большую модель…": no model (or only a family, "qwen") is a question about the
     catalogue — every model of the task's kind, or that family."""
     if f.get("solve_for") != SolveFor.MODEL or "model" in f:
         return
@@ -212,6 +214,21 @@ def _take_first(text: _Text, f: Fields, name: str, table: Table) -> None:
     for pattern, value in table:
         if text.take(pattern):
             f.setdefault(name, value)
+
+
+def _read_ram_offload(text: _Text, f: Fields, table: Table) -> None:
+    """llama.cpp offload to RAM ("с выгрузкой в оперативку", "--n-cpu-moe 30", "-ngl 40"); a number
+    written right after the flag is its value: -ngl → gpu_layers, anything of experts → n_cpu_moe."""
+    for pattern, mode in table:
+        match = text.take(pattern)
+        if match is None:
+            continue
+        number = next((g for g in match.groups() if g and g.isdigit()), None)
+        if number is None:
+            f.setdefault("offload", mode)
+        else:
+            name = "n_cpu_moe" if mode is OffloadMode.EXPERTS else "gpu_layers"
+            f.setdefault(name, min(int(number), MAX_LAYERS))
 
 
 def _flag(text: _Text, pattern: re.Pattern[str]) -> bool | None:
@@ -235,6 +252,7 @@ def _read_settings(text: _Text, f: Fields, reading: Reading) -> None:
         f["precision"] = _GGUF_OF.get(precision, precision)
     _take_first(text, f, "sharding", words.sharding)
     _take_first(text, f, "attention", words.attention)
+    _read_ram_offload(text, f, words.ram_offload)
     for pattern, offload in words.offload:
         enabled = _flag(text, pattern)
         if enabled is not None:
@@ -410,7 +428,5 @@ def _card_memory_notes(bare: list[str], catalog: Catalog) -> list[Assumption]:
         other = next((g for g in catalog.gpus.values() if g.same_compute_as == gpu_id), None)
         if other is not None:
             card, named = gpu.short_name or gpu.name, other.short_name or other.name
-            notes.append(
-                note("parse_card_memory", card=card, card_id=gpu_id, other=named, other_id=other.id)
-            )
+            notes.append(note("parse_card_memory", card=card, card_id=gpu_id, other=named, other_id=other.id))
     return notes

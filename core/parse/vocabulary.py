@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -23,7 +23,17 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from core.catalog import DATA_DIR, read_toml
-from core.contract import Attention, CpuOffload, Engine, Method, Optimizer, Precision, Sharding, Task
+from core.contract import (
+    Attention,
+    CpuOffload,
+    Engine,
+    Method,
+    OffloadMode,
+    Optimizer,
+    Precision,
+    Sharding,
+    Task,
+)
 from core.errors import CatalogError
 
 VOCABULARY_FILE = DATA_DIR / "vocabulary.toml"
@@ -159,6 +169,12 @@ class _OffloadRow(_Row):
         return value
 
 
+class _RamOffloadRow(_Row):
+    """llama.cpp offload to host RAM (issue 22); a number right after the words is -ngl / --n-cpu-moe."""
+
+    value: OffloadMode
+
+
 class _MethodRow(_Row):
     value: Method
 
@@ -232,6 +248,7 @@ _TABLES: dict[str, type[BaseModel]] = {
     "chit_chat": _Row,
     "off_topic": _OffTopicRow,
     "unsized": _UnsizedRow,
+    "ram_offload": _RamOffloadRow,
 }
 
 
@@ -267,6 +284,7 @@ class Vocabulary:
     chit_chat: re.Pattern[str]  # thanks, greetings: text that asks nothing
     off_topic: Table  # questions outside ML sizing: rendering, buying hardware, payment
     unsized: Table  # kinds of models not sized yet ("whisper"): said so, not guessed
+    ram_offload: Table = field(default_factory=list)  # llama.cpp -ngl / --n-cpu-moe (issue 22)
 
 
 def vocabulary() -> Vocabulary:
@@ -381,6 +399,7 @@ def _compile(path: Path, rows: dict[str, list[Any]]) -> Vocabulary:
         chit_chat=_words(joined("chit_chat")),
         off_topic=table("off_topic"),
         unsized=table("unsized"),
+        ram_offload=table("ram_offload"),
     )
 
 

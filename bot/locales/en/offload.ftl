@@ -1,0 +1,2 @@
+# /about: offload to RAM (issue 22)
+about-offload = <b>Offload to RAM</b> (llama.cpp, Ollama, LM Studio): for “with offload to RAM”, “--n-cpu-moe”, “-ngl” the bot says which layers or experts stay on the GPU, the RAM needed and the speed. Memory as above; speed within { $speed }% of five published llama.cpp runs (up to { $worst }% off on a sixth), at the server's RAM bandwidth, assumed where the offer does not state it. Not answered: vLLM/SGLang expert offload, KTransformers.
