@@ -1,0 +1,13 @@
+# Vision-language and speech models (issue 22 items 3, 4): labels and notes of core/multimodal_defaults.py.
+engine-ctranslate2 = faster-whisper (CTranslate2)
+component-vision_encoder = image encoder
+component-speech_state = audio windows: decoder caches and encoder output
+assumption-vision_text_only = The model reads images, but none were asked for: text only. Each image up to { $megapixels } MP adds ~{ $tokens } tokens to the context — say, e.g., "with 2 images".
+assumption-vision_images = { $images } { $images ->
+    [one] image
+   *[other] images
+} per prompt, each up to { $megapixels } MP = ~{ $tokens } tokens in the KV cache; a smaller max_pixels means fewer tokens.
+assumption-speech_windows = Transcribed in { $seconds }-second windows: { $windows } { $windows ->
+    [one] window
+   *[other] windows
+} at once, beam size { $beams }, up to { $tokens } text tokens a window.

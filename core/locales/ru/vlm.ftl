@@ -1,0 +1,23 @@
+# Vision-language and speech models (issue 22 items 3, 4): labels and notes of core/multimodal_defaults.py.
+engine-ctranslate2 = faster-whisper (CTranslate2)
+component-vision_encoder = кодировщик изображений
+component-speech_state = окна аудио: кэши декодера и выход кодировщика
+assumption-vision_text_only = Модель видит картинки, но в запросе их нет: считаю только текст. Каждая картинка до { $megapixels } Мп добавит ~{ $tokens } { $tokens ->
+    [one] токен
+    [few] токена
+   *[many] токенов
+} в контекст — напишите, например, «с 2 картинками».
+assumption-vision_images = { $images } { $images ->
+    [one] картинка
+    [few] картинки
+   *[many] картинок
+} в запросе, каждая до { $megapixels } Мп = ~{ $tokens } { $tokens ->
+    [one] токен
+    [few] токена
+   *[many] токенов
+} в KV-кэше; меньше max_pixels — меньше токенов.
+assumption-speech_windows = Распознавание окнами по { $seconds } с: { $windows } { $windows ->
+    [one] окно
+    [few] окна
+   *[many] окон
+} за раз, лучей поиска (beam) { $beams }, до { $tokens } токенов текста на окно.
