@@ -72,7 +72,7 @@ def _speech(req: Request, spec: ModelSpec) -> tuple[dict[str, Any], list[Assumpt
     notes = [
         note(
             "speech_windows",
-            windows=req.batch_size,
+            windows=max(req.batch_size, req.concurrency),
             beams=beams,
             seconds=spec.speech.chunk_seconds,
             tokens=spec.speech.decoder_positions,

@@ -70,7 +70,9 @@ def speech_inference(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
     assert req.precision and req.engine and spec.speech and spec.encoder_layers and req.beam_size
     shape = spec.speech
     e = compute_bytes(req.precision) if req.precision is Precision.FP32 else 2  # int8: int8_float16
-    d, L_dec, windows, beams = arch.h, spec.layers or 1, req.batch_size, req.beam_size
+    # windows transcribed together: the batch (faster-whisper / pipeline `batch_size`); the parser
+    # reads "batch 8" of an inference question as concurrency, so either counts
+    d, L_dec, windows, beams = arch.h, spec.layers or 1, max(req.batch_size, req.concurrency), req.beam_size
     ct2 = req.engine is Engine.CTRANSLATE2
     # faster-whisper's sequential transcribe conditions on the previous text (a prompt of up to
     # max_target_positions // 2 - 1 tokens); its batched pipeline and transformers do not. Either

@@ -11,3 +11,12 @@ assumption-speech_windows = Transcribed in { $seconds }-second windows: { $windo
     [one] window
    *[other] windows
 } at once, beam size { $beams }, up to { $tokens } text tokens a window.
+setting-prompt-images = { $count } { $count ->
+    [one] image
+   *[other] images
+} per prompt
+setting-beam = beam { $count }
+setting-windows = { $count } { $count ->
+    [one] 30-s window
+   *[other] 30-s windows
+} at once

@@ -21,3 +21,14 @@ assumption-speech_windows = Распознавание окнами по { $seco
     [few] окна
    *[many] окон
 } за раз, лучей поиска (beam) { $beams }, до { $tokens } токенов текста на окно.
+setting-prompt-images = { $count } { $count ->
+    [one] картинка
+    [few] картинки
+   *[many] картинок
+} в запросе
+setting-beam = beam { $count }
+setting-windows = { $count } { $count ->
+    [one] окно
+    [few] окна
+   *[many] окон
+} по 30 с за раз
