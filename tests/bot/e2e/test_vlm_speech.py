@@ -1,0 +1,51 @@
+"""Vision-language and speech questions through the real bot (issue 22 items 3, 4), in Russian and
+English, typed as users type them: Whisper is sized (never answered with embedding models), a
+vision model's images count, and the answer names what it sized."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, result_mark
+
+
+def plain(message_text: str | None) -> str:
+    return (message_text or "").replace("\xa0", " ")
+
+
+@pytest.mark.parametrize(
+    ("phrase", "lang", "said"),
+    [
+        ("whisper large v3", "ru", "Whisper large-v3"),
+        ("whisper large v3", "en", "Whisper large-v3"),
+        ("whisper large v3 int8 на t4", "ru", "T4"),
+        ("сколько памяти нужно для распознавания речи whisper", "ru", "Whisper large-v3"),
+        ("speech recognition with whisper turbo, batch 8", "en", "Whisper large-v3-turbo"),
+    ],
+)
+async def test_whisper_is_sized_not_turned_away(harness: Harness, phrase: str, lang: str, said: str) -> None:
+    user = harness.user(language_code=lang)
+    reply = (await user.send(phrase))[-1]
+    body = plain(reply.text)
+    assert result_mark(lang) in body, body
+    assert said in body
+    assert "BGE" not in body and "E5" not in body  # never embedding models
+    assert ("beam 5" in body) or ("beam 1" in body)
+    assert_no_failed_calls(harness.sandbox)
+
+
+@pytest.mark.parametrize(
+    ("phrase", "lang", "images"),
+    [
+        ("qwen2.5-vl 7b на 4090 с 4 картинками", "ru", "4 картинки в запросе"),
+        ("llama 4 scout vision on h100", "en", "1 image per prompt"),
+        ("qwen2.5-vl 7b with 2 images on a100", "en", "2 images per prompt"),
+    ],
+)
+async def test_a_vision_model_counts_its_images(harness: Harness, phrase: str, lang: str, images: str) -> None:
+    user = harness.user(language_code=lang)
+    reply = (await user.send(phrase))[-1]
+    body = plain(reply.text)
+    assert result_mark(lang) in body, body
+    assert images in body
+    assert_no_failed_calls(harness.sandbox)
