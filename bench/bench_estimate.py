@@ -34,6 +34,11 @@ REQUESTS: list[dict[str, Any]] = [
     {"task": "training", "model": "qwen2.5-7b", "batch_size": 4},
     {"task": "image_generation", "model": "flux.1-dev", "images": 4},
     {"task": "video_generation", "model": "wan2.1-t2v-14b"},
+    # vision-language and speech (issue 22 items 3, 4)
+    {"task": "inference", "model": "qwen2.5-vl-7b", "images_per_prompt": 4, "gpus": ["rtx4090"]},
+    {"task": "inference", "model": "llama-4-scout", "engine": "vllm", "images_per_prompt": 1},
+    {"task": "inference", "model": "whisper-large-v3", "precision": "int8", "gpus": ["t4"]},
+    {"task": "inference", "model": "whisper-large-v3-turbo", "batch_size": 8},
 ]
 
 

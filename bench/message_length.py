@@ -63,7 +63,18 @@ def requests() -> list[dict[str, Any]]:
     for kind in (ModelKind.IMAGE, ModelKind.VIDEO):
         task = "image_generation" if kind is ModelKind.IMAGE else "video_generation"
         out += [{"task": task, "model": spec.id} for spec in catalog.popular(kind)]
-    return out
+    return out + MULTIMODAL
+
+
+# Vision-language and speech answers (issue 22 items 3, 4)
+MULTIMODAL: list[dict[str, Any]] = [
+    {"task": "inference", "model": "qwen2.5-vl-7b", "images_per_prompt": 4, "gpus": ["rtx4090"]},
+    {"task": "inference", "model": "llama-4-scout", "images_per_prompt": 1, "gpus": ["h100-sxm"]},
+    {"task": "inference", "model": "gemma-3-27b", "engine": "vllm"},
+    {"task": "inference", "model": "whisper-large-v3"},
+    {"task": "inference", "model": "whisper-large-v3", "precision": "int8", "gpus": ["t4"]},
+    {"task": "inference", "model": "whisper-large-v3-turbo", "batch_size": 8},
+]
 
 
 def visible(html: str) -> str:
