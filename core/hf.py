@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 from core.contract import Assumption, Precision
 from core.errors import CoreError, UnknownModelError
+from core.hf_vision import vision_tower
 from core.hf_checks import ConfigRefused as ConfigRefused
 from core.hf_checks import check_config, check_counts, check_sizes, shown
 from core.notes import note
@@ -456,6 +457,9 @@ def spec_from_config(
     except ValidationError as e:
         first = e.errors()[0]
         raise CoreError(f"{hf_id}: config.json is inconsistent: {first['msg']}", field="model") from e
+    tower = vision_tower(top, hf_id) if spec.kind is ModelKind.LLM else None  # not only text_config
+    if tower is not None:
+        spec = spec.model_copy(update={"vision": tower})
     return spec, assumptions
 
 

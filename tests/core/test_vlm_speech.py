@@ -176,3 +176,63 @@ def test_text_to_speech_is_still_said_unsized() -> None:
     with pytest.raises(ParseError) as e:
         parse("озвучка текста tts")
     assert e.value.code == "unsized_model"
+
+
+# --- the Hugging Face look-up reads the vision config too ----------------------------------------
+
+QWEN25_VL_7B_CONFIG = {  # Qwen/Qwen2.5-VL-7B-Instruct config.json, the fields read
+    "model_type": "qwen2_5_vl",
+    "hidden_size": 3584,
+    "intermediate_size": 18944,
+    "num_hidden_layers": 28,
+    "num_attention_heads": 28,
+    "num_key_value_heads": 4,
+    "vocab_size": 152064,
+    "max_position_embeddings": 128000,
+    "tie_word_embeddings": False,
+    "hidden_act": "silu",
+    "vision_config": {
+        "depth": 32,
+        "hidden_act": "silu",
+        "hidden_size": 1280,
+        "intermediate_size": 3420,
+        "num_heads": 16,
+        "patch_size": 14,
+        "spatial_merge_size": 2,
+        "out_hidden_size": 3584,
+    },
+}
+
+
+def test_hub_config_gives_the_vision_tower() -> None:
+    from core.hf import spec_from_config
+
+    spec, _ = spec_from_config(QWEN25_VL_7B_CONFIG, "someone/Qwen2.5-VL-7B-finetune")
+    tower = spec.vision
+    assert tower is not None
+    catalogue = default_catalog().models["qwen2.5-vl-7b"].vision
+    assert catalogue is not None
+    for name in ("layers", "hidden_size", "attention_heads", "intermediate_size", "gated_ffn", "max_pixels"):
+        assert getattr(tower, name) == getattr(catalogue, name), name
+    assert image_tokens(tower, 1024 * 28 * 28) == 1024
+    assert tower.params_b == pytest.approx(catalogue.params_b, rel=0.1)
+
+
+def test_hub_gemma3_config_is_a_one_tile_tower() -> None:
+    from core.hf_vision import vision_tower
+
+    config = {
+        "model_type": "gemma3",
+        "mm_tokens_per_image": 256,
+        "vision_config": {
+            "hidden_size": 1152,
+            "intermediate_size": 4304,
+            "num_hidden_layers": 27,
+            "num_attention_heads": 16,
+            "patch_size": 14,
+            "image_size": 896,
+            "hidden_act": "gelu_pytorch_tanh",
+        },
+    }
+    tower = vision_tower(config, "google/gemma-3-4b-it")
+    assert tower is not None and image_tokens(tower, 4000 * 3000) == 256
