@@ -26,9 +26,9 @@ from pydantic import ValidationError
 
 from core.contract import Assumption, Precision
 from core.errors import CoreError, UnknownModelError
-from core.hf_vision import vision_tower
 from core.hf_checks import ConfigRefused as ConfigRefused
 from core.hf_checks import check_config, check_counts, check_sizes, shown
+from core.hf_vision import vision_tower
 from core.notes import note
 from core.specs import ModelKind, ModelSpec, UnquantizedModules
 

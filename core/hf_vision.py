@@ -18,7 +18,12 @@ from pydantic import ValidationError
 
 from core.specs import VisionTower
 
-QWEN_VL_MAX_PIXELS = {"qwen2_vl": 12845056, "qwen2_5_vl": 12845056, "qwen3_vl": 16777216, "qwen3_vl_moe": 16777216}
+QWEN_VL_MAX_PIXELS = {
+    "qwen2_vl": 12845056,
+    "qwen2_5_vl": 12845056,
+    "qwen3_vl": 16777216,
+    "qwen3_vl_moe": 16777216,
+}
 QWEN_VL_MIN_PIXELS = 3136
 
 
@@ -43,7 +48,9 @@ def vision_tower(config: Mapping[str, Any], model_id: str) -> VisionTower | None
     if not (layers and hidden and heads and patch):
         return None
     ratio = vision.get("mlp_ratio")
-    inter = _int(vision, "intermediate_size") or (int(hidden * ratio) if isinstance(ratio, int | float) else 4 * hidden)
+    inter = _int(vision, "intermediate_size") or (
+        int(hidden * ratio) if isinstance(ratio, int | float) else 4 * hidden
+    )
     gated = "silu" in str(vision.get("hidden_act", "")) and model_type != "qwen2_vl"
     merge = _int(vision, "spatial_merge_size") or 1
     image = _int(vision, "image_size")
@@ -64,7 +71,12 @@ def vision_tower(config: Mapping[str, Any], model_id: str) -> VisionTower | None
     if model_type in QWEN_VL_MAX_PIXELS:
         fields |= {"max_pixels": QWEN_VL_MAX_PIXELS[model_type], "min_pixels": QWEN_VL_MIN_PIXELS}
     elif image and tokens:
-        fields |= {"max_pixels": image * image, "tile_size": image, "tokens_per_tile": tokens, "merge_size": 1}
+        fields |= {
+            "max_pixels": image * image,
+            "tile_size": image,
+            "tokens_per_tile": tokens,
+            "merge_size": 1,
+        }
     elif image:
         fields |= {"max_pixels": image * image}
     else:

@@ -20,8 +20,8 @@ from core.contract import Engine, Precision, Request, Task
 from core.formulas import speech as sp
 from core.formulas import vision as vi
 from core.formulas.activations import inference_logits_bytes
-from core.formulas.params import Arch
 from core.formulas.overhead import overhead_bytes
+from core.formulas.params import Arch
 from core.formulas.weights import weight_bytes
 from core.precision import bits_per_weight, bytes_per_weight, compute_bytes
 from core.specs import ModelKind, ModelSpec

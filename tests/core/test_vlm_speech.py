@@ -127,7 +127,10 @@ def test_speech_defaults_and_order() -> None:
     int8 = _run(model="whisper-large-v3", precision="int8")
     turbo = _run(model="whisper-large-v3-turbo")
     assert int8["total"] < result.total_bytes and turbo["total"] < result.total_bytes
-    assert _run(model="whisper-large-v3", batch_size=8)["speech_state"] > 7 * result.breakdown["speech_state"] / 2
+    assert (
+        _run(model="whisper-large-v3", batch_size=8)["speech_state"]
+        > 7 * result.breakdown["speech_state"] / 2
+    )
 
 
 def test_ctranslate2_is_for_speech_only() -> None:

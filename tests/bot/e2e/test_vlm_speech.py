@@ -42,7 +42,9 @@ async def test_whisper_is_sized_not_turned_away(harness: Harness, phrase: str, l
         ("qwen2.5-vl 7b with 2 images on a100", "en", "2 images per prompt"),
     ],
 )
-async def test_a_vision_model_counts_its_images(harness: Harness, phrase: str, lang: str, images: str) -> None:
+async def test_a_vision_model_counts_its_images(
+    harness: Harness, phrase: str, lang: str, images: str
+) -> None:
     user = harness.user(language_code=lang)
     reply = (await user.send(phrase))[-1]
     body = plain(reply.text)
