@@ -26,10 +26,12 @@ from core.contract import (
 )
 from core.formulas.params import arch_of
 from core.formulas.vllm import budget_bytes
+from core.multimodal_defaults import SPEECH_PRECISIONS
 from core.precision import QUANTIZED_ON_LOAD, bits_per_weight, kv_bytes_per_element
 from core.specs import GpuSpec, ModelKind, ModelSpec
 from core.training_defaults import default_adapter_dtype, default_checkpointing
 
+from .multimodal import image_mitigations
 from .ranking import accumulation_for, largest_micro_batch
 from .sizing import CARD_COUNTS, Sizer, fits_within
 
@@ -110,15 +112,20 @@ def mitigations(
 
     assert req.precision
     bits = bits_per_weight(req.precision)
+    speech = spec.kind is ModelKind.SPEECH  # faster-whisper / transformers Whisper: int8 at the least
     if req.task is not Task.TRAINING:
         for action, precision in (("quantize_int8", _int8_for(req)), ("quantize_int4", _int4_for(req))):
+            if speech and precision not in SPEECH_PRECISIONS:
+                continue
             if bits - bits_per_weight(precision) >= MIN_QUANTIZE_STEP_BITS:
                 add(action, dict(precision=precision), precision=str(precision))
     prequantized = req.precision in QUANTIZED_ON_LOAD and bits <= PREQUANTIZED_MAX_BITS
     if req.task is Task.INFERENCE and not diffusion and prequantized:
         # a checkpoint shipped in 4 bit loads as stored: nothing is quantized (or left) while loading
         add("use_prequantized", dict(precision=Precision.AWQ_INT4), precision=str(Precision.AWQ_INT4))
-    if req.task is Task.INFERENCE and not diffusion:
+    for action, changes, params in image_mitigations(req, spec):  # vision-language models
+        add(action, changes, **params)
+    if req.task is Task.INFERENCE and not diffusion and not speech:
         assert req.kv_cache_precision and req.context_length
         if kv_bytes_per_element(req.kv_cache_precision) > 1:
             add("kv_cache_fp8", dict(kv_cache_precision=KvPrecision.FP8), kv_cache_precision="fp8")

@@ -239,3 +239,19 @@ def test_hub_gemma3_config_is_a_one_tile_tower() -> None:
     }
     tower = vision_tower(config, "google/gemma-3-4b-it")
     assert tower is not None and image_tokens(tower, 4000 * 3000) == 256
+
+
+def test_mitigations_of_a_vision_request_shrink_and_drop_images() -> None:
+    result = estimate(
+        {"task": "inference", "model": "qwen2.5-vl-7b", "images_per_prompt": 4, "gpus": ["rtx4090"]}
+    )
+    by_action = {m.action: m for m in result.mitigations}
+    assert by_action["shrink_images"].params == {"max_pixels": 1024 * 1024}
+    assert by_action["shrink_images"].fits and by_action["fewer_prompt_images"].fits
+
+
+def test_mitigations_of_whisper_stay_in_its_formats() -> None:
+    result = estimate({"task": "inference", "model": "whisper-large-v3", "gpus": ["t4"], "batch_size": 64})
+    actions = {m.action: m.params for m in result.mitigations}
+    assert actions.get("quantize_int8") == {"precision": "int8"}
+    assert "quantize_int4" not in actions and "shorten_context" not in actions

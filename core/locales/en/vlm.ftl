@@ -20,3 +20,8 @@ setting-windows = { $count } { $count ->
     [one] 30-s window
    *[other] 30-s windows
 } at once
+action-shrink_images = shrink images to ~1 MP (max_pixels { NUMBER($max_pixels, useGrouping: 0) })
+action-fewer_prompt_images = { $images } { $images ->
+    [one] image
+   *[other] images
+} per prompt (--limit-mm-per-prompt)

@@ -32,3 +32,9 @@ setting-windows = { $count } { $count ->
     [few] окна
    *[many] окон
 } по 30 с за раз
+action-shrink_images = уменьшить картинки до ~1 Мп (max_pixels { NUMBER($max_pixels, useGrouping: 0) })
+action-fewer_prompt_images = { $images } { $images ->
+    [one] картинка
+    [few] картинки
+   *[many] картинок
+} в запросе (--limit-mm-per-prompt)
