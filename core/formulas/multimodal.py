@@ -46,8 +46,11 @@ def vision_encoder_bytes(req: Request, spec: ModelSpec, llm_activations: float) 
     if tower is None or req.task is not Task.INFERENCE or req.precision is None:
         return 0.0
     images = req.images_per_prompt or 0
+    # the tower is loaded with the model: 16-bit beside quantized text weights (llama.cpp: only with
+    # --mmproj, i.e. when images are asked)
+    wide = vi.unquantized_tower_bytes(tower, bytes_per_weight(req.precision))
     if req.engine is not Engine.VLLM and images == 0:
-        return 0.0  # text only: the encoder never runs (llama.cpp loads no --mmproj)
+        return 0.0 if req.engine is Engine.LLAMA_CPP else wide  # text only: the encoder never runs
     pixels = req.max_pixels or tower.max_pixels
     e = FP32 if req.precision is Precision.FP32 else 2
     tokens, patches = vi.image_tokens(tower, pixels), vi.image_patches(tower, pixels)
@@ -61,7 +64,6 @@ def vision_encoder_bytes(req: Request, spec: ModelSpec, llm_activations: float) 
         at_once = images * req.concurrency
         outputs = at_once * tokens * h * e
     working = vi.encoder_working_bytes(tower, at_once * patches, e)
-    wide = vi.unquantized_tower_bytes(tower, bytes_per_weight(req.precision))
     return wide + outputs + max(working - llm_activations, 0.0)
 
 
