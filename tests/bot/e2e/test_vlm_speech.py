@@ -51,3 +51,27 @@ async def test_a_vision_model_counts_its_images(
     assert result_mark(lang) in body, body
     assert images in body
     assert_no_failed_calls(harness.sandbox)
+
+
+@pytest.mark.parametrize(
+    ("phrase", "lang", "said"),
+    [
+        ("whisper large v3 int8 на t4", "ru", "beam 5"),
+        ("whisper large v3 turbo", "en", "beam 5"),
+        ("qwen2.5-vl 7b на 4090 с 4 картинками", "ru", "4 картинки в запросе"),
+        ("llama 4 scout vision on h100", "en", "1 image per prompt"),
+    ],
+)
+async def test_inline_answers_size_speech_and_vision(
+    harness: Harness, phrase: str, lang: str, said: str
+) -> None:
+    """Inline mode (`@bot …` in any chat) answers the same questions with one article."""
+    user = harness.user(language_code=lang)
+    answer = await user.inline(phrase)
+    (article,) = answer.results
+    assert article["title"].startswith(("✅", "⚠️", "❌")), article["title"]
+    body = plain(article["input_message_content"]["message_text"])
+    assert said in body
+    assert "BGE" not in body
+    assert not user.bot_messages()
+    assert_no_failed_calls(harness.sandbox)
