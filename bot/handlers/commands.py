@@ -28,6 +28,7 @@ from bot.dialog import start_wizard
 from bot.dialog_state import DialogState, update
 from core.accuracy import about_figures
 from core.catalog import Catalog
+from core.multimodal_accuracy import about_figures as multimodal_figures
 from core.texts import LANGUAGES
 
 COMMANDS = ("start", "new", "prices", "contact", "help", "lang", "about", "cancel", "currency", "ref")
@@ -36,6 +37,8 @@ log = logging.getLogger(__name__)
 # The measured accuracy /about quotes, in percent: read from core/data/accuracy.toml, which
 # `python bench/calibration_table.py --write` generates from the calibration cases (never typed here).
 ACCURACY: dict[str, int | float] = about_figures()
+# Speech and vision-language models: their published figures (core/data/multimodal_figures.toml)
+MULTIMODAL_ACCURACY: dict[str, int | float] = multimodal_figures()
 
 
 async def cmd_start(message: Message, ctx: Ctx, deep_link_source: str | None = None) -> None:
@@ -110,7 +113,8 @@ async def cmd_currency(
 
 
 async def cmd_about(message: Message, i18n: I18nContext) -> None:
-    await message.answer(i18n.get("about", **ACCURACY))
+    speech_and_vision = i18n.get("about-multimodal", **MULTIMODAL_ACCURACY)  # issue 22 items 3, 4
+    await message.answer(i18n.get("about", **ACCURACY) + "\n" + speech_and_vision)
 
 
 async def cmd_lang(message: Message, i18n: I18nContext) -> None:

@@ -8,6 +8,7 @@ import pytest
 from core.catalog import default_catalog
 from core.estimate import estimate
 from core.formulas.vision import image_tokens, vllm_profiled_images
+from core.multimodal_accuracy import Figure, error, load_figures
 from core.parse import parse
 
 MiB = 2**20
@@ -84,27 +85,18 @@ def test_a_text_model_reads_no_images() -> None:
 
 # --- speech: published measurements ------------------------------------------------------------
 
-# SYSTRAN/faster-whisper README, "Large-v2 model on GPU" (RTX 3070 Ti 8GB, CUDA 12.4; 13 minutes of
-# audio; "VRAM Usage" read with pynvml by benchmark/memory_benchmark.py, i.e. as nvidia-smi shows it).
-# Batch 1 conditions on the previous text (the decoder's 448 positions); the batched pipeline does not
-# and its windows hold shorter transcripts than the 224-token cap sized here: we over-count it.
-FASTER_WHISPER = [
-    # (engine, precision, batch, beam, measured MB, tolerance)
-    ("ctranslate2", "fp16", 1, 5, 4525, 0.12),
-    ("ctranslate2", "int8", 1, 5, 2926, 0.12),
-    ("ctranslate2", "fp16", 8, 5, 6090, 0.20),
-    ("ctranslate2", "int8", 8, 5, 4500, 0.27),
-    ("transformers", "fp16", 1, 5, 4960, 0.05),  # "transformers (SDPA)"
-]
+# The published figures with their sources, settings and meters: core/data/multimodal_figures.toml
+# (faster-whisper's README benchmark for Whisper large-v2; the Qwen2-VL README's speed benchmark).
+FIGURES = load_figures()
 
 
-@pytest.mark.parametrize(("engine", "precision", "batch", "beam", "measured_mb", "tolerance"), FASTER_WHISPER)
-def test_whisper_large_v2_against_the_faster_whisper_benchmark(
-    engine: str, precision: str, batch: int, beam: int, measured_mb: int, tolerance: float
-) -> None:
-    got = _run(model="whisper-large-v2", engine=engine, precision=precision, batch_size=batch, beam_size=beam)
-    measured = measured_mb * MiB
-    assert got["total"] == pytest.approx(measured, rel=tolerance)
+@pytest.mark.parametrize("figure", FIGURES, ids=[f.id for f in FIGURES])
+def test_published_figures(figure: Figure) -> None:
+    assert abs(error(figure)) <= figure.tolerance, (figure.id, f"{error(figure):+.1%}", figure.source)
+
+
+def test_at_least_three_published_figures_per_kind() -> None:
+    assert sum(f.kind == "speech" for f in FIGURES) >= 3 and sum(f.kind == "vision" for f in FIGURES) >= 3
 
 
 @pytest.mark.parametrize(
@@ -255,31 +247,3 @@ def test_mitigations_of_whisper_stay_in_its_formats() -> None:
     actions = {m.action: m.params for m in result.mitigations}
     assert actions.get("quantize_int8") == {"precision": "int8"}
     assert "quantize_int4" not in actions and "shorten_context" not in actions
-
-
-# --- vision-language: published measurements -----------------------------------------------------
-
-# QwenLM/Qwen2-VL README.md, "Speed Benchmark", "7B (transformers)": Qwen2-VL-7B-Instruct on one A100
-# 80GB, transformers + Flash Attention 2.6.1, batch 1, generating 2048 tokens from an input of 1 token
-# (text only); "GPU Memory(GB)" is torch's allocated peak in GiB (the 2B row's 4.68 GB is its weights
-# plus a little: no CUDA context). Qwen2-VL-7B has the Qwen2.5-VL-7B shape (28 × 3584 text model, a
-# 32-layer 1280-wide ViT of ~0.67B): sized as the catalogue's qwen2.5-vl-7b. The quantized rows keep
-# the ViT in 16 bits (GPTQ/AWQ quantize the text model only): without that the estimate would be 18%
-# low. The longer inputs of that table (6144-30720 tokens) were measured with transformers 4.38, which
-# computed the logits of every prompt position; today's `generate` keeps the last one, as sized here.
-QWEN2_VL_7B = [("bf16", 16.07), ("gptq-int4", 7.20), ("awq-int4", 7.07)]
-
-
-@pytest.mark.parametrize(("precision", "measured_gib"), QWEN2_VL_7B)
-def test_qwen_vl_7b_against_the_qwen2_vl_speed_benchmark(precision: str, measured_gib: float) -> None:
-    result = estimate(
-        {
-            "task": "inference",
-            "model": "qwen2.5-vl-7b",
-            "engine": "transformers",
-            "precision": precision,
-            "context_length": 1 + 2048,
-        }
-    )
-    allocated = result.total_bytes - result.breakdown["overhead"]
-    assert allocated == pytest.approx(measured_gib * 2**30, rel=0.07)

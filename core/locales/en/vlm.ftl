@@ -25,3 +25,6 @@ action-fewer_prompt_images = { $images } { $images ->
     [one] image
    *[other] images
 } per prompt (--limit-mm-per-prompt)
+field-images_per_prompt = images per prompt
+field-max_pixels = image size (max_pixels)
+field-beam_size = beam size

@@ -38,3 +38,6 @@ action-fewer_prompt_images = { $images } { $images ->
     [few] картинки
    *[many] картинок
 } в запросе (--limit-mm-per-prompt)
+field-images_per_prompt = число картинок в запросе
+field-max_pixels = размер картинки (max_pixels)
+field-beam_size = число лучей поиска (beam)

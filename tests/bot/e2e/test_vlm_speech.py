@@ -75,3 +75,19 @@ async def test_inline_answers_size_speech_and_vision(
     assert "BGE" not in body
     assert not user.bot_messages()
     assert_no_failed_calls(harness.sandbox)
+
+
+@pytest.mark.parametrize(("lang", "decimal"), [("ru", ","), ("en", ".")])
+async def test_about_says_what_speech_and_vision_answers_are_worth(
+    harness: Harness, lang: str, decimal: str
+) -> None:
+    from bot.handlers.commands import MULTIMODAL_ACCURACY
+    from core.multimodal_accuracy import about_figures
+
+    assert about_figures() == MULTIMODAL_ACCURACY
+    user = harness.user(language_code=lang)
+    (reply,) = await user.send("/about")
+    shown = plain(reply.text)
+    assert "Whisper" in shown and "Qwen2.5-VL" in shown and "TTS" in shown
+    for name in ("speech_median", "speech_max", "vision_max"):
+        assert f"{MULTIMODAL_ACCURACY[name]:.1f}%".replace(".", decimal) in shown, name
