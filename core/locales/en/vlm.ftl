@@ -28,3 +28,4 @@ action-fewer_prompt_images = { $images } { $images ->
 field-images_per_prompt = images per prompt
 field-max_pixels = image size (max_pixels)
 field-beam_size = beam size
+assumption-vision_vllm_profile = At start-up vLLM runs the encoder on the largest image (~{ $tokens } tokens, { $megapixels } MP) and keeps memory for it even if no image comes; lower it with --mm-processor-kwargs '{"{"}"max_pixels": …{"}"}'.

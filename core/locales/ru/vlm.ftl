@@ -41,3 +41,8 @@ action-fewer_prompt_images = { $images } { $images ->
 field-images_per_prompt = число картинок в запросе
 field-max_pixels = размер картинки (max_pixels)
 field-beam_size = число лучей поиска (beam)
+assumption-vision_vllm_profile = vLLM при старте прогоняет кодировщик на самой большой картинке (~{ $tokens } { $tokens ->
+    [one] токен
+    [few] токена
+   *[many] токенов
+}, { $megapixels } Мп) и держит под это память, даже если картинок не будет; меньше — через --mm-processor-kwargs '{"{"}"max_pixels": …{"}"}'.
