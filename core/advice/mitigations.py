@@ -59,7 +59,9 @@ def mitigations(
     count = req.num_gpus
     out: list[Mitigation] = []
     diffusion = spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO)
-    splits_model = not diffusion  # diffusion pipelines run on one GPU: more cards do not help
+    # diffusion pipelines run on one GPU, and so does Whisper (faster-whisper's device_index list
+    # runs whole replicas): more cards do not help
+    splits_model = not diffusion and spec.kind is not ModelKind.SPEECH
 
     by_size = sorted(targets, key=lambda g: g.usable_bytes)  # stable: ties stay in `targets` order
     budgets: dict[float, list[tuple[int, GpuSpec]]] = {}  # per share of the card: asked ~10 times
@@ -125,6 +127,11 @@ def mitigations(
         add("use_prequantized", dict(precision=Precision.AWQ_INT4), precision=str(Precision.AWQ_INT4))
     for action, changes, params in image_mitigations(req, spec):  # vision-language models
         add(action, changes, **params)
+    windows = max(req.batch_size, req.concurrency)  # speech: 30-s windows transcribed together
+    if speech and windows > 1:
+        best = largest_fitting(_halvings(windows, 1), lambda v: {"batch_size": v, "concurrency": 1})
+        if best:
+            add("fewer_windows", dict(batch_size=best, concurrency=1), windows=best)
     if req.task is Task.INFERENCE and not diffusion and not speech:
         assert req.kv_cache_precision and req.context_length
         if kv_bytes_per_element(req.kv_cache_precision) > 1:
@@ -175,7 +182,7 @@ def mitigations(
             model=smaller.id,
             model_name=smaller.name,  # the catalogue's display name, for the words
         )
-    if not diffusion:
+    if splits_model:
         for n in CARD_COUNTS:
             if n > count and sizer.splits(n) and fits_on(sizer.at_count(n), n):
                 add(
@@ -186,7 +193,8 @@ def mitigations(
                     **_str_values(sizer.count_changes(n)),
                 )
                 break
-    _offload_mitigations(req, add, diffusion)
+    if spec.kind is not ModelKind.SPEECH:  # CTranslate2 has no CPU offload of a GPU model
+        _offload_mitigations(req, add, diffusion)
     return sorted(out, key=_fit_rank)
 
 

@@ -90,7 +90,8 @@ def speech_inference(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
     encoding = sp.encoder_working_bytes(windows, n, encoder, e) + sp.encoder_output_bytes(windows, n, d, e)
     state = max(encoding, out + cross + own + logits)
     weights = weight_bytes(arch.params, bits_per_weight(req.precision))
-    parts: Breakdown = {"weights": weights / req.num_gpus, "speech_state": state}
+    # several GPUs hold whole replicas (faster-whisper `device_index=[0, 1]`, a pipeline per card)
+    parts: Breakdown = {"weights": weights, "speech_state": state}
     parts["overhead"] = overhead_bytes(state, req.engine, 1)
     return parts
 

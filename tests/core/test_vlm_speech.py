@@ -247,3 +247,11 @@ def test_mitigations_of_whisper_stay_in_its_formats() -> None:
     actions = {m.action: m.params for m in result.mitigations}
     assert actions.get("quantize_int8") == {"precision": "int8"}
     assert "quantize_int4" not in actions and "shorten_context" not in actions
+
+
+def test_whisper_too_many_windows_is_offered_fewer_on_the_same_card() -> None:
+    result = estimate({"task": "inference", "model": "whisper-large-v3", "gpus": ["t4"], "batch_size": 64})
+    actions = {m.action: m for m in result.mitigations}
+    fewer = actions["fewer_windows"]
+    assert fewer.fits and 1 <= int(fewer.params["windows"]) < 64
+    assert "more_gpus" not in actions and "cpu_offload" not in actions  # whole replicas, no offload

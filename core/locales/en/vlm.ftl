@@ -29,3 +29,7 @@ field-images_per_prompt = images per prompt
 field-max_pixels = image size (max_pixels)
 field-beam_size = beam size
 assumption-vision_vllm_profile = At start-up vLLM runs the encoder on the largest image (~{ $tokens } tokens, { $megapixels } MP) and keeps memory for it even if no image comes; lower it with --mm-processor-kwargs '{"{"}"max_pixels": …{"}"}'.
+action-fewer_windows = transcribe { $windows } { $windows ->
+    [one] 30-s window
+   *[other] 30-s windows
+} at once (batch_size)

@@ -46,3 +46,8 @@ assumption-vision_vllm_profile = vLLM при старте прогоняет к�
     [few] токена
    *[many] токенов
 }, { $megapixels } Мп) и держит под это память, даже если картинок не будет; меньше — через --mm-processor-kwargs '{"{"}"max_pixels": …{"}"}'.
+action-fewer_windows = расшифровывать { $windows } { $windows ->
+    [one] окно
+    [few] окна
+   *[many] окон
+} по 30 с за раз (batch_size)
