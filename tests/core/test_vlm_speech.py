@@ -255,3 +255,18 @@ def test_whisper_too_many_windows_is_offered_fewer_on_the_same_card() -> None:
     fewer = actions["fewer_windows"]
     assert fewer.fits and 1 <= int(fewer.params["windows"]) < 64
     assert "more_gpus" not in actions and "cpu_offload" not in actions  # whole replicas, no offload
+
+
+def test_a_hub_vlm_is_sized_with_its_images() -> None:
+    """A fine-tune the catalogue lacks, read from the Hub (here the bot's cache, `MemoryHub`): its
+    images take KV cache and its encoder runs, as for the catalogue's Qwen2.5-VL 7B."""
+    from core.hf import MemoryHub
+
+    repo = "someone/Qwen2.5-VL-7B-finetune"
+    hub = MemoryHub({repo: (QWEN25_VL_7B_CONFIG, {"BF16": 8_292_166_656})})
+    asked = {"task": "inference", "model": repo, "images_per_prompt": 2, "max_pixels": 1024 * 28 * 28}
+    result = estimate(asked, hub=hub)
+    catalogue = estimate({**asked, "model": "qwen2.5-vl-7b"})
+    assert result.breakdown["vision_encoder"] > 0
+    assert result.breakdown["kv_cache"] == catalogue.breakdown["kv_cache"]
+    assert result.total_bytes == pytest.approx(catalogue.total_bytes, rel=0.03)
