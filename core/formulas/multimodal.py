@@ -24,7 +24,7 @@ from core.formulas.overhead import overhead_bytes
 from core.formulas.params import Arch
 from core.formulas.weights import weight_bytes
 from core.precision import bits_per_weight, bytes_per_weight, compute_bytes
-from core.specs import ModelKind, ModelSpec
+from core.specs import ModelSpec
 
 Breakdown = dict[str, float]
 FP32 = 4
@@ -71,7 +71,7 @@ def speech_inference(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
     """Weights, the windows' state (`core.formulas.speech`) and the runtime, for one GPU."""
     assert req.precision and req.engine and spec.speech and spec.encoder_layers and req.beam_size
     shape = spec.speech
-    e = compute_bytes(req.precision) if req.precision is Precision.FP32 else 2  # int8: int8_float16
+    e = compute_bytes(req.precision)  # int8 runs as CTranslate2's int8_float16: 16-bit activations
     # windows transcribed together: the batch (faster-whisper / pipeline `batch_size`); the parser
     # reads "batch 8" of an inference question as concurrency, so either counts
     d, L_dec, windows, beams = arch.h, spec.layers or 1, max(req.batch_size, req.concurrency), req.beam_size
@@ -94,7 +94,3 @@ def speech_inference(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
     parts: Breakdown = {"weights": weights, "speech_state": state}
     parts["overhead"] = overhead_bytes(state, req.engine, 1)
     return parts
-
-
-def is_speech(spec: ModelSpec) -> bool:
-    return spec.kind is ModelKind.SPEECH
