@@ -270,3 +270,16 @@ def test_a_hub_vlm_is_sized_with_its_images() -> None:
     assert result.breakdown["vision_encoder"] > 0
     assert result.breakdown["kv_cache"] == catalogue.breakdown["kv_cache"]
     assert result.total_bytes == pytest.approx(catalogue.total_bytes, rel=0.03)
+
+
+def test_a_follow_up_about_images_changes_a_vision_answer() -> None:
+    from core.parse.followup import follow_up
+
+    previous = estimate({"task": "inference", "model": "qwen2.5-vl-7b", "images_per_prompt": 2}).request
+    for text in ("а с 4 картинками?", "and with 4 images?"):
+        changed = follow_up(text, previous)
+        assert changed is not None, text
+        assert changed.request.images_per_prompt == 4 and changed.request.task == "inference"
+    text_model = estimate({"task": "inference", "model": "llama-3.1-8b"}).request
+    after_text = follow_up("а с 4 картинками?", text_model)
+    assert after_text is None or after_text.request.images_per_prompt is None

@@ -109,3 +109,21 @@ async def test_whisper_typed_in_the_guided_dialog_is_sized(harness: Harness, lan
     answer = plain((await user.send("2"))[-1].text)
     assert result_mark(lang) in answer and "Whisper large-v3" in answer and "beam 5" in answer
     assert_no_failed_calls(harness.sandbox)
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "lang", "said"),
+    [
+        ("whisper large v3", "а в int8?", "ru", "int8"),
+        ("qwen2.5-vl 7b with 2 images", "and with 4 images?", "en", "4 images per prompt"),
+    ],
+)
+async def test_follow_ups_change_a_speech_or_vision_answer(
+    harness: Harness, first: str, then: str, lang: str, said: str
+) -> None:
+    user = harness.user(language_code=lang)
+    await user.send(first)
+    answer = plain((await user.send(then))[-1].text)
+    assert result_mark(lang) in answer or "↔" in answer, answer
+    assert said in answer, answer
+    assert_no_failed_calls(harness.sandbox)
