@@ -45,6 +45,11 @@ REQUESTS: list[dict[str, Any]] = [
     {"task": "inference", "model": "llama-3.1-8b", "speculative": "eagle3"},
     {"task": "inference", "model": "qwen3-next-80b-a3b", "context_length": 131072, "gpus": ["h100"]},
     {"task": "inference", "model": "jamba-1.5-mini", "context_length": 262144},
+    # vision-language and speech (issue 22 items 3, 4)
+    {"task": "inference", "model": "qwen2.5-vl-7b", "images_per_prompt": 4, "gpus": ["rtx4090"]},
+    {"task": "inference", "model": "llama-4-scout", "engine": "vllm", "images_per_prompt": 1},
+    {"task": "inference", "model": "whisper-large-v3", "precision": "int8", "gpus": ["t4"]},
+    {"task": "inference", "model": "whisper-large-v3-turbo", "batch_size": 8},
 ]
 
 

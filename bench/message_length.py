@@ -83,7 +83,7 @@ def requests() -> list[dict[str, Any]]:
             "offload": "layers",
         }
     )
-    return out + FEATURE_REQUESTS
+    return out + FEATURE_REQUESTS + MULTIMODAL
 
 
 # issue 22: speculative decoding and hybrid models, as the phrases users type size them
@@ -100,6 +100,17 @@ FEATURE_REQUESTS: list[dict[str, Any]] = [
     {"task": "inference", "model": "qwen3-next-80b-a3b", "context_length": 131072, "gpus": ["h100"]},
     {"task": "inference", "model": "jamba-1.5-mini", "context_length": 262144},
     {"task": "inference", "model": "qwen3-next-80b-a3b", "speculative": "mtp", "concurrency": 8},
+]
+
+
+# Vision-language and speech answers (issue 22 items 3, 4)
+MULTIMODAL: list[dict[str, Any]] = [
+    {"task": "inference", "model": "qwen2.5-vl-7b", "images_per_prompt": 4, "gpus": ["rtx4090"]},
+    {"task": "inference", "model": "llama-4-scout", "images_per_prompt": 1, "gpus": ["h100-sxm"]},
+    {"task": "inference", "model": "gemma-3-27b", "engine": "vllm"},
+    {"task": "inference", "model": "whisper-large-v3"},
+    {"task": "inference", "model": "whisper-large-v3", "precision": "int8", "gpus": ["t4"]},
+    {"task": "inference", "model": "whisper-large-v3-turbo", "batch_size": 8},
 ]
 
 

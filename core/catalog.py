@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from core.errors import CatalogError, UnknownModelError
-from core.specs import GpuSpec, ModelKind, ModelSpec, RankingPolicy, RentalOffer
+from core.specs import GpuSpec, ModelKind, ModelSpec, RankingPolicy, RentalOffer, VisionTower
 
 DATA_DIR = Path(__file__).parent / "data"
 
@@ -610,6 +610,26 @@ def _load_ranking(path: Path, raw: dict[str, Any]) -> RankingPolicy:
 EMBEDDERS_FILE = "embedders.toml"
 
 
+VISION_FILE = "vision.toml"  # the vision towers of vision-language models, by model id
+
+
+def join_vision(models: list[ModelSpec], towers: Sequence[VisionTower], file: str) -> list[ModelSpec]:
+    """Each model with its vision tower (`ModelSpec.vision`); a tower naming no model, a model named
+    twice, or a diffusion or speech model is refused, naming the row."""
+    by_id = {m.id: m for m in models}
+    seen: set[str] = set()
+    for index, tower in enumerate(towers, start=1):
+        found = by_id.get(tower.model)
+        where = f"{file}: [[vision]] row {index} (model={tower.model!r}): model"
+        if found is None or found.kind is not ModelKind.LLM:
+            raise CatalogError(f"{where}: no language model of that id in models.toml", field="model")
+        if tower.model in seen:
+            raise CatalogError(f"{where}: given twice", field="model")
+        seen.add(tower.model)
+        by_id[tower.model] = found.model_copy(update={"vision": tower})
+    return list(by_id.values())
+
+
 def load_catalog(offers_file: str | Path | None = None, data_dir: str | Path = DATA_DIR) -> Catalog:
     """Load the catalogues; `offers_file` replaces the shipped rental offers and their ranking
     policy (operator config)."""
@@ -620,6 +640,9 @@ def load_catalog(offers_file: str | Path | None = None, data_dir: str | Path = D
     embedders = _load_rows(embedders_path, "model", ModelSpec) if embedders_path.exists() else []
     gpus = _load_rows(gpus_path, "gpu", GpuSpec)
     models = [*_load_rows(models_path, "model", ModelSpec), *embedders]
+    vision_path = data_dir / VISION_FILE
+    if vision_path.exists():
+        models = join_vision(models, _load_rows(vision_path, "vision", VisionTower), str(vision_path))
     offers_raw = read_toml(offers_path)  # once: its offers and its ranking policy
     return Catalog(
         gpus=gpus,

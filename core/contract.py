@@ -60,6 +60,7 @@ class Engine(StrEnum):
     DIFFUSERS = "diffusers"
     UNSLOTH = "unsloth"  # training: offloaded checkpoints, loss without full logits
     TORCHTUNE = "torchtune"  # training: chunked loss, adapters in the model dtype (bf16)
+    CTRANSLATE2 = "ctranslate2"  # extension: faster-whisper's engine (speech models; fp16, int8)
 
 
 class Method(StrEnum):
@@ -519,6 +520,31 @@ class Request(BaseModel):
         description="extension: tokens proposed per step (k; k + 1 are verified); default per method",
     )
 
+    # --- extension: vision-language and speech models (issue 22 items 3, 4; core.formulas.vision,
+    # core.formulas.speech) ------------------------------------------------------------------------
+    images_per_prompt: int | None = Field(
+        default=None,
+        ge=0,
+        le=64,
+        description="extension: images in each prompt of a vision-language model (vLLM "
+        "--limit-mm-per-prompt); their tokens count in the KV cache; default 0 (text only), 1 when the "
+        "question asks for vision",
+    )
+    max_pixels: int | None = Field(
+        default=None,
+        ge=784,
+        le=100_000_000,
+        description="extension: pixels of the largest image after the processor's resize (Qwen-VL "
+        "`max_pixels`, vLLM --mm-processor-kwargs); default: the processor's own cap",
+    )
+    beam_size: int | None = Field(
+        default=None,
+        gt=0,
+        le=64,
+        description="extension: speech models: decoder beams per audio window; default 5 under "
+        "ctranslate2 (faster-whisper `transcribe`), 1 under transformers (greedy `generate`)",
+    )
+
     @field_validator("num_gpus")
     @classmethod
     def _num_gpus_within_the_split(cls, value: int, info: ValidationInfo) -> int:
@@ -552,6 +578,8 @@ Component = Literal[
     "draft_model",
     "draft_kv_cache",
     "speculative_scratch",
+    "vision_encoder",  # extension: the image encoder's working set and outputs (vision models)
+    "speech_state",  # extension: a speech model's encoder output and decoder caches per window
 ]
 """Breakdown keys. `overhead` is always present (CUDA context + allocator reserve), so a caller
 comparing with `torch.cuda.max_memory_allocated` subtracts it."""

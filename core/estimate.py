@@ -36,6 +36,7 @@ from core.formulas.vllm import VLLM_GPU_MEMORY_UTILIZATION
 from core.hf import Hub
 from core.hybrid import hybrid_notes
 from core.method_notes import method_notes
+from core.multimodal_defaults import fill_multimodal
 from core.notes import note
 from core.offload import answer as offload_answer
 from core.offload import notes as offload_notes_of
@@ -180,8 +181,9 @@ def fill_defaults(
     8.9); an fp8 checkpoint then loads as transformers loads it there (`fp8_fallback`)."""
     diffusion = spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO)
     _check_task(req, spec)
-    notes: list[Assumption] = []
-    update: dict[str, Any] = {}
+    mm_update, notes = fill_multimodal(req, spec)  # vision and speech models (issue 22)
+    req = req.model_copy(update=mm_update)
+    update: dict[str, Any] = dict(mm_update)
 
     precision = req.precision
     if precision is None:
@@ -241,7 +243,7 @@ def fill_defaults(
         context = req.context_length
         if context is None:
             context = min(DEFAULT_CONTEXT, spec.max_context or DEFAULT_CONTEXT)
-            if req.task is Task.INFERENCE:
+            if req.task is Task.INFERENCE and spec.kind is not ModelKind.SPEECH:
                 notes.append(note("default_context", context_length=context))
         elif spec.max_context and context > spec.max_context:
             notes.append(

@@ -29,6 +29,7 @@ from core.errors import CoreError, UnknownModelError
 from core.hf_checks import ConfigRefused as ConfigRefused
 from core.hf_checks import check_config, check_counts, check_sizes, shown
 from core.hf_hybrid import mtp_layers_from_config, recurrent_from_config
+from core.hf_vision import vision_tower
 from core.notes import note
 from core.specs import ModelKind, ModelSpec, UnquantizedModules
 
@@ -459,6 +460,9 @@ def spec_from_config(
     except ValidationError as e:
         first = e.errors()[0]
         raise CoreError(f"{hf_id}: config.json is inconsistent: {first['msg']}", field="model") from e
+    tower = vision_tower(top, hf_id) if spec.kind is ModelKind.LLM else None  # not only text_config
+    if tower is not None:
+        spec = spec.model_copy(update={"vision": tower})
     return spec, assumptions
 
 

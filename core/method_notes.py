@@ -83,7 +83,7 @@ def method_notes(
     if spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO):
         if req.task is not Task.TRAINING:
             notes.extend(_diffusion_notes(req, spec))
-    elif req.task is Task.INFERENCE:
+    elif req.task is Task.INFERENCE and spec.kind is not ModelKind.SPEECH:  # speech: `speech_windows`
         notes.append(
             note(
                 "kv_full_context",

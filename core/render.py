@@ -33,6 +33,7 @@ _SETTINGS_BY_TASK: dict[Task, tuple[str, ...]] = {
         "precision",
         "engine",
         "context_length",
+        "images_per_prompt",
         "concurrency",
         "kv_cache_precision",
         "num_gpus",
@@ -61,6 +62,8 @@ _SETTINGS_BY_TASK: dict[Task, tuple[str, ...]] = {
     ),
     Task.VIDEO_GENERATION: ("precision", "resolution", "frames", "cpu_offload", "vae_tiling", "num_gpus"),
 }
+# A speech model (its request has `beam_size`): windows transcribed at once, not users or a context.
+_SPEECH_SETTINGS = ("precision", "engine", "beam_size", "concurrency", "num_gpus")
 _ALL_SETTINGS = tuple(dict.fromkeys(name for names in _SETTINGS_BY_TASK.values() for name in names))
 _KV_16_BIT = ("bf16", "fp16")  # the KV cache follows the compute dtype unless asked otherwise
 _COMPONENT_ORDER = get_args(Component)  # the contract's order: weights first, overhead last
@@ -99,6 +102,8 @@ def describe_settings(fields: Mapping[str, Any], lang: str, *, cards: bool = Fal
     `cards`: the cards named too ('2× RTX 4090 48 GB'), where nothing else on screen names them."""
     task = fields.get("task")
     names = _SETTINGS_BY_TASK.get(Task(task), _ALL_SETTINGS) if task in set(Task) else _ALL_SETTINGS
+    speech = fields.get("beam_size") is not None
+    names = _SPEECH_SETTINGS if speech else names
     parts = [_model_word(fields["model"], _default_catalog())] if fields.get("model") else []
     if task:
         parts.append(label("task", str(task), lang))
@@ -112,6 +117,8 @@ def describe_settings(fields: Mapping[str, Any], lang: str, *, cards: bool = Fal
         if name == "num_gpus" and named:  # said with the card: '2× RTX 4090 48 GB'
             continue
         text = _SETTING[name](value, lang) if value is not None else None
+        if speech and name == "concurrency" and value is not None:
+            text = t("setting-windows", lang, count=int(value))
         if text:
             parts.append(text)
     return ", ".join(parts)
@@ -206,6 +213,8 @@ _SETTING: dict[str, Callable[[Any, str], str | None]] = {
     "resolution": lambda v, lang: t("setting-resolution", lang, width=str(v[0]), height=str(v[1])),
     "images": lambda v, lang: t("setting-images", lang, count=int(v)),
     "frames": lambda v, lang: t("setting-frames", lang, count=int(v)),
+    "images_per_prompt": lambda v, lang: t("setting-prompt-images", lang, count=int(v)) if int(v) else None,
+    "beam_size": lambda v, lang: t("setting-beam", lang, count=int(v)),
 }
 
 

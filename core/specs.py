@@ -18,6 +18,7 @@ class ModelKind(StrEnum):
     ENCODER_DECODER = "encoder_decoder"  # T5-style
     IMAGE = "image"  # diffusion pipeline producing images
     VIDEO = "video"  # diffusion pipeline producing video
+    SPEECH = "speech"  # speech recognition: an audio encoder-decoder (Whisper)
 
 
 class PipelineComponent(BaseModel):
@@ -126,6 +127,62 @@ class RecurrentLayers(BaseModel):
         return self
 
 
+class VisionTower(BaseModel):
+    """A vision-language model's image encoder and how its processor turns an image into tokens
+    (`core/data/vision.toml`, one row per model; `core.formulas.vision` sizes it).
+
+    Patch models (Qwen2.5-VL, Qwen3-VL, Pixtral): the image is resized to at most `max_pixels`, cut
+    into `patch_size` patches, and `merge_size`² neighbours merge into one LLM token. Tile models
+    (Gemma 3, Llama 4, InternVL): the image is cut into up to `max_tiles` tiles of `tile_size` px,
+    each `tokens_per_tile` tokens, plus a whole-image thumbnail tile where `thumbnail`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(description="the catalogue model id (models.toml) this tower belongs to")
+    params_b: float = Field(gt=0, le=10, description="the encoder and projector (llama.cpp's mmproj)")
+    layers: int = Field(gt=0, le=200)
+    hidden_size: int = Field(gt=0, le=16_384)
+    attention_heads: int = Field(gt=0, le=256)
+    intermediate_size: int = Field(gt=0, le=65_536)
+    gated_ffn: bool
+    patch_size: int = Field(gt=0, le=64)
+    merge_size: int = Field(default=1, ge=1, le=8, description="patches merged per token side (2: 2×2)")
+    max_pixels: int = Field(gt=0, le=100_000_000, description="the processor's default cap per image")
+    min_pixels: int = Field(default=1, gt=0)
+    row_break_tokens: bool = Field(default=False, description="one [IMG_BREAK] token per patch row")
+    tile_size: int | None = Field(default=None, gt=0, le=4096)
+    max_tiles: int = Field(default=1, ge=1, le=64)
+    tokens_per_tile: int | None = Field(default=None, gt=0, le=16_384)
+    thumbnail: bool = Field(default=False, description="a whole-image tile is added when tiled")
+    source: str = Field(min_length=1)
+
+    @property
+    def id(self) -> str:
+        """The row's key in its file (a model has one tower)."""
+        return self.model
+
+    @model_validator(mode="after")
+    def _tiles_or_patches(self) -> VisionTower:
+        if (self.tile_size is None) != (self.tokens_per_tile is None):
+            raise ValueError("give tile_size and tokens_per_tile together (a tile model) or neither")
+        if self.hidden_size % self.attention_heads:
+            raise ValueError("hidden_size must be a multiple of attention_heads")
+        if self.min_pixels > self.max_pixels:
+            raise ValueError("min_pixels exceeds max_pixels")
+        return self
+
+
+class SpeechShape(BaseModel):
+    """What a Whisper-style speech model fixes (its config.json): the encoder reads `chunk_seconds`
+    of audio as `encoder_positions` frames, the decoder writes at most `decoder_positions` tokens."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    chunk_seconds: int = Field(gt=0, le=600, description="audio per window (Whisper: 30 s, padded)")
+    encoder_positions: int = Field(gt=0, le=100_000, description="max_source_positions (1500)")
+    decoder_positions: int = Field(gt=0, le=100_000, description="max_target_positions (448)")
+
+
 class ModelSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -202,6 +259,12 @@ class ModelSpec(BaseModel):
     vae_spatial_factor: int | None = Field(default=None, gt=0)
     vae_temporal_factor: int | None = Field(default=None, gt=0)
 
+    # --- vision-language and speech models (issue 22 items 3 and 4) ---------------------------
+    vision: VisionTower | None = Field(
+        default=None, description="the image encoder: from core/data/vision.toml, joined at load"
+    )
+    speech: SpeechShape | None = Field(default=None, description="a speech model's windows (kind speech)")
+
     @property
     def is_moe(self) -> bool:
         return (self.experts or 0) > 1
@@ -242,6 +305,10 @@ class ModelSpec(BaseModel):
                     raise ValueError(f"a {self.kind} model needs `{name}`")
         if self.kv_heads and self.attention_heads and self.attention_heads % self.kv_heads:
             raise ValueError("attention_heads must be a multiple of kv_heads")
+        if (self.kind is ModelKind.SPEECH) != (self.speech is not None):
+            raise ValueError("a speech model (kind speech) needs [model.speech], and only it")
+        if self.kind is ModelKind.SPEECH and not self.encoder_layers:
+            raise ValueError("a speech model needs `encoder_layers`")
         if (self.experts is None) != (self.active_experts is None):
             raise ValueError("set both `experts` and `active_experts` or neither")
         if self.experts and self.active_experts and self.active_experts > self.experts:

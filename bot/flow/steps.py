@@ -37,8 +37,9 @@ from core.errors import ParseError, UnknownModelError
 from core.estimate import DEFAULT_CONTEXT, DEFAULT_SEQ_LEN
 from core.specs import ModelKind
 
-# Text models the LLM steps size too (BERT, T5: inference and training of a transformer).
-TEXT_KINDS = frozenset({ModelKind.LLM, ModelKind.ENCODER, ModelKind.ENCODER_DECODER})
+# Text models the LLM steps size too (BERT, T5: inference and training of a transformer); a speech
+# model (Whisper) typed at the inference step is sized as speech (issue 22), its windows as users.
+TEXT_KINDS = frozenset({ModelKind.LLM, ModelKind.ENCODER, ModelKind.ENCODER_DECODER, ModelKind.SPEECH})
 
 
 def _decode_int(value: str) -> int:

@@ -28,6 +28,7 @@ from bot.dialog import start_wizard
 from bot.dialog_state import DialogState, update
 from core.accuracy import about_figures
 from core.catalog import Catalog
+from core.multimodal_accuracy import about_figures as multimodal_figures
 from core.texts import LANGUAGES
 
 COMMANDS = ("start", "new", "prices", "contact", "help", "lang", "about", "cancel", "currency", "ref")
@@ -39,6 +40,8 @@ ACCURACY: dict[str, int | float] = about_figures()
 # Offload to RAM (issue 22): the decode-speed error against the published llama.cpp runs, in percent
 # (core/data/offload.toml, tests/core/fixtures/offload_cases.toml: 5 within 15%, the sixth 35%).
 OFFLOAD_SPEED_ERROR = {"speed": 15, "worst": 35}
+# Speech and vision-language models: their published figures (core/data/multimodal_figures.toml)
+MULTIMODAL_ACCURACY: dict[str, int | float] = multimodal_figures()
 
 
 async def cmd_start(message: Message, ctx: Ctx, deep_link_source: str | None = None) -> None:
@@ -113,9 +116,12 @@ async def cmd_currency(
 
 
 async def cmd_about(message: Message, i18n: I18nContext) -> None:
-    # issue 22: what offload, speculative decoding and hybrid models are answered with, and how accurately
+    # issue 22: what offload, speech and vision, speculative decoding and hybrid models are answered
+    # with, and how accurately
     offload = i18n.get("about-offload", **OFFLOAD_SPEED_ERROR)
-    await message.answer(i18n.get("about", **ACCURACY) + "\n" + offload + "\n\n" + i18n.get("about-spec"))
+    speech_and_vision = i18n.get("about-multimodal", **MULTIMODAL_ACCURACY)
+    parts = (i18n.get("about", **ACCURACY), offload, speech_and_vision, "\n" + i18n.get("about-spec"))
+    await message.answer("\n".join(parts))
 
 
 async def cmd_lang(message: Message, i18n: I18nContext) -> None:

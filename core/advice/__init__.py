@@ -35,7 +35,7 @@ from core.formulas.kv_cache import model_kv_cache_bytes
 from core.formulas.params import Arch
 from core.notes import note
 from core.precision import kv_bytes_per_element
-from core.specs import GpuSpec, ModelSpec
+from core.specs import GpuSpec, ModelKind, ModelSpec
 
 from .mitigations import MIN_CONTEXT, MIN_QUANTIZE_STEP_BITS, MIN_SEQ_LEN, mitigations
 from .ranking import (
@@ -155,6 +155,8 @@ def advise(
     if target is not None and target.verdict != "does_not_fit":
         configs.append((named[0], req.num_gpus))
     speeds = throughput(req, spec, arch, list({(g.id, n): (g, n) for g, n in configs}.values()), sizer)
+    if spec.kind is ModelKind.SPEECH:
+        speeds = []  # a text decode speed says nothing of audio transcribed per second (not modelled)
     if speeds:
         notes.append(note("decode_bandwidth_bound", efficiency=DECODE_BANDWIDTH_EFFICIENCY))
         notes += _multi_gpu_decode_notes(req, [(g, n) for g, n in configs if n > 1])

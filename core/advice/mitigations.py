@@ -26,10 +26,12 @@ from core.contract import (
 )
 from core.formulas.params import arch_of
 from core.formulas.vllm import budget_bytes
+from core.multimodal_defaults import SPEECH_PRECISIONS
 from core.precision import QUANTIZED_ON_LOAD, bits_per_weight, kv_bytes_per_element
 from core.specs import GpuSpec, ModelKind, ModelSpec
 from core.training_defaults import default_adapter_dtype, default_checkpointing
 
+from .multimodal import image_mitigations
 from .ranking import accumulation_for, largest_micro_batch
 from .sizing import CARD_COUNTS, Sizer, fits_within
 
@@ -57,7 +59,9 @@ def mitigations(
     count = req.num_gpus
     out: list[Mitigation] = []
     diffusion = spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO)
-    splits_model = not diffusion  # diffusion pipelines run on one GPU: more cards do not help
+    # diffusion pipelines run on one GPU, and so does Whisper (faster-whisper's device_index list
+    # runs whole replicas): more cards do not help
+    splits_model = not diffusion and spec.kind is not ModelKind.SPEECH
 
     by_size = sorted(targets, key=lambda g: g.usable_bytes)  # stable: ties stay in `targets` order
     budgets: dict[float, list[tuple[int, GpuSpec]]] = {}  # per share of the card: asked ~10 times
@@ -110,15 +114,25 @@ def mitigations(
 
     assert req.precision
     bits = bits_per_weight(req.precision)
+    speech = spec.kind is ModelKind.SPEECH  # faster-whisper / transformers Whisper: int8 at the least
     if req.task is not Task.TRAINING:
         for action, precision in (("quantize_int8", _int8_for(req)), ("quantize_int4", _int4_for(req))):
+            if speech and precision not in SPEECH_PRECISIONS:
+                continue
             if bits - bits_per_weight(precision) >= MIN_QUANTIZE_STEP_BITS:
                 add(action, dict(precision=precision), precision=str(precision))
     prequantized = req.precision in QUANTIZED_ON_LOAD and bits <= PREQUANTIZED_MAX_BITS
     if req.task is Task.INFERENCE and not diffusion and prequantized:
         # a checkpoint shipped in 4 bit loads as stored: nothing is quantized (or left) while loading
         add("use_prequantized", dict(precision=Precision.AWQ_INT4), precision=str(Precision.AWQ_INT4))
-    if req.task is Task.INFERENCE and not diffusion:
+    for action, changes, params in image_mitigations(req, spec):  # vision-language models
+        add(action, changes, **params)
+    windows = max(req.batch_size, req.concurrency)  # speech: 30-s windows transcribed together
+    if speech and windows > 1:
+        best = largest_fitting(_halvings(windows, 1), lambda v: {"batch_size": v, "concurrency": 1})
+        if best:
+            add("fewer_windows", dict(batch_size=best, concurrency=1), windows=best)
+    if req.task is Task.INFERENCE and not diffusion and not speech:
         assert req.kv_cache_precision and req.context_length
         if kv_bytes_per_element(req.kv_cache_precision) > 1:
             add("kv_cache_fp8", dict(kv_cache_precision=KvPrecision.FP8), kv_cache_precision="fp8")
@@ -168,7 +182,7 @@ def mitigations(
             model=smaller.id,
             model_name=smaller.name,  # the catalogue's display name, for the words
         )
-    if not diffusion:
+    if splits_model:
         for n in CARD_COUNTS:
             if n > count and sizer.splits(n) and fits_on(sizer.at_count(n), n):
                 add(
@@ -179,9 +193,10 @@ def mitigations(
                     **_str_values(sizer.count_changes(n)),
                 )
                 break
-    if not diffusion and targets:
+    if not diffusion and targets and spec.kind is not ModelKind.SPEECH:
         _ram_offload(req, spec, add, targets, sizer)
-    _offload_mitigations(req, add, diffusion)
+    if spec.kind is not ModelKind.SPEECH:  # CTranslate2 has no CPU offload of a GPU model
+        _offload_mitigations(req, add, diffusion)
     return sorted(out, key=_fit_rank)
 
 

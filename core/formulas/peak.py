@@ -26,6 +26,7 @@ from core.formulas import diffusion as dif
 from core.formulas import offload
 from core.formulas import training as tr
 from core.formulas.kv_cache import model_kv_cache_bytes
+from core.formulas.multimodal import prompt_image_tokens, speech_inference, vision_encoder_bytes
 from core.formulas.overhead import ALLOCATOR_RESERVE_FRACTION, overhead_bytes
 from core.formulas.params import (
     Arch,
@@ -74,6 +75,8 @@ def peak_breakdown(req: Request, spec: ModelSpec, arch: Arch | None) -> Breakdow
         return _llm_training(req, spec, arch)
     if req.task is not Task.INFERENCE:
         raise EstimateError(f"{spec.name} is a language model: task must be inference or training", "task")
+    if spec.kind is ModelKind.SPEECH:
+        return speech_inference(req, spec, arch)
     return _llm_inference(req, spec, arch)
 
 
@@ -165,7 +168,8 @@ def _llm_inference(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
     kv_heads = 1 if spec.kv_lora_rank else arch.k
     tensor_parallel = req.engine is Engine.VLLM
     kv_share = (max(1 / n, 1 / kv_heads) if tensor_parallel else 1 / n) if n > 1 else 1.0
-    kv = model_kv_cache_bytes(spec, req.context_length, req.concurrency, kv_e) * kv_share
+    tokens = req.context_length + prompt_image_tokens(req, spec)  # image tokens take KV cache as text does
+    kv = model_kv_cache_bytes(spec, tokens, req.concurrency, kv_e) * kv_share
     if req.engine is Engine.LLAMA_CPP and (req.gpu_layers is not None or req.n_cpu_moe):
         # offload to RAM (-ngl, --n-cpu-moe): the GPU part of the weights and KV (core.formulas.offload)
         weights = offload.split(arch, req.precision, req.gpu_layers, req.n_cpu_moe).gpu_bytes / n
@@ -173,9 +177,9 @@ def _llm_inference(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
     if req.engine is Engine.VLLM:
         s, b = act.VLLM_MAX_BATCHED_TOKENS, 1
     elif req.engine is Engine.LLAMA_CPP:
-        s, b = min(act.LLAMA_CPP_UBATCH, req.context_length), 1
+        s, b = min(act.LLAMA_CPP_UBATCH, tokens), 1
     else:
-        s, b = req.context_length, req.concurrency
+        s, b = tokens, req.concurrency
     eager = req.attention is Attention.EAGER and req.engine is not Engine.VLLM
     activations = act.prefill_activation_bytes(s, b, arch, e, eager)
     if spec.kind is not ModelKind.ENCODER:  # an encoder pools its hidden states: no vocabulary logits
@@ -185,6 +189,8 @@ def _llm_inference(req: Request, spec: ModelSpec, arch: Arch) -> Breakdown:
         tp = n if tensor_parallel else 1
         conv_e, ssm_e = state_bytes(req.engine, req.precision, spec.recurrent)
         parts["recurrent_state"] = recurrent_state_bytes(spec, req.concurrency, conv_e, tp, ssm_e) * (tp / n)
+    parts["vision_encoder"] = vision_encoder_bytes(req, spec, activations) / n
+    activations += parts["vision_encoder"]  # churns like activations (the allocator's reserve)
     if req.engine is Engine.VLLM:
         # vLLM allocates its KV cache in one block per layer, sized exactly (gpu_model_runner
         # `initialize_kv_cache_tensors`): no allocator reserve on it. Nor a quantize-on-load residue:

@@ -73,6 +73,7 @@ def follow_up_reading(
         return None, reading
     if reading.error is not None:
         raise reading.error
+    _images_of_a_vision_model(reading, previous)
     named = _named(reading)
     if not named or not _changes(reading, previous):
         return None, None
@@ -189,6 +190,17 @@ def _read_after(text: str, previous: Request, catalog: Catalog) -> Reading | Non
 
 
 _GENERATION = (Task.IMAGE_GENERATION, Task.VIDEO_GENERATION)
+
+
+def _images_of_a_vision_model(reading: Reading, previous: Request) -> None:
+    """ "а с 4 картинками?" after a vision-language model's answer (its request has
+    `images_per_prompt`) is images in each prompt, not a question about generating images."""
+    f = reading.fields
+    if previous.images_per_prompt is None or "images" not in f:
+        return
+    f["images_per_prompt"] = f.pop("images")
+    if f.get("task") in _GENERATION:
+        f["task"], reading.task_defaulted = previous.task, True
 
 
 def _changes(reading: Reading, previous: Request) -> bool:

@@ -110,7 +110,8 @@ def read(raw: str, catalog: Catalog, base: Task | None = None) -> Reading:
     f.update(speculative)
     if reading.error is None and "model" not in f and base is None:
         reading.error = _no_model_error(text, catalog)
-    _settle_aside(aside, names.models, f, reading)
+    _settle_aside(aside, names.models, f, reading, catalog)
+    settle_images(f, catalog)
     reading.unread = _name_words(text)
     if reading.error is None and f.get("model") in catalog.models:  # a size says its own note
         _note_unread(text, catalog, f["model"], reading)
@@ -157,12 +158,15 @@ def _take_all(text: _Text, pattern: re.Pattern[str]) -> bool:
 _NO_QUESTION = ("missing_model", "unknown_model", "ambiguous_model")
 
 
-def _settle_aside(aside: _Aside, named: list[str], f: Fields, reading: Reading) -> None:
+def _settle_aside(aside: _Aside, named: list[str], f: Fields, reading: Reading, catalog: Catalog) -> None:
     """A model kind not sized yet ("whisper large v3") is said so, never offered other models; a topic
     sized elsewhere (rendering, buying, payment) without a model named gets its own answer; a text of
     only thanks or greetings (and filler) is small talk, not a missing model."""
     error = reading.error
     asks_nothing = error is not None and error.code in _NO_QUESTION
+    if aside.unsized in _STEERED:
+        _steer(aside.unsized, named, f, reading, catalog)
+        return
     if aside.unsized is not None and not named:
         reading.error = ParseError("unsized_model", "not sized yet", field="model", value=aside.unsized)
     elif aside.off_topic is not None and not reading.names_model and (error is None or asks_nothing):
@@ -172,6 +176,37 @@ def _settle_aside(aside: _Aside, named: list[str], f: Fields, reading: Reading) 
     else:
         return
     f.pop("model", None)
+
+
+_STEERED = ("asr", "vision")
+
+
+def _steer(kind: str, named: list[str], f: Fields, reading: Reading, catalog: Catalog) -> None:
+    """Speech recognition without a model named is asked of the catalogue's popular speech model
+    (Whisper large-v3); a vision-language model asked about "with images" or "vision" reads one
+    image per prompt unless a count was given (`images_per_prompt`). The catalogue says which
+    models are which (`ModelKind.SPEECH`, `ModelSpec.vision`)."""
+    if kind == "asr" and not named:
+        speech = catalog.popular(ModelKind.SPEECH)
+        error = reading.error
+        if speech and (error is None or error.code in _NO_QUESTION):
+            f["model"], reading.error = speech[0].id, None
+            f["task"] = Task.INFERENCE
+    elif kind == "vision":
+        spec = catalog.models.get(str(f.get("model", "")))
+        if spec is not None and spec.vision is not None:
+            f.setdefault("images_per_prompt", 1)
+
+
+def settle_images(f: Fields, catalog: Catalog) -> None:
+    """ "с 4 картинками" about a vision-language model is four images in each prompt, not an image
+    generation batch: the count moves to `images_per_prompt` and the task stays inference."""
+    spec = catalog.models.get(str(f.get("model", "")))
+    if spec is None or spec.vision is None or "images" not in f:
+        return
+    f["images_per_prompt"] = f.pop("images")
+    if f.get("task") in _GENERATION:
+        f["task"] = Task.INFERENCE
 
 
 def _asks_nothing_else(error: ParseError) -> bool:

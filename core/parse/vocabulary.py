@@ -192,7 +192,7 @@ class _OffTopicRow(_Row):
 
 
 class _UnsizedRow(_Row):
-    value: Literal["speech"]
+    value: Literal["speech", "asr", "vision"]  # speech (TTS): not sized; asr, vision: see reading.py
 
 
 class _CountRow(_Row):

@@ -529,6 +529,12 @@ _NOT_PLAIN_DECODERS = {
     "jamba-1.5-mini": "Mamba mixers in 28 of 32 layers, experts in every other layer",
     "jamba-1.5-large": "Mamba mixers in 63 of 72 layers, experts in every other layer",
     "jamba-v0.1": "Mamba mixers in 28 of 32 layers, experts in every other layer",
+    # Whisper: learned positions (1500 + 448) and the two input convolutions the formula leaves out
+    "whisper-large-v3": "audio convolutions and learned positions",
+    "whisper-large-v3-turbo": "audio convolutions and learned positions",
+    "whisper-large-v2": "audio convolutions and learned positions",
+    "whisper-medium": "audio convolutions and learned positions",
+    "whisper-small": "audio convolutions and learned positions",
 }
 
 
@@ -542,7 +548,8 @@ def _params_from_architecture_b(m: ModelSpec) -> float:
     if m.encoder_layers:
         layers += m.encoder_layers * (attention + mlp) + (m.layers or 0) * attention
     embeddings = (m.vocab_size or 0) * h * (1 if m.tied_embeddings else 2)
-    return (layers + embeddings) / 1e9
+    vision = m.vision.params_b * 1e9 if m.vision else 0.0  # core/data/vision.toml (vision-language models)
+    return (layers + embeddings + vision) / 1e9
 
 
 def test_published_totals_agree_with_the_architecture_numbers(catalog: Catalog) -> None:
