@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from core.answer_latency import load_lines, ttft_line
 from core.answer_solve import cost_lines, solved_lines
 from core.catalog import default_catalog
 from core.contract import Assumption, Mitigation, Recommendation, Result, Throughput, Verdict
@@ -96,6 +97,9 @@ class Answer:
     taken: str | None = None  # the configuration that would have led is sold out: said after the lead
     card_read: str | None = None  # how a card named without its memory was read, and the other one
     card_switch: tuple[str, str] | None = None  # that other card: (id, short name), for a button
+    # core.answer_latency: the servers a load takes (after the lead), the first token (details)
+    load: tuple[str, ...] = field(default=())
+    ttft: str | None = None
 
     @property
     def offer(self) -> Offer | None:
@@ -170,6 +174,8 @@ def build_answer(
         ),
         card_read=next((t(f"assumption-{CARD_READ}", lang, **n.params) for n in read), None),
         card_switch=next(((str(n.params["other_id"]), str(n.params["other"])) for n in read), None),
+        load=load_lines(result, lang),
+        ttft=ttft_line(result, lang),
     )
 
 

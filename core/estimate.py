@@ -33,6 +33,8 @@ from core.formulas.params import Arch, arch_of
 from core.formulas.peak import peak_breakdown
 from core.formulas.vllm import VLLM_GPU_MEMORY_UTILIZATION
 from core.hf import Hub
+from core.latency import attach_latency
+from core.launch import with_launch
 from core.method_notes import method_notes
 from core.notes import note
 from core.precision import is_gguf
@@ -107,7 +109,7 @@ def estimate(
         *advice.assumptions,
         *range_notes,
     ]
-    return Result(
+    result = Result(
         request=filled,
         model=resolved,
         total_bytes=total,
@@ -125,6 +127,7 @@ def estimate(
         serving_capacity=advice.serving,
         stack=stack,
     )
+    return with_launch(attach_latency(result, spec, arch, catalog), spec, arch, catalog)
 
 
 def _without_checkpointing(req: Request, spec: ModelSpec, arch: Arch | None) -> int | None:
@@ -293,7 +296,8 @@ def _default_engine(req: Request, diffusion: bool, precision: Precision, spec: M
         return Engine.DIFFUSERS
     if is_gguf(precision):
         return Engine.LLAMA_CPP
-    if req.task is Task.INFERENCE and (req.concurrency > 1 or is_serving_class(spec)):
+    serving = req.concurrency > 1 or req.requests_per_second is not None  # a load is a server too
+    if req.task is Task.INFERENCE and (serving or is_serving_class(spec)):
         return Engine.VLLM
     return Engine.TRANSFORMERS
 
