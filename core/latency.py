@@ -186,7 +186,8 @@ class Plan:
     met: bool
 
 
-def _check(load: Load, servers: int) -> tuple[Literal["prefill", "target", "memory"] | None, Plan]:
+def check(load: Load, servers: int) -> tuple[Literal["prefill", "target", "memory"] | None, Plan]:
+    """`servers` under `load`: what it fails on first (None: it meets every bound), and the plan."""
     rate = load.rps / servers
     rho = rate * load.service
     wait = mdl_wait(rate, load.service)
@@ -210,16 +211,16 @@ def servers_for(load: Load) -> Plan:
     low = max(1, math.ceil(load.rps * load.service / (1 if load.target else MAX_UTILIZATION)))
     last: Literal["prefill", "target", "memory"] | None = "prefill" if low > 1 else None
     if load.target is not None and load.ttft > load.target:
-        _, plan = _check(load, low)
+        _, plan = check(load, low)
         return Plan(plan.servers, plan.utilization, plan.wait, plan.ttft, plan.in_flight, "target", False)
     servers = low
     while servers <= MAX_SERVERS:
-        failed, plan = _check(load, servers)
+        failed, plan = check(load, servers)
         if failed is None:
             return Plan(plan.servers, plan.utilization, plan.wait, plan.ttft, plan.in_flight, last, True)
         last = failed
         servers = servers + 1 if servers < 64 else math.ceil(servers * 1.05)
-    _, plan = _check(load, MAX_SERVERS)
+    _, plan = check(load, MAX_SERVERS)
     return Plan(MAX_SERVERS, plan.utilization, plan.wait, plan.ttft, plan.in_flight, last, False)
 
 
