@@ -15,17 +15,17 @@ from core.texts import concept_key, t
 class LaunchBlock:
     title: str
     code: str
-    meanings: tuple[str, ...]  # "--max-model-len 8192: model context length …", one per option
+    meanings: tuple[tuple[str, str], ...]  # ("--max-model-len 8192", "model context length …"), per option
     note: str | None  # the file name to replace, when the command names a placeholder
 
 
-def _meanings(command: LaunchCommand, lang: str) -> tuple[str, ...]:
+def _meanings(command: LaunchCommand, lang: str) -> tuple[tuple[str, str], ...]:
     out = []
     for arg in [*command.env, *command.args]:
         meaning = flag_meaning(command.engine, arg.flag, lang)
         if meaning:
             shown = arg.flag if arg.value is None else f"{arg.flag} {arg.value}"
-            out.append(f"{shown}: {meaning}")
+            out.append((shown, meaning))
     return tuple(out)
 
 
@@ -51,7 +51,7 @@ def launch_plain(result: Result, lang: str) -> str:
         return t("launch-none", lang)
     parts = [t("launch-title", lang)]
     for block in blocks:
-        lines = [block.title, block.code, *(f"  {m}" for m in block.meanings)]
+        lines = [block.title, block.code, *(f"  {option}: {meaning}" for option, meaning in block.meanings)]
         if block.note:
             lines.append(block.note)
         parts.append("\n".join(lines))

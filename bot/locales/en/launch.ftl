@@ -1,0 +1,1 @@
+btn-launch = ⌨️ Launch command
