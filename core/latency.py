@@ -247,8 +247,9 @@ def _max_in_flight(
     if cap is not None and (cap.gpu, cap.count) == (gpu.id, count):
         return max(int(cap.max_concurrency), 0)
     rec = result.recommendation
-    own = result.target is not None or rec is None or not rec.breakdown
-    breakdown = result.breakdown if own else rec.breakdown
+    breakdown = result.breakdown
+    if result.target is None and rec is not None and rec.breakdown:  # the recommended cards' own need
+        breakdown = rec.breakdown
     kv = breakdown.get("kv_cache", 0)
     if kv <= 0:
         return None

@@ -136,7 +136,7 @@ def load_flags(path: Path | None = None) -> EngineFlags:
         first = e.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise CatalogError(f"{file}: {where}: {first['msg']}", field=where) from e
-    engines = {e.id: e for e in data.engine}
+    engines: dict[str, _Engine] = {e.id: e for e in data.engine}
     flags: dict[tuple[str, str], _Flag] = {}
     for index, row in enumerate(data.flag):
         where = f"flag.{index}"

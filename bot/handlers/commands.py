@@ -110,7 +110,7 @@ async def cmd_currency(
 
 
 async def cmd_about(message: Message, i18n: I18nContext) -> None:
-    await message.answer(i18n.get("about", **ACCURACY))
+    await message.answer(i18n.get("about", **ACCURACY) + "\n" + i18n.get("about-launch"))
 
 
 async def cmd_lang(message: Message, i18n: I18nContext) -> None:

@@ -25,3 +25,6 @@ launch-engine-accelerate = Training: accelerate launch
 launch-placeholder = Replace { $file } with your own file.
 launch-none = No launch command for this answer: it is given for language models with a named checkpoint.
 launch-sized = As sized: { $settings }.
+
+field-requests_per_second = requests a second
+field-ttft_target_s = time to first token, seconds

@@ -31,3 +31,6 @@ launch-engine-accelerate = Обучение: accelerate launch
 launch-placeholder = Замените { $file } на путь к своему файлу.
 launch-none = Для этого ответа команды запуска нет: она есть для языковых моделей с известным чекпойнтом.
 launch-sized = Как посчитано: { $settings }.
+
+field-requests_per_second = запросов в секунду
+field-ttft_target_s = время до первого токена, секунд

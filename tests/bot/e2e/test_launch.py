@@ -99,3 +99,11 @@ async def test_the_short_phrase_asks_which_llama_then_answers_the_load(harness: 
         choice = next(b for b in buttons(last) if "3.1" in b and "8B" in b)
         last = (await user.click(choice, message=last)).messages[-1]
     assert "⏱ 10 requests a second" in (last.text or "").replace("\xa0", " ")
+
+
+@pytest.mark.parametrize("lang", ["ru", "en"])
+async def test_about_says_what_is_answered(harness: Harness, lang: str) -> None:
+    user = harness.user(language_code=lang)
+    about = (await user.send("/about"))[-1]
+    assert text("about-launch", lang).split(":")[0] in (about.text or "")
+    assert "M/D/1" in (about.text or "")
