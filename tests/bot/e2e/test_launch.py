@@ -9,7 +9,7 @@ import pytest
 from bot.presenter import MAX_MESSAGE
 from core import texts as core_texts
 from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, buttons, result_mark, text
-from tgsandbox.formatting import utf16_length
+from tgsandbox.formatting import format_text, utf16_length
 
 
 def _code(message_text: str | None, source: str | None) -> str:
@@ -107,3 +107,29 @@ async def test_about_says_what_is_answered(harness: Harness, lang: str) -> None:
     about = (await user.send("/about"))[-1]
     assert text("about-launch", lang).split(":")[0] in (about.text or "")
     assert "M/D/1" in (about.text or "")
+
+
+@pytest.mark.parametrize(
+    ("lang", "question", "line"),
+    [
+        ("en", "10 rps under 2s llama 3.1 8b", "⏱ 10 requests a second"),
+        ("ru", "10 rps до 2с llama 3.1 8b", "⏱ 10"),
+    ],
+)
+async def test_inline_answers_the_load(harness: Harness, lang: str, question: str, line: str) -> None:
+    user = harness.user(language_code=lang)
+    answer = await user.inline(question)
+    (article,) = answer.results
+    shown = format_text(article["input_message_content"]["message_text"], "HTML").text  # valid HTML
+    assert line in shown.replace("\xa0", " ")
+
+
+@pytest.mark.parametrize("lang", ["ru", "en"])
+async def test_details_show_the_first_token(harness: Harness, lang: str) -> None:
+    user = harness.user(language_code=lang)
+    result = (await user.send("llama 3.1 8b на h100 8k"))[-1]
+    details = (await user.click(text("btn-details", lang), message=result)).messages[-1]
+    first_token = core_texts.t(
+        "latency-ttft", lang, ttft=0.1, tokens=1, config="X", prefill=0.1, mfu=1, tflops=1
+    )
+    assert first_token.split("~")[0] in (details.text or "")
