@@ -75,6 +75,8 @@ _LLAMA_KV = {
     KvPrecision.BF16: "bf16",
     KvPrecision.FP32: "f32",
 }
+# Formats transformers loads from a checkpoint quantized beforehand, not from the 16-bit one named.
+_PREQUANTIZED = frozenset({Precision.AWQ_INT4, Precision.GPTQ_INT4, Precision.FP8})
 _TORCH_DTYPE = {Precision.FP16: "torch.float16", Precision.FP32: "torch.float32"}
 _BNB = {
     Precision.INT8: "BitsAndBytesConfig(load_in_8bit=True)",
@@ -349,6 +351,9 @@ def _inference(
         )
         return [command] if command else []
     if engine in (None, Engine.TRANSFORMERS):
+        # a pre-quantized format (AWQ, GPTQ, FP8) is another checkpoint than the one named: no command
+        if req.precision in _PREQUANTIZED and req.precision is not spec.native_precision:
+            return []
         return [transformers_snippet(model, req.precision, req.attention)]
     return []
 

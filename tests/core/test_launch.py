@@ -212,3 +212,11 @@ def test_cli_json_has_the_fields() -> None:
     assert out["request"]["requests_per_second"] == 10 and out["request"]["ttft_target_s"] == 2
     assert out["latency"]["servers"] >= 1 and out["launch_commands"][0]["engine"] == "vllm"
     assert all("ttft_s" in t for t in out["throughput"])
+
+
+def test_no_transformers_command_for_another_checkpoint() -> None:
+    """AWQ under transformers needs an AWQ checkpoint, not the one named: no command rather than a
+    wrong one; a format the checkpoint ships in (gpt-oss MXFP4) gets its snippet."""
+    awq = {"task": "inference", "model": "llama-3.1-8b", "precision": "awq-int4", "engine": "transformers"}
+    assert estimate(awq).launch_commands == []
+    assert estimate({"task": "inference", "model": "gpt-oss-20b", "engine": "transformers"}).launch_commands
