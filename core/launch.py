@@ -4,7 +4,7 @@ transformers snippet, `accelerate launch` for training.
 `launch_commands(result, spec, arch)` is a pure function of the sized result: the request's engine,
 precision, context, users and KV-cache type, on the configuration the answer shows (the user's cards,
 else the recommended ones). Every option it writes is a row of `core/data/engine_flags.toml` (the
-engine's documented list, validated at load); `command_text` lays a command out as it is typed, and
+engine's documented list, validated at load); `core.launch_text.command_text` lays a command out as typed, and
 `flag_meaning` says what an option does, in the engine's words. An engine a request cannot be run
 with as sized (vLLM with int8 weights of bitsandbytes) gets no command rather than a wrong one.
 """
@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import math
 import re
-import shlex
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -356,55 +354,6 @@ def _inference(
             return []
         return [transformers_snippet(model, req.precision, req.attention)]
     return []
-
-
-# --- layout -------------------------------------------------------------------------------------
-
-
-def _shell(parts: Sequence[str]) -> str:
-    """Arguments joined for a POSIX shell, one option a line (copyable on a phone)."""
-    return " \\\n  ".join(parts)
-
-
-def _option(arg: LaunchArg) -> str:
-    return arg.flag if arg.value is None else f"{arg.flag} {shlex.quote(arg.value)}"
-
-
-def command_text(command: LaunchCommand, name: str = "my-model") -> str:
-    """The command as typed: a shell line (options one a line), a Modelfile with the two `ollama`
-    commands that use it, or a Python snippet."""
-    if command.kind == "modelfile":
-        lines = [f"FROM ./{command.model}", *(f"PARAMETER {a.flag} {a.value}" for a in command.args)]
-        env = " ".join(f"{a.flag}={a.value}" for a in command.env)
-        serve = f"{env} ollama serve" if env else "ollama serve"
-        return "\n".join(
-            [
-                "# Modelfile",
-                *lines,
-                "",
-                f"# {serve}",
-                f"ollama create {name} -f Modelfile",
-                f"ollama run {name}",
-            ]
-        )
-    if command.kind == "python":
-        kwargs = "".join(f"    {a.flag}={a.value},\n" for a in command.args)
-        imports = "AutoModelForCausalLM, AutoTokenizer"
-        if any(a.flag == "quantization_config" for a in command.args):
-            imports += ", BitsAndBytesConfig"
-        return (
-            f"import torch\nfrom transformers import {imports}\n\n"
-            f'tokenizer = AutoTokenizer.from_pretrained("{command.model}")\n'
-            f'model = AutoModelForCausalLM.from_pretrained(\n    "{command.model}",\n{kwargs})'
-        )
-    options = [_option(a) for a in command.args]
-    if command.engine == "accelerate":  # the script comes after the launcher's options
-        return _shell([command.program, *options, command.model])
-    head = f"{command.program} {shlex.quote(command.model)}"
-    if command.engine == "llama.cpp":  # the file is an option (-m), not a positional argument
-        head = command.program
-    env = " ".join(f"{a.flag}={shlex.quote(a.value or '')}" for a in command.env)
-    return _shell([f"{env} {head}" if env else head, *options])
 
 
 def with_launch(result: Result, spec: ModelSpec, arch: Arch | None, catalog: Catalog) -> Result:

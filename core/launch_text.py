@@ -4,11 +4,61 @@ option does in the engine's words (core/data/engine_flags.toml). The bot puts th
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.contract import LaunchCommand, Result
-from core.launch import command_text, flag_meaning
+from core.contract import LaunchArg, LaunchCommand, Result
+from core.launch import flag_meaning
 from core.texts import concept_key, t
+
+# --- layout -------------------------------------------------------------------------------------
+
+
+def _shell(parts: Sequence[str]) -> str:
+    """Arguments joined for a POSIX shell, one option a line (copyable on a phone)."""
+    return " \\\n  ".join(parts)
+
+
+def _option(arg: LaunchArg) -> str:
+    return arg.flag if arg.value is None else f"{arg.flag} {shlex.quote(arg.value)}"
+
+
+def command_text(command: LaunchCommand, name: str = "my-model") -> str:
+    """The command as typed: a shell line (options one a line), a Modelfile with the two `ollama`
+    commands that use it, or a Python snippet."""
+    if command.kind == "modelfile":
+        lines = [f"FROM ./{command.model}", *(f"PARAMETER {a.flag} {a.value}" for a in command.args)]
+        env = " ".join(f"{a.flag}={a.value}" for a in command.env)
+        serve = f"{env} ollama serve" if env else "ollama serve"
+        return "\n".join(
+            [
+                "# Modelfile",
+                *lines,
+                "",
+                f"# {serve}",
+                f"ollama create {name} -f Modelfile",
+                f"ollama run {name}",
+            ]
+        )
+    if command.kind == "python":
+        kwargs = "".join(f"    {a.flag}={a.value},\n" for a in command.args)
+        imports = "AutoModelForCausalLM, AutoTokenizer"
+        if any(a.flag == "quantization_config" for a in command.args):
+            imports += ", BitsAndBytesConfig"
+        return (
+            f"import torch\nfrom transformers import {imports}\n\n"
+            f'tokenizer = AutoTokenizer.from_pretrained("{command.model}")\n'
+            f'model = AutoModelForCausalLM.from_pretrained(\n    "{command.model}",\n{kwargs})'
+        )
+    options = [_option(a) for a in command.args]
+    if command.engine == "accelerate":  # the script comes after the launcher's options
+        return _shell([command.program, *options, command.model])
+    head = f"{command.program} {shlex.quote(command.model)}"
+    if command.engine == "llama.cpp":  # the file is an option (-m), not a positional argument
+        head = command.program
+    env = " ".join(f"{a.flag}={shlex.quote(a.value or '')}" for a in command.env)
+    return _shell([f"{env} {head}" if env else head, *options])
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ import pytest
 from core.contract import KvPrecision, LaunchCommand, Result
 from core.errors import CatalogError
 from core.estimate import estimate
-from core.launch import command_text, engine_flags, llama_server, load_flags
-from core.launch_text import launch_plain
+from core.launch import engine_flags, llama_server, load_flags
+from core.launch_text import command_text, launch_plain
 
 ROOT = Path(__file__).resolve().parents[2]
 
