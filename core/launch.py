@@ -325,9 +325,19 @@ def _inference(
     assert req.precision and req.context_length
     if engine is Engine.LLAMA_CPP:
         file = gguf_file(spec, req.precision)
+        # partial and MoE offload (request fields `gpu_layers`, `n_cpu_moe`, sized by core's offload
+        # part): read when the contract has them, so their commands follow without a change here
+        layers, cpu_moe = getattr(req, "gpu_layers", None), getattr(req, "n_cpu_moe", None)
         return [
-            llama_server(file, req.context_length, req.concurrency, req.kv_cache_precision),
-            ollama_modelfile(file, req.context_length, req.concurrency),
+            llama_server(
+                file,
+                req.context_length,
+                req.concurrency,
+                req.kv_cache_precision,
+                gpu_layers=layers,
+                n_cpu_moe=cpu_moe,
+            ),
+            ollama_modelfile(file, req.context_length, req.concurrency, gpu_layers=layers),
         ]
     if engine is Engine.VLLM:
         # under a load (core.latency) the requests in flight per server, within the KV pool vLLM

@@ -220,3 +220,23 @@ def test_no_transformers_command_for_another_checkpoint() -> None:
     awq = {"task": "inference", "model": "llama-3.1-8b", "precision": "awq-int4", "engine": "transformers"}
     assert estimate(awq).launch_commands == []
     assert estimate({"task": "inference", "model": "gpt-oss-20b", "engine": "transformers"}).launch_commands
+
+
+def test_offload_fields_reach_the_commands() -> None:
+    """When the request carries `gpu_layers` / `n_cpu_moe` (the offload part's fields, a contract
+    extension to come), the llama.cpp and Ollama commands say them."""
+    from core.catalog import default_catalog
+    from core.contract import Request
+    from core.formulas.params import arch_of
+    from core.launch import launch_commands
+
+    class WithOffload(Request):
+        gpu_layers: int | None = None
+        n_cpu_moe: int | None = None
+
+    result = estimate(REQUESTS[6])
+    request = WithOffload(**dict(result.request), gpu_layers=20, n_cpu_moe=12)
+    spec = default_catalog().models["qwen3-30b-a3b"]
+    server, ollama = launch_commands(result.model_copy(update={"request": request}), spec, arch_of(spec))
+    assert _args(server)["-ngl"] == "20" and _args(server)["--n-cpu-moe"] == "12"
+    assert _args(ollama)["num_gpu"] == "20"
