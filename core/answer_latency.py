@@ -21,7 +21,7 @@ def ttft_line(result: Result, lang: str) -> str | None:
     latency = result.latency
     if latency is None:
         return None
-    return t(
+    line = t(
         "latency-ttft",
         lang,
         ttft=latency.ttft_s,
@@ -31,6 +31,10 @@ def ttft_line(result: Result, lang: str) -> str | None:
         mfu=round(latency.mfu * 100),
         tflops=round(latency.peak_tflops),
     )
+    if latency.burst_wait_s is None:
+        return line
+    users = result.request.concurrency
+    return line + t("latency-ttft-users", lang, users=users, wait=latency.burst_wait_s)
 
 
 def load_lines(result: Result, lang: str) -> tuple[str, ...]:

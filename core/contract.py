@@ -768,6 +768,11 @@ class Latency(BaseModel):
     prefill_s: float
     ttft_s: float = Field(description="prefill + one decode step, one request alone")
     tokens_per_s: float | None = Field(description="decode, per sequence")
+    burst_wait_s: float | None = Field(
+        default=None,
+        description="`concurrency` users sending at once: the last one's wait for the prefills ahead of "
+        "it, (users - 1) x prefill_s (one prompt at a time); null for one user",
+    )
     requests_per_second: float | None = None
     ttft_target_s: float | None = None
     output_tokens: int | None = Field(default=None, description="tokens generated per request (load)")

@@ -301,6 +301,7 @@ def _latency(
         prefill_s=round(p.seconds, 4),
         ttft_s=round(ttft, 4),
         tokens_per_s=speed,
+        burst_wait_s=round((req.concurrency - 1) * p.seconds, 4) if req.concurrency > 1 else None,
     )
     if req.requests_per_second is None:
         return latency

@@ -181,3 +181,17 @@ def test_bad_row_named(tmp_path: Path) -> None:
     bad.write_text(row.format(engine='"nope"', mfu=0.5, source=source))
     with pytest.raises(CatalogError, match=r"efficiency\.0: unknown engine"):
         load_efficiency(bad)
+
+
+def test_users_at_once_wait_for_the_prefills_ahead() -> None:
+    """N users sending together: the last waits (N - 1) prefills; said in both languages."""
+    from core.answer_latency import ttft_line
+
+    req = {"task": "inference", "model": "llama-3.1-8b", "gpus": ["h100-sxm"], "context_length": 8192}
+    one = estimate(req).latency
+    many = estimate({**req, "concurrency": 8}).latency
+    assert one is not None and one.burst_wait_s is None
+    assert many is not None and many.burst_wait_s == pytest.approx(7 * many.prefill_s, rel=1e-3)
+    result = estimate({**req, "concurrency": 2})
+    assert "2 пользователя отправят" in (ttft_line(result, "ru") or "")
+    assert "with 2 users" in (ttft_line(result, "en") or "")

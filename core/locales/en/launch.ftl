@@ -28,3 +28,4 @@ launch-sized = As sized: { $settings }.
 
 field-requests_per_second = requests a second
 field-ttft_target_s = time to first token, seconds
+latency-ttft-users = ; with { $users } users sending at once, the last one's first token comes ~{ NUMBER($wait, maximumFractionDigits: 2) } s later (prefills run one at a time)

@@ -34,3 +34,8 @@ launch-sized = Как посчитано: { $settings }.
 
 field-requests_per_second = запросов в секунду
 field-ttft_target_s = время до первого токена, секунд
+latency-ttft-users = ; если { $users } { $users ->
+    [one] пользователь отправит
+    [few] пользователя отправят
+   *[other] пользователей отправят
+} запросы одновременно, последний получит первый токен на ~{ NUMBER($wait, maximumFractionDigits: 2) } с позже (префиллы идут по одному)
