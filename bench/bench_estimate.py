@@ -53,6 +53,35 @@ REQUESTS: list[dict[str, Any]] = [
 ]
 
 
+# The launch command and load answers (core.launch, core.latency; issue 22 items 7 and 9): the
+# estimate with its commands and TTFT, a "10 RPS under 2 s" load, and the commands laid out as the bot
+# sends them (target ≤ 20 ms median each).
+NEW_ANSWERS: list[dict[str, Any]] = [
+    {"task": "inference", "model": "llama-3.1-8b", "precision": "q4_k_m", "concurrency": 4},
+    {"task": "inference", "model": "llama-3.1-70b", "engine": "vllm", "gpus": ["h100-sxm"], "num_gpus": 4},
+    {"task": "inference", "model": "llama-3.1-8b", "requests_per_second": 10, "ttft_target_s": 2},
+    {"task": "inference", "model": "qwen3-30b-a3b", "requests_per_second": 200, "prompt_tokens": 8000},
+]
+
+
+def bench_new_answers(calls: int) -> dict[str, float]:
+    from bot.launch_view import render_launch
+    from core.catalog import default_catalog
+    from core.estimate import estimate
+
+    catalog = default_catalog()
+    out = {}
+    for request in NEW_ANSWERS:
+        estimate(request, catalog)
+        times = []
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            render_launch(estimate(request, catalog), "ru")
+            times.append(time.perf_counter() - t0)
+        out[json.dumps(request)] = statistics.median(times) * 1000
+    return out
+
+
 def bench_in_process(calls: int, clock: Any = time.perf_counter) -> dict[str, float]:
     from core.catalog import default_catalog
     from core.estimate import estimate
@@ -108,6 +137,9 @@ def main() -> None:
     # processes hold the core; the CPU clock counts only the estimator's own work.
     cpu = bench_in_process(args.calls, time.process_time)
     print(f"  median over requests, CPU time: {statistics.median(cpu.values()):.3f} ms")
+    print(f"launch command + TTFT / load, estimate and layout, median of {args.calls} (≤ 20 ms):")
+    for request, ms in bench_new_answers(args.calls).items():
+        print(f"  {ms:7.3f} ms  {request}")
     print(f"CLI cold start over {args.starts} starts, median / best (target ≤ 0.5 s):")
     for name, (median, best) in bench_cold_start(args.starts).items():
         print(f"  {median:6.3f} s / {best:6.3f} s  {name}")

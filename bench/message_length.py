@@ -114,6 +114,40 @@ MULTIMODAL: list[dict[str, Any]] = [
 ]
 
 
+def load_requests() -> list[dict[str, Any]]:
+    """Load questions ("10 RPS under 2 s") over the popular LLMs: the answer leads with the servers."""
+    catalog = default_catalog()
+    return [
+        {"task": "inference", "model": spec.id, "requests_per_second": 10, "ttft_target_s": 2}
+        for spec in catalog.popular(ModelKind.LLM)
+    ]
+
+
+def launch_messages(lang: str) -> list[tuple[int, int, dict[str, Any]]]:
+    """The "⌨️ Launch command" message of every LLM request (`bot.launch_view.render_launch`)."""
+    from bot.launch_view import render_launch
+
+    out = []
+    for request in [r for r in requests() if r["task"] in ("inference", "training")]:
+        html = render_launch(estimate(request), lang)
+        if html is not None:
+            text = visible(html)
+            out.append((utf16_length(text), len(text.splitlines()), request))
+    return out
+
+
+def report(name: str, sizes: list[tuple[int, int, dict[str, Any]]]) -> None:
+    lengths = sorted(n for n, _, _ in sizes)
+    over = [s for s in sizes if s[0] > LIMIT]
+    print(
+        f"{name}: {len(sizes)} messages, length median {statistics.median(lengths):.0f}, "
+        f"p90 {lengths[int(0.9 * (len(lengths) - 1))]}, max {lengths[-1]} UTF-16 units; "
+        f"over {LIMIT}: {len(over)}"
+    )
+    for n, lines, request in sorted(over, key=lambda s: -s[0])[:3]:
+        print(f"  {n} units, {lines} lines: {request}")
+
+
 def visible(html: str) -> str:
     return unescape(re.sub(r"<[^>]+>", "", html))
 
@@ -138,6 +172,12 @@ def main() -> None:
         print(f"  speculative decoding and hybrid models (limit {LIMIT}):")
         for n, lines, request in features:
             print(f"    {n} units, {lines} lines: {request}")
+        loads = []
+        for request in load_requests():
+            text = visible(render_result(estimate(request), tr, lang))
+            loads.append((utf16_length(text), len(text.splitlines()), request))
+        report(f"{lang} load answers (10 RPS under 2 s)", loads)
+        report(f"{lang} launch commands", launch_messages(lang))
 
 
 if __name__ == "__main__":

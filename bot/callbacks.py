@@ -124,6 +124,12 @@ class NeedCB(CallbackData, prefix="lq"):
     value: Annotated[str, StringConstraints(pattern=r"^[a-z]{1,8}$")]
 
 
+class LaunchCB(CallbackData, prefix="cmd"):
+    """"⌨️ Launch command" under a result: the commands that run what it sized (`bot.handlers.launch`)."""
+
+    action: Literal["show"] = "show"
+
+
 MAX_CALLBACK_BYTES = 64
 
 

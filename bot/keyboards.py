@@ -17,6 +17,7 @@ from bot.callbacks import (
     Change,
     GotoCB,
     LangCB,
+    LaunchCB,
     Nav,
     NavCB,
     PageCB,
@@ -271,6 +272,7 @@ _DETAILS_DATA = NavCB(action=Nav.DETAILS).pack()
 _QUOTE_DATA = QuoteCB(action=Quote.OPEN).pack()
 _RESERVE_DATA = QuoteCB(action=Quote.RESERVE).pack()
 _RESTART_DATA = NavCB(action=Nav.RESTART).pack()
+_LAUNCH_DATA = LaunchCB().pack()
 
 
 def result_keyboard(
@@ -310,6 +312,8 @@ def result_keyboard(
         rows.append([InlineKeyboardButton(text=tr("btn-card-switch", gpu=name), callback_data=data)])
     if changes:  # two a row
         rows += [changes[:2], *([changes[2:]] if len(changes) > 2 else [])]
+    if result.launch_commands:  # the command that runs what was sized (bot.handlers.launch)
+        rows.append([InlineKeyboardButton(text=tr("btn-launch"), callback_data=_LAUNCH_DATA)])
     rows.append(
         [
             InlineKeyboardButton(text=tr("btn-details"), callback_data=_DETAILS_DATA),

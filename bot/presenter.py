@@ -144,6 +144,14 @@ def cost_block(answer: Answer) -> list[str]:
     return ["", f"<b>{escape(first)}</b>", *map(escape, rest)]
 
 
+def load_block(answer: Answer) -> list[str]:
+    """The servers a load takes ("10 RPS under 2 s"), after the lead: `Answer.load`, the count in bold."""
+    if not answer.load:
+        return []
+    first, *rest = answer.load
+    return ["", f"<b>{escape(first)}</b>", *map(escape, rest)]
+
+
 def parts_block(answer: Answer, tr: Tr) -> list[str]:
     """The breakdown under its heading, which says per card or in total ('Where 42.0 GB per card
     goes:'), as the CLI shows it: a size without its unit's scope would be read either way."""
@@ -170,6 +178,7 @@ def layout_result(answer: Answer, tr: Tr) -> str:
     sections = [
         head,
         cost_block(answer),
+        load_block(answer),
         ["", *offers] if offers else [],
         mitigations,
         ["", f"🖥 {escape(answer.host)}"],
@@ -192,6 +201,7 @@ def layout_details(answer: Answer, lang: str) -> str:
         title = core_texts.t("answer-verdicts", lang)
         verdicts = ["", f"<b>{escape(title)}</b>", *map(escape, answer.verdicts)]
     speed = ["", f"⚡ {escape(answer.speed)}"] if answer.speed else []
+    speed += [f"⏱ {escape(answer.ttft)}"] if answer.ttft and speed else []
     mitigations: list[str] = []
     rest = [*answer.mitigations, *answer.extra_mitigations]
     if rest:
@@ -243,6 +253,7 @@ def render_inline(
     head += [escape(answer.card_read)] if answer.card_read else []
     head += [f"<i>{escape(answer.settings)}</i>", "", *parts_block(answer, tr)]
     head += ["", *map(escape, answer.extras)] if answer.extras else []
+    head += load_block(answer)
     offers = [escape(line) for line in offer_lines(answer) if not line.startswith("  ")]
     return InlineArticle(
         title=answer.solved[0] if answer.solved else answer.lead,  # an inverse question: the value found

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from core.answer_latency import load_lines, ttft_line
 from core.answer_offload import offload_lines
 from core.answer_solve import cost_lines, solved_lines
 from core.answer_spec import feature_lines
@@ -100,6 +101,9 @@ class Answer:
     card_switch: tuple[str, str] | None = None  # that other card: (id, short name), for a button
     # extension (issue 22): speculative decoding and hybrid models, shown under the breakdown
     extras: tuple[str, ...] = field(default=())
+    # core.answer_latency: the servers a load takes (after the lead), the first token (details)
+    load: tuple[str, ...] = field(default=())
+    ttft: str | None = None
 
     @property
     def offer(self) -> Offer | None:
@@ -175,6 +179,8 @@ def build_answer(
         card_read=next((t(f"assumption-{CARD_READ}", lang, **n.params) for n in read), None),
         card_switch=next(((str(n.params["other_id"]), str(n.params["other"])) for n in read), None),
         extras=feature_lines(result, breakdown, lang),
+        load=load_lines(result, lang),
+        ttft=ttft_line(result, lang),
     )
 
 

@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: Tex
     if args.command == "estimate":
         return _estimate(stdin.read(), stdout, as_json=args.json)
     if args.command == "ask":
-        return _ask(" ".join(args.text), args.lang, stdout)
+        return _ask(" ".join(args.text), args.lang, stdout, command=args.command_line)
     if args.command == "gpus":
         return _gpus(stdout, args.json)
     return _models(stdout, args.json)
@@ -47,6 +47,9 @@ def _parser() -> argparse.ArgumentParser:
     ask = sub.add_parser("ask", help="answer a free-text question")
     ask.add_argument("text", nargs="+")
     ask.add_argument("--lang", choices=("ru", "en"), default="ru")
+    ask.add_argument(
+        "--command", dest="command_line", action="store_true", help="also print the command that runs it"
+    )
     for name in ("gpus", "models"):
         listing = sub.add_parser(name, help=f"list the {name} catalogue")
         listing.add_argument("--json", action="store_true")
@@ -112,7 +115,7 @@ def _estimate(text: str, out: TextIO, as_json: bool) -> int:
     return 0
 
 
-def _ask(text: str, lang: str, out: TextIO) -> int:
+def _ask(text: str, lang: str, out: TextIO, *, command: bool = False) -> int:
     try:
         from core.parse import understand
         from core.text import render_answer
@@ -146,6 +149,10 @@ def _ask(text: str, lang: str, out: TextIO) -> int:
         sys.stderr.write(f"{e.message}\n")
         return EXIT_INVALID
     out.write(render_answer(result, lang, notes=understood.notes) + "\n")
+    if command:
+        from core.launch_text import launch_plain
+
+        out.write("\n" + launch_plain(result, lang) + "\n")
     return 0
 
 

@@ -545,6 +545,22 @@ class Request(BaseModel):
         "ctranslate2 (faster-whisper `transcribe`), 1 under transformers (greedy `generate`)",
     )
 
+    # --- extension: latency and load (core.latency): time to first token, "10 RPS under 2 s" -------
+    requests_per_second: float | None = Field(
+        default=None,
+        gt=0,
+        le=1_000_000,
+        description="extension: new requests a second to serve (inference); the answer gives the servers "
+        "of the shown configuration it takes (Result.latency), each a queue of prefills (M/D/1)",
+    )
+    ttft_target_s: float | None = Field(
+        default=None,
+        gt=0,
+        le=3600,
+        description="extension: the mean time to first token to stay under, seconds, at "
+        "requests_per_second (the first token of a request waiting its turn included)",
+    )
+
     @field_validator("num_gpus")
     @classmethod
     def _num_gpus_within_the_split(cls, value: int, info: ValidationInfo) -> int:
@@ -665,6 +681,10 @@ class Throughput(BaseModel):
     count: int
     tokens_per_s: float = Field(description="decode, per sequence, memory-bandwidth bound")
     aggregate_tokens_per_s: float = Field(description="all concurrent sequences together")
+    # extension (core.latency): the prompt's prefill at the card's compute, then one decode step
+    ttft_s: float | None = Field(
+        default=None, description="extension: time to first token of one request alone, seconds"
+    )
 
 
 class ServingCapacity(BaseModel):
@@ -856,6 +876,67 @@ class Speculative(BaseModel):
     speedup_high: float
     source: str = Field(description="the published figures the acceptance range comes from")
     cite: str = Field(default="", description="the same, short, as the answers name it")
+class LaunchArg(BaseModel):
+    """extension: one option of a launch command, as the engine documents it (core/data/engine_flags.toml)."""
+
+    flag: str = Field(description="a CLI flag, a Modelfile PARAMETER, an environment variable or a keyword")
+    value: str | None = Field(default=None, description="null: a switch without a value")
+
+
+class LaunchCommand(BaseModel):
+    """extension: the command that runs what was sized (core.launch); `core.launch.command_text` lays
+    it out. `model` is the Hugging Face id, or a GGUF file name to replace (`model_is_placeholder`)."""
+
+    engine: Literal["vllm", "llama.cpp", "ollama", "transformers", "accelerate"]
+    kind: Literal["shell", "modelfile", "python"]
+    program: str
+    model: str
+    model_is_placeholder: bool = False
+    args: list[LaunchArg] = Field(default_factory=list)
+    env: list[LaunchArg] = Field(default_factory=list, description="environment variables to set first")
+
+
+class Latency(BaseModel):
+    """extension: time to first token on the shown configuration (the user's card, else the
+    recommended one) and, with `requests_per_second`, the servers of it that load takes (core.latency).
+
+    Prefill is compute-bound: FLOPs = 2 x active parameters x prompt tokens + the causal attention
+    term 2 x layers x tokens^2 x attention width, at `mfu` of the card's dense peak (`mfu_source`).
+    Under load each server prefills one prompt at a time: a queue of Poisson arrivals with a fixed
+    service time (M/D/1), mean wait rho x S / (2 (1 - rho))."""
+
+    gpu: str
+    gpu_name: str
+    count: int
+    prompt_tokens: int
+    prefill_flops: float
+    peak_tflops: float = Field(description="per card, dense, of the precision the prefill computes in")
+    mfu: float
+    mfu_source: str = Field(description="id of the row of core/data/prefill.toml")
+    prefill_s: float
+    ttft_s: float = Field(description="prefill + one decode step, one request alone")
+    tokens_per_s: float | None = Field(description="decode, per sequence")
+    burst_wait_s: float | None = Field(
+        default=None,
+        description="`concurrency` users sending at once: the last one's wait for the prefills ahead of "
+        "it, (users - 1) x prefill_s (one prompt at a time); null for one user",
+    )
+    requests_per_second: float | None = None
+    ttft_target_s: float | None = None
+    output_tokens: int | None = Field(default=None, description="tokens generated per request (load)")
+    servers: int | None = Field(default=None, description="servers of `count` cards the load takes")
+    cards: int | None = Field(default=None, description="servers x count")
+    utilization: float | None = Field(default=None, description="share of each server's prefill time busy")
+    wait_s: float | None = Field(default=None, description="mean wait for a server's prefill, M/D/1")
+    ttft_under_load_s: float | None = None
+    in_flight: float | None = Field(default=None, description="requests at once per server (Little's law)")
+    max_in_flight: int | None = Field(default=None, description="sequences one server's memory holds")
+    limit: Literal["prefill", "target", "memory"] | None = Field(
+        default=None, description="what set the server count: prefill capacity, the TTFT target, the KV cache"
+    )
+    met: bool | None = Field(
+        default=None, description="false: no server count up to the search's bound meets it"
+    )
 
 
 class Result(BaseModel):
@@ -905,6 +986,14 @@ class Result(BaseModel):
         default=None,
         description="extension: llama.cpp offload to RAM (gpu_layers, n_cpu_moe, offload): the split, "
         "the RAM it needs and the decode speed with it",
+    )
+    # --- extension: the launch command and latency (core.launch, core.latency) ----------------------
+    launch_commands: list[LaunchCommand] = Field(
+        default_factory=list,
+        description="extension: the commands that run what was sized, by engine (LLMs only)",
+    )
+    latency: Latency | None = Field(
+        default=None, description="extension: time to first token, and the servers a load takes"
     )
 
 

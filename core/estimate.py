@@ -35,6 +35,8 @@ from core.formulas.peak import peak_breakdown
 from core.formulas.vllm import VLLM_GPU_MEMORY_UTILIZATION
 from core.hf import Hub
 from core.hybrid import hybrid_notes
+from core.latency import attach_latency
+from core.launch import with_launch
 from core.method_notes import method_notes
 from core.multimodal_defaults import fill_multimodal
 from core.notes import note
@@ -122,7 +124,7 @@ def estimate(
         *range_notes,
         *offload_notes_of(offload),
     ]
-    return Result(
+    result = Result(
         request=filled,
         model=resolved,
         total_bytes=total,
@@ -142,6 +144,7 @@ def estimate(
         speculative=speculative_result(filled, spec, arch, breakdown, total) if arch else None,
         offload=offload,
     )
+    return with_launch(attach_latency(result, spec, arch, catalog), spec, arch, catalog)
 
 
 def _without_checkpointing(req: Request, spec: ModelSpec, arch: Arch | None) -> int | None:
@@ -309,7 +312,8 @@ def _default_engine(req: Request, diffusion: bool, precision: Precision, spec: M
         return Engine.DIFFUSERS
     if is_gguf(precision):
         return Engine.LLAMA_CPP
-    if req.task is Task.INFERENCE and (req.concurrency > 1 or is_serving_class(spec)):
+    serving = req.concurrency > 1 or req.requests_per_second is not None  # a load is a server too
+    if req.task is Task.INFERENCE and (serving or is_serving_class(spec)):
         return Engine.VLLM
     # transformers' generate() speculates with an assistant model or prompt lookup only
     # (`assistant_model`, `prompt_lookup_num_tokens`); EAGLE heads and MTP layers run in vLLM / SGLang

@@ -23,6 +23,7 @@ def layout(answer: Answer) -> str:
         list(answer.solved),
         [answer.lead, answer.need, *[s for s in (answer.card_read, answer.tight, answer.change) if s]],
         list(answer.cost),
+        list(answer.load),
         [answer.settings],
         [answer.parts_title, *(f"  {name}: {size}" for name, size in answer.parts)],
         list(answer.extras),
@@ -35,7 +36,7 @@ def layout(answer: Answer) -> str:
     if answer.verdicts:
         blocks.append([t("answer-verdicts", lang), *(f"  {v}" for v in answer.verdicts)])
     if answer.speed:
-        blocks.append([answer.speed])
+        blocks.append([answer.speed, *([answer.ttft] if answer.ttft else [])])
     if answer.extra_mitigations:
         key = "answer-more-mitigations" if answer.mitigations else "answer-mitigations"
         blocks.append([t(key, lang), *(f"  {m}" for m in answer.extra_mitigations)])

@@ -11,6 +11,7 @@ from bot.handlers import (
     gate,
     groups,
     inline,
+    launch,
     leads,
     prices,
     quick,
@@ -42,6 +43,7 @@ def routers() -> list[Router]:
         leads.make_router(),  # the quote form's states, /contact and "talk to a manager" first
         commands.make_router(),
         wizard.make_router(),
+        launch.make_router(),  # "⌨️ Launch command" under a result
         quick.make_router(),
         fallback.make_router(),
         inline.make_router(),

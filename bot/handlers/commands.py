@@ -116,12 +116,12 @@ async def cmd_currency(
 
 
 async def cmd_about(message: Message, i18n: I18nContext) -> None:
-    # issue 22: what offload, speech and vision, speculative decoding and hybrid models are answered
-    # with, and how accurately
+    # issue 22: what offload, speech and vision, speculative decoding, hybrid models and the launch
+    # command are answered with, and how accurately
     offload = i18n.get("about-offload", **OFFLOAD_SPEED_ERROR)
     speech_and_vision = i18n.get("about-multimodal", **MULTIMODAL_ACCURACY)
     parts = (i18n.get("about", **ACCURACY), offload, speech_and_vision, "\n" + i18n.get("about-spec"))
-    await message.answer("\n".join(parts))
+    await message.answer("\n".join(parts) + "\n" + i18n.get("about-launch"))
 
 
 async def cmd_lang(message: Message, i18n: I18nContext) -> None:

@@ -25,7 +25,7 @@ from core.contract import (
 )
 from core.errors import CatalogError, ParseError
 from core.notes import note
-from core.parse import questions
+from core.parse import latency, questions
 from core.parse.models import _name_words, _no_model_error, _read_model, _take_hf_id, _typed_words
 from core.parse.names import take_names
 from core.parse.speculative import split_speculative
@@ -86,6 +86,7 @@ def read(raw: str, catalog: Catalog, base: Task | None = None) -> Reading:
     text = _Text(_normalize(raw))
     f = reading.fields
     asks_cost = questions.take_cost(text, f)  # "1B токенов" before sizes are read
+    latency.take_latency(text, f)  # "10 rps under 2s": before "2s" is read as anything else
     _take_first(text, f, "engine", vocabulary().engines)
     aside = _take_aside(text)
     names = take_names(text, catalog, f)
@@ -102,6 +103,7 @@ def read(raw: str, catalog: Catalog, base: Task | None = None) -> Reading:
     _settle_numbers(text, f, reading)
     _settle_batch(f)
     reading.notes += questions.settle(f, asks_cost)
+    latency.settle(f)
     if model is not None:
         f["model"] = model
     _any_model(f, reading)

@@ -1,0 +1,3 @@
+btn-launch = ⌨️ Launch command
+about-launch =
+    <b>Launch command and first token</b>: under an LLM answer, ⌨️ gives the command that runs it as sized (vLLM, llama.cpp + Ollama, transformers; accelerate for training), every option from the engine's own docs. Time to first token = the prompt's prefill at a published share of the card's peak (llama.cpp on an RTX 4090: within 10–30% of llama-bench; server engines from one NVIDIA figure, an assumption for vLLM) plus one decode step. “10 rps under 2 s” gives the servers it takes (a queue of prefills, M/D/1; decode at one user's speed, so optimistic for long answers). Not covered yet: offload flags, speculative decoding, SGLang/TGI commands.
