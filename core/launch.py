@@ -325,20 +325,21 @@ def _inference(
     assert req.precision and req.context_length
     if engine is Engine.LLAMA_CPP:
         file = gguf_file(spec, req.precision)
-        # partial and MoE offload (request fields `gpu_layers`, `n_cpu_moe`, sized by core's offload
-        # part): read when the contract has them, so their commands follow without a change here
-        layers, cpu_moe = getattr(req, "gpu_layers", None), getattr(req, "n_cpu_moe", None)
-        return [
-            llama_server(
-                file,
-                req.context_length,
-                req.concurrency,
-                req.kv_cache_precision,
-                gpu_layers=layers,
-                n_cpu_moe=cpu_moe,
-            ),
-            ollama_modelfile(file, req.context_length, req.concurrency, gpu_layers=layers),
-        ]
+        # partial and MoE offload (`gpu_layers`, `n_cpu_moe`, sized by core.offload)
+        layers, cpu_moe = req.gpu_layers, req.n_cpu_moe
+        server = llama_server(
+            file,
+            req.context_length,
+            req.concurrency,
+            req.kv_cache_precision,
+            gpu_layers=layers,
+            n_cpu_moe=cpu_moe,
+        )
+        if cpu_moe:
+            # Ollama's Modelfile has no expert placement (`num_gpu` moves whole layers): its own
+            # split would not be the one sized here, so no Ollama command rather than a wrong one
+            return [server]
+        return [server, ollama_modelfile(file, req.context_length, req.concurrency, gpu_layers=layers)]
     if engine is Engine.VLLM:
         # under a load (core.latency) the requests in flight per server, within the KV pool vLLM
         # pre-allocates whatever --max-num-seqs says

@@ -231,6 +231,10 @@ def test_offload_fields_reach_the_commands() -> None:
 
     result = estimate({**REQUESTS[6], "gpu_layers": 20, "n_cpu_moe": 12})
     spec = default_catalog().models["qwen3-30b-a3b"]
-    server, ollama = launch_commands(result, spec, arch_of(spec))
-    assert _args(server)["-ngl"] == "20" and _args(server)["--n-cpu-moe"] == "12"
-    assert _args(ollama)["num_gpu"] == "20"
+    commands = launch_commands(result, spec, arch_of(spec))
+    assert _args(commands[0])["-ngl"] == "20" and _args(commands[0])["--n-cpu-moe"] == "12"
+    # Ollama places whole layers only: no Modelfile for an expert split it cannot reproduce
+    assert [c.engine for c in commands] == ["llama.cpp"]
+    layers_only = estimate({**REQUESTS[6], "gpu_layers": 20})
+    server, ollama = launch_commands(layers_only, spec, arch_of(spec))
+    assert _args(server)["-ngl"] == "20" and _args(ollama)["num_gpu"] == "20"
