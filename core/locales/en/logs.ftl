@@ -1,0 +1,35 @@
+# The answer to a pasted log (core/logs/words.py)
+log-unknown = I did not recognise the format. I read: a PyTorch "CUDA out of memory" error, an nvidia-smi table, a vLLM or llama.cpp start-up log. Paste the log as it is (up to { $limit } characters), or describe the task in words, e.g. "llama 3.1 8b on a 4090".
+log-title-torch_oom = 📋 Log: PyTorch, CUDA out of memory
+log-title-torch_oom_legacy = 📋 Log: PyTorch, CUDA out of memory (older format)
+log-title-nvidia_smi = 📋 Log: nvidia-smi
+log-title-vllm = 📋 Log: vLLM start-up
+log-title-llama_cpp = 📋 Log: llama.cpp start-up
+log-or = {" or "}
+log-card = Card: { $cards } ({ $total } as the driver reports it)
+log-card-named = Card: { $cards }
+log-card-unknown = Card: { $name }, { $total } — not in the catalogue
+log-card-nameless = unnamed
+log-used = In use by the process: { $used }
+log-smi-gpu = GPU { $index }: { $used } in use of { $total }
+log-smi-process = • { $name }: { $used }
+log-part-weights = weights { $size }
+log-part-kv = KV cache { $size }
+log-part-compute = compute buffer { $size }
+log-kv-tokens = The KV cache holds { $tokens } tokens, the context (max_model_len) is { $context }
+log-layers = Layers on the GPU: { $done } of { $total }
+log-failed = Failed to allocate: { $failed }
+log-need-at_least = It needs at least { $need } per card.
+log-need-measured = It needs { $need } per card.
+log-short = { $short } was missing.
+log-change = What to change:
+log-action-max_model_len = --max-model-len { $tokens }: what the KV cache holds now
+log-action-gpu_memory_utilization = --gpu-memory-utilization { $value }: then the KV cache holds the whole context
+log-action-n_gpu_layers = -ngl { $layers }: the other layers in RAM (slower)
+log-action-n_gpu_layers_lower = lower -ngl (some layers in RAM) or the context -c
+log-action-expandable_segments = PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the allocator's cache has { $cached } free, { $asked } was asked — the memory is fragmented
+log-ask-model = Which model is it? Write e.g. "llama 3.1 8b bf16 8k on a 4090" and I will size what to change.
+log-unknown-model = I do not know the model "{ $model }" — write its name or size (e.g. 8B) and I will size what to change.
+log-model = (sized for { $model } on this card)
+log-rent = 🚀 What to rent: { $config } · { $price }
+log-rent-none = None of our offers holds { $need } per card — request a quote and we will find one.

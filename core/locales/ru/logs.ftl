@@ -1,0 +1,35 @@
+# Ответ на присланный лог (core/logs/words.py)
+log-unknown = Не узнал формат. Я читаю: ошибку PyTorch «CUDA out of memory», таблицу nvidia-smi, лог запуска vLLM или llama.cpp. Пришлите текст лога как есть (до { $limit } символов) — или опишите задачу словами, например «llama 3.1 8b на 4090».
+log-title-torch_oom = 📋 Лог: PyTorch, нехватка памяти CUDA
+log-title-torch_oom_legacy = 📋 Лог: PyTorch, нехватка памяти CUDA (старый формат)
+log-title-nvidia_smi = 📋 Лог: nvidia-smi
+log-title-vllm = 📋 Лог: запуск vLLM
+log-title-llama_cpp = 📋 Лог: запуск llama.cpp
+log-or = {" или "}
+log-card = Карта: { $cards } ({ $total } по данным драйвера)
+log-card-named = Карта: { $cards }
+log-card-unknown = Карта: { $name }, { $total } — её нет в каталоге
+log-card-nameless = без названия
+log-used = Занято процессом: { $used }
+log-smi-gpu = GPU { $index }: занято { $used } из { $total }
+log-smi-process = • { $name }: { $used }
+log-part-weights = веса { $size }
+log-part-kv = KV-кэш { $size }
+log-part-compute = буфер вычислений { $size }
+log-kv-tokens = KV-кэш вмещает { $tokens } токенов, а контекст (max_model_len) — { $context }
+log-layers = Слоёв на GPU: { $done } из { $total }
+log-failed = Не удалось выделить: { $failed }
+log-need-at_least = Нужно не меньше { $need } на карту.
+log-need-measured = Нужно { $need } на карту.
+log-short = Не хватило { $short }.
+log-change = Что изменить:
+log-action-max_model_len = --max-model-len { $tokens }: столько токенов KV-кэш вмещает сейчас
+log-action-gpu_memory_utilization = --gpu-memory-utilization { $value }: тогда KV-кэш вместит весь контекст
+log-action-n_gpu_layers = -ngl { $layers }: остальные слои в ОЗУ (медленнее)
+log-action-n_gpu_layers_lower = уменьшить -ngl (часть слоёв в ОЗУ) или контекст -c
+log-action-expandable_segments = PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: в кэше аллокатора свободно { $cached }, а просили { $asked } — память раздроблена
+log-ask-model = Какая это модель? Напишите, например, «llama 3.1 8b bf16 8k на 4090» — посчитаю, что поменять.
+log-unknown-model = Модель «{ $model }» мне не знакома — напишите её название или размер (например, 8B), посчитаю, что поменять.
+log-model = (расчёт для модели { $model } на этой карте)
+log-rent = 🚀 Что арендовать: { $config } · { $price }
+log-rent-none = Ни одно наше предложение не вмещает { $need } на карту — оставьте заявку, подберём.
