@@ -18,6 +18,7 @@ a catalogue model; measured ones (max_model_len, utilization, -ngl) come from th
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
@@ -303,3 +304,23 @@ def _layers_that_fit(r: LogReading, cards: tuple[GpuSpec, ...]) -> int | None:
     room = total - (r.kv_cache_bytes or 0) - (r.activation_bytes or 0) - (r.failed_bytes or 0)
     fit = int(room // per_layer) if room > 0 else 0
     return min(fit, r.layers[0] - 1) if fit > 0 else None
+
+
+def record(a: LogAdvice) -> dict[str, object]:
+    """What a calibration candidate keeps of the log: the numbers read (processes by size only, never
+    their names or paths), the card and model matched, the need. JSON-ready."""
+    reading = dataclasses.asdict(a.reading)
+    reading["processes"] = [size for _, _, size in a.reading.processes]
+    model = "/".join(a.reading.model.replace("\\", "/").split("/")[-2:]) if a.reading.model else None
+    reading["model"] = model  # a local path's folders may name the user: the last two parts only
+    return {
+        "kind": a.reading.kind,
+        "gpu": a.cards[0].id if a.cards else None,
+        "gpu_name": a.reading.gpu_name,
+        "model": model,
+        "model_id": a.model.id if a.model else None,
+        "total_bytes": a.reading.total_bytes,
+        "need_bytes": a.need_bytes,
+        "failed_bytes": a.reading.failed_bytes,
+        "reading": reading,
+    }

@@ -165,11 +165,22 @@ def read_log(text: str) -> LogReading | None:
     return _reading(kind, facts, gpus if smi else [], processes)
 
 
+LOG_NEEDLES = (
+    "Tried to allocate", "CUDA out of memory", "OutOfMemoryError", "NVIDIA-SMI", "cudaMalloc failed",
+    "Traceback (most recent call last)", "llm_load_", "llama_model_loader", "load_tensors:",
+    "llama_kv_cache", "# GPU blocks", "stored in KV cache", "KV cache is needed",
+    "Loading model weights took", "GPU KV cache size",
+)  # fmt: skip
+"""What only a log holds: a text with one of these is a log (read, or told its format is unknown)."""
+
+
 def looks_like_log(text: str) -> bool:
-    """A cheap test for the bot's router: a known needle anywhere (read_log decides)."""
+    """A cheap test for the bot's router: a question naming vLLM or llama.cpp is no log; a text with
+    one of LOG_NEEDLES, or an nvidia-smi table's "MiB / MiB" rows, is."""
     head = text[:MAX_LOG_CHARS]
-    needles = ("Tried to allocate", "NVIDIA-SMI", "MiB /", "cudaMalloc failed", "stored in KV cache")
-    return any(n in head for n in needles) or any(n in head for _, ns in MARKERS for n in ns[:3])
+    return any(n in head for n in LOG_NEEDLES) or (
+        head.count("MiB") >= 2 and SMI_MEMORY.search(head) is not None
+    )
 
 
 def _apply_rules(line: str, facts: dict[str, Any]) -> None:
