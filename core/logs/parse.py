@@ -133,12 +133,14 @@ RULES = (
 )
 
 # nvidia-smi: a GPU's row, the memory on the row below, the processes table
-SMI_GPU = re.compile(r"^\|\s{0,6}(\d{1,2})\s{1,6}(\S.{0,60}?)\s{1,30}(?:On|Off|WDDM|TCC)\s{0,3}\|")
+SMI_GPU = re.compile(r"^\|\s{0,6}(\d{1,2})\s{1,6}([^|\s][^|]{0,90})\|")
+SMI_MODES = (" On", " Off", " WDDM", " TCC")  # the persistence / driver model column ending the name cell
 SMI_MEMORY = re.compile(r"(\d{1,7})MiB\s{0,8}/\s{0,8}(\d{1,7})MiB")
 SMI_PROCESS = re.compile(
     r"^\|\s{0,6}(\d{1,2})\s{1,6}(?:N/A|\d{1,3})\s{1,6}(?:N/A|\d{1,3})\s{1,12}(\d{1,9})\s{1,8}"
-    r"(?:C\+G|C|G)\s{1,8}(\S.{0,200}?)\s{1,80}(\d{1,7})MiB\s{0,4}\|"
-)
+    r"(?:C\+G|C|G)\s{1,8}([^|\s][^|]{0,200})\|"
+)  # the name and "NNNMiB" cell split in Python: no pattern backtracks over a long name
+SMI_PROCESS_MEMORY = re.compile(r"^(.*?)\s{1,80}(\d{1,7})MiB$")
 MARKERS: tuple[tuple[LogKind, tuple[str, ...]], ...] = (
     (
         "vllm",
@@ -183,7 +185,13 @@ def looks_like_log(text: str) -> bool:
     )
 
 
+ANY_NEEDLE = re.compile("|".join(sorted({re.escape(r.needle) for r in RULES}, key=len, reverse=True)))
+"""One scan of a line for every rule's needle: most lines of a log hold none (noise is skipped fast)."""
+
+
 def _apply_rules(line: str, facts: dict[str, Any]) -> None:
+    if ANY_NEEDLE.search(line) is None:
+        return
     for rule in RULES:
         if rule.needle not in line:
             continue
@@ -202,11 +210,16 @@ def _apply_rules(line: str, facts: dict[str, Any]) -> None:
 
 def _read_smi_line(line: str, gpus: list[GpuUse], processes: list[tuple[int, str, int]]) -> bool:
     """One line of an nvidia-smi table; True where it was one of its rows."""
-    if (m := SMI_GPU.match(line)) and len(gpus) < MAX_GPUS:
-        gpus.append(GpuUse(int(m.group(1)), m.group(2).strip(), -1, -1))
+    if (
+        (m := SMI_GPU.match(line))
+        and (cell := m.group(2).rstrip()).endswith(SMI_MODES)
+        and len(gpus) < MAX_GPUS
+    ):
+        gpus.append(GpuUse(int(m.group(1)), cell.rsplit(" ", 1)[0].strip(), -1, -1))
         return True
-    if (m := SMI_PROCESS.match(line)) and len(processes) < MAX_GPUS * 8:
-        processes.append((int(m.group(2)), m.group(3).strip(), int(m.group(4)) << 20))
+    process = SMI_PROCESS.match(line) if len(processes) < MAX_GPUS * 8 else None
+    if process and (cell := SMI_PROCESS_MEMORY.match(process.group(3).rstrip())):
+        processes.append((int(process.group(2)), cell.group(1).strip(), int(cell.group(2)) << 20))
         return True
     if gpus and gpus[-1].used_bytes < 0 and (m := SMI_MEMORY.search(line)):
         last = gpus[-1]

@@ -268,3 +268,23 @@ def test_cli_ask_with_a_pasted_log_answers_the_log() -> None:
     out = io.StringIO()
     assert main(["ask", X.VLLM_3090_29K.text, "--lang", "en"], stdout=out) == 0
     assert "--max-model-len 23648" in out.getvalue()
+
+
+def test_nvidia_smi_processes_are_read_by_size() -> None:
+    """The processes table (nvidia-smi 550's layout, the columns of the excerpts above): each row's
+    PID, name and memory; a name of 200 characters with spaces does not slow the reader."""
+    long_name = "/opt/my env/bin/python3 " * 8
+    table = (
+        X.SMI_3090.text
+        + "\n|    0   N/A  N/A         12345      C   /usr/bin/python3                          15000MiB |"
+        + f"\n|    0   N/A  N/A           777      G   {long_name}   4MiB |"
+    )
+    r = read_log(table)
+    assert r is not None and r.processes == (
+        (12345, "/usr/bin/python3", 15000 * MiB),
+        (777, long_name.strip(), 4 * MiB),
+    )
+    a = advise_log(r, CATALOG)
+    from core.logs.advice import record
+
+    assert record(a)["reading"]["processes"] == [15000 * MiB, 4 * MiB]  # type: ignore[index]  # sizes only
