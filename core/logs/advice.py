@@ -67,7 +67,10 @@ class LogAdvice:
 
     @property
     def short_bytes(self) -> int | None:
-        """How much was missing on the card the log ran on."""
+        """How much was missing on the card the log ran on (vLLM V1: the KV cache it said it lacked)."""
+        r = self.reading
+        if self.need_bytes is None and r.kv_needed_bytes and r.kv_cache_bytes is not None:
+            return max(0, r.kv_needed_bytes - r.kv_cache_bytes)
         total = self.reading.total_bytes or (self.cards[0].usable_bytes if self.cards else None)
         if self.need_bytes is None or total is None:
             return None
@@ -170,6 +173,8 @@ def _vllm_non_kv(r: LogReading) -> int | None:
 
 def _vllm_need(r: LogReading) -> tuple[int | None, Need]:
     non_kv, per_token = _vllm_non_kv(r), kv_bytes_per_token(r)
+    if non_kv is not None and r.kv_needed_bytes:  # V1 computed the KV of one full request itself
+        return non_kv + r.kv_needed_bytes, "measured"
     if non_kv is not None and per_token and r.context_length:
         return non_kv + math.ceil(per_token * r.context_length), "measured"
     return (r.weights_bytes, "at_least") if r.weights_bytes else (None, "at_least")

@@ -140,7 +140,7 @@ SMI_PROCESS = re.compile(
     r"^\|\s{0,6}(\d{1,2})\s{1,6}(?:N/A|\d{1,3})\s{1,6}(?:N/A|\d{1,3})\s{1,12}(\d{1,9})\s{1,8}"
     r"(?:C\+G|C|G)\s{1,8}([^|\s][^|]{0,200})\|"
 )  # the name and "NNNMiB" cell split in Python: no pattern backtracks over a long name
-SMI_PROCESS_MEMORY = re.compile(r"^(.*?)\s{1,80}(\d{1,7})MiB$")
+SMI_PROCESS_MEMORY = re.compile(r"^(.{0,200}?)\s{1,80}(\d{1,7})MiB$")
 MARKERS: tuple[tuple[LogKind, tuple[str, ...]], ...] = (
     (
         "vllm",
@@ -298,6 +298,7 @@ def _reading(kind: LogKind, facts: dict[str, Any], gpus: list[GpuUse], processes
         weights_bytes=_device_sum(facts, "weights"),
         kv_cache_bytes=_device_sum(facts, "kv") or facts.get("kv_total"),
         kv_tokens=_kv_tokens(facts),
+        kv_needed_bytes=facts.get("kv_needed"),
         activation_bytes=_device_sum(facts, "activation"),
         non_torch_bytes=facts.get("non_torch"),
         memory_utilization=facts.get("util"),

@@ -78,6 +78,7 @@ class LogReading:
     weights_bytes: int | None = None
     kv_cache_bytes: int | None = None
     kv_tokens: int | None = None
+    kv_needed_bytes: int | None = None  # vLLM V1: the KV cache one request of max_model_len needs
     activation_bytes: int | None = None  # vLLM activation peak / llama.cpp compute buffer
     non_torch_bytes: int | None = None
     memory_utilization: float | None = None

@@ -40,14 +40,28 @@ def answer_log(text: str, catalog: Catalog, lang: str, currency: str | None = No
     lines = [t(f"log-title-{reading.kind}", lang), *_card_lines(advice, lang), *_read_lines(advice, lang)]
     lines += _need_lines(advice, lang)
     lines += ["", *_change_lines(advice, lang)]
-    rent = advice.rent
-    offer = rent.offer if rent is not None else None
-    if offer is not None and rent is not None:
-        config = config_text(offer.count, rent.gpu.name, lang)
-        lines += ["", t("log-rent", lang, config=config, price=offer_price(offer, lang, currency))]
-    elif advice.need_bytes is not None:
-        lines += ["", t("log-rent-none", lang, need=format_bytes(advice.need_bytes, lang))]
+    offer, rent_line = _rent(advice, catalog, lang, currency)
+    if rent_line:
+        lines += ["", rent_line]
     return LogAnswer(tuple(lines), offer, advice)
+
+
+def _rent(a: LogAdvice, catalog: Catalog, lang: str, currency: str | None) -> tuple[RentalOffer | None, str]:
+    """The offer where the measured need fits; without a measured need, the estimate's own
+    recommendation for the model the log names (said to be estimated)."""
+    if a.rent is not None and a.rent.offer is not None:
+        config = config_text(a.rent.offer.count, a.rent.gpu.name, lang)
+        return a.rent.offer, t(
+            "log-rent", lang, config=config, price=offer_price(a.rent.offer, lang, currency)
+        )
+    if a.need_bytes is not None:
+        return None, t("log-rent-none", lang, need=format_bytes(a.need_bytes, lang))
+    rec = a.result.recommendation if a.result is not None else None
+    offer = next((o for o in catalog.offers if rec is not None and o.id == rec.offer_id), None)
+    if offer is None or rec is None:
+        return None, ""
+    config = config_text(offer.count, rec.gpu_name, lang)
+    return offer, t("log-rent-estimated", lang, config=config, price=offer_price(offer, lang, currency))
 
 
 def _card_lines(a: LogAdvice, lang: str) -> list[str]:
@@ -93,6 +107,9 @@ def _read_lines(a: LogAdvice, lang: str) -> list[str]:
         out.append(shown)
     if r.kv_tokens and r.context_length and r.kind == "vllm":
         out.append(t("log-kv-tokens", lang, tokens=r.kv_tokens, context=r.context_length))
+    if r.kv_needed_bytes and r.kv_cache_bytes is not None:
+        needed, kv = format_bytes(r.kv_needed_bytes, lang), format_bytes(r.kv_cache_bytes, lang)
+        out.append(t("log-kv-needed", lang, context=r.context_length or 0, needed=needed, kv=kv))
     if r.layers:
         out.append(t("log-layers", lang, done=r.layers[0], total=r.layers[1]))
     if r.failed_bytes is not None:
@@ -102,7 +119,8 @@ def _read_lines(a: LogAdvice, lang: str) -> list[str]:
 
 def _need_lines(a: LogAdvice, lang: str) -> list[str]:
     if a.need_bytes is None:
-        return []
+        short = a.short_bytes
+        return [t("log-short", lang, short=format_bytes(short, lang))] if short else []
     line = t(f"log-need-{a.need}", lang, need=format_bytes(a.need_bytes, lang))
     short = a.short_bytes
     if short and a.reading.failure:
@@ -116,7 +134,12 @@ def _change_lines(a: LogAdvice, lang: str) -> list[str]:
     if a.result is not None:
         answer = build_answer(a.result, lang)
         out += [f"• {m}" for m in (*answer.mitigations, *answer.extra_mitigations)[:MAX_MITIGATIONS]]
-        out.append(t("log-model", lang, model=a.model.name if a.model else ""))
+        name = a.model.name if a.model else ""
+        if a.cards:
+            config = config_text(a.reading.gpu_count, a.cards[0].name, lang)
+            out.append(t("log-model", lang, model=name, config=config))
+        else:
+            out.append(t("log-model-any", lang, model=name))
     else:
         out.append(
             t("log-ask-model", lang)

@@ -155,6 +155,11 @@ INFO 01-30 03:18:12 gpu_model_runner.py:848] Loading model weights took 67.7229 
 INFO 01-30 03:19:14 kv_cache_utils.py:395] # GPU blocks: 1381
 INFO 01-30 03:19:14 kv_cache_utils.py:398] Maximum concurrency for 2048 tokens per request: 10.79x""",
 )
+VLLM_V1_KV_NEEDED = Excerpt(  # V1's error names the KV bytes needed and the longest context that fits
+    "https://github.com/vllm-project/vllm/issues/34076",
+    """VLLM_PP_LAYER_PARTITION=16,32 CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=0,1 vllm serve ./Qwen/Qwen3-Coder-30B-A3B-Instruct-FP8 --gpu-memory-utilization 0.9 --served-model-name Qwen3-Coder-30B-A3B-Instruct-FP8 --pipeline-parallel-size 2 --enable-chunked-prefill --enable-auto-tool-choice --tool-call-parser qwen3_coder
+(EngineCore_DP0 pid=1094) ValueError: To serve at least one request with the models's max seq len (262144), (24.0 GiB KV cache is needed, which is larger than the available KV cache memory (3.18 GiB). Based on the available memory, the estimated maximum model length is 34736. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.""",
+)
 
 # --- llama.cpp -----------------------------------------------------------------------------------
 LLAMA_TWO_GPUS = Excerpt(  # a 4070 Ti + a 3090 Ti, every layer on the GPUs, fits

@@ -30,6 +30,9 @@ log-action-n_gpu_layers_lower = lower -ngl (some layers in RAM) or the context -
 log-action-expandable_segments = PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the allocator's cache has { $cached } free, { $asked } was asked — the memory is fragmented
 log-ask-model = Which model is it? Write e.g. "llama 3.1 8b bf16 8k on a 4090" and I will size what to change.
 log-unknown-model = I do not know the model "{ $model }" — write its name or size (e.g. 8B) and I will size what to change.
-log-model = (sized for { $model } on this card)
+log-model = (sized for { $model } on { $config })
+log-model-any = (sized for { $model })
 log-rent = 🚀 What to rent: { $config } · { $price }
 log-rent-none = None of our offers holds { $need } per card — request a quote and we will find one.
+log-kv-needed = A context of { $context } tokens needs { $needed } of KV cache; there is { $kv }
+log-rent-estimated = 🚀 What to rent (as sized for this model): { $config } · { $price }

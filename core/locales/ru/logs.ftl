@@ -30,6 +30,9 @@ log-action-n_gpu_layers_lower = уменьшить -ngl (часть слоёв �
 log-action-expandable_segments = PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: в кэше аллокатора свободно { $cached }, а просили { $asked } — память раздроблена
 log-ask-model = Какая это модель? Напишите, например, «llama 3.1 8b bf16 8k на 4090» — посчитаю, что поменять.
 log-unknown-model = Модель «{ $model }» мне не знакома — напишите её название или размер (например, 8B), посчитаю, что поменять.
-log-model = (расчёт для модели { $model } на этой карте)
+log-model = (расчёт для модели { $model } на { $config })
+log-model-any = (расчёт для модели { $model })
 log-rent = 🚀 Что арендовать: { $config } · { $price }
 log-rent-none = Ни одно наше предложение не вмещает { $need } на карту — оставьте заявку, подберём.
+log-kv-needed = Для контекста { $context } токенов нужно { $needed } KV-кэша, есть { $kv }
+log-rent-estimated = 🚀 Что арендовать (по расчёту для этой модели): { $config } · { $price }
