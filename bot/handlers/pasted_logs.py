@@ -25,7 +25,7 @@ from bot.db import measurements
 from bot.dialog import Wizard
 from bot.dialog_state import DialogState, update
 from bot.storage import must_commit
-from core.logs import looks_like_log
+from core.logs import is_pasted_log
 from core.logs.advice import record
 from core.logs.words import answer_log
 
@@ -81,8 +81,8 @@ async def on_store(query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAnsw
 
 
 async def is_log(message: Message) -> bool:
-    """Filter: text that looks like a pasted log (a cheap test; the reader decides)."""
-    return bool(message.text) and looks_like_log(message.text or "")
+    """Filter: a pasted log, read or of an unknown format (`core.logs.is_pasted_log`)."""
+    return bool(message.text) and is_pasted_log(message.text or "")
 
 
 def make_router() -> Router:

@@ -189,6 +189,15 @@ ANY_NEEDLE = re.compile("|".join(sorted({re.escape(r.needle) for r in RULES}, ke
 """One scan of a line for every rule's needle: most lines of a log hold none (noise is skipped fast)."""
 
 
+def is_pasted_log(text: str) -> bool:
+    """Whether the bot answers `text` as a log: the reader read it, or it has a log's marks over
+    several lines (an unknown format: told so). One line that names an error ("у меня CUDA out of
+    memory на 4090 с llama 3 8b") is a question, sized as usual."""
+    if not looks_like_log(text):
+        return False
+    return read_log(text) is not None or text.strip().count("\n") >= 2
+
+
 def _apply_rules(line: str, facts: dict[str, Any]) -> None:
     if ANY_NEEDLE.search(line) is None:
         return

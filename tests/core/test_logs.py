@@ -334,3 +334,12 @@ def test_vllm_v1_says_the_kv_it_lacked_and_the_context_that_fits() -> None:
     assert a.result is not None and a.result.request.precision == "fp8"  # "…-Instruct-FP8"
     assert near(a.result.breakdown["kv_cache"], 24.0, within=0.01)
     assert "--max-model-len 34736" in answer.text and answer.offer is not None  # the estimate's offer
+
+
+def test_one_line_naming_an_oom_is_a_question_not_a_log() -> None:
+    from core.logs import is_pasted_log
+
+    assert not is_pasted_log("у меня CUDA out of memory на 4090 с llama 3 8b, что делать?")
+    assert not is_pasted_log("vllm serve llama 3.1 8b на h100?")  # no log's mark at all
+    assert is_pasted_log("Traceback (most recent call last):\n  File 'x.py'\nKeyError: 1")  # unknown: told so
+    assert is_pasted_log(X.LEGACY_T4.text)  # one line, read

@@ -99,9 +99,13 @@ async def test_an_unknown_log_and_a_huge_one_get_the_clear_reply(harness: Harnes
     assert_no_failed_calls(harness.sandbox)
 
 
-async def test_a_question_naming_vllm_is_still_a_question(harness: Harness) -> None:
+@pytest.mark.parametrize(
+    "question",
+    ["llama 3.1 8b vllm на 4090 48", "у меня CUDA out of memory на 4090 с llama 3.1 8b, что делать?"],
+)
+async def test_a_question_naming_vllm_or_an_oom_is_still_a_question(harness: Harness, question: str) -> None:
     user = harness.user(language_code="ru")
-    reply = (await user.send("llama 3.1 8b vllm на 4090 48"))[-1]
+    reply = (await user.send(question))[-1]
     assert result_mark("ru") in (reply.text or "")
 
 
