@@ -29,6 +29,7 @@ from core.advice.sizing import verdict_kind
 from core.catalog import Catalog, strip_variant
 from core.contract import Engine, Precision, Request, Result, Task
 from core.errors import CoreError
+from core.formulas.overhead import CUDA_CONTEXT_BYTES
 from core.formulas.vllm import VLLM_GPU_MEMORY_UTILIZATION, budget_bytes
 from core.specs import GpuSpec, ModelSpec
 
@@ -300,13 +301,16 @@ def _utilization_needed(r: LogReading) -> float | None:
 
 
 def _layers_that_fit(r: LogReading, cards: tuple[GpuSpec, ...]) -> int | None:
-    """Layers whose weights fit beside the KV cache and compute buffer, at the log's bytes per layer
-    (model buffer ÷ layers offloaded; llama.cpp puts whole layers on the GPU, `-ngl`)."""
+    """Layers whose weights fit beside the KV cache, the compute buffer (or the buffer that failed)
+    and the CUDA context, at the log's bytes per layer (model buffer ÷ layers offloaded; llama.cpp
+    puts whole layers on the GPU, `-ngl`). The KV cache is kept whole: `-ngl` does not move it
+    unless `--no-kv-offload`, a slower choice the answer does not make for the user."""
     total = r.total_bytes or (cards[0].usable_bytes if cards else None)
     if not (r.layers and r.weights_bytes and total and r.layers[0]):
         return None
     per_layer = r.weights_bytes / r.layers[0]
-    room = total - (r.kv_cache_bytes or 0) - (r.activation_bytes or 0) - (r.failed_bytes or 0)
+    held = (r.kv_cache_bytes or 0) + (r.activation_bytes or 0) + (r.failed_bytes or 0)
+    room = total - held - CUDA_CONTEXT_BYTES
     fit = int(room // per_layer) if room > 0 else 0
     return min(fit, r.layers[0] - 1) if fit > 0 else None
 

@@ -343,3 +343,32 @@ def test_one_line_naming_an_oom_is_a_question_not_a_log() -> None:
     assert not is_pasted_log("vllm serve llama 3.1 8b на h100?")  # no log's mark at all
     assert is_pasted_log("Traceback (most recent call last):\n  File 'x.py'\nKeyError: 1")  # unknown: told so
     assert is_pasted_log(X.LEGACY_T4.text)  # one line, read
+
+
+def test_the_suggested_ngl_fits_and_one_more_layer_does_not() -> None:
+    """A llama.cpp log in its own line format (a synthetic case: no public excerpt has the card, the
+    buffers and the failure together) on an RTX 3090: 81 layers of 259 MiB, 2.5 GiB of KV cache, the
+    1.2 GiB compute buffer failed. The -ngl suggested fits with the KV cache, that buffer and the
+    CUDA context; one layer more does not."""
+    from core.formulas.overhead import CUDA_CONTEXT_BYTES
+
+    log = (
+        "  Device 0: NVIDIA GeForce RTX 3090, compute capability 8.6, VMM: yes\n"
+        "load_tensors: offloaded 81/81 layers to GPU\n"
+        "load_tensors:        CUDA0 model buffer size = 21000.00 MiB\n"
+        "llama_kv_cache_unified:      CUDA0 KV buffer size =  2560.00 MiB\n"
+        "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 1200.00 MiB on device 0: cudaMalloc failed: "
+        "out of memory\n"
+    )
+    a = advise_log(read_log(log), CATALOG)  # type: ignore[arg-type]
+    assert [g.id for g in a.cards] == ["rtx3090"]
+    (action,) = a.actions
+    layers = int(action.params["layers"])
+    card = CATALOG.gpus["rtx3090"].usable_bytes
+    held = (2560 + 1200) * MiB + CUDA_CONTEXT_BYTES
+
+    def fits(n: int) -> bool:
+        return n * 21000 * MiB / 81 + held <= card
+
+    assert action.code == "n_gpu_layers" and fits(layers) and not fits(layers + 1)
+    assert "-ngl " + str(layers) in answer_log(log, CATALOG, "en").text
