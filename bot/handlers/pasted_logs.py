@@ -67,7 +67,8 @@ async def on_log(message: Message, ctx: Ctx) -> None:
 
 
 async def on_store(query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAnswer) -> None:
-    """The user agreed: the measurement kept with the answer is stored, the button goes."""
+    """The user agreed: the measurement kept with the answer is stored, the button goes (a second
+    press, or one after a new question dropped the numbers, is told there is nothing to store)."""
     state = await DialogState.load(ctx.state)
     if state.measurement is None or not isinstance(query.message, Message):
         callback_answer.text = ctx.tr("log-store-expired")
@@ -78,6 +79,13 @@ async def on_store(query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAnsw
         await ctx.db.commit()  # stored before the user is told so
     callback_answer.text = ctx.tr("log-stored", id=number)
     await query.message.answer(ctx.tr("log-stored", id=number))
+    markup = query.message.reply_markup
+    if markup is not None:  # the store button goes; rent and quote stay
+        store = MeasurementCB().pack()
+        rows = [[b for b in row if b.callback_data != store] for row in markup.inline_keyboard]
+        await query.message.edit_reply_markup(
+            reply_markup=InlineKeyboardMarkup(inline_keyboard=[r for r in rows if r])
+        )
 
 
 async def is_log(message: Message) -> bool:

@@ -11,6 +11,7 @@ from sqlalchemy import select
 
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.models import Measurement
+from bot.handlers.pasted_logs import MeasurementCB
 from core import texts as core_texts
 from tests.bot.e2e.conftest import ADMIN_ID, Harness, assert_no_failed_calls, buttons, result_mark, text
 from tests.core import log_excerpts as X
@@ -57,7 +58,10 @@ async def test_an_oom_is_answered_and_stored_only_on_consent(harness: Harness, l
     assert row.need_bytes is not None and row.need_bytes > row.total_bytes  # type: ignore[operator]
     db_user = await harness.db_user(user.id)
     assert db_user is not None and row.user_id == db_user.id
-    again = await user.click(text("log-store-button", lang))  # pressed twice: stored once
+    reply = user.chat.messages[reply.message_id]  # as shown now
+    assert text("log-store-button", lang) not in buttons(reply)
+    assert text("btn-rent", lang, count=1, gpu="RTX 4090 48 GB") in buttons(reply)  # rent and quote stay
+    again = await user.press(MeasurementCB().pack(), message=reply)  # a stale press: stored once
     assert again.text == text("log-store-expired", lang) and len(await stored(harness)) == 1
     assert_no_failed_calls(harness.sandbox)
 
