@@ -372,3 +372,24 @@ def test_the_suggested_ngl_fits_and_one_more_layer_does_not() -> None:
 
     assert action.code == "n_gpu_layers" and fits(layers) and not fits(layers + 1)
     assert "-ngl " + str(layers) in answer_log(log, CATALOG, "en").text
+
+
+@pytest.mark.parametrize(
+    ("excerpt", "model", "precision", "within"),
+    [
+        # vllm-project/vllm#10517 (comment 2024-12-02): "RTX 3090, MODEL: meta-llama/Llama-3.1-8B-Instruct"
+        (X.VLLM_3090_29K, "llama-3.1-8b", "bf16", 0.005),
+        # vllm-project/vllm#12569: neuralmagic/Meta-Llama-3.1-70B-Instruct-quantized.w8a8
+        (X.VLLM_V1_70B, "llama-3.1-70b", "int8", 0.005),
+    ],
+)
+def test_the_weights_a_vllm_log_measured_are_the_estimators(
+    excerpt: X.Excerpt, model: str, precision: str, within: float
+) -> None:
+    """A log's measurement is a calibration point: vLLM's "Loading model weights took" (GiB, its
+    meter: torch memory after loading) against the estimator's weights for the same checkpoint."""
+    from core.estimate import estimate
+
+    measured = read_log(excerpt.text).weights_bytes  # type: ignore[union-attr]
+    request = {"task": "inference", "model": model, "precision": precision, "engine": "vllm"}
+    assert near(estimate(request).breakdown["weights"], measured / GiB, within=within)  # type: ignore[operator]
