@@ -393,3 +393,22 @@ def test_the_weights_a_vllm_log_measured_are_the_estimators(
     measured = read_log(excerpt.text).weights_bytes  # type: ignore[union-attr]
     request = {"task": "inference", "model": model, "precision": precision, "engine": "vllm"}
     assert near(estimate(request).breakdown["weights"], measured / GiB, within=within)  # type: ignore[operator]
+
+
+def test_python_m_core_log_reads_a_file_on_stdin(tmp_path: Any) -> None:
+    """The command as the README gives it: `python -m core log --lang en < file`."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "oom.log"
+    path.write_text(X.TORCH_5090.text, encoding="utf-8")
+    with path.open(encoding="utf-8") as stdin:
+        done = subprocess.run(
+            [sys.executable, "-m", "core", "log", "--lang", "en"],
+            stdin=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("📋 Log: PyTorch, CUDA out of memory") and "RTX 5090 32 GB" in done.stdout
