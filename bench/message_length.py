@@ -178,6 +178,27 @@ def main() -> None:
             loads.append((utf16_length(text), len(text.splitlines()), request))
         report(f"{lang} load answers (10 RPS under 2 s)", loads)
         report(f"{lang} launch commands", launch_messages(lang))
+        log_lengths(lang, tr)
+
+
+def log_lengths(lang: str, tr: Any) -> None:
+    """The answers to the pasted logs of the tests (core.logs, real excerpts), as the bot sends them
+    (the answer, then the store offer; bot.handlers.pasted_logs)."""
+    from core.logs.words import answer_log
+    from tests.core.log_excerpts import ALL
+
+    catalog = default_catalog()
+    sizes = []
+    for name, excerpt in ALL.items():
+        body = answer_log(excerpt.text, catalog, lang).text + "\n\n" + visible(tr("log-store-offer"))
+        sizes.append((utf16_length(body), name))
+    lengths = sorted(n for n, _ in sizes)
+    worst = max(sizes)
+    over = sum(n > LIMIT for n, _ in sizes)
+    print(
+        f"{lang}: {len(sizes)} log answers, length median {statistics.median(lengths):.0f}, "
+        f"max {worst[0]} ({worst[1]}) UTF-16 units; over {LIMIT}: {over}"
+    )
 
 
 if __name__ == "__main__":

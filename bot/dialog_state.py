@@ -51,6 +51,7 @@ class DialogState(BaseModel):
     last_request: dict[str, Any] | None = None  # the core request of the last answer
     last_notes: list[Assumption] = Field(default_factory=list)  # … and what its parser assumed
     lead: LeadDraft | None = None  # the quote form in progress
+    measurement: dict[str, Any] | None = None  # a pasted log's numbers, until stored (with consent)
 
     @classmethod
     async def load(cls, fsm: FSMContext) -> DialogState:

@@ -1,4 +1,4 @@
-"""Command line: `python -m core estimate --json`, `ask`, `gpus`, `models`.
+"""Command line: `python -m core estimate --json`, `ask`, `log`, `gpus`, `models`.
 
 Imports are lazy so a cold start stays well under half a second (bench/bench_estimate.py).
 Exit status: 0 ok, 2 invalid input (with a JSON `{"error", "field"}` in --json mode), 1 unavailable.
@@ -34,6 +34,10 @@ def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: Tex
         return _estimate(stdin.read(), stdout, as_json=args.json)
     if args.command == "ask":
         return _ask(" ".join(args.text), args.lang, stdout, command=args.command_line)
+    if args.command == "log":
+        from core.logs.cli import log_command
+
+        return log_command(stdin.read(), args.lang, stdout, as_json=args.json)
     if args.command == "gpus":
         return _gpus(stdout, args.json)
     return _models(stdout, args.json)
@@ -50,6 +54,9 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument(
         "--command", dest="command_line", action="store_true", help="also print the command that runs it"
     )
+    log = sub.add_parser("log", help="read a pasted log on stdin (CUDA OOM, nvidia-smi, vLLM, llama.cpp)")
+    log.add_argument("--lang", choices=("ru", "en"), default="ru")
+    log.add_argument("--json", action="store_true", help="what was read and advised, as JSON")
     for name in ("gpus", "models"):
         listing = sub.add_parser(name, help=f"list the {name} catalogue")
         listing.add_argument("--json", action="store_true")
@@ -123,9 +130,14 @@ def _ask(text: str, lang: str, out: TextIO, *, command: bool = False) -> int:
         sys.stderr.write(f"`ask` is not available: {e}\n")
         return EXIT_UNAVAILABLE
     from core.errors import CoreError, ParseError
+    from core.logs import looks_like_log, read_log
     from core.parse.price import price_question
     from core.solve import run as estimate  # inverse questions and time & cost too
 
+    if looks_like_log(text) and read_log(text) is not None:  # a pasted log: read, not parsed as a question
+        from core.logs.cli import log_command
+
+        return log_command(text, lang, out)
     if (asked := price_question(text)) is not None:  # "прайс", "сколько стоит аренда h100?"
         from core.catalog import default_catalog
         from core.prices import price_list, render_price_list

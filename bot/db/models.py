@@ -301,3 +301,23 @@ class OfferAvailability(Base):
     availability: Mapped[str] = mapped_column(String(16))  # core.specs.AVAILABILITIES
     changed_by: Mapped[int | None] = mapped_column(BigInteger)  # the admin's Telegram id
     changed_at: Mapped[datetime] = mapped_column(default=utc_now, onupdate=utc_now)
+
+
+class Measurement(Base):
+    """A pasted log's measurement the user agreed to share (`bot.handlers.pasted_logs`): a calibration
+    candidate for the operator (`/measurements`). Only the numbers the log reader kept, never the text."""
+
+    __tablename__ = "measurements"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"), index=True)
+    created_at: Mapped[datetime] = mapped_column(default=utc_now)
+    kind: Mapped[str] = mapped_column(String(16))  # core.logs.reading.LogKind
+    gpu: Mapped[str | None] = mapped_column(String(64))  # the catalogue card matched first
+    gpu_name: Mapped[str | None] = mapped_column(String(80))  # as the log names it
+    model: Mapped[str | None] = mapped_column(String(200))  # as the log names it
+    model_id: Mapped[str | None] = mapped_column(String(64))  # the catalogue model
+    total_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    need_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    failed_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    reading: Mapped[dict[str, Any]] = mapped_column(default=dict)  # the reader's numbers (JSON)

@@ -13,6 +13,7 @@ from bot.handlers import (
     inline,
     launch,
     leads,
+    pasted_logs,
     prices,
     quick,
     rentbuy,
@@ -38,6 +39,7 @@ def routers() -> list[Router]:
         claims.make_sales_router(),  # "Беру" on the sales chat's cards, before groups' stale-button answer
         groups.make_router(),
         admin.make_router(),
+        pasted_logs.make_router(),  # a pasted OOM / nvidia-smi / vLLM / llama.cpp log, before any question
         rentbuy.make_router(),  # "rent or buy?", before the price questions and the quote form
         prices.make_router(),  # /prices and price questions, before the form's "сколько стоит"
         leads.make_router(),  # the quote form's states, /contact and "talk to a manager" first

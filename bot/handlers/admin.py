@@ -36,7 +36,7 @@ from bot import dialog
 from bot.config import ConfigError, Settings, check_offers_file
 from bot.context import Ctx
 from bot.db import leads as lead_db
-from bot.db import stats
+from bot.db import measurements, stats
 from bot.db.availability import LiveAvailability
 from bot.db.middleware import DEEP_LINK_PAYLOAD
 from bot.flow import TASKS
@@ -46,7 +46,7 @@ from core.answer import config_text, hourly_price, short_gpu_name
 from core.catalog import Catalog, load_catalog
 from core.specs import Availability
 
-ADMIN_COMMANDS = ("stats", "export", "link", "leads", "offers")
+ADMIN_COMMANDS = ("stats", "export", "link", "leads", "offers", "measurements")
 """In the admins' command menu after the everyday ones (descriptions: `cmd-<command>`)."""
 MAX_ROWS = 8
 """Rows per table in a /stats message (the busiest; the rest are counted, and in /export)."""
@@ -438,6 +438,42 @@ async def switch_offers(
     await message.answer(offers_text(ctx, ctx.catalog))
 
 
+# ---------------------------------------------------------------------------------- /measurements
+
+
+async def cmd_measurements(message: Message, ctx: Ctx, command: CommandObject) -> None:
+    """The newest measurements users stored from their logs; `export`: all of them as a CSV."""
+    argument = (command.args or "").strip().lower()
+    if argument == "export":
+        data, count = csv_document(measurements.COLUMNS, await measurements.rows(ctx.db))
+        caption = ctx.tr("admin-export-caption", file="measurements.csv", rows=count)
+        await message.answer_document(BufferedInputFile(data, filename="measurements.csv"), caption=caption)
+        return
+    if argument:
+        await message.answer(ctx.tr("admin-measurements-usage"))
+        return
+    count, rows = await measurements.recent(ctx.db, MAX_LEADS)
+    if not count:
+        await message.answer(ctx.tr("admin-measurements-none"))
+        return
+    lines = [ctx.tr("admin-measurements-title", count=count)]
+    for m in rows:
+        need = f"{m.need_bytes / 2**30:.1f} GiB" if m.need_bytes else "—"
+        lines.append(
+            ctx.tr(
+                "admin-measurements-row",
+                id=m.id,
+                created=m.created_at.strftime("%Y-%m-%d %H:%M UTC"),
+                kind=m.kind,
+                gpu=escape(m.gpu or m.gpu_name or "—"),
+                model=escape(clip(m.model_id or m.model or "—", MAX_LEAD_ERROR)),
+                need=need,
+            )
+        )
+    lines.append(ctx.tr("admin-measurements-usage"))
+    await message.answer("\n".join(lines))
+
+
 class LiveCatalog(BaseMiddleware):
     """Outer middleware: the update is answered from the catalogue in force, ``dispatcher["catalog"]``
     (what `/offers reload` replaces), not from the copy of the dispatcher's data that long polling took
@@ -467,4 +503,5 @@ def make_router() -> Router:
     router.message.register(cmd_link, Command("link"))
     router.message.register(cmd_leads, Command("leads"))
     router.message.register(cmd_offers, Command("offers"))
+    router.message.register(cmd_measurements, Command("measurements"))
     return router

@@ -13,7 +13,7 @@ from bot.db.models import Base
 
 MODEL_TABLES = {
     "users", "dialog_sessions", "processed_updates", "fsm_records", "leads", "hf_models",
-    "crm_deliveries", "offer_availability",
+    "crm_deliveries", "offer_availability", "measurements",
 }  # fmt: skip
 
 

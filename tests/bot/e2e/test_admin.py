@@ -472,7 +472,8 @@ async def test_admins_get_their_own_command_menu(admin_harness: Harness) -> None
     for lang in ("ru", "en", ""):
         menu = h.sandbox.commands(chat, lang)
         assert [c["command"] for c in menu] == [*COMMANDS, *ADMIN_COMMANDS], lang
-    assert h.sandbox.commands(chat, "en")[-1]["description"] == text("cmd-offers", "en")
+    assert h.sandbox.commands(chat, "en")[-2]["description"] == text("cmd-offers", "en")
+    assert h.sandbox.commands(chat, "en")[-1]["description"] == text("cmd-measurements", "en")
     assert h.sandbox.commands({"type": "chat", "chat_id": ADMIN_ID + 1}, "en") == []
     scopes = [r.params.get("scope") for r in h.sandbox.requests if r.method == "setMyCommands"]
     assert {s["type"] for s in scopes if s} <= {"default", "chat"}

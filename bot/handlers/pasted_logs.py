@@ -1,0 +1,103 @@
+"""A pasted log (a CUDA OOM, nvidia-smi, a vLLM or llama.cpp start-up log) answered from what it
+measured (`core.logs`): the card, what was in use, what failed, what to change, what to rent; and a
+button to store the measurement as a calibration candidate for the operator — only when pressed
+(the numbers wait in the dialog state, never the text; a new question drops them).
+
+The router comes before the price and quote intents and the quick answers: a log holds words those
+would read ("vllm", "llama", sizes) as a question. Text that looks like a log but is none this reader
+knows gets one clear sentence saying what it reads.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Literal
+
+from aiogram import F, Router
+from aiogram.filters import StateFilter
+from aiogram.filters.callback_data import CallbackData
+from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
+from aiogram.utils.callback_answer import CallbackAnswer
+
+from bot import keyboards
+from bot.context import Ctx
+from bot.db import measurements
+from bot.dialog import Wizard
+from bot.dialog_state import DialogState, update
+from bot.storage import must_commit
+from core.logs import is_pasted_log
+from core.logs.advice import record
+from core.logs.words import answer_log
+
+
+class MeasurementCB(CallbackData, prefix="ms"):
+    """ "💾 Store the measurement" under a log's answer."""
+
+    action: Literal["store"] = "store"
+
+
+def _markup(ctx: Ctx, answer_offer: object, source: str | None, store: bool) -> InlineKeyboardMarkup:
+    offer = answer_offer if answer_offer is not None else keyboards.first_offer(ctx.catalog)
+    rows = keyboards.sales_rows(
+        offer,  # type: ignore[arg-type]
+        ctx.tr,
+        ctx.settings.contact_url,
+        campaign=source,
+        ask_price=offer is None or getattr(offer, "price_per_hour", None) is None,
+    )
+    if store:
+        rows = [
+            *rows,
+            [InlineKeyboardButton(text=ctx.tr("log-store-button"), callback_data=MeasurementCB().pack())],
+        ]
+    return InlineKeyboardMarkup(inline_keyboard=rows)
+
+
+async def on_log(message: Message, ctx: Ctx) -> None:
+    assert message.text is not None
+    answer = answer_log(message.text, ctx.catalog, ctx.lang, ctx.currency)
+    state = await DialogState.load(ctx.state)
+    if answer.advice is None:
+        await message.answer(escape(answer.text))
+        return
+    kept = record(answer.advice)
+    await update(ctx.state, measurement=kept)
+    text = escape(answer.text) + "\n\n" + ctx.tr("log-store-offer")
+    await message.answer(text, reply_markup=_markup(ctx, answer.offer, state.source, store=True))
+
+
+async def on_store(query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAnswer) -> None:
+    """The user agreed: the measurement kept with the answer is stored, the button goes (a second
+    press, or one after a new question dropped the numbers, is told there is nothing to store)."""
+    state = await DialogState.load(ctx.state)
+    if state.measurement is None or not isinstance(query.message, Message):
+        callback_answer.text = ctx.tr("log-store-expired")
+        return
+    number = await measurements.add(ctx.db, ctx.user_id, state.measurement)
+    await update(ctx.state, measurement=None)
+    if must_commit(ctx.db):
+        await ctx.db.commit()  # stored before the user is told so
+    callback_answer.text = ctx.tr("log-stored", id=number)
+    await query.message.answer(ctx.tr("log-stored", id=number))
+    markup = query.message.reply_markup
+    if markup is not None:  # the store button goes; rent and quote stay
+        store = MeasurementCB().pack()
+        rows = [[b for b in row if b.callback_data != store] for row in markup.inline_keyboard]
+        await query.message.edit_reply_markup(
+            reply_markup=InlineKeyboardMarkup(inline_keyboard=[r for r in rows if r])
+        )
+
+
+async def is_log(message: Message) -> bool:
+    """Filter: a pasted log, read or of an unknown format (`core.logs.is_pasted_log`)."""
+    return bool(message.text) and is_pasted_log(message.text or "")
+
+
+def make_router() -> Router:
+    """A fresh router per Dispatcher (a router attaches to one parent only)."""
+    router = Router(name="pasted_logs")
+    router.message.register(
+        on_log, StateFilter(None, Wizard.task, Wizard.result), F.text, ~F.text.startswith("/"), is_log
+    )
+    router.callback_query.register(on_store, MeasurementCB.filter())
+    return router
