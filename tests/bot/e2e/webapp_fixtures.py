@@ -1,0 +1,70 @@
+"""The Mini App served by the real bot (polling the sandbox, `conftest.running_bot`) on a local port,
+and initData signed with the bot's token as Telegram signs it (`bot.webapp.auth.sign`)."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from bot.webapp.auth import sign
+from bot.webapp.server import serve
+from tests.bot.e2e.conftest import Harness, running_bot
+from tgsandbox import SandboxUser
+
+HOST = "127.0.0.1"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Page:
+    """The bot, its page at `url`, one sandbox user and an HTTP client."""
+
+    harness: Harness
+    url: str
+    user: SandboxUser
+    http: aiohttp.ClientSession
+
+    @property
+    def token(self) -> str:
+        assert self.harness.app is not None
+        return self.harness.app.bot.token
+
+    def init_data(self, **kwargs: Any) -> str:
+        return sign(self.token, self.user.user, **kwargs)
+
+    async def call(
+        self,
+        path: str,
+        body: Any = None,
+        *,
+        init_data: str | None = None,
+        method: str = "POST",
+        **kwargs: Any,
+    ) -> tuple[int, Any]:
+        headers = {"X-Telegram-Init-Data": self.init_data() if init_data is None else init_data}
+        async with self.http.request(method, self.url + path, json=body, headers=headers, **kwargs) as r:
+            return r.status, await r.json(content_type=None)
+
+
+@pytest.fixture
+async def page(tmp_path: Path, template_db: Path) -> AsyncIterator[Page]:
+    async with running_bot(tmp_path, template_db, webapp_url="https://calc.example/app") as h:
+        assert h.app is not None
+        port = free_port()
+        runner = await serve(h.app, HOST, port)
+        try:
+            async with aiohttp.ClientSession() as http:
+                yield Page(h, f"http://{HOST}:{port}", h.user(language_code="ru", username="tester"), http)
+        finally:
+            await runner.cleanup()
