@@ -15,9 +15,10 @@ import pytest
 from bot.webapp.auth import sign
 from bot.webapp.server import serve
 from tests.bot.e2e.conftest import Harness, running_bot
-from tgsandbox import SandboxUser
+from tgsandbox import ChatMessage, SandboxUser
 
 HOST = "127.0.0.1"
+SALES_CHAT = -1009876543777
 
 
 def free_port() -> int:
@@ -40,6 +41,15 @@ class Page:
         assert self.harness.app is not None
         return self.harness.app.bot.token
 
+    def cards(self) -> list[ChatMessage]:
+        """The lead cards the sales chat got."""
+        return [m for m in self.harness.sandbox.chat(SALES_CHAT) if m.from_bot]
+
+    async def wait_card(self) -> ChatMessage:
+        await self.harness.sandbox.wait_for(lambda: len(self.cards()) >= 1, "a card in the sales chat")
+        (card,) = self.cards()
+        return card
+
     def init_data(self, **kwargs: Any) -> str:
         return sign(self.token, self.user.user, **kwargs)
 
@@ -59,8 +69,11 @@ class Page:
 
 @pytest.fixture
 async def page(tmp_path: Path, template_db: Path) -> AsyncIterator[Page]:
-    async with running_bot(tmp_path, template_db, webapp_url="https://calc.example/app") as h:
+    async with running_bot(
+        tmp_path, template_db, webapp_url="https://calc.example/app", sales_chat_id=SALES_CHAT
+    ) as h:
         assert h.app is not None
+        h.sandbox.user(id=900, first_name="Manager").in_group(chat_id=SALES_CHAT, title="Sales")
         port = free_port()
         runner = await serve(h.app, HOST, port)
         try:
