@@ -19,7 +19,7 @@ from bot.webapp import layout, routes
 from bot.webapp.auth import MAX_AGE_S, sign, verify
 from core import cli
 from tests.bot.e2e.conftest import result_mark, text
-from tests.bot.e2e.webapp_fixtures import Page, page  # noqa: F401  (the fixture)
+from tests.bot.e2e.webapp_fixtures import Page, page_fixture  # noqa: F401  (the fixture `page`)
 
 REQUEST = {"task": "inference", "model": "llama-3.1-8b", "context_length": 32768, "concurrency": 4}
 CONTRACT = ("total_bytes", "breakdown", "verdicts", "recommendation")

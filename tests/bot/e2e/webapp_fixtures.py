@@ -67,8 +67,8 @@ class Page:
             return r.status, await r.json(content_type=None)
 
 
-@pytest.fixture
-async def page(tmp_path: Path, template_db: Path) -> AsyncIterator[Page]:
+@pytest.fixture(name="page")
+async def page_fixture(tmp_path: Path, template_db: Path) -> AsyncIterator[Page]:
     async with running_bot(
         tmp_path, template_db, webapp_url="https://calc.example/app", sales_chat_id=SALES_CHAT
     ) as h:
