@@ -100,7 +100,7 @@ class WebApp:
         from bot.db.engine import create_sessionmaker
 
         self.app = app
-        self.throttle = throttle or Throttle()
+        self.throttle = throttle if throttle is not None else Throttle()  # (one with no buckets is falsy)
         self.sessionmaker = create_sessionmaker(app.engine)
 
     # --- the common part of every call
