@@ -8,12 +8,14 @@
   const DEBOUNCE_MS = 250;
   const SEARCH_MS = 200;
   const AXIS_MARGIN = 1.03; // as the picture (core/picture.py)
+  const BAND_COLOURS = ["#1b7f3b", "#b86e00", "#c0262d"]; // fits / tight / does not fit: VERDICT_COLOURS
   let INIT = "";
   let S = {};
   let CONF = null;
   let seq = 0;
   let timer = null;
   let searchTimer = null;
+  let searchSeq = 0;
   let modelId = "";
   const touched = new Set();
   const values = {};
@@ -195,14 +197,21 @@
         span.title = title;
         return span;
       };
-      bands.push(band(0, card.comfortable_bytes, "#1b7f3b", S["band-comfortable"]));
-      bands.push(band(card.comfortable_bytes, card.tight_bytes, "#b86e00", S["band-tight"]));
-      bands.push(band(card.tight_bytes, axis, "#c0262d", ""));
+      bands.push(band(0, card.comfortable_bytes, BAND_COLOURS[0], S["band-comfortable"]));
+      bands.push(band(card.comfortable_bytes, card.tight_bytes, BAND_COLOURS[1], S["band-tight"]));
+      bands.push(band(card.tight_bytes, axis, BAND_COLOURS[2], ""));
     }
     $("bands").replaceChildren(...bands);
+    const key = el("span", "key");
+    if (card) {
+      for (const [colour, words] of [[BAND_COLOURS[0], S["band-comfortable"]], [BAND_COLOURS[1], S["band-tight"]]]) {
+        const swatch = el("i");
+        swatch.style.background = colour;
+        key.append(swatch, el("span", "", words));
+      }
+    }
     $("scale").replaceChildren(
-      el("span", "", card ? `${card.need} / ${card.usable} ${S.usable}` : a.parts_title),
-      el("span", "", card ? `🟩 ${S["band-comfortable"]} 🟧 ${S["band-tight"]}` : ""),
+      el("span", "", card ? `${card.need} / ${card.usable} ${S.usable}` : a.parts_title), key,
     );
     $("legend").replaceChildren(...a.parts.map((p) => {
       const li = el("li");
@@ -236,8 +245,10 @@
   function search() {
     const q = $("model").value.trim();
     const list = $("suggest");
+    const mine = ++searchSeq;
     api("GET", `/app/api/models?task=${encodeURIComponent($("task").value)}&q=${encodeURIComponent(q)}`)
       .then((data) => {
+        if (mine !== searchSeq) return; // a later search has been asked for
         list.replaceChildren(...data.models.map((m) => {
           const li = el("li", "", m.params_b ? `${m.name} · ${number(m.params_b)}B` : m.name);
           li.tabIndex = 0;

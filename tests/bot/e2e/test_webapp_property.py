@@ -5,9 +5,7 @@ itself is plain and hypothesis drives it."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -20,14 +18,11 @@ from hypothesis import strategies as st
 
 from bot.throttle import Limits, Throttle
 from bot.webapp.auth import sign
-from bot.webapp.server import serve
 from core.catalog import default_catalog
 from core.specs import ModelKind
-from tests.bot.e2e.conftest import running_bot
 from tests.bot.e2e.test_webapp_api import CONTRACT, cli_estimate
-from tests.bot.e2e.webapp_fixtures import HOST, free_port
+from tests.bot.e2e.webapp_fixtures import bot_in_thread
 
-START_TIMEOUT_S = 30.0
 CATALOG = default_catalog()
 MODELS = {kind: sorted(m.id for m in CATALOG.models.values() if m.kind == kind) for kind in ModelKind}
 GPUS = sorted(CATALOG.gpus)
@@ -37,37 +32,10 @@ PRECISIONS = ["bf16", "fp16", "fp8", "int8", "int4", "awq-int4", "gptq-int4", "q
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, template_db: Path) -> Iterator[tuple[str, str]]:
     """(the page's base URL, the bot token): the real bot and its page, in a thread of their own."""
-    ready = threading.Event()
-    found: dict[str, Any] = {}
-
-    async def main() -> None:
-        stop = asyncio.Event()
-        found["stop"] = (asyncio.get_running_loop(), stop)
-        async with running_bot(tmp_path_factory.mktemp("property"), template_db) as h:
-            assert h.app is not None
-            port = free_port()
-            # As many calls as the test makes: throttling has tests of its own.
-            runner = await serve(h.app, HOST, port, Throttle(buttons=Limits(1_000_000, 1_000_000.0)))
-            found.update(url=f"http://{HOST}:{port}", token=h.app.bot.token)
-            ready.set()
-            try:
-                await stop.wait()
-            finally:
-                await runner.cleanup()
-
-    def run() -> None:
-        try:
-            asyncio.run(main())
-        finally:
-            ready.set()
-
-    thread = threading.Thread(target=run, name="webapp-property", daemon=True)
-    thread.start()
-    assert ready.wait(START_TIMEOUT_S) and "url" in found, "the bot did not start"
-    yield found["url"], found["token"]
-    loop, stop = found["stop"]
-    loop.call_soon_threadsafe(stop.set)
-    thread.join(START_TIMEOUT_S)
+    # As many calls as the test makes: throttling has tests of its own.
+    throttle = Throttle(buttons=Limits(1_000_000, 1_000_000.0))
+    with bot_in_thread(tmp_path_factory.mktemp("property"), template_db, throttle) as bot:
+        yield bot.url, bot.token
 
 
 def api_answer(served: tuple[str, str], request: dict[str, Any]) -> tuple[int, Any]:

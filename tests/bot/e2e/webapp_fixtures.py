@@ -3,8 +3,11 @@ and initData signed with the bot's token as Telegram signs it (`bot.webapp.auth.
 
 from __future__ import annotations
 
+import asyncio
 import socket
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Coroutine, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,12 +15,14 @@ from typing import Any
 import aiohttp
 import pytest
 
+from bot.throttle import Throttle
 from bot.webapp.auth import sign
 from bot.webapp.server import serve
 from tests.bot.e2e.conftest import Harness, running_bot
 from tgsandbox import ChatMessage, SandboxUser
 
 HOST = "127.0.0.1"
+START_TIMEOUT_S = 30.0
 SALES_CHAT = -1009876543777
 
 
@@ -81,3 +86,58 @@ async def page_fixture(tmp_path: Path, template_db: Path) -> AsyncIterator[Page]
                 yield Page(h, f"http://{HOST}:{port}", h.user(language_code="ru", username="tester"), http)
         finally:
             await runner.cleanup()
+
+
+@dataclass
+class ThreadedBot:
+    """The real bot and its page running in a thread of their own (their own event loop), for tests
+    that block (a browser driver, hypothesis): `run` waits for a coroutine on the bot's loop."""
+
+    url: str
+    harness: Harness
+    loop: asyncio.AbstractEventLoop
+
+    @property
+    def token(self) -> str:
+        assert self.harness.app is not None
+        return self.harness.app.bot.token
+
+    def run(self, coro: Coroutine[Any, Any, Any], timeout: float = START_TIMEOUT_S) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+
+@contextmanager
+def bot_in_thread(
+    tmp_path: Path, template_db: Path, throttle: Throttle | None = None, **overrides: Any
+) -> Iterator[ThreadedBot]:
+    ready = threading.Event()
+    found: dict[str, Any] = {}
+
+    async def main() -> None:
+        stop = found["stop"] = asyncio.Event()
+        async with running_bot(tmp_path, template_db, **overrides) as h:
+            assert h.app is not None
+            port = free_port()
+            runner = await serve(h.app, HOST, port, throttle)
+            found["bot"] = ThreadedBot(f"http://{HOST}:{port}", h, asyncio.get_running_loop())
+            ready.set()
+            try:
+                await stop.wait()
+            finally:
+                await runner.cleanup()
+
+    def run() -> None:
+        try:
+            asyncio.run(main())
+        finally:
+            ready.set()
+
+    thread = threading.Thread(target=run, name="bot-in-thread", daemon=True)
+    thread.start()
+    assert ready.wait(START_TIMEOUT_S) and "bot" in found, "the bot did not start"
+    bot: ThreadedBot = found["bot"]
+    try:
+        yield bot
+    finally:
+        bot.loop.call_soon_threadsafe(found["stop"].set)
+        thread.join(START_TIMEOUT_S)
