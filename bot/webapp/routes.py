@@ -41,6 +41,7 @@ from bot.i18n import language_for
 from bot.throttle import Kind, Throttle
 from bot.webapp import auth, layout
 from core.specs import ModelKind
+from core.texts import LANGUAGES
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -129,8 +130,19 @@ class WebApp:
             raise ApiError(400, "invalid", "the body must be a JSON object")
         return data
 
-    def lang(self, user: WebAppUser) -> str:
-        return language_for(user.language_code, self.app.settings.default_language)
+    async def prefs(self, user: WebAppUser) -> tuple[str, str]:
+        """(language, currency) as the chat answers this user: their /lang and /currency choices,
+        else their Telegram language's (bot.i18n, bot.context)."""
+        from bot.context import user_currency
+        from bot.db import repository
+
+        settings = self.app.settings
+        async with self.sessionmaker() as session:
+            db_user = await repository.get_user(session, user.id)
+        lang = language_for(user.language_code, settings.default_language)
+        if db_user is not None and db_user.language in LANGUAGES:
+            lang = db_user.language
+        return lang, user_currency(db_user, user.language_code, settings.default_currency)
 
     def tr(self, lang: str) -> Callable[..., str]:
         return lambda key, **args: self.app.i18n.core.get(key, lang, **args)
@@ -143,13 +155,14 @@ class WebApp:
 
     # --- sizing
 
-    async def sized(self, fields: dict[str, Any], lang: str) -> tuple[Any, Any, Catalog]:
+    async def sized(self, fields: dict[str, Any], prefs: tuple[str, str]) -> tuple[Any, Any, Catalog]:
         """(result, answer, catalogue) of a request, as the chat sizes it; ApiError when it cannot be."""
         from bot import dialog, presenter
         from bot.hf_models import ANSWERS, HF_MODELS
         from core.errors import CoreError
         from core.hf import LOOKUP_BUDGET_S
 
+        lang, currency = prefs
         catalog = await self.catalog()
         settings = self.app.settings
         model = fields.get("model")
@@ -168,7 +181,7 @@ class WebApp:
             result = dialog.estimate(fields, catalog)
         except CoreError as e:
             raise ApiError(422, "invalid", presenter.core_error_reason(e, lang), e.field) from None
-        answer = dialog.ESTIMATES.answer(result, lang, currency=settings.default_currency)
+        answer = dialog.ESTIMATES.answer(result, lang, currency=currency)
         return result, answer, catalog
 
     # --- the routes
@@ -182,7 +195,7 @@ class WebApp:
     async def init(self, request: web.Request) -> web.StreamResponse:
         user = self.user_of(request, "button")
         body = await self.body(request)
-        lang = self.lang(user)
+        lang, _ = await self.prefs(user)
         tr = self.tr(lang)
         catalog = await self.catalog()
         start = layout.decode(str(body.get("start") or "")) or {}
@@ -219,14 +232,14 @@ class WebApp:
     async def answer(self, request: web.Request) -> web.StreamResponse:
         user = self.user_of(request, "button")
         fields = await self.body(request)
-        result, answer, catalog = await self.sized(fields, self.lang(user))
+        result, answer, catalog = await self.sized(fields, await self.prefs(user))
         return web.json_response(layout.page(result, answer, catalog))
 
     async def relay_call(self, request: web.Request) -> web.StreamResponse:
         action = request.match_info["action"]
         user = self.user_of(request, "message")
         fields = await self.body(request)
-        await self.sized(fields, self.lang(user))  # an error is said on the page, not in the chat
+        await self.sized(fields, await self.prefs(user))  # an error is said on the page, not in the chat
         await relay(self.app, user, action, fields)
         return web.json_response({"ok": True})
 

@@ -194,3 +194,12 @@ def test_a_request_survives_the_link() -> None:
     request = {**REQUEST, "gpus": ["rtx3090"], "num_gpus": 2, "engine": "vllm"}
     assert layout.decode(layout.encode(request)) == {k: v for k, v in request.items() if k != "engine"}
     assert layout.decode("not base64 json!") is None and layout.decode("W10") is None  # "[]"
+
+
+async def test_the_page_speaks_the_language_chosen_in_the_chat(page: Page) -> None:
+    await page.user.send("/lang")
+    await page.user.click(text("lang-en"))
+    status, body = await page.call("/app/api/init", {})  # Telegram still says "ru"
+    assert status == 200 and body["lang"] == "en"
+    status, body = await page.call("/app/api/answer", REQUEST)
+    assert status == 200 and body["lead"].startswith("✅ Fits")
