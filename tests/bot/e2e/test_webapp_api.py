@@ -203,3 +203,16 @@ async def test_the_page_speaks_the_language_chosen_in_the_chat(page: Page) -> No
     assert status == 200 and body["lang"] == "en"
     status, body = await page.call("/app/api/answer", REQUEST)
     assert status == 200 and body["lead"].startswith("✅ Fits")
+
+
+async def test_the_calculator_button_is_for_private_chats_only(page: Page) -> None:
+    """Telegram refuses web_app buttons in groups: an answer there has none; in private it has one."""
+    bot = page.harness.sandbox.bot_user.username
+    member = page.harness.user().in_group(chat_id=-1004242, title="Team")
+    in_group = await member.send(f"@{bot} llama 3.1 8b int4")
+    assert any("Llama 3.1 8B" in (m.text or "") for m in in_group)  # answered there
+    assert not any(b.web_app for m in in_group for row in m.buttons for b in row)
+    private = [m for m in await page.user.send("llama 3.1 8b int4") if result_mark() in (m.text or "")]
+    assert [b.text for m in private for row in m.buttons for b in row if b.web_app] == [
+        text("btn-calculator")
+    ]

@@ -21,6 +21,7 @@ from urllib.parse import urlencode
 import pytest
 
 from bot.webapp.auth import sign
+from bot.webapp.layout import encode
 from core.answer import build_answer
 from core.render import format_bytes
 from core.solve import run as estimate
@@ -198,6 +199,17 @@ def test_the_calculator_in_a_browser(browser: WebDriver, bot: ThreadedBot) -> No
 
     bot.run(sandbox.wait_for(lambda: card() is not None, "the lead's card in the sales chat"))
     assert "из калькулятора" in (card() or "") and "Qwen2.5 7B" in (card() or "")
+
+    # Opened from "🎛 Калькулятор" under an answer (?r=) or by a ?startapp= link (start_param in
+    # initData): the page asks for that request at once.
+    under_answer = {"task": "training", "method": "qlora", "model": "llama-3.1-8b", "seq_len": 4096}
+    browser.get(f"{bot.url}/app?r={encode(under_answer)}#{urlencode({'tgWebAppData': init_data})}")
+    answered(browser, **under_answer)
+    linked = {"task": "inference", "model": "mistral-7b", "concurrency": 16, "gpus": ["l40s"], "num_gpus": 2}
+    with_param = sign(bot.token, user.user, start_param=encode(linked))
+    browser.get(f"{bot.url}/app#{urlencode({'tgWebAppData': with_param})}")
+    sent = answered(browser, **linked)
+    assert shown(browser)[0] == estimate(sent).total_bytes
 
 
 def _last(user: Any) -> str | None:
