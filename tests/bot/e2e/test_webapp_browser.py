@@ -26,6 +26,7 @@ from core.answer import build_answer
 from core.render import format_bytes
 from core.solve import run as estimate
 from tests.bot.e2e.conftest import text
+from tests.bot.e2e.test_webapp_api import spaced
 from tests.bot.e2e.webapp_fixtures import ThreadedBot, bot_in_thread
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -171,10 +172,15 @@ def test_the_calculator_in_a_browser(browser: WebDriver, bot: ThreadedBot) -> No
     for gpu in ("rtx3090", "h200"):
         Select(browser.find_element(By.ID, "gpu")).select_by_value(gpu)
         sent = answered(browser, gpus=[gpu])
-        verdict = build_answer(estimate(sent), "ru").verdict
-        assert shown(browser)[1] == verdict
-        verdicts.append(verdict)
+        answer = build_answer(estimate(sent), "ru", currency="RUB")
+        assert shown(browser)[1] == answer.verdict
+        verdicts.append(answer.verdict)
+        # The answer's own top mitigations, and the card's fit bands under the bar.
+        listed = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#mitigations li")]
+        assert listed == [spaced(m) for m in answer.mitigations]  # WebDriver's text: plain spaces
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#bands span")) == 3
     assert verdicts == ["does_not_fit", "fits"]
+    assert not browser.find_elements(By.CSS_SELECTOR, "#mitigations li")  # it fits: none to show
 
     # The layout at a phone's size: nothing past the viewport; the picture for the README.
     no_overflow(browser)
