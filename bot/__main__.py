@@ -24,7 +24,8 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
+from urllib.parse import urlencode
 
 from pydantic import SecretStr
 
@@ -33,6 +34,13 @@ from bot.logs import log_uncaught_exceptions, secrets_of, setup_logging
 
 SANDBOX_USER_ID = 1001
 SANDBOX_PICTURES = Path("data") / "pictures"  # the answers' pictures the sandbox chat received
+SANDBOX_HOST = "127.0.0.1"  # the Mini App's page in the sandbox: this machine only
+if TYPE_CHECKING:
+    from aiogram.types import User as TelegramUser
+    from aiohttp.web import AppRunner
+
+    from bot.app import App
+
 log = logging.getLogger("bot")
 
 
@@ -56,14 +64,36 @@ async def run_sandbox(
             )
         )
         user = sandbox.user(id=SANDBOX_USER_ID, first_name="You", language_code=settings.default_language)
+        page = await _serve_page(app, user.user, output)
         try:
             await run_terminal_chat(
                 sandbox, user, input_fn=input_fn, output=output, pictures_dir=SANDBOX_PICTURES
             )
         finally:
+            if page is not None:
+                await page.cleanup()
             await app.dp.stop_polling()
             await polling
             await app.close()
+
+
+async def _serve_page(app: App, user: TelegramUser, output: TextIO) -> AppRunner | None:
+    """The Mini App on 127.0.0.1:WEBAPP_PORT, and a URL opening it in a desktop browser as `user`
+    (initData signed with the sandbox's token, as Telegram would: bot.webapp.auth.sign)."""
+    from bot.webapp.auth import sign
+    from bot.webapp.server import serve
+
+    port = app.settings.webapp_port
+    try:
+        page = await serve(app, SANDBOX_HOST, port)
+    except OSError as e:
+        where = f"{SANDBOX_HOST}:{port}"
+        print(f"(the Mini App is not served: {where}: {e.strerror or e}; set WEBAPP_PORT)", file=output)
+        return None
+    init_data = sign(app.bot.token, user)
+    url = f"http://{SANDBOX_HOST}:{port}/app#{urlencode({'tgWebAppData': init_data})}"
+    print(app.i18n.core.get("webapp-dev-url", app.settings.default_language, url=url), file=output)
+    return page
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -446,10 +446,17 @@ async def run_polling(settings: Settings) -> None:
     if (bot := await reach_telegram(settings)) is None:
         return
     app = await create_app(settings, bot=bot)
+    page = None
     try:
+        if settings.webapp_url:  # the Mini App's page on a server of its own (bot.webapp)
+            from bot.webapp.server import serve
+
+            page = await serve(app, settings.web_server_host, settings.webapp_port)
         await app.bot.delete_webhook(drop_pending_updates=False)
         await app.dp.start_polling(app.bot, allowed_updates=app.dp.resolve_used_update_types())
     finally:
+        if page is not None:
+            await page.cleanup()
         await app.close()
 
 
@@ -608,6 +615,9 @@ def build_webhook_app(app: App, *, secret: str | None, path: str = WEBHOOK_PATH)
 
     token = app.settings.metrics_token
     metrics.serve(web_app, dp, bot.id, token=token.get_secret_value() if token else None)
+    from bot.webapp.server import install  # the Mini App's page and API (GET /app, /app/api/…)
+
+    install(web_app, app)
     dp.startup.register(start_inbox)
     setup_application(web_app, dp, bot=bot)
     return web_app

@@ -91,6 +91,10 @@ class Settings(BaseSettings):
     web_server_port: int = 8080
     # GET /metrics on the webhook server (bot.metrics) asks for `Authorization: Bearer <this>` when set.
     metrics_token: SecretStr | None = None
+    # The Mini App (bot/webapp): its public https URL (the page, `GET /app` of this bot's server) turns on
+    # the menu button and "🎛 Калькулятор" under answers; polling mode serves it on WEBAPP_PORT.
+    webapp_url: str | None = None
+    webapp_port: int = 8081
     contact_url: str = "https://example.com/contact"
     # Where quote requests (leads) are delivered: a group or supergroup id (-100…), optionally a forum
     # topic in it. Unset: leads are stored and logged, not sent (they stay pending until it is set).
@@ -266,7 +270,15 @@ class Settings(BaseSettings):
             )
         return value
 
-    @field_validator("web_server_port")
+    @field_validator("webapp_url")
+    @classmethod
+    def _webapp_url(cls, value: str | None) -> str | None:
+        # Telegram opens Mini Apps over https only (WebAppInfo: "An HTTPS URL of a Web App").
+        if value is not None and (error := _url_problem(value, ("https",))):
+            raise ValueError(error)
+        return value
+
+    @field_validator("web_server_port", "webapp_port")
     @classmethod
     def _web_server_port(cls, value: int) -> int:
         if not 1 <= value <= MAX_PORT:

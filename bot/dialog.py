@@ -248,6 +248,7 @@ async def show_result(
                 ctx.settings.contact_url,
                 campaign=before.source,
                 card_switch=answer.card_switch,
+                calculator_url=_calculator_url(ctx, request, message=message, query=query),
             ),
         ),
         query=query,
@@ -268,6 +269,19 @@ async def show_result(
         ),
     )
     await _send_picture(ctx, answer, query=query, message=message)
+
+
+def _calculator_url(
+    ctx: Ctx, request: dict[str, Any], *, message: Message | None, query: CallbackQuery | None
+) -> str | None:
+    """The Mini App on this request ("🎛 Калькулятор"): with WEBAPP_URL set, in a private chat (Telegram
+    refuses web_app buttons in groups)."""
+    chat = message.chat if message is not None else query.message.chat if query and query.message else None
+    if not ctx.settings.webapp_url or chat is None or chat.type != ChatType.PRIVATE:
+        return None
+    from bot.webapp.layout import link
+
+    return link(ctx.settings.webapp_url, request)
 
 
 async def ensure_models(

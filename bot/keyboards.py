@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
+from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup, WebAppInfo
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
 from bot import flow
@@ -283,10 +283,12 @@ def result_keyboard(
     *,
     campaign: str | None = None,
     card_switch: tuple[str, str] | None = None,
+    calculator_url: str | None = None,
 ) -> InlineKeyboardMarkup:
     """The rental offer (or a contact button when none fits), then change precision / workload /
     method, then Details, Request a quote and Start over. `card_switch` (id, name): a card named
-    without its memory was read as one card; a button sizes the same request on the other."""
+    without its memory was read as one card; a button sizes the same request on the other.
+    `calculator_url`: the Mini App opening on this answer's request ("🎛 Калькулятор", last)."""
     task = answers.get("task", "")
     steps = flow.path(answers)
     changes: list[InlineKeyboardButton] = []
@@ -323,6 +325,8 @@ def result_keyboard(
             InlineKeyboardButton(text=tr("btn-restart"), callback_data=_RESTART_DATA),
         ]
     )
+    if calculator_url is not None:
+        rows.append([InlineKeyboardButton(text=tr("btn-calculator"), web_app=WebAppInfo(url=calculator_url))])
     # Built as the markup directly: aiogram's builder checks and copies each row again (a third of
     # the keyboard's time), for rows this short and fixed.
     return InlineKeyboardMarkup(inline_keyboard=rows)

@@ -22,6 +22,7 @@ class Button:
     callback_data: str | None = None
     url: str | None = None
     inline: bool = True  # False: a reply-keyboard button, pressing it sends its text
+    web_app: str | None = None  # a Mini App button: the page's URL (Telegram opens it, no update)
 
 
 def validate_reply_markup(markup: Any) -> dict[str, Any] | None:
@@ -76,7 +77,15 @@ def buttons_of(markup: dict[str, Any] | None) -> list[list[Button]]:
         return []
     if "inline_keyboard" in markup:
         return [
-            [Button(b["text"], callback_data=b.get("callback_data"), url=b.get("url")) for b in row]
+            [
+                Button(
+                    b["text"],
+                    callback_data=b.get("callback_data"),
+                    url=b.get("url"),
+                    web_app=(b.get("web_app") or {}).get("url"),
+                )
+                for b in row
+            ]
             for row in markup["inline_keyboard"]
         ]
     if "keyboard" in markup:

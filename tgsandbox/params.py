@@ -13,7 +13,7 @@ from .errors import bad_request
 # Parameters whose value is a JSON-serialized object or array in form and multipart bodies.
 JSON_PARAMS = frozenset(
     {"reply_markup", "entities", "caption_entities", "results", "commands", "scope", "allowed_updates",
-     "link_preview_options", "reply_parameters", "button", "media", "options"}
+     "link_preview_options", "reply_parameters", "button", "media", "options", "menu_button"}
 )
 
 # Scalars arrive as strings in form bodies; recorded requests show these typed, for easy assertions.

@@ -128,6 +128,7 @@ class FakeTelegram:
         self.requests: list[RecordedRequest] = []
         self.queries: dict[str, PendingQuery] = {}
         self.commands: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self.menu_buttons: dict[int | None, dict[str, Any]] = {}  # setChatMenuButton: chat id (None: default)
         self.files: dict[str, Upload | str] = {}
         self.flood_rules: list[FloodRule] = []
         self.fault_rules: list[FaultRule] = []

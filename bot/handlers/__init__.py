@@ -19,6 +19,7 @@ from bot.handlers import (
     rentbuy,
     wizard,
 )
+from bot.webapp import handler as webapp
 
 
 def routers() -> list[Router]:
@@ -38,6 +39,7 @@ def routers() -> list[Router]:
         errors.make_router(),
         claims.make_sales_router(),  # "Беру" on the sales chat's cards, before groups' stale-button answer
         groups.make_router(),
+        webapp.make_router(),  # the Mini App's "quote" and "to the chat", before the form's states
         admin.make_router(),
         pasted_logs.make_router(),  # a pasted OOM / nvidia-smi / vLLM / llama.cpp log, before any question
         rentbuy.make_router(),  # "rent or buy?", before the price questions and the quote form

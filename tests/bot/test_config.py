@@ -29,6 +29,7 @@ VARIABLES = [
     "HF_LOOKUP", "HF_ENDPOINT", "CRM_WEBHOOK_URL", "CRM_WEBHOOK_SECRET", "BITRIX24_WEBHOOK_URL",
     "BITRIX24_TELEGRAM_FIELD", "AMOCRM_DOMAIN", "AMOCRM_TOKEN", "DEFAULT_CURRENCY", "PURCHASE_FILE",
     "HF_LOOKUP", "HF_ENDPOINT", "LEAD_REMINDER_MINUTES", "LEAD_ESCALATE_MINUTES", "METRICS_TOKEN",
+    "WEBAPP_URL", "WEBAPP_PORT",
 ]  # fmt: skip
 TOKEN = "123456:AAH-very-secret-token"
 # A token of @BotFather's shape (the secret part is 35 characters there).
@@ -539,6 +540,9 @@ def test_secrets_of_settings_include_url_passwords() -> None:
         ({"AMOCRM_DOMAIN": "example.amocrm.ru"}, "AMOCRM_TOKEN: not set"),
         ({"AMOCRM_TOKEN": "t"}, "AMOCRM_TOKEN: set without AMOCRM_DOMAIN"),
         ({"AMOCRM_DOMAIN": "not a domain", "AMOCRM_TOKEN": "t"}, "AMOCRM_DOMAIN: must be the account's"),
+        # Telegram opens Mini Apps over https only.
+        ({"WEBAPP_URL": "http://calc.example/app"}, "WEBAPP_URL: must be a URL starting with https://"),
+        ({"WEBAPP_PORT": "70000"}, "WEBAPP_PORT: must be a TCP port"),
     ],
 )
 def test_bad_sales_and_crm_settings_name_the_variable(

@@ -99,6 +99,24 @@ async def delete_my_commands(telegram: FakeTelegram, params: Params) -> Any:
     return True
 
 
+@api_method("setChatMenuButton")
+async def set_chat_menu_button(telegram: FakeTelegram, params: Params) -> Any:
+    button = params.json("menu_button") or {"type": "default"}
+    if not isinstance(button, dict) or button.get("type") not in ("commands", "web_app", "default"):
+        raise bad_request("can't parse menu button")
+    url = str((button.get("web_app") or {}).get("url", ""))
+    if button["type"] == "web_app" and not url.startswith("https://"):
+        raise bad_request("BUTTON_URL_INVALID")
+    telegram.menu_buttons[params.integer("chat_id")] = button
+    return True
+
+
+@api_method("getChatMenuButton")
+async def get_chat_menu_button(telegram: FakeTelegram, params: Params) -> Any:
+    key = params.integer("chat_id")
+    return telegram.menu_buttons.get(key) or telegram.menu_buttons.get(None) or {"type": "default"}
+
+
 @api_method("getChat")
 async def get_chat(telegram: FakeTelegram, params: Params) -> Any:
     chat = telegram.chat_of(params).chat
