@@ -24,12 +24,12 @@ import asyncio
 import logging
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from html import escape
 from typing import Any
 
+from cachetools import LRUCache
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db import hf_cache
@@ -145,8 +145,8 @@ class HfModels:
         self._executor = ThreadPoolExecutor(max_lookups, thread_name_prefix="hf-lookup")
         self._running = 0  # threads still at work (one may outlive its wait by WAIT_SLACK_S)
         self._lock = threading.Lock()
-        self._found: OrderedDict[str, tuple[dict[str, Any], dict[str, int] | None]] = OrderedDict()
-        self._refused: OrderedDict[str, dict[str, str]] = OrderedDict()
+        self._found: LRUCache[str, tuple[dict[str, Any], dict[str, int] | None]] = LRUCache(MEMORY_SIZE)
+        self._refused: LRUCache[str, dict[str, str]] = LRUCache(MEMORY_SIZE)
         self._inflight: dict[str, asyncio.Future[HubAnswer | hf.ConfigRefused | None]] = {}
         self.fetches = 0  # look-ups that went to the network: for tests and logs
         self.lookups = Tally()  # by outcome, not tried ones too (bot.metrics)
@@ -176,8 +176,7 @@ class HfModels:
         if not hf.is_hub_id(model.strip()):
             return NOT_A_HUB_ID
         key = hf_cache.key_of(model)
-        if key in self._found:
-            self._found.move_to_end(key)
+        if self._found.get(key) is not None:  # a hit is the most recently used
             return FOUND
         cached = await hf_cache.get(session, model)
         if cached is not None and cached.status == FOUND:
@@ -202,8 +201,6 @@ class HfModels:
 
     def _refuse(self, key: str, refused: hf.ConfigRefused) -> str:
         self._refused[key] = {k: escape(v) for k, v in refused.details.items()}
-        while len(self._refused) > MEMORY_SIZE:
-            self._refused.popitem(last=False)
         return f"{REFUSED}-{refused.code}"
 
     def why(self, model: Any) -> dict[str, str]:
@@ -262,9 +259,6 @@ class HfModels:
 
     def _remember(self, key: str, config: dict[str, Any], counts: dict[str, int] | None) -> None:
         self._found[key] = (config, counts)
-        self._found.move_to_end(key)
-        while len(self._found) > MEMORY_SIZE:
-            self._found.popitem(last=False)
 
 
 HF_MODELS = HfModels()

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup, WebAppInfo
 from aiogram.utils.keyboard import InlineKeyboardBuilder
+from cachetools import LRUCache
 
 from bot import flow
 from bot.callbacks import (
@@ -71,13 +71,9 @@ def step_keyboard(
     pages = flow.paginate(choices) if options is None else [choices]
     page = min(max(page, 0), len(pages) - 1)
     key = (step.name, tuple(pages[page]), page, len(pages), lang)
-    if (markup := _step_keyboards.get(key)) is not None:
-        _step_keyboards.move_to_end(key)
+    if (markup := _step_keyboards.get(key)) is not None:  # a hit is the most recently used
         return markup
-    markup = _build_step_keyboard(step, pages, page, tr, lang)
-    _step_keyboards[key] = markup
-    if len(_step_keyboards) > STEP_KEYBOARDS:
-        _step_keyboards.popitem(last=False)
+    markup = _step_keyboards[key] = _build_step_keyboard(step, pages, page, tr, lang)
     return markup
 
 
@@ -86,7 +82,7 @@ STEP_KEYBOARDS = 4096
 options shown (a model's precisions, a page of models) and the language, so a crowd walking the
 dialog shares a few hundred; building one is ~0.3 ms of aiogram's builder and pydantic models. A
 kept markup is only ever read (serialised into each call)."""
-_step_keyboards: OrderedDict[tuple[Any, ...], InlineKeyboardMarkup] = OrderedDict()
+_step_keyboards: LRUCache[tuple[Any, ...], InlineKeyboardMarkup] = LRUCache(STEP_KEYBOARDS)
 
 
 def _build_step_keyboard(
@@ -238,9 +234,9 @@ def offer_button(
     """The rental offer of the recommended configuration (UTM-tagged, `campaign`: the link source),
     or "contact us" when we do not rent it."""
     rec = result.recommendation
-    if rec is not None and rec.offer_id is not None and rec.url:
+    if rec is not None and rec.url and (offer_id := shown_offer(result)) is not None:
         gpu = short_gpu_name(rec.gpu_name)
-        url = with_utm(rec.url, campaign=campaign, content=rec.offer_id)
+        url = with_utm(rec.url, campaign=campaign, content=offer_id)
         return InlineKeyboardButton(text=tr("btn-rent", gpu=gpu, count=rec.count), url=url)
     return InlineKeyboardButton(text=tr("btn-contact"), url=contact_url)
 

@@ -19,11 +19,11 @@ from typing import Any
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.callbacks import ClaimCB
+from bot.keyboards import shown_offer
 from core.answer import build_answer, config_text, headline_settings, price_of
 from core.catalog import Catalog
 from core.contract import Request, Result
 from core.errors import CoreError
-from core.estimate import estimate
 from core.parse import comparison, comparison_follow_up, follow_up, understand
 
 INTENTS_FILE = Path(__file__).parent / "data" / "quote_intents.toml"
@@ -198,16 +198,6 @@ def dedup_key(telegram_id: int, request: Mapping[str, Any] | None, contact: Cont
     return hashlib.sha256(canonical.encode()).hexdigest()[:40]
 
 
-def sized(request: Mapping[str, Any] | None, catalog: Catalog) -> Result | None:
-    """The last answer sized again (the catalogue may have changed: same rules); None without one."""
-    if not request:
-        return None
-    try:
-        return estimate(dict(request), catalog)
-    except CoreError:
-        return None
-
-
 def summary(result: Result | None, request: Mapping[str, Any] | None, lang: str) -> dict[str, Any]:
     """What the lead row keeps of its configuration (flat, for the admin stats and the CSV export):
     model, task, precision, workload, the recommended config / offer id / price, the chosen offer (the
@@ -239,7 +229,7 @@ def summary(result: Result | None, request: Mapping[str, Any] | None, lang: str)
             currency=rec.currency,
             price_is_from=rec.price_is_from,
             price_text=price_of(rec, lang),
-            chosen_offer=rec.offer_id if rec.url else None,
+            chosen_offer=shown_offer(result),
         )
     if result.target is not None:
         out["target_config"] = f"{result.target.count}x {result.target.gpu}"

@@ -45,6 +45,7 @@ from aiohttp import ClientError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot import leads, tasks
+from bot.backoff import doubling_s
 from bot.db import leads as lead_db
 from bot.db.models import LEAD_UPDATED, Lead, utc_now
 from bot.metrics import Tally
@@ -74,7 +75,7 @@ Translate = Callable[..., str]
 
 def backoff_s(attempts: int) -> float:
     """The wait after the ``attempts``-th failed attempt."""
-    return float(min(BACKOFF_BASE_S * 2 ** min(max(attempts - 1, 0), 32), BACKOFF_MAX_S))
+    return doubling_s(attempts, BACKOFF_BASE_S, BACKOFF_MAX_S)
 
 
 def fresh(created_at: datetime, now: datetime) -> bool:

@@ -38,7 +38,6 @@ import os
 import pickle
 import signal
 import sys
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from html import escape
@@ -49,6 +48,7 @@ from aiogram import Bot
 from aiogram.exceptions import TelegramAPIError
 from aiogram.types import BufferedInputFile, InputFile
 from aiohttp import ClientError
+from cachetools import LRUCache
 
 from bot import picture_worker
 from bot.db.turn import turn_of
@@ -250,7 +250,7 @@ class Pictures:
         self.workers_started = 0  # the first worker, and one after each that ended
         self._worker: asyncio.Task[_Worker] | None = None  # started, or starting
         self._drawing: dict[str, asyncio.Task[Picture | None]] = {}  # picture key → its render
-        self._cache: OrderedDict[str, Picture] = OrderedDict()
+        self._cache: LRUCache[str, Picture] = LRUCache(cache_size)
 
     @property
     def pending(self) -> int:
@@ -271,9 +271,8 @@ class Pictures:
     async def _picture(self, answer: Answer) -> tuple[Picture | None, bool]:
         """`picture`, and whether it was skipped (the renderer busy)."""
         key = picture_key(answer)
-        cached = self._cache.get(key)
+        cached = self._cache.get(key)  # a hit is the most recently used
         if cached is not None:
-            self._cache.move_to_end(key)
             return cached, False
         drawing = self._drawing.get(key)
         if drawing is None or drawing.get_loop() is not asyncio.get_running_loop():
@@ -310,9 +309,9 @@ class Pictures:
             return None
         self.rendered += 1
         self.render_time.observe(asyncio.get_running_loop().time() - started)
-        drawn = self._cache[key] = Picture(png=png, caption=lines)
-        while len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
+        drawn = Picture(png=png, caption=lines)
+        if self.cache_size > 0:  # 0: nothing kept (bench/picture_speed.py)
+            self._cache[key] = drawn
         return drawn
 
     def _note_skip(self) -> None:

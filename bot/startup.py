@@ -22,6 +22,7 @@ from aiogram.exceptions import (
     TelegramUnauthorizedError,
 )
 
+from bot.backoff import doubling_s
 from bot.config import problem
 
 log = logging.getLogger("bot.startup")
@@ -45,8 +46,9 @@ async def wait_for_telegram(bot: Bot, api_url: str, first_retry_s: float = FIRST
         loop.add_signal_handler(signal.SIGTERM, stop.set)
         handled = True
     try:
-        delay, attempt = first_retry_s, 1
+        attempt = 1
         while True:
+            delay = doubling_s(attempt, first_retry_s, MAX_RETRY_S)
             try:
                 await bot.me()
                 if attempt > 1:
@@ -74,7 +76,7 @@ async def wait_for_telegram(bot: Bot, api_url: str, first_retry_s: float = FIRST
             if stop.is_set():
                 log.info("stopped while waiting for Telegram")
                 return False
-            delay, attempt = min(delay * 2, MAX_RETRY_S), attempt + 1
+            attempt += 1
     finally:
         if handled:
             loop.remove_signal_handler(signal.SIGTERM)

@@ -20,10 +20,11 @@ bucket is a full one again, which is what an idle user's bucket would be anyway)
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
+
+from cachetools import LRUCache
 
 MESSAGE_BURST = 8
 """Messages handled back to back: a question and a few quick follow-ups (`а в int4?`, `а на 3090?`).
@@ -80,7 +81,7 @@ class Throttle:
         self.limits: dict[Kind, Limits] = {"message": messages, "button": buttons}
         self.max_tracked = max_tracked
         self.clock = clock
-        self._buckets: OrderedDict[tuple[Kind, int], _Bucket] = OrderedDict()
+        self._buckets: LRUCache[tuple[Kind, int], _Bucket] = LRUCache(max_tracked)
 
     @property
     def messages(self) -> Limits:
@@ -99,13 +100,10 @@ class Throttle:
         limits = self.limits[kind]
         now = self.clock()
         key = (kind, sender)
-        bucket = self._buckets.get(key)
+        bucket = self._buckets.get(key)  # a hit is the most recently used
         if bucket is None:
             bucket = self._buckets[key] = _Bucket(tokens=float(limits.burst), at=now)
-            while len(self._buckets) > self.max_tracked:
-                self._buckets.popitem(last=False)
         else:
-            self._buckets.move_to_end(key)
             elapsed = max(now - bucket.at, 0.0)  # a clock that goes back refills nothing
             bucket.tokens = min(float(limits.burst), bucket.tokens + elapsed * limits.rate)
             bucket.at = max(bucket.at, now)

@@ -19,10 +19,11 @@ a `Result` is only read (or copied: `model_copy(update=...)`). Not thread-safe: 
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from cachetools import LRUCache
 
 from core.answer import Answer, build_answer
 from core.catalog import Catalog, default_catalog
@@ -66,13 +67,27 @@ class _Entry:
         return all(hub.records.get(hub.key(repo)) is record for repo, record in self.hub_reads)
 
 
+class _Entries(LRUCache[tuple[Catalog, str], _Entry]):
+    """The remembered estimates, least recently used dropped past `size`; an entry dropped or
+    removed leaves `by_result` with it."""
+
+    def __init__(self, size: int, by_result: dict[int, _Entry]) -> None:
+        super().__init__(size)
+        self.by_result = by_result
+
+    def __delitem__(self, key: tuple[Catalog, str]) -> None:
+        entry = self[key]
+        super().__delitem__(key)
+        self.by_result.pop(id(entry.result), None)
+
+
 class Estimates:
     """`run` and `answer`, remembered; `hits` and `misses` count the estimates (for tests and logs)."""
 
     def __init__(self, size: int = ESTIMATES_SIZE) -> None:
         self.size = size
-        self._entries: OrderedDict[tuple[Catalog, str], _Entry] = OrderedDict()
         self._by_result: dict[int, _Entry] = {}  # id(entry.result) → entry, for `answer`
+        self._entries = _Entries(size, self._by_result)
         self.hits = 0
         self.misses = 0
 
@@ -85,20 +100,17 @@ class Estimates:
             return run(request, catalog, hub=hub)
         req = parse_request(request)
         key = (catalog, req.model_dump_json())
-        entry = self._entries.get(key)
+        entry = self._entries.get(key)  # a hit is the most recently used
         if entry is not None and entry.current(hub):
-            self._entries.move_to_end(key)
             self.hits += 1
             return entry.result
         self.misses += 1
         reading = _Reading(hub)
         result = run(req, catalog, hub=reading)
-        self._forget(key)
+        self._entries.pop(key, None)  # a stale entry of this request
         entry = _Entry(result, tuple(reading.read.items()))
         self._entries[key] = entry
         self._by_result[id(result)] = entry
-        while len(self._entries) > self.size:
-            self._forget(next(iter(self._entries)))
         return result
 
     def answer(
@@ -132,8 +144,3 @@ class Estimates:
 
     def __len__(self) -> int:
         return len(self._entries)
-
-    def _forget(self, key: tuple[Catalog, str]) -> None:
-        entry = self._entries.pop(key, None)
-        if entry is not None:
-            self._by_result.pop(id(entry.result), None)

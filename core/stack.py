@@ -36,14 +36,13 @@ from core.contract import (
 from core.errors import CoreError, EstimateError
 from core.formulas.params import arch_of
 from core.formulas.peak import peak_breakdown
+from core.formulas.vllm import VLLM_GPU_MEMORY_UTILIZATION  # vLLM's share of the card
 from core.notes import note
 from core.specs import ModelKind, ModelSpec
 
 DATA_FILE = Path(__file__).parent / "data" / "embedders.toml"
 # Text-embeddings-inference and Infinity serve encoders in fp16/bf16 on GPUs by default.
 DEFAULT_STACK_PRECISION = Precision.BF16
-# vLLM preallocates this share of the card for itself (`--gpu-memory-utilization`, default 0.9).
-VLLM_GPU_MEMORY_UTILIZATION = 0.9
 _RERANKER_NAME = re.compile(r"rerank", re.IGNORECASE)
 
 

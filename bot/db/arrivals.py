@@ -1,22 +1,13 @@
-"""First contact prepared at receipt: a poll batch's new senders get their rows, and their FSM
-records are read, in the inbox's receipt (bot.db.inbox), for the whole batch at once.
+"""First contact prepared at receipt (SQLite only): in the inbox's receipt transaction (bot.db.inbox),
+one statement writes the rows of the batch's senders this process has not seen
+(bot.db.middleware.DbSessionMiddleware.first_contact) and one reads the FSM records memory does not
+keep (bot.storage.SqlAlchemyStorage.prefetch); both go into memory once committed. A new user's
+updates then issue no statement of their own: their writes wait for the group commit, like a known
+user's, instead of queueing for SQLite's write turn (figures: bench/README.md).
 
-A new user's first updates used to write rows of their own: the /start wrote the user's row (and
-read the FSM record that is not there yet), the task press the dialog's row. Each such statement
-takes SQLite's one write turn (bot.db.turn), where it queues behind the group commits and the
-receipts, which go first (they finish updates in hand). Under a crowd of new users, who all write,
-that queue was the tail: `bench/bot_load.py --users 100` (guided walk, 2 cores) had /start at p50
-0.6 s and the task press at p50 1.5 s, p99 2.6 s, while later presses took 0.07 s.
-
-The receipt holds the turn anyway. Here, right after it records the batch, one statement writes the
-rows of the senders this process has not seen (bot.db.middleware.DbSessionMiddleware.first_contact)
-and one reads the FSM records memory does not keep (bot.storage.SqlAlchemyStorage.prefetch); both
-go into memory once committed, which is what their updates then read. With the dialog's new row
-deferred to the group commit (bot.db.repository.DialogIds), a new user's updates issue no statement
-of their own: their writes wait for the group commit, like a known user's.
-
-Only where one process owns the database (the embedded SQLite), as for everything memory keeps of
-it. It is a shortcut: when it fails, it is logged, and each update reads and writes for itself.
+Only where one process owns the database, as for everything memory keeps of it. A shortcut: when it
+fails, it is logged, and each update reads and writes for itself. The delivery contract and the
+modes: docs/persistence.md.
 """
 
 from __future__ import annotations

@@ -1,18 +1,14 @@
 """aiosqlite's connection without its thread: each SQLite call runs in place, on the event loop.
 
-aiosqlite runs every call (cursor, execute, fetch, commit) in a thread of its own and hands the
-result back through the loop: three thread hops per statement. Each hop waits for the GIL, which a
-busy event loop gives up only every ``sys.getswitchinterval()`` (5 ms): under a crowd a statement
-costs milliseconds of waiting and the loop's CPU for the hand-overs, for work that takes SQLite
-microseconds (a point query or a one-row write on a local file, WAL, synchronous=NORMAL: no fsync
-per commit). In place, the statement just runs.
+aiosqlite hands every call (cursor, execute, fetch, commit) to a thread of its own and back through
+the loop: three thread hops per statement, each waiting for the GIL of a busy loop
+(``sys.getswitchinterval()``), for work that takes SQLite microseconds (a point query or a one-row
+write on a local file, WAL, synchronous=NORMAL: no fsync per commit). In place, the statement runs.
 
-What that costs: a call that waits inside SQLite blocks the loop meanwhile. In this process nothing
-waits: writers take turns (bot.db.turn), WAL readers never wait for writers. Another *process*
-writing the same file would make our writes wait in SQLite's busy handler (up to busy_timeout), the
-loop with them — two bots on one file, which the embedded database does not support anyway
-(`python -m bot stats` only reads). A WAL checkpoint (every ~1,000 pages written) runs in place too:
-a few milliseconds.
+The price: a call that waits inside SQLite blocks the loop. In this process nothing waits: writers
+take turns (bot.db.turn), WAL readers never wait for writers. Another process writing the same file
+would (two bots on one file: not supported; `python -m bot stats` only reads). A WAL checkpoint runs
+in place too. The modes and the contract: docs/persistence.md.
 """
 
 from __future__ import annotations

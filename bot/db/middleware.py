@@ -1,4 +1,6 @@
-"""One database session per Telegram update (short transactions), with de-duplication and the user row."""
+"""One database session per Telegram update (short transactions), with de-duplication and the user row.
+
+What commits when, in each mode: docs/persistence.md."""
 
 import asyncio
 import logging

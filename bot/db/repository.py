@@ -181,8 +181,7 @@ class DialogIds:
     """Ids of new dialog rows, handed out by this process, so that a new row can wait for the group
     commit like the updates of rows (bot.db.group_commit): a dialog opened by a button press (the
     task step) then costs no statement, transaction or SQLite write turn of its own, which under a
-    crowd queued behind every group commit (`bench/bot_load.py --users 100`: the task press p50 1.5 s,
-    p99 2.6 s, the later presses 0.07 s).
+    crowd queued behind every group commit (figures: bench/README.md).
 
     Only where one process owns the database (the embedded SQLite: bot.db.middleware's
     ``single_process``), as for the rows and records it keeps in memory: nobody else inserts dialogs

@@ -1,30 +1,14 @@
 """One writer at a time on the embedded SQLite database, in arrival order, decided in this process.
 
-SQLite lets one connection write at a time. Left to SQLite, a connection that finds the lock taken
-sleeps in its busy handler (1, 2, 5 … 100 ms, whatever happens meanwhile) and retries: no order, the
-lock idles while waiters sleep, and under a crowd an unlucky update waits seconds (p99 12 s at 50
-users, some "database is locked" after the 15 s busy timeout). Here every session of the bot's
-sessionmaker takes `WriteTurn` first: waiters queue, and the turn passes to the next one the moment
-a session ends — the busy handler never has to wait.
-
-A session holds the turn from its first statement to the end of its transaction (commit, rollback)
-or of the session, and never while its update talks to Telegram: `bot.db.middleware.
-CommitBeforeTelegramCall` commits before the call (a turn still held then, by an outer session of
-the same task, is `pause`d for the call and `resume`d afterwards, ahead of sessions that have not
-started yet: finishing updates in hand first keeps latency and the number of updates in flight
-down; so does recording a poll batch in the inbox, `ahead_of_updates`, which every new update waits
-for). Between Telegram calls an update's session only computes and talks to SQLite, in the same
-process: nothing slow is held. An update whose writes all wait for the group commit
-(bot.db.group_commit) issues no statement of its own and never queues for the turn.
-
-With SQLite's calls run in place on the event loop (bot.db.inline_sqlite) the turn is also what
-keeps that safe: a write transaction left open across an ``await`` (a handler reading a file in a
-thread between two statements) would make the next writer wait inside SQLite, blocking the loop —
-and with it the holder that would end the wait. With turns, the next writer waits here, in asyncio.
-
-The turn is reentrant per task (a session opened inside another of the same task does not wait for
-itself) and released in ``finally`` blocks of the task that took it, so a cancelled or failing
-update cannot leave it taken. Only for SQLite: PostgreSQL has row locks and many writers.
+Every session of the bot's sessionmaker takes `WriteTurn` before its first statement: waiters queue
+here and the turn passes on the moment a session ends, so SQLite's busy handler (which sleeps and
+retries in no order) never waits (figures: bench/README.md). A session holds the turn until its
+transaction ends, never while its update talks to Telegram (`pause`d for the call, `resume`d ahead
+of new sessions; `ahead_of_updates` for the inbox's receipt and the group commit). With SQLite run
+on the event loop (bot.db.inline_sqlite) this is also what keeps a writer from waiting inside SQLite
+and blocking the loop. Reentrant per task, released in ``finally``: a cancelled or failing update
+cannot leave it taken. Only for SQLite: PostgreSQL has row locks and many writers. The contract:
+docs/persistence.md.
 """
 
 from __future__ import annotations

@@ -2,14 +2,11 @@
 
 SQLAlchemy 2.0 never caches the compiled form of a dialect INSERT (``sqlite.insert`` and
 ``postgresql.insert`` set ``inherit_cache = False``: sqlalchemy/sqlalchemy#10445), so every
-``insert(...).on_conflict_do_update(...)`` is compiled again on every execution — about a quarter of
-a millisecond each, three of them per update (the inbox's receipt, the done mark, the FSM record):
-under a crowd, more CPU than the SQL itself. A `TextClause` with typed bind parameters is cached by
-its text like any other statement.
-
-The text is the same for SQLite (3.24+; RETURNING 3.35+) and PostgreSQL: both spell the upsert
-``ON CONFLICT (columns) DO UPDATE SET c = excluded.c`` and ``ON CONFLICT DO NOTHING``. Values go
-through the columns' own types (JSON, DateTime), so rows are stored exactly as the ORM stores them.
+``insert(...).on_conflict_do_update(...)`` is compiled again on every execution, three per update
+(the inbox's receipt, the done mark, the FSM record; cost: bench/README.md). A `TextClause` with
+typed bind parameters is cached by its text. The text is the same for SQLite (3.24+; RETURNING
+3.35+) and PostgreSQL (``ON CONFLICT (columns) DO UPDATE SET c = excluded.c``, ``ON CONFLICT DO
+NOTHING``); values go through the columns' own types, so rows are stored as the ORM stores them.
 """
 
 from __future__ import annotations

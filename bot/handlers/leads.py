@@ -28,7 +28,7 @@ from aiogram.types import User as TelegramUser
 from aiogram.utils.callback_answer import CallbackAnswer
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
-from bot import leads
+from bot import dialog, leads
 from bot.callbacks import Quote, QuoteCB, SalesCB
 from bot.context import Ctx
 from bot.db import leads as lead_db
@@ -41,6 +41,7 @@ from bot.storage import must_commit
 from core.answer import config_text, headline_settings
 from core.catalog import Catalog
 from core.contract import Result
+from core.errors import CoreError
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +57,19 @@ MAX_HOLD = 200
 """Characters of a reservation's typed "when and for how long" kept."""
 
 
+def _sized(request: dict[str, Any] | None, catalog: Catalog) -> Result | None:
+    """The last answer sized again as the dialog sizes it (the catalogue in force, the Hugging Face
+    models looked up; remembered, so usually not sized again); None without one."""
+    if not request:
+        return None
+    try:
+        return dialog.estimate(request, catalog)
+    except CoreError:
+        return None
+
+
 def _config_line(ctx: Ctx, state: DialogState) -> str:
-    result = leads.sized(state.last_request, ctx.catalog)
+    result = _sized(state.last_request, ctx.catalog)
     if result is None:
         return ctx.tr("lead-no-config")
     config = escape(headline_settings(result, ctx.lang), quote=False)
@@ -128,7 +140,7 @@ async def on_reserve_button(query: CallbackQuery, ctx: Ctx, callback_answer: Cal
     if not isinstance(query.message, Message) or query.message.message_id != state.msg_id:
         callback_answer.text = ctx.tr("stale-button")
         return
-    result = leads.sized(state.last_request, ctx.catalog)
+    result = _sized(state.last_request, ctx.catalog)
     rec = result.recommendation if result is not None else None
     if rec is None or rec.offer_id is None:
         await open_form(ctx, query.message.chat.id, query.from_user, query)
@@ -258,7 +270,7 @@ async def finish(
     contact = leads.Contact(draft.contact_kind, draft.contact)
     comment = (leads.clean(comment) or None) if comment else None
     request = state.last_request
-    result = leads.sized(request, ctx.catalog)
+    result = _sized(request, ctx.catalog)
     back = draft.back_state if draft.back_state not in FORM_STATES else None
     await update(ctx.state, lead=None)
     await ctx.state.set_state(back)
@@ -272,7 +284,7 @@ async def finish(
     if duplicate is None and len(recent) < lead_db.MAX_LEADS_PER_WINDOW:
         # First, and committed: nothing after it (its texts, its card, the answer) can lose it.
         lead = await _store(ctx, contact, comment, request, result, key, draft.dialog_id, reservation)
-    what = _what(ctx, contact, comment, leads.summary(result, request, ctx.lang))
+    what = _what(ctx, contact, comment, result)
     if reservation is not None:
         shown = {k: escape(str(v), quote=False) for k, v in reservation.items()}
         held = leads.render(ctx.tr, "lead-what-reservation", offer=shown["offer_id"], hold=shown["hold"])
@@ -399,17 +411,20 @@ async def _join(
         outbox.wake()
 
 
-def _what(ctx: Ctx, contact: leads.Contact, comment: str | None, summary: dict[str, object]) -> str:
-    """What the sales chat gets, in the user's language: contact, comment, configuration, answer."""
+def _what(ctx: Ctx, contact: leads.Contact, comment: str | None, result: Result | None) -> str:
+    """What the sales chat gets, in the user's language: contact, comment, configuration, answer
+    (the lead row keeps them in the sales language: `leads.summary`)."""
     e = lambda value: escape(str(value), quote=False)  # noqa: E731
     kind = ctx.tr(f"lead-kind-{contact.kind}")
     lines = [leads.render(ctx.tr, "lead-what-contact", contact=f"{kind}: {e(contact.value)}")]
     if comment:
         shown = e(leads.clip(comment, leads.MAX_COMMENT))
         lines.append(leads.render(ctx.tr, "lead-what-comment", comment=shown))
-    if summary.get("headline"):
-        lines.append(leads.render(ctx.tr, "lead-what-config", config=e(summary["headline"])))
-        lines.append(leads.render(ctx.tr, "lead-what-answer", answer=e(summary.get("lead_line", ""))))
+    headline = headline_settings(result, ctx.lang) if result is not None else None
+    if result is not None and headline:
+        lines.append(leads.render(ctx.tr, "lead-what-config", config=e(headline)))
+        lead_line = dialog.ESTIMATES.answer(result, ctx.lang).lead  # built once per result and language
+        lines.append(leads.render(ctx.tr, "lead-what-answer", answer=e(lead_line)))
     else:
         lines.append(ctx.tr("lead-what-none"))
     return "\n".join(lines)

@@ -117,3 +117,13 @@ def test_an_answer_is_built_once_per_result_language_and_notes() -> None:
     assert changed == build_answer(result, "ru", notes, previous) and changed.change
     copy = result.model_copy()
     assert estimates.answer(copy, "ru", notes) == answer and estimates.answer(copy, "ru", notes) is not answer
+
+
+def test_an_evicted_estimate_takes_its_answers_with_it() -> None:
+    estimates, hub, catalog = Estimates(size=1), hub_of({}), default_catalog()
+    first = estimates.run(REQUEST, catalog, hub=hub)
+    answer = estimates.answer(first, "ru")
+    assert estimates.answer(first, "ru") is answer
+    estimates.run({**REQUEST, "precision": "bf16"}, catalog, hub=hub)  # `first` makes room
+    again = estimates.answer(first, "ru")
+    assert again == answer and again is not answer

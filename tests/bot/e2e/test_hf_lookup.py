@@ -9,10 +9,12 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from bot import dialog, hf_models
 from bot.db import hf_cache
 from bot.db.engine import create_engine, create_sessionmaker
+from bot.db.models import Lead
 from tests.bot.e2e.conftest import (
     Harness,
     assert_no_failed_calls,
@@ -219,3 +221,24 @@ async def test_compare_with_after_a_hub_answer_sizes_the_same_model(harness: Har
 async def test_a_comparison_of_a_model_not_on_the_hub_says_so(harness: Harness) -> None:
     (reply,) = await harness.user(language_code="ru").send("сравни 4090 48 и h100 для acme/no-such-model-7b")
     assert reply.text == text("hf-not-found", "ru", model="acme/no-such-model-7b")
+
+
+async def test_a_quote_after_a_hub_model_carries_its_configuration(harness: Harness, hub: FakeHub) -> None:
+    """The quote form sizes the last request as the dialog did: from the model read from the Hub."""
+    user = harness.user(language_code="en", username="ann_k")
+    (reply,) = await user.send(f"{CLONE} int4 32k")
+    assert result_mark("en") in (reply.text or "")
+    await user.click(text("btn-quote", "en"))
+    ask = user.last_message().text or ""
+    assert CLONE in ask and text("lead-no-config", "en") not in ask
+    await user.click(text("btn-lead-username", "en", username="ann_k"))
+    await user.send("soon, please")
+    engine = create_engine(harness.db_url)
+    try:
+        async with create_sessionmaker(engine)() as session:
+            (lead,) = list(await session.scalars(select(Lead)))
+    finally:
+        await engine.dispose()
+    assert lead.summary["model_id"] == CLONE and lead.summary["headline"]
+    assert len(hub.requests) == 2  # sized again from what was read, without the Hub
+    assert_no_failed_calls(harness.sandbox)
