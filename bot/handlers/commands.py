@@ -115,13 +115,19 @@ async def cmd_currency(
     await message.answer(ctx.tr("currency-set", currency=asked))
 
 
+def about_messages(tr: Callable[..., str]) -> tuple[str, str]:
+    """/about in two messages, each well under Telegram's 4,096 characters: how the estimate is made
+    and its accuracy, with offload and speech/vision; then speculative and hybrid models, the launch
+    command and the first token, and pasted logs (issue 22)."""
+    first = (tr("about", **ACCURACY), tr("about-offload", **OFFLOAD_SPEED_ERROR))
+    first += (tr("about-multimodal", **MULTIMODAL_ACCURACY),)
+    second = (tr("about-spec"), tr("about-launch"), tr("about-logs"))
+    return "\n".join(first), "\n\n".join(second)
+
+
 async def cmd_about(message: Message, i18n: I18nContext) -> None:
-    # issue 22: what offload, speech and vision, speculative decoding, hybrid models and the launch
-    # command are answered with, and how accurately
-    offload = i18n.get("about-offload", **OFFLOAD_SPEED_ERROR)
-    speech_and_vision = i18n.get("about-multimodal", **MULTIMODAL_ACCURACY)
-    parts = (i18n.get("about", **ACCURACY), offload, speech_and_vision, "\n" + i18n.get("about-spec"))
-    await message.answer("\n".join(parts) + "\n" + i18n.get("about-launch"))
+    for part in about_messages(i18n.get):
+        await message.answer(part)
 
 
 async def cmd_lang(message: Message, i18n: I18nContext) -> None:
