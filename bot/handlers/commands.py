@@ -119,8 +119,11 @@ def about_messages(tr: Callable[..., str]) -> tuple[str, str]:
     """/about in two messages, each well under Telegram's 4,096 characters: how the estimate is made
     and its accuracy, with offload and speech/vision; then speculative and hybrid models, the launch
     command and the first token, and pasted logs (issue 22)."""
-    first = (tr("about", **ACCURACY), tr("about-offload", **OFFLOAD_SPEED_ERROR))
-    first += (tr("about-multimodal", **MULTIMODAL_ACCURACY),)
+    first = (
+        tr("about", **ACCURACY),
+        tr("about-offload", **OFFLOAD_SPEED_ERROR),
+        tr("about-multimodal", **MULTIMODAL_ACCURACY),
+    )
     second = (tr("about-spec"), tr("about-launch"), tr("about-logs"))
     return "\n".join(first), "\n\n".join(second)
 
