@@ -28,6 +28,7 @@ from bot.dialog import start_wizard
 from bot.dialog_state import DialogState, update
 from core.accuracy import about_figures
 from core.catalog import Catalog
+from core.logs.files import MAX_LOG_FILE_BYTES
 from core.multimodal_accuracy import about_figures as multimodal_figures
 from core.texts import LANGUAGES
 
@@ -124,7 +125,7 @@ def about_messages(tr: Callable[..., str]) -> tuple[str, str]:
         tr("about-offload", **OFFLOAD_SPEED_ERROR),
         tr("about-multimodal", **MULTIMODAL_ACCURACY),
     )
-    second = (tr("about-spec"), tr("about-launch"), tr("about-logs"))
+    second = (tr("about-spec"), tr("about-launch"), tr("about-logs", limit_mb=MAX_LOG_FILE_BYTES >> 20))
     return "\n".join(first), "\n\n".join(second)
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from bot.handlers.commands import ACCURACY, MULTIMODAL_ACCURACY, OFFLOAD_SPEED_ERROR
 from bot.presenter import utf16_length
+from core.logs.files import MAX_LOG_FILE_BYTES
 from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, text
 
 TELEGRAM_LIMIT = 4096  # a message's text, in UTF-16 code units after the HTML is parsed
@@ -61,7 +62,7 @@ async def test_about_fits_telegram_and_says_everything(harness: Harness, lang: s
         ("about-multimodal", MULTIMODAL_ACCURACY),
         ("about-spec", {}),
         ("about-launch", {}),
-        ("about-logs", {}),
+        ("about-logs", {"limit_mb": MAX_LOG_FILE_BYTES >> 20}),
     ):
         assert text(key, lang, **args).split("\n")[0] in shown, key
     assert_no_failed_calls(harness.sandbox)
@@ -69,5 +70,6 @@ async def test_about_fits_telegram_and_says_everything(harness: Harness, lang: s
 
 def test_about_logs_says_how_exact() -> None:
     """The logs paragraph states its accuracy class: the log's own numbers; an OOM's need bounded below."""
-    assert "точно как напечатаны" in text("about-logs", "ru") and "не меньше" in text("about-logs", "ru")
-    assert "exact as printed" in text("about-logs", "en") and "lower bound" in text("about-logs", "en")
+    ru, en = text("about-logs", "ru", limit_mb=2), text("about-logs", "en", limit_mb=2)
+    assert "точно как напечатаны" in ru and "не меньше" in ru and "файлом" in ru
+    assert "exact as printed" in en and "lower bound" in en and "file" in en
