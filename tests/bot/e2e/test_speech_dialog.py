@@ -52,3 +52,17 @@ async def test_back_from_whisper_to_an_llm_asks_the_llm_steps(harness: Harness) 
     context_step = (await user.click(core("precision", "bf16", "ru"))).messages[-1]
     assert text("ask-context_length", "ru").split("?")[0] in plain(context_step.text)
     assert_no_failed_calls(harness.sandbox)
+
+
+@pytest.mark.parametrize("lang", ["ru", "en"])
+async def test_another_precision_after_a_typed_whisper_question(harness: Harness, lang: str) -> None:
+    """A quick answer to "whisper large v3" refined with "Another precision": the speech precisions."""
+    user = harness.user(language_code=lang)
+    result = (await user.send("whisper large v3"))[-1]
+    assert result_mark(lang) in plain(result.text)
+    precision_step = (await user.click(text("btn-change-precision", lang), message=result)).messages[-1]
+    offered = buttons(precision_step)
+    assert core("precision", "int8", lang) in offered and core("precision", "q4_k_m", lang) not in offered
+    again = (await user.click(core("precision", "int8", lang), message=precision_step)).messages[-1]
+    assert result_mark(lang) in plain(again.text) and "Whisper large-v3" in plain(again.text)
+    assert_no_failed_calls(harness.sandbox)
