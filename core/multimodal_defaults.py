@@ -20,7 +20,15 @@ FASTER_WHISPER_BEAM = 5  # faster_whisper.WhisperModel.transcribe(beam_size=5)
 TRANSFORMERS_BEAM = 1  # GenerationConfig num_beams=1 in Whisper's generation_config.json
 
 SPEECH_ENGINES = (Engine.CTRANSLATE2, Engine.TRANSFORMERS)
-SPEECH_PRECISIONS = (Precision.FP32, Precision.FP16, Precision.BF16, Precision.INT8)
+# What the speech engines run, the default first: CTranslate2's compute_type float16 / bfloat16 /
+# int8 (int8_float16) / float32 (faster-whisper `WhisperModel(compute_type=...)`), transformers'
+# torch_dtype; no GGUF, AWQ or 4-bit Whisper in either.
+SPEECH_PRECISIONS = (Precision.FP16, Precision.BF16, Precision.INT8, Precision.FP32)
+# The request fields a speech answer is sized by besides the model (and engine, beams): Whisper's
+# windows are fixed (`chunk_seconds` of audio, `max_target_positions` tokens), so there is no text
+# context to choose; how many windows are transcribed at once is the batch (faster-whisper's
+# `BatchedInferencePipeline.transcribe(batch_size=...)`, a transformers pipeline's `batch_size`).
+SPEECH_SIZED_BY = ("precision", "batch_size")
 
 
 def speech_engine(req: Request) -> Engine:

@@ -22,6 +22,7 @@ from aiogram.types import (
 )
 
 from .errors import SandboxTimeout
+from .params import Upload
 from .state import ChatLog, ChatMessage
 from .telegram import FakeTelegram
 
@@ -229,6 +230,22 @@ class SandboxUser:
         api_message = self.chat.api_message(message).model_copy(update={"contact": contact})
         await self._push(Update(update_id=0, message=api_message), None)
         return await self._settle(self._bot_changed_chat, f"a reply to the contact {phone_number!r}", timeout)
+
+    async def send_document(
+        self, file_name: str, content: bytes, *, mime_type: str | None = None, caption: str | None = None,
+        timeout: float | None = None,
+    ) -> list[ChatMessage]:
+        """Send a file as a document (kept so the bot can `getFile` and download it); return the bot
+        messages it caused once the bot is quiet."""
+        file_id = self.telegram.next_id("userdoc-")
+        self.telegram.files[file_id] = Upload(file_name, content)
+        message = self._new_user_message(caption or "")
+        message.text = caption or None
+        message.entities = []
+        message.document_name, message.document_file_id = file_name, file_id
+        message.document_mime, message.document_size = mime_type, len(content)
+        await self._push(Update(update_id=0, message=self.chat.api_message(message)), None)
+        return await self._settle(self._bot_changed_chat, f"a reply to the document {file_name!r}", timeout)
 
     async def inline(
         self, query_text: str, *, offset: str = "", timeout: float | None = None

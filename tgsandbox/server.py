@@ -8,7 +8,7 @@ from typing import Any
 from aiohttp import web
 
 from .errors import ApiError
-from .methods import Handler, find_method
+from .methods import Handler, files, find_method
 from .params import Params, read_params
 from .telegram import FakeTelegram
 
@@ -81,8 +81,13 @@ async def run_method(
     return _answer({"ok": True, "result": result})
 
 
+async def download_file(request: web.Request) -> web.Response:
+    return await files.download(request, request.app[TELEGRAM_KEY])
+
+
 def make_app(telegram: FakeTelegram) -> web.Application:
     app = web.Application(client_max_size=50 * 1024 * 1024)  # Telegram accepts uploads up to 50 MB
     app[TELEGRAM_KEY] = telegram
     app.router.add_route("*", "/bot{token}/{method}", handle_call)
+    app.router.add_get("/file/bot{token}/{path:.+}", download_file)
     return app

@@ -39,6 +39,9 @@ class ChatMessage:
     reply_to_message_id: int | None = None
     photo_file_id: str | None = None
     document_name: str | None = None
+    document_file_id: str | None = None  # a document a user sent: its upload in `FakeTelegram.files`
+    document_mime: str | None = None
+    document_size: int | None = None
     edit_count: int = 0
     edit_date: int | None = None
     deleted: bool = False
@@ -88,9 +91,11 @@ class ChatMessage:
             ]
         if self.document_name:
             extra["document"] = Document(
-                file_id=f"doc-{self.chat_id}-{self.message_id}",
+                file_id=self.document_file_id or f"doc-{self.chat_id}-{self.message_id}",
                 file_unique_id=f"udoc-{self.chat_id}-{self.message_id}",
                 file_name=self.document_name,
+                mime_type=self.document_mime,
+                file_size=self.document_size,
             )
         return Message(
             message_id=self.message_id,

@@ -16,6 +16,7 @@ from bot.flow.answers import (
     build_request,
     field_bounds,
     fields_of,
+    with_model,
     with_typed_fields,
 )
 from bot.flow.options import (
@@ -28,6 +29,7 @@ from bot.flow.options import (
     PRETRAIN_SIZES,
     RESOLUTIONS,
     RESULT,
+    SPEECH_FLOW,
     TASKS,
     Accepted,
     Answers,
@@ -70,6 +72,7 @@ __all__ = [
     "REQUEST_FIELDS",
     "RESOLUTIONS",
     "RESULT",
+    "SPEECH_FLOW",
     "STEPS",
     "TASKS",
     "Accepted",
@@ -100,5 +103,6 @@ __all__ = [
     "prompt_key",
     "read_model",
     "tokens_label",
+    "with_model",
     "with_typed_fields",
 ]

@@ -13,6 +13,7 @@ from bot.flow.options import CORE_TASK, Answers
 from core import parse as core_parse
 from core.catalog import Catalog
 from core.contract import Method, Request, Task
+from core.specs import ModelKind
 
 # The request fields the dialog's steps fill (a step's name is its field's name). Every other field
 # a parsed request states travels in `answers["extra"]`, untouched, so a quick answer refined in the
@@ -59,7 +60,7 @@ def answers_from_fields(fields: dict[str, Any], catalog: Catalog, *, quick: bool
         task = "pretrain"  # full training of a model given by its size or architecture: from scratch
     answers: Answers = {"task": task, "quick": quick}
     if fields.get("model") is not None:
-        answers["model"] = fields["model"]  # a name, a size or an architecture (dict)
+        answers = with_model(answers, fields["model"], catalog)  # a name, a size or an architecture
     extra: dict[str, Any] = {}
     for name, value in fields.items():
         if name in ("task", "model") or value is None:
@@ -71,6 +72,25 @@ def answers_from_fields(fields: dict[str, Any], catalog: Catalog, *, quick: bool
     if extra:
         answers["extra"] = extra
     return answers
+
+
+# The steps a speech model's dialog and a language model's differ in: their answers are dropped when
+# the model changes kind (an LLM's 8 users would be read as 8 Whisper windows, its Q4_K_M refused).
+_KIND_STEPS = ("precision", "context_length", "concurrency", "batch_size")
+
+
+def with_model(answers: Answers, model: Any, catalog: Catalog) -> Answers:
+    """The answers with `model` chosen; a catalogue speech model (Whisper) is marked `speech`, which
+    takes the dialog through the steps a speech request is sized by (`flow.SPEECH_FLOW`)."""
+    spec = catalog.models.get(model) if isinstance(model, str) else None
+    speech = spec is not None and spec.kind is ModelKind.SPEECH and answers.get("task") == "inference"
+    kept = {k: v for k, v in answers.items() if k != "speech"}
+    if speech != bool(answers.get("speech")):
+        kept = {k: v for k, v in kept.items() if k not in _KIND_STEPS}
+    kept["model"] = model
+    if speech:
+        kept["speech"] = True
+    return kept
 
 
 def fields_of(answers: Answers) -> dict[str, Any]:

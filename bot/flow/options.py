@@ -9,6 +9,7 @@ from typing import Any
 
 from core.catalog import Catalog
 from core.contract import Method, Precision, Task
+from core.multimodal_defaults import SPEECH_PRECISIONS, SPEECH_SIZED_BY
 from core.specs import ModelKind
 
 Answers = dict[str, Any]
@@ -38,6 +39,9 @@ FLOWS: dict[str, tuple[str, ...]] = {
     "image": ("model", "precision", "resolution", "images"),
     "video": ("model", "precision", "resolution", "frames"),
 }
+# A speech model (Whisper) named at the inference model step: asked only what it is sized by (core's
+# SPEECH_SIZED_BY: no context, the windows at once as the batch); `answers["speech"]` marks it.
+SPEECH_FLOW: tuple[str, ...] = ("model", *SPEECH_SIZED_BY)
 RESULT = "result"
 MODELS_PER_PAGE = 8
 
@@ -96,6 +100,8 @@ def prompt_key(kind: str, step: str, answers: Answers) -> str:
     named, never given by its size (a size describes a language model)."""
     if step == "model" and MODEL_KIND.get(answers.get("task") or "") in (ModelKind.IMAGE, ModelKind.VIDEO):
         return f"{kind}-model-generation"
+    if step == "batch_size" and answers.get("speech"):
+        return f"{kind}-batch_size-speech"  # 30-second windows at once, not a training micro-batch
     return f"{kind}-{step}"
 
 
@@ -190,6 +196,8 @@ PRECISIONS: dict[str, tuple[Precision, ...]] = {
 
 def precision_choices(answers: Answers) -> tuple[Precision, ...]:
     task = answers.get("task")
+    if answers.get("speech"):
+        return SPEECH_PRECISIONS  # what faster-whisper and transformers run Whisper in
     if task == "inference":
         return PRECISIONS["inference"]
     if task in ("image", "video"):

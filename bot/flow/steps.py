@@ -14,6 +14,7 @@ from bot.flow.options import (
     FLOWS,
     MODEL_KIND,
     RESULT,
+    SPEECH_FLOW,
     Accepted,
     Answers,
     Choose,
@@ -273,7 +274,7 @@ def decode(step: Step, value: str) -> Any:
 def path(answers: Answers) -> list[str]:
     """The steps this dialog goes through, `task` first, given the answers so far."""
     task = answers.get("task")
-    steps = ["task", *FLOWS.get(task or "", ())]
+    steps = ["task", *(SPEECH_FLOW if answers.get("speech") else FLOWS.get(task or "", ()))]
     return [s for s in steps if STEPS[s].applies(answers)]
 
 

@@ -28,6 +28,7 @@ from bot.dialog import start_wizard
 from bot.dialog_state import DialogState, update
 from core.accuracy import about_figures
 from core.catalog import Catalog
+from core.logs.files import MAX_LOG_FILE_BYTES
 from core.multimodal_accuracy import about_figures as multimodal_figures
 from core.texts import LANGUAGES
 
@@ -115,13 +116,22 @@ async def cmd_currency(
     await message.answer(ctx.tr("currency-set", currency=asked))
 
 
+def about_messages(tr: Callable[..., str]) -> tuple[str, str]:
+    """/about in two messages, each well under Telegram's 4,096 characters: how the estimate is made
+    and its accuracy, with offload and speech/vision; then speculative and hybrid models, the launch
+    command and the first token, and pasted logs (issue 22)."""
+    first = (
+        tr("about", **ACCURACY),
+        tr("about-offload", **OFFLOAD_SPEED_ERROR),
+        tr("about-multimodal", **MULTIMODAL_ACCURACY),
+    )
+    second = (tr("about-spec"), tr("about-launch"), tr("about-logs", limit_mb=MAX_LOG_FILE_BYTES >> 20))
+    return "\n".join(first), "\n\n".join(second)
+
+
 async def cmd_about(message: Message, i18n: I18nContext) -> None:
-    # issue 22: what offload, speech and vision, speculative decoding, hybrid models and the launch
-    # command are answered with, and how accurately
-    offload = i18n.get("about-offload", **OFFLOAD_SPEED_ERROR)
-    speech_and_vision = i18n.get("about-multimodal", **MULTIMODAL_ACCURACY)
-    parts = (i18n.get("about", **ACCURACY), offload, speech_and_vision, "\n" + i18n.get("about-spec"))
-    await message.answer("\n".join(parts) + "\n" + i18n.get("about-launch"))
+    for part in about_messages(i18n.get):
+        await message.answer(part)
 
 
 async def cmd_lang(message: Message, i18n: I18nContext) -> None:

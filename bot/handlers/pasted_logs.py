@@ -6,6 +6,10 @@ button to store the measurement as a calibration candidate for the operator — 
 The router comes before the price and quote intents and the quick answers: a log holds words those
 would read ("vllm", "llama", sizes) as a question. Text that looks like a log but is none this reader
 knows gets one clear sentence saying what it reads.
+
+A log sent as a file (a Telegram document, `.txt` / `.log`, up to `core.logs.files.MAX_LOG_FILE_BYTES`)
+is downloaded (getFile and the file URL) and answered the same way; a bigger file is refused before
+it is downloaded, a binary one after, each saying what is read.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 from html import escape
 from typing import Literal
 
-from aiogram import F, Router
+from aiogram import Bot, F, Router
 from aiogram.filters import StateFilter
 from aiogram.filters.callback_data import CallbackData
 from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
@@ -27,7 +31,9 @@ from bot.dialog_state import DialogState, update
 from bot.storage import must_commit
 from core.logs import is_pasted_log
 from core.logs.advice import record
+from core.logs.files import MAX_LOG_FILE_BYTES, decode_log_file, is_log_file_name
 from core.logs.words import answer_log
+from core.render import format_bytes
 
 
 class MeasurementCB(CallbackData, prefix="ms"):
@@ -55,7 +61,34 @@ def _markup(ctx: Ctx, answer_offer: object, source: str | None, store: bool) -> 
 
 async def on_log(message: Message, ctx: Ctx) -> None:
     assert message.text is not None
-    answer = answer_log(message.text, ctx.catalog, ctx.lang, ctx.currency)
+    await answer_text(message, ctx, message.text)
+
+
+async def on_log_file(message: Message, ctx: Ctx, bot: Bot) -> None:
+    """A document: read as a log when it is a text file within the cap, else one clear sentence."""
+    document = message.document
+    assert document is not None
+    name = escape((document.file_name or "")[:64])
+    if not is_log_file_name(document.file_name, document.mime_type):
+        await message.answer(ctx.tr("log-file-not-text", name=name))
+        return
+    size = document.file_size
+    if size is None or size > MAX_LOG_FILE_BYTES:
+        limit = format_bytes(MAX_LOG_FILE_BYTES, ctx.lang)
+        shown = format_bytes(size, ctx.lang) if size is not None else "?"
+        await message.answer(ctx.tr("log-file-too-big", name=name, size=shown, limit=limit))
+        return
+    data = await bot.download(document)
+    text = decode_log_file(data.read()) if data is not None else None
+    if text is None:
+        await message.answer(ctx.tr("log-file-not-text", name=name))
+        return
+    await answer_text(message, ctx, text)
+
+
+async def answer_text(message: Message, ctx: Ctx, text: str) -> None:
+    """The answer to a log's text (pasted or from a file), with the store button when it was read."""
+    answer = answer_log(text, ctx.catalog, ctx.lang, ctx.currency)
     state = await DialogState.load(ctx.state)
     if answer.advice is None:
         await message.answer(escape(answer.text))
@@ -99,5 +132,6 @@ def make_router() -> Router:
     router.message.register(
         on_log, StateFilter(None, Wizard.task, Wizard.result), F.text, ~F.text.startswith("/"), is_log
     )
+    router.message.register(on_log_file, F.document)
     router.callback_query.register(on_store, MeasurementCB.filter())
     return router

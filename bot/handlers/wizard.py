@@ -53,7 +53,10 @@ async def answer_step(
         answers = {"task": value}
         await open_dialog(ctx, value)
     else:
-        answers[step_name] = value
+        if step_name == "model":  # a speech model takes the speech steps (flow.with_model)
+            answers = flow.with_model(answers, value, ctx.catalog)
+        else:
+            answers[step_name] = value
         answers = flow.forget_after(answers, step_name)
         await write_dialog(ctx, answers["task"], partial(repository.save_answers, ctx.db, answers=answers))
     editing = state.editing if step_name != "task" else None  # a new task is a new dialog

@@ -283,3 +283,25 @@ def test_a_follow_up_about_images_changes_a_vision_answer() -> None:
     text_model = estimate({"task": "inference", "model": "llama-3.1-8b"}).request
     after_text = follow_up("а с 4 картинками?", text_model)
     assert after_text is None or after_text.request.images_per_prompt is None
+
+
+def test_speech_precisions_are_what_is_sized_and_context_is_not() -> None:
+    """The guided dialog offers SPEECH_PRECISIONS and asks SPEECH_SIZED_BY (bot.flow): each precision
+    sizes Whisper under both engines, the default first; any other is refused; a context length
+    changes nothing (fixed 30-s windows), the batch does."""
+    from core.contract import Precision
+    from core.errors import EstimateError
+    from core.multimodal_defaults import SPEECH_PRECISIONS, SPEECH_SIZED_BY
+
+    default = estimate({"task": "inference", "model": "whisper-large-v3"}).request.precision
+    assert SPEECH_PRECISIONS[0] == default
+    for engine in ("ctranslate2", "transformers"):
+        for precision in SPEECH_PRECISIONS:
+            assert _run(model="whisper-large-v3", engine=engine, precision=precision.value)["total"] > 0
+    for refused in set(Precision) - set(SPEECH_PRECISIONS):
+        with pytest.raises(EstimateError):
+            estimate({"task": "inference", "model": "whisper-large-v3", "precision": refused.value})
+    assert "context_length" not in SPEECH_SIZED_BY and "batch_size" in SPEECH_SIZED_BY
+    base = _run(model="whisper-large-v3")
+    assert _run(model="whisper-large-v3", context_length=131072) == base
+    assert _run(model="whisper-large-v3", batch_size=4) != base

@@ -26,6 +26,6 @@ def find_method(name: str) -> Handler | None:
 
 
 # Importing the modules registers their methods.
-from . import messages, queries, service  # noqa: E402
+from . import files, messages, queries, service  # noqa: E402
 
-__all__ = ["METHODS", "Handler", "api_method", "find_method", "messages", "queries", "service"]
+__all__ = ["METHODS", "Handler", "api_method", "files", "find_method", "messages", "queries", "service"]

@@ -106,8 +106,11 @@ async def send_photo(telegram: FakeTelegram, params: Params) -> Any:
 
 @api_method("sendDocument")
 async def send_document(telegram: FakeTelegram, params: Params) -> Any:
-    formatted, _, name = _send_file(telegram, params, "document")
-    return _send(telegram, params, formatted, params.text("caption"), document_name=name)
+    formatted, file_id, name = _send_file(telegram, params, "document")
+    upload = telegram.files.get(file_id)
+    size = len(upload.content) if isinstance(upload, Upload) else None
+    return _send(telegram, params, formatted, params.text("caption"), document_name=name,
+                 document_file_id=file_id, document_size=size)
 
 
 def _editable(telegram: FakeTelegram, params: Params) -> ChatMessage | None:

@@ -69,8 +69,8 @@ async def test_lang_switch_is_remembered(harness: Harness) -> None:
     row = await harness.db_user(user.id)
     assert row is not None and row.language == "en"
     await harness.restart()
-    await user.send("/about")
-    assert text("about", "en", **ACCURACY).split("\n")[0] in (user.last_message().text or "")
+    first = (await user.send("/about"))[0]
+    assert text("about", "en", **ACCURACY).split("\n")[0] in (first.text or "")
 
 
 async def test_language_from_telegram_and_commands_menu(harness: Harness) -> None:
