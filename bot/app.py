@@ -55,6 +55,7 @@ from bot.handlers.commands import set_commands
 from bot.i18n import build_i18n
 from bot.startup import wait_for_telegram
 from bot.storage import DeferredStateMiddleware, SqlAlchemyStorage, build_storage
+from bot.sent_calls import ReplaySentCalls
 from bot.typing_action import TYPING_AFTER_S, StopTypingOnAnswer, start_typing
 from core.catalog import Catalog, default_catalog, load_catalog
 
@@ -322,6 +323,12 @@ def commands_marker(database_url: str) -> Path | None:
     return path.with_name(path.name + ".commands") if path is not None else None
 
 
+def replica_inbox() -> dict[str, float]:
+    """The dispatcher's settings where several replicas share the database (PostgreSQL): each renews
+    its updates' leases and looks for a dead one's often (bot.db.inbox)."""
+    return {"heartbeat_s": inbox.HEARTBEAT_S, "sweep_interval_s": inbox.REPLICA_SWEEP_INTERVAL_S}
+
+
 def catalog_for(settings: Settings) -> Catalog:
     return load_catalog(offers_file=settings.offers_file) if settings.offers_file else default_catalog()
 
@@ -331,6 +338,7 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
     bot = bot or build_bot(settings)
     # Outermost first: the update's transaction is committed before a call, then 429s are waited out.
     bot.session.middleware(CommitBeforeTelegramCall())
+    bot.session.middleware(ReplaySentCalls())  # a retried update does not say twice what it said
     bot.session.middleware(RetryAfterMiddleware())
     bot.session.middleware(StopTypingOnAnswer())
     if sqlite_file(settings.database_url) is not None:
@@ -346,14 +354,16 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
 
         if isinstance(storage, RedisStorage):
             isolation = storage.create_isolation()
+    single_process = engine.dialect.name == "sqlite"  # the embedded database: one process owns it
+    replicas = {} if single_process else replica_inbox()  # a dead replica's updates taken over in seconds
     dp = BotDispatcher(
         inbox=Inbox(sessionmaker),
         storage=storage,
         events_isolation=isolation,
         catalog=catalog_for(settings),
         settings=settings,
+        **replicas,
     )
-    single_process = engine.dialect.name == "sqlite"  # the embedded database: one process owns it
     # The FSM in the database: a step's state commits with its done mark, in a group commit.
     defer_writes = isinstance(storage, SqlAlchemyStorage)
     sessions = DbSessionMiddleware(sessionmaker, single_process=single_process, defer_writes=defer_writes)
