@@ -227,7 +227,7 @@ class InboxDispatcher(Dispatcher):
             # The database, Redis or the disk failed: pending, tried again after a while.
             self.outages.failed_on(failure)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.draining.wait(), backoff.next_delay())
+                await asyncio.wait_for(self.draining.wait(), next(backoff))
             if self.draining.is_set():
                 return  # shutting down: still pending, handled after the restart
             receipt = Receipt(noticed=receipt.noticed)  # not fresh: another replica may have taken it
@@ -336,9 +336,12 @@ class InboxDispatcher(Dispatcher):
                     )
                 except Exception as e:
                     # The database is failing: the handlers would fail on it as well. Handle from
-                    # memory (each user gets the apology, as without an inbox) rather than hold the
-                    # batch back and retry it for as long as the outage lasts.
-                    log.error("Could not record %d update(s) - %s: %s", len(updates), type(e).__name__, e)
+                    # memory (each retried until the database is back, bot.db.outage) rather than
+                    # hold the batch back, and Telegram's queue behind it, for as long as it lasts.
+                    if is_infrastructure(e):
+                        self.outages.failed_on(e)
+                    else:
+                        log.error("Could not record %d update(s) - %s: %s", len(updates), type(e).__name__, e)
                     fresh = {update.update_id for update in updates}
                     recorded = False
                 # Recorded: the next getUpdates confirms them to Telegram.

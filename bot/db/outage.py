@@ -16,6 +16,7 @@ import errno
 import logging
 import time
 
+from aiogram.exceptions import AiogramError
 from sqlalchemy import exc as sa
 
 log = logging.getLogger(__name__)
@@ -57,16 +58,21 @@ def _database_failed(error: BaseException) -> bool:
 
 
 def is_infrastructure(error: BaseException) -> bool:
-    """Whether ``error`` (or what caused it) is the database, Redis or the disk failing."""
+    """Whether ``error`` (or what caused it) is the database, Redis or the disk failing. A failure
+    to reach Telegram is not one (aiogram's errors end the search: their causes are Telegram's)."""
     redis_errors = _redis_errors()
     seen: set[int] = set()
     current: BaseException | None = error
     while current is not None and id(current) not in seen:
         seen.add(id(current))
+        if isinstance(current, AiogramError):
+            return False
         if _database_failed(current) or (redis_errors and isinstance(current, redis_errors)):
             return True
-        if isinstance(current, OSError) and current.errno in DISK_ERRNOS:
-            return True
+        if isinstance(current, OSError) and (
+            current.errno in DISK_ERRNOS or isinstance(current, ConnectionRefusedError | ConnectionResetError)
+        ):
+            return True  # the disk; or a socket to the database refused or reset while connecting
         current = current.__cause__ or current.__context__
     return False
 
