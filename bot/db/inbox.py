@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
@@ -188,6 +189,7 @@ class InboxDispatcher(Dispatcher):
         self.heartbeat_s = heartbeat_s  # None: one process, nobody to take its updates over
         self.retry_backoff = retry_backoff
         self.outages = Outages()
+        self.sent_journal: sent_calls.RedisJournal | None = None  # replicas: what each update sent
         self.handling: dict[int, asyncio.Task[None]] = {}
         self.draining = asyncio.Event()
         self._maintenance: asyncio.Task[None] | None = None
@@ -212,7 +214,9 @@ class InboxDispatcher(Dispatcher):
         loop = asyncio.get_running_loop()
         give_up_at = loop.time() + RETRY_FOR_S
         backoff = Backoff(config=self.retry_backoff)
-        sent = sent_calls.SentCalls()
+        sent = sent_calls.SentCalls(self.sent_journal, bot.id, update.update_id)
+        if not fresh:  # taken over, perhaps from a replica that died after a call
+            await sent.read_journal()
         receipt = Receipt(fresh=fresh)
         while True:
             with sent_calls.attempt(sent):
@@ -270,7 +274,9 @@ class InboxDispatcher(Dispatcher):
         if self._maintenance is None or self._maintenance.done():
             self._maintenance = asyncio.create_task(self._maintain(bot, kwargs))
         if self.heartbeat_s is not None and (self._heartbeat is None or self._heartbeat.done()):
-            self._heartbeat = asyncio.create_task(self._beat(bot.id, self.heartbeat_s), name="inbox-heartbeat")
+            self._heartbeat = asyncio.create_task(
+                self._beat(bot.id, self.heartbeat_s), name="inbox-heartbeat"
+            )
 
     async def _beat(self, bot_id: int, every_s: float) -> None:
         """Renew the leases of the updates in hand, all in one statement, every ``every_s``."""
@@ -278,10 +284,14 @@ class InboxDispatcher(Dispatcher):
             await asyncio.sleep(every_s)
             if not self.handling:
                 continue
-            try:
-                await self.inbox.renew(bot_id, list(self.handling))
-            except Exception as e:  # the database is failing: the updates' own retries say so
-                log.debug("inbox heartbeat failed: %s", e)
+            renew_locks = getattr(self.fsm.events_isolation, "renew", None)  # bot.isolation
+            for renew in (renew_locks, functools.partial(self.inbox.renew, bot_id, list(self.handling))):
+                if renew is None:
+                    continue
+                try:  # the users' locks first: the leases' statement may wait on a row lock
+                    await renew()
+                except Exception as e:  # the database or Redis failing: the updates' retries say so
+                    log.debug("inbox heartbeat failed: %s", e)
 
     async def _maintain(self, bot: Bot, kwargs: dict[str, Any]) -> None:
         loop = asyncio.get_running_loop()

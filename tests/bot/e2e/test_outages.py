@@ -194,9 +194,7 @@ async def test_a_redis_outage_mid_burst_delays_the_answers_and_loses_none(
     server = RedisServer(tmp_path / "redis")
     await server.start()
     try:
-        async with running_bot(
-            tmp_path, template_db, redis_url=server.url, redis_key_prefix="outage"
-        ) as h:
+        async with running_bot(tmp_path, template_db, redis_url=server.url, redis_key_prefix="outage") as h:
             first, second = await burst_through_an_outage(h, server.stop, server.start)
             total = 2 * WAVE
             await h.sandbox.wait_for(
