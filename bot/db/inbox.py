@@ -35,9 +35,11 @@ or a deploy loses whatever was still running. Here nothing is confirmed before i
    grace period is cancelled: it stays pending and is handled after the restart.
 
 What a user can see: every update is handled at least once; a redelivery is dropped by the
-de-duplication. One window remains: a crash after a handler's Telegram call succeeded but before
-its final commit replays the update, so that reply may be sent twice (Telegram has no idempotent
-send). Updates are handled in order per user (the dispatcher's event isolation; tasks are created
+de-duplication. A replayed update does not send again what it sent before: within the process
+(a retry after an outage) from memory, across replicas (a takeover) from its journal in Redis
+(bot.sent_calls). One window remains: a crash between Telegram's answer and the journal's write (one
+Redis round trip), or anywhere between a call and the final commit without Redis (the embedded
+SQLite restarted after a kill -9), replays that reply (Telegram has no idempotent send). Updates are handled in order per user (the dispatcher's event isolation; tasks are created
 in update order, recovered ones first).
 """
 
