@@ -39,8 +39,9 @@ de-duplication. A replayed update does not send again what it sent before: withi
 (a retry after an outage) from memory, across replicas (a takeover) from its journal in Redis
 (bot.sent_calls). One window remains: a crash between Telegram's answer and the journal's write (one
 Redis round trip), or anywhere between a call and the final commit without Redis (the embedded
-SQLite restarted after a kill -9), replays that reply (Telegram has no idempotent send). Updates are handled in order per user (the dispatcher's event isolation; tasks are created
-in update order, recovered ones first).
+SQLite restarted after a kill -9), replays that reply (Telegram has no idempotent send). Updates
+are handled in order per user (the dispatcher's event isolation; tasks are created in update order,
+recovered ones first), except that an update waiting to be retried after an outage may be overtaken.
 """
 
 from __future__ import annotations
