@@ -53,6 +53,7 @@ from bot.db.middleware import CommitBeforeTelegramCall, DbSessionMiddleware, for
 from bot.handlers import admin, routers
 from bot.handlers.commands import set_commands
 from bot.i18n import build_i18n
+from bot.sent_calls import RedisJournal, ReplaySentCalls
 from bot.startup import wait_for_telegram
 from bot.storage import DeferredStateMiddleware, SqlAlchemyStorage, build_storage
 from bot.typing_action import TYPING_AFTER_S, StopTypingOnAnswer, start_typing
@@ -322,6 +323,12 @@ def commands_marker(database_url: str) -> Path | None:
     return path.with_name(path.name + ".commands") if path is not None else None
 
 
+def replica_inbox() -> dict[str, float]:
+    """The dispatcher's settings where several replicas share the database (PostgreSQL): each renews
+    its updates' leases and looks for a dead one's often (bot.db.inbox)."""
+    return {"heartbeat_s": inbox.HEARTBEAT_S, "sweep_interval_s": inbox.REPLICA_SWEEP_INTERVAL_S}
+
+
 def catalog_for(settings: Settings) -> Catalog:
     return load_catalog(offers_file=settings.offers_file) if settings.offers_file else default_catalog()
 
@@ -331,6 +338,7 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
     bot = bot or build_bot(settings)
     # Outermost first: the update's transaction is committed before a call, then 429s are waited out.
     bot.session.middleware(CommitBeforeTelegramCall())
+    bot.session.middleware(ReplaySentCalls())  # a retried update does not say twice what it said
     bot.session.middleware(RetryAfterMiddleware())
     bot.session.middleware(StopTypingOnAnswer())
     if sqlite_file(settings.database_url) is not None:
@@ -341,19 +349,30 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
     # One update per user at a time: a double tap must not run the same step twice. Across replicas
     # (Redis) the lock lives in Redis; the embedded database means one process, so a local lock.
     isolation: BaseEventIsolation = SimpleEventIsolation()
+    journal = None
+    single_process = engine.dialect.name == "sqlite"  # the embedded database: one process owns it
     if settings.redis_url:  # imported only then: polling on the database never loads Redis
         from aiogram.fsm.storage.redis import RedisStorage
 
         if isinstance(storage, RedisStorage):
             isolation = storage.create_isolation()
+            if not single_process:  # replicas: a dead one's locks go with its leases (bot.isolation)
+                from bot.isolation import RenewedRedisIsolation
+
+                isolation = RenewedRedisIsolation(
+                    storage.redis, storage.key_builder, inbox.LEASE.total_seconds()
+                )
+            journal = RedisJournal(storage.redis, settings.redis_key_prefix)
+    replicas = {} if single_process else replica_inbox()  # a dead replica's updates taken over in seconds
     dp = BotDispatcher(
         inbox=Inbox(sessionmaker),
         storage=storage,
         events_isolation=isolation,
         catalog=catalog_for(settings),
         settings=settings,
+        **replicas,
     )
-    single_process = engine.dialect.name == "sqlite"  # the embedded database: one process owns it
+    dp.sent_journal = journal  # replicas: what an update sent, for the one taking it over
     # The FSM in the database: a step's state commits with its done mark, in a group commit.
     defer_writes = isinstance(storage, SqlAlchemyStorage)
     sessions = DbSessionMiddleware(sessionmaker, single_process=single_process, defer_writes=defer_writes)
@@ -378,7 +397,11 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
 
     async def on_startup(bot: Bot) -> None:
         await set_commands(
-            bot, i18n.core.get, settings.default_language, settings.admin_ids, admin.ADMIN_COMMANDS,
+            bot,
+            i18n.core.get,
+            settings.default_language,
+            settings.admin_ids,
+            admin.ADMIN_COMMANDS,
             last_set=commands_marker(settings.database_url),
         )
         # What start-up built (aiogram's and pydantic's models, the texts) lives as long as the

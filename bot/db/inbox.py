@@ -19,28 +19,36 @@ or a deploy loses whatever was still running. Here nothing is confirmed before i
    else to write, a step press, leaves its state and its mark to a group commit shared with the
    updates finishing meanwhile, bot.db.group_commit). An
    update whose handler raised is marked handled too (the errors router has apologised; a poison
-   update must not come back forever).
+   update must not come back forever) — unless the database, Redis or the disk failed
+   (bot.db.outage): then it stays pending and is handled again with back-off until it succeeds
+   (for up to `RETRY_FOR_S`), the user told once "one moment, retrying", the calls it made already
+   not made again (bot.sent_calls).
 3. **Recover.** On start, pending rows (a payload still there) are handled first, before new
    updates are fetched: in polling mode (one consumer per bot, Telegram enforces it) and on SQLite
    (one process) all of them; with webhook replicas on PostgreSQL only those whose lease ran out
-   (``lease_until``, taken at receipt: a replica that died holds them that long). A sweep repeats
-   that every ``sweep_interval_s``, and prunes old de-duplication rows every ``prune_interval_s``.
+   (``lease_until``, taken at receipt and renewed every ``heartbeat_s`` for all the updates in hand
+   in one statement: a replica that died holds them at most `LEASE` longer). A sweep repeats that
+   every ``sweep_interval_s``, and prunes old de-duplication rows every ``prune_interval_s``.
 4. **Shut down.** Stop taking updates (the poller is cancelled, the webhook site closed), wait for
    the updates in hand with everything still loaded (texts, storage, database), bounded by the
    grace period, and only then run the other shutdown handlers. An update still running after the
    grace period is cancelled: it stays pending and is handled after the restart.
 
 What a user can see: every update is handled at least once; a redelivery is dropped by the
-de-duplication. One window remains: a crash after a handler's Telegram call succeeded but before
-its final commit replays the update, so that reply may be sent twice (Telegram has no idempotent
-send). Updates are handled in order per user (the dispatcher's event isolation; tasks are created
-in update order, recovered ones first).
+de-duplication. A replayed update does not send again what it sent before: within the process
+(a retry after an outage) from memory, across replicas (a takeover) from its journal in Redis
+(bot.sent_calls). One window remains: a crash between Telegram's answer and the journal's write (one
+Redis round trip), or anywhere between a call and the final commit without Redis (the embedded
+SQLite restarted after a kill -9), replays that reply (Telegram has no idempotent send). Updates
+are handled in order per user (the dispatcher's event isolation; tasks are created in update order,
+recovered ones first), except that an update waiting to be retried after an outage may be overtaken.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
@@ -52,18 +60,32 @@ from aiogram.types import Update
 from aiogram.utils.backoff import Backoff, BackoffConfig
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot import sent_calls
 from bot.db import repository
 from bot.db.middleware import RECEIPT_KEY, Receipt, forget_old_updates
 from bot.db.models import utc_now
+from bot.db.outage import Outages, is_infrastructure
 from bot.db.turn import ahead_of_updates
 
 log = logging.getLogger(__name__)
 
 Arrivals = tuple[Bot, Sequence[Update]]
-LEASE = timedelta(minutes=5)
-"""How long a receiver owns a pending update before another replica may take it over."""
+LEASE = timedelta(seconds=8)
+"""How long a receiver owns a pending update before another replica may take it over, unless its
+heartbeat renews it: a replica killed with updates in hand has them taken over within about
+LEASE + the sweep interval."""
+HEARTBEAT_S = 2.0
+"""How often a replica renews the lease of every update it has in hand (one statement): four
+renewals fit in a LEASE, so a loop or a pool busy for a few seconds does not lose one."""
 SHUTDOWN_GRACE_S = 10.0
 SWEEP_INTERVAL_S = 30.0
+"""One process (SQLite, polling): the sweep only picks up what a failed finish left."""
+REPLICA_SWEEP_INTERVAL_S = 2.0
+"""Webhook replicas on PostgreSQL: how often each looks for updates of a dead replica."""
+RETRY_BACKOFF = BackoffConfig(min_delay=1.0, max_delay=60.0, factor=2.0, jitter=0.1)
+"""Back-off between attempts at an update that failed on the infrastructure."""
+RETRY_FOR_S = 23 * 3600.0
+"""Telegram redelivers an update for a day: retried for that long, then apologised for."""
 PRUNE_INTERVAL_S = 600.0
 DEFAULT_BACKOFF = BackoffConfig(min_delay=1.0, max_delay=5.0, factor=1.3, jitter=0.1)
 
@@ -128,6 +150,13 @@ class Inbox:
                 session, bot_id=bot_id, lease_until=now + self.lease, expired_before=expired_before
             )
 
+    async def renew(self, bot_id: int, update_ids: Sequence[int]) -> int:
+        """The heartbeat: keep owning these pending updates for another lease."""
+        async with self.sessionmaker() as session, session.begin():
+            return await repository.renew_leases(
+                session, bot_id=bot_id, update_ids=update_ids, lease_until=utc_now() + self.lease
+            )
+
     async def finish(self, bot_id: int, update_id: int) -> None:
         async with self.sessionmaker() as session, session.begin():
             await repository.finish_update(session, bot_id=bot_id, update_id=update_id)
@@ -151,6 +180,8 @@ class InboxDispatcher(Dispatcher):
         grace_s: float = SHUTDOWN_GRACE_S,
         sweep_interval_s: float = SWEEP_INTERVAL_S,
         prune_interval_s: float = PRUNE_INTERVAL_S,
+        heartbeat_s: float | None = None,
+        retry_backoff: BackoffConfig = RETRY_BACKOFF,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -158,9 +189,14 @@ class InboxDispatcher(Dispatcher):
         self.grace_s = grace_s
         self.sweep_interval_s = sweep_interval_s
         self.prune_interval_s = prune_interval_s
+        self.heartbeat_s = heartbeat_s  # None: one process, nobody to take its updates over
+        self.retry_backoff = retry_backoff
+        self.outages = Outages()
+        self.sent_journal: sent_calls.RedisJournal | None = None  # replicas: what each update sent
         self.handling: dict[int, asyncio.Task[None]] = {}
         self.draining = asyncio.Event()
         self._maintenance: asyncio.Task[None] | None = None
+        self._heartbeat: asyncio.Task[None] | None = None
 
     # --- handling ---
 
@@ -178,11 +214,30 @@ class InboxDispatcher(Dispatcher):
         return task
 
     async def _handle(self, bot: Bot, update: Update, kwargs: dict[str, Any], *, fresh: bool) -> None:
+        loop = asyncio.get_running_loop()
+        give_up_at = loop.time() + RETRY_FOR_S
+        backoff = Backoff(config=self.retry_backoff)
+        sent = sent_calls.SentCalls(self.sent_journal, bot.id, update.update_id)
+        if not fresh:  # taken over, perhaps from a replica that died after a call
+            await sent.read_journal()
         receipt = Receipt(fresh=fresh)
-        data: dict[str, Any] = {**kwargs, RECEIPT_KEY: receipt}
-        await self._process_update(bot, update, **data)
-        if receipt.finished:
-            return
+        while True:
+            with sent_calls.attempt(sent):
+                await self._process_update(bot, update, **{**kwargs, RECEIPT_KEY: receipt})
+            if receipt.finished:
+                if receipt.failure is None:
+                    self.outages.succeeded()
+                return
+            failure = receipt.failure
+            if failure is None or loop.time() >= give_up_at:
+                break
+            # The database, Redis or the disk failed: pending, tried again after a while.
+            self.outages.failed_on(failure)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.draining.wait(), next(backoff))
+            if self.draining.is_set():
+                return  # shutting down: still pending, handled after the restart
+            receipt = Receipt(noticed=receipt.noticed)  # not fresh: another replica may have taken it
         # The handler raised (logged, and the errors router has told the user) or the update never
         # reached the database middleware: mark it handled, it is not retried.
         try:
@@ -217,9 +272,29 @@ class InboxDispatcher(Dispatcher):
 
     async def start_inbox(self, bot: Bot, *, all_of_them: bool, **kwargs: Any) -> None:
         """Handle what is pending, then keep sweeping (leases run out, old rows pruned)."""
+        self.draining.clear()  # started again after a drain (tests, an embedding app)
         await self.recover(bot, all_of_them=all_of_them, **kwargs)
         if self._maintenance is None or self._maintenance.done():
             self._maintenance = asyncio.create_task(self._maintain(bot, kwargs))
+        if self.heartbeat_s is not None and (self._heartbeat is None or self._heartbeat.done()):
+            self._heartbeat = asyncio.create_task(
+                self._beat(bot.id, self.heartbeat_s), name="inbox-heartbeat"
+            )
+
+    async def _beat(self, bot_id: int, every_s: float) -> None:
+        """Renew the leases of the updates in hand, all in one statement, every ``every_s``."""
+        while True:
+            await asyncio.sleep(every_s)
+            if not self.handling:
+                continue
+            renew_locks = getattr(self.fsm.events_isolation, "renew", None)  # bot.isolation
+            for renew in (renew_locks, functools.partial(self.inbox.renew, bot_id, list(self.handling))):
+                if renew is None:
+                    continue
+                try:  # the users' locks first: the leases' statement may wait on a row lock
+                    await renew()
+                except Exception as e:  # the database or Redis failing: the updates' retries say so
+                    log.debug("inbox heartbeat failed: %s", e)
 
     async def _maintain(self, bot: Bot, kwargs: dict[str, Any]) -> None:
         loop = asyncio.get_running_loop()
@@ -274,9 +349,12 @@ class InboxDispatcher(Dispatcher):
                     )
                 except Exception as e:
                     # The database is failing: the handlers would fail on it as well. Handle from
-                    # memory (each user gets the apology, as without an inbox) rather than hold the
-                    # batch back and retry it for as long as the outage lasts.
-                    log.error("Could not record %d update(s) - %s: %s", len(updates), type(e).__name__, e)
+                    # memory (each retried until the database is back, bot.db.outage) rather than
+                    # hold the batch back, and Telegram's queue behind it, for as long as it lasts.
+                    if is_infrastructure(e):
+                        self.outages.failed_on(e)
+                    else:
+                        log.error("Could not record %d update(s) - %s: %s", len(updates), type(e).__name__, e)
                     fresh = {update.update_id for update in updates}
                     recorded = False
                 # Recorded: the next getUpdates confirms them to Telegram.
@@ -310,6 +388,11 @@ class InboxDispatcher(Dispatcher):
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+        if self._heartbeat is not None:  # kept beating while the updates in hand finished
+            self._heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._heartbeat
+            self._heartbeat = None
 
     async def emit_shutdown(self, *args: Any, **kwargs: Any) -> None:
         # Before every other shutdown handler: aiogram-i18n's unloads the texts the handlers need.

@@ -65,6 +65,11 @@ class Receipt:
 
     finished: bool = False
     fresh: bool = False
+    failure: BaseException | None = None
+    """Set by the errors handler when the database, Redis or the disk failed (bot.db.outage): the
+    update stays pending and is retried."""
+    noticed: bool = False
+    """The user has been told "one moment, retrying" for this update (at most once)."""
 
 
 # The task handling the update that owns the session in current_update_session: only that task

@@ -480,6 +480,22 @@ async def take_pending_updates(
     return sorted((int(update_id), dict(payload)) for update_id, payload in result)
 
 
+async def renew_leases(
+    session: AsyncSession, *, bot_id: int, update_ids: Sequence[int], lease_until: datetime
+) -> int:
+    """Keep owning the pending updates in hand (bot.db.inbox's heartbeat): one statement; how many."""
+    result = await session.execute(
+        update(ProcessedUpdate)
+        .where(
+            ProcessedUpdate.bot_id == bot_id,
+            ProcessedUpdate.update_id.in_(update_ids),
+            ProcessedUpdate.payload.is_not(None),
+        )
+        .values(lease_until=lease_until)
+    )
+    return int(result.rowcount)  # type: ignore[attr-defined]
+
+
 async def pending_update_ids(session: AsyncSession, *, bot_id: int) -> list[int]:
     """Updates received and not yet handled, oldest first."""
     rows = await session.scalars(

@@ -1,0 +1,3 @@
+# An update whose handling failed because the database, Redis or the disk failed: it is retried
+# (bot.db.inbox); the user is told once.
+retry-notice = One moment, retrying…
