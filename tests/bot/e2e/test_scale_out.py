@@ -305,3 +305,31 @@ async def test_a_failed_update_leaves_no_dangling_dialog(
     assert result_mark() in (user.last_message().text or "")
     (dialog,) = await cluster.harness.dialogs(user.id)
     assert dialog.status == DIALOG_COMPLETED and dialog.answers["model"] == "qwen3-8b"
+
+
+async def test_a_database_restart_does_not_break_the_next_update(cluster: Cluster) -> None:
+    """Every server connection of the replicas' pools is terminated between two steps (what a
+    PostgreSQL restart does to them): the next updates are answered as usual, without a ping at every
+    checkout (the pool sees the closed connections and replaces them, bot.db.engine)."""
+    from urllib.parse import urlsplit
+
+    import asyncpg
+
+    from tests.conftest import POSTGRES_URL
+
+    user = cluster.harness.user()
+    await user.send("/start")
+    await user.click(text("task-inference"))  # both replicas' pools now hold connections
+    role = urlsplit(cluster.harness.db_url).username
+    admin = await asyncpg.connect(POSTGRES_URL)
+    try:
+        terminated = await admin.fetchval(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = $1", role
+        )
+    finally:
+        await admin.close()
+    assert terminated >= 2
+    for _ in cluster.replicas:  # each replica in turn, its pool's connections all terminated
+        replies = await user.send("/start")
+        assert len(replies) == 1 and text("ask-task") in (replies[0].text or "")
+    assert_no_failed_calls(cluster.harness.sandbox)
