@@ -354,9 +354,9 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
         settings=settings,
     )
     single_process = engine.dialect.name == "sqlite"  # the embedded database: one process owns it
-    # The FSM in the database: a step's state commits with its done mark, in a group commit.
-    defer_writes = isinstance(storage, SqlAlchemyStorage)
-    sessions = DbSessionMiddleware(sessionmaker, single_process=single_process, defer_writes=defer_writes)
+    # A step's dialog writes (and with the FSM in the database its state) commit with its done mark,
+    # in a group commit; the state in Redis is written right before (bot.redis_fsm).
+    sessions = DbSessionMiddleware(sessionmaker, single_process=single_process, defer_writes=True)
     dp.update.outer_middleware(sessions)
     from bot.db.availability import REFRESH_S, LiveAvailability  # /offers off|on over the offers file
 

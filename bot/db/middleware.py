@@ -22,6 +22,7 @@ from bot.db import repository
 from bot.db.group_commit import FinalWrites, GroupCommit
 from bot.db.models import User, utc_now
 from bot.db.turn import turn_of
+from bot.redis_state import flush_state
 from bot.storage import current_update_session, must_commit, take_unwritten_changes
 
 logger = logging.getLogger(__name__)
@@ -142,6 +143,9 @@ class DbSessionMiddleware(BaseMiddleware):
                     # bot.storage.DeferredStateMiddleware left it to us: read in this session, once.
                     data["raw_state"] = await data["state"].get_state()
                 result = await handler(event, data)
+                # The state in Redis (bot.redis_fsm) first: a crash before the commit below then
+                # replays the update from its new state, never from an old one with its rows written.
+                await flush_state()
                 # Written since the last Telegram call: the mark goes with it. Else the group's.
                 grouped = not must_commit(session)
                 if grouped:

@@ -33,5 +33,5 @@ async def test_a_connection_the_server_closed_is_replaced_at_checkout(postgres_u
 async def test_no_ping_at_checkout(postgres_url: str) -> None:
     """A checkout costs no round trip: the statements the server saw are only the update's."""
     engine = create_engine(postgres_url)
-    assert engine.pool._pre_ping is False  # noqa: SLF001 (the pool's setting, nowhere public)
+    assert engine.pool._pre_ping is False
     await engine.dispose()

@@ -279,9 +279,9 @@ async def test_polling_dialog_on_postgres(postgres_harness: Harness) -> None:
 async def test_a_failed_update_leaves_no_dangling_dialog(
     cluster: Cluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """An update fails after it opened the dialog row: the row rolls back with the transaction, but the
-    state already written to Redis stays and names it. The next answers open a new row instead of
-    failing at every step."""
+    """An update fails after it opened the dialog row: the row rolls back with the transaction, and the
+    state in Redis with it (an update's state is written only before its last commit, bot.redis_fsm):
+    the task's button, pressed again, opens the dialog afresh, and the walk goes on to its result."""
     from bot import presenter
 
     render_step = presenter.render_step
@@ -298,7 +298,8 @@ async def test_a_failed_update_leaves_no_dangling_dialog(
     await user.click(text("task-inference"))
     assert user.last_message().text == text("error-generic")
     assert await cluster.harness.dialogs(user.id) == []  # rolled back
-    await user.send("qwen3 8b")  # the state in Redis says "model": the answer is taken
+    await user.click(text("task-inference"))  # the state in Redis still asks for the task
+    await user.send("qwen3 8b")
     await user.click(core("precision", "bf16"))
     await user.click("8K")
     await user.click("1")
