@@ -48,6 +48,7 @@ from bot.context import DialogContextMiddleware
 from bot.db import inbox
 from bot.db.arrivals import FirstContact
 from bot.db.engine import create_engine, create_sessionmaker, migrate_if_due, ping, sqlite_file
+from bot.db.group_receive import GroupReceive
 from bot.db.inbox import Inbox, InboxDispatcher
 from bot.db.middleware import CommitBeforeTelegramCall, DbSessionMiddleware, forget_old_updates
 from bot.handlers import admin, routers
@@ -178,6 +179,7 @@ class BotDispatcher(InboxDispatcher):
         )
         self.update.outer_middleware(self.fsm)
         self._forgetting: asyncio.Task[None] | None = None
+        self.group_receive = GroupReceive(self.inbox)
         # Told of each update handled and its seconds (bot.metrics, where /metrics is served).
         self.on_handled: Callable[[Update, float], None] | None = None
 
@@ -201,6 +203,14 @@ class BotDispatcher(InboxDispatcher):
                 await self._forgetting
             self._forgetting = None  # a dispatcher started again (tests, an embedding app) forgets again
         await super().drain(timeout)
+
+    async def receive_webhook_update(self, bot: Bot, update: Update, payload: dict[str, Any]) -> bool:
+        """As the inbox's, with the calls arriving together recorded together (bot.db.group_receive)."""
+        if await self.group_receive.receive(bot, update, payload):
+            self.handle_in_background(bot, update, fresh=True)
+            return True
+        log.info("Dropping update %s: already received", update.update_id)
+        return False
 
     async def feed_update(self, bot: Bot, update: Update, **kwargs: Any) -> Any:
         if "callback_ticket" in kwargs:

@@ -86,17 +86,16 @@ class DbSessionMiddleware(BaseMiddleware):
     bot.db.inbox) and is committed when the handler returns. If the handler raises, its transaction
     rolls back and the update is not marked, so a redelivery is handled again.
 
-    ``defer_writes`` (the FSM in the database, bot.storage.SqlAlchemyStorage): the update's state, its
-    FSM record and its dialog rows' writes (with ``single_process`` new rows too, `dialog_ids`), is
-    not written before each Telegram call but at the end, with the mark; a handler that wrote
-    nothing else (a step press, a new user's /start: all they write is state; the user's row was
-    written at receipt, `first_contact`)
-    leaves state and mark to the group commit (bot.db.group_commit), which writes those of all the
-    updates finishing meanwhile in one transaction. Without it (RedisStorage: the FSM is not part of
-    the database transaction) what a handler wrote is committed before the user is told about it,
-    and only the mark of an update that wrote nothing after its last Telegram call is grouped.
-    Either way the update is finished once its last commit is done: it awaits its group like a
-    commit, and a failed group fails the update.
+    ``defer_writes`` (the app sets it on every database): the update's state, its FSM record (the
+    FSM in the database, bot.storage.SqlAlchemyStorage) and its dialog rows' writes (with
+    ``single_process`` new rows too, `dialog_ids`; on PostgreSQL a new row is inserted at once, for
+    its id), is not written before each Telegram call but at the end, with the mark; a handler that
+    wrote nothing else (a step press, a new user's /start: all they write is state; the user's row
+    was written at receipt, `first_contact`) leaves state and mark to the group commit
+    (bot.db.group_commit), which writes those of all the updates finishing meanwhile in one
+    transaction. With the FSM in Redis (bot.redis_fsm) the state is written right before that last
+    commit (`flush_state`), in one round trip. The update is finished once its last commit is done:
+    it awaits its group like a commit, and a failed group fails the update.
     """
 
     def __init__(
