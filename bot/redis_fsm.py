@@ -111,6 +111,7 @@ class PipelinedRedisIsolation(RedisEventIsolation):
                 failed = False
             finally:
                 current_record.reset(reset)
+                record.closed = True
                 if failed:
                     record.changed.clear()  # rolled back with the update's database writes
                 await self._release(lock_key, token, record)

@@ -19,6 +19,7 @@ class UserRecord:
     state: str | None
     data: dict[str, Any]
     changed: set[str] = field(default_factory=set)
+    closed: bool = False  # the lock released: a task the update spawned reads and writes Redis itself
 
     def write(self, pipe: Any) -> None:
         """Queue the changed fields' writes on a Redis pipeline (as aiogram's RedisStorage writes them:
