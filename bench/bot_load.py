@@ -35,7 +35,9 @@ the guided walk also a press → its step's message), callbacks answered within 
 answerCallbackQuery, as the sandbox recorded them), for the questions walk the presses that brought
 their message within DETAILS_TIMEOUT_S, walks completed, the bot process's CPU per update, in the
 guided walk the reaction p50/p99 of each step (/start, the first contact, apart: a new user's first
-update writes the user's row); then full/bare. Figures, not a test.
+update writes the user's row), and the updates per second one core of the bot process handles
+(updates / its CPU seconds: a replica is one asyncio thread, so the replicas for a load can be read
+off; the database's and Redis's CPU are apart); then full/bare. Figures, not a test.
 """
 from __future__ import annotations
 
@@ -500,6 +502,11 @@ def report(name: str, figures: Figures, users: int) -> None:
         if figures.details is not None:
             line += f"  details {figures.details}/{len(cb)}"
     print(line, flush=True)
+    if figures.cpu_s > 0:
+        # A replica's capacity: its process is one asyncio thread, so one core each; PostgreSQL's and
+        # Redis's own CPU is not in it. Replicas for a load L: L / this (plus headroom for bursts).
+        per_core = figures.updates / figures.cpu_s
+        print(f"{'':9} per core: {per_core:.0f} updates/s (the bot process's CPU alone)", flush=True)
     per_update = ", ".join(f"{method} {n / figures.updates:.2f}" for method, n in figures.calls.most_common())
     print(f"{'':9} Bot API calls per update: {per_update}", flush=True)
     if figures.by_step:

@@ -48,6 +48,7 @@ from bot.context import DialogContextMiddleware
 from bot.db import inbox
 from bot.db.arrivals import FirstContact
 from bot.db.engine import create_engine, create_sessionmaker, migrate_if_due, ping, sqlite_file
+from bot.db.group_receive import GroupReceive
 from bot.db.inbox import Inbox, InboxDispatcher
 from bot.db.middleware import CommitBeforeTelegramCall, DbSessionMiddleware, forget_old_updates
 from bot.handlers import admin, routers
@@ -179,6 +180,7 @@ class BotDispatcher(InboxDispatcher):
         )
         self.update.outer_middleware(self.fsm)
         self._forgetting: asyncio.Task[None] | None = None
+        self.group_receive = GroupReceive(self.inbox)
         # Told of each update handled and its seconds (bot.metrics, where /metrics is served).
         self.on_handled: Callable[[Update, float], None] | None = None
 
@@ -202,6 +204,14 @@ class BotDispatcher(InboxDispatcher):
                 await self._forgetting
             self._forgetting = None  # a dispatcher started again (tests, an embedding app) forgets again
         await super().drain(timeout)
+
+    async def receive_webhook_update(self, bot: Bot, update: Update, payload: dict[str, Any]) -> bool:
+        """As the inbox's, with the calls arriving together recorded together (bot.db.group_receive)."""
+        if await self.group_receive.receive(bot, update, payload):
+            self.handle_in_background(bot, update, fresh=True)
+            return True
+        log.info("Dropping update %s: already received", update.update_id)
+        return False
 
     async def feed_update(self, bot: Bot, update: Update, **kwargs: Any) -> Any:
         if "callback_ticket" in kwargs:
@@ -355,13 +365,9 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
         from aiogram.fsm.storage.redis import RedisStorage
 
         if isinstance(storage, RedisStorage):
-            isolation = storage.create_isolation()
-            if not single_process:  # replicas: a dead one's locks go with its leases (bot.isolation)
-                from bot.isolation import RenewedRedisIsolation
-
-                isolation = RenewedRedisIsolation(
-                    storage.redis, storage.key_builder, inbox.LEASE.total_seconds()
-                )
+            # replicas: a dead one's locks expire with its leases, renewed by the inbox heartbeat
+            ttl = {} if single_process else {"ttl_ms": int(inbox.LEASE.total_seconds() * 1000)}
+            isolation = storage.create_isolation(**ttl)
             journal = RedisJournal(storage.redis, settings.redis_key_prefix)
     replicas = {} if single_process else replica_inbox()  # a dead replica's updates taken over in seconds
     dp = BotDispatcher(
@@ -373,9 +379,9 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
         **replicas,
     )
     dp.sent_journal = journal  # replicas: what an update sent, for the one taking it over
-    # The FSM in the database: a step's state commits with its done mark, in a group commit.
-    defer_writes = isinstance(storage, SqlAlchemyStorage)
-    sessions = DbSessionMiddleware(sessionmaker, single_process=single_process, defer_writes=defer_writes)
+    # A step's dialog writes (and with the FSM in the database its state) commit with its done mark,
+    # in a group commit; the state in Redis is written right before (bot.redis_fsm).
+    sessions = DbSessionMiddleware(sessionmaker, single_process=single_process, defer_writes=True)
     dp.update.outer_middleware(sessions)
     from bot.db.availability import REFRESH_S, LiveAvailability  # /offers off|on over the offers file
 

@@ -316,64 +316,13 @@ class DeferredStateMiddleware(FSMContextMiddleware):
         return await handler(event, data)
 
 
-_MEMO = "redis_fsm_memo"  # session.info: (record key, "state" | "data") -> value, as Redis has it
-
-
-def _update_memo() -> dict[tuple[str, str], Any] | None:
-    session = current_update_session.get()
-    return None if session is None else session.info.setdefault(_MEMO, {})
-
-
-def memo_redis_storage(redis_url: str, key_builder: KeyBuilder) -> BaseStorage:
-    """aiogram's RedisStorage whose reads within an update come from the update's memo.
-
-    The dialog code asks for the FSM data several times per update (`DialogState.load`), and each
-    ``get_data`` of RedisStorage is a round trip and a JSON decode. Within an update (one user's
-    updates run one at a time, the lock is the Redis event isolation) nobody else changes the
-    user's record, so the first read is remembered in the update's session and writes go to Redis
-    at once and to the memo (write-through: what Redis holds is what a crash leaves, as before).
-    Outside an update, every call goes to Redis."""
-    from aiogram.fsm.storage.redis import RedisStorage
-
-    class MemoRedisStorage(RedisStorage):
-        async def get_state(self, key: StorageKey) -> str | None:
-            memo, slot = _update_memo(), (self.key_builder.build(key, "state"), "state")
-            if memo is not None and slot in memo:
-                return cast(str | None, memo[slot])
-            state = await super().get_state(key)
-            if memo is not None:
-                memo[slot] = state
-            return state
-
-        async def set_state(self, key: StorageKey, state: StateType = None) -> None:
-            await super().set_state(key, state)
-            if (memo := _update_memo()) is not None:
-                memo[self.key_builder.build(key, "state"), "state"] = (
-                    state.state if isinstance(state, State) else state
-                )
-
-        async def get_data(self, key: StorageKey) -> dict[str, Any]:
-            memo, slot = _update_memo(), (self.key_builder.build(key, "data"), "data")
-            if memo is not None and slot in memo:
-                return deepcopy(cast(dict[str, Any], memo[slot]))
-            data = await super().get_data(key)
-            if memo is not None:
-                memo[slot] = deepcopy(data)
-            return data
-
-        async def set_data(self, key: StorageKey, data: Mapping[str, Any]) -> None:
-            await super().set_data(key, data)
-            if (memo := _update_memo()) is not None:
-                memo[self.key_builder.build(key, "data"), "data"] = deepcopy(dict(data))
-
-    return MemoRedisStorage.from_url(redis_url, key_builder=key_builder)
-
-
 def build_storage(settings: Settings, sessionmaker: async_sessionmaker[AsyncSession]) -> BaseStorage:
     """RedisStorage when REDIS_URL is set (several replicas), else the database storage."""
     if settings.redis_url:
+        from bot.redis_fsm import PipelinedRedisStorage  # imported only then: polling never loads Redis
+
         key_builder = DefaultKeyBuilder(prefix=settings.redis_key_prefix, with_destiny=True)
-        return memo_redis_storage(settings.redis_url, key_builder)
+        return PipelinedRedisStorage.from_url(settings.redis_url, key_builder=key_builder)
     # The embedded SQLite is this process's alone: its records can be kept in memory.
     remember = make_url(settings.database_url).get_backend_name() == "sqlite"
     return SqlAlchemyStorage(

@@ -9,7 +9,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import event, text
+from sqlalchemy import event, exc, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
@@ -29,6 +29,16 @@ MIGRATIONS_DIR = Path(next(iter(migrations.__path__)))
 SQLITE_BUSY_TIMEOUT_MS = 15_000
 SQLITE_POOL_SIZE = 20
 SQLITE_POOL_OVERFLOW = 10
+# PostgreSQL (the webhook replicas): an update holds a connection from its first statement to its
+# commit, the inbox's receipt and the group commit one each; a burst of 200 users keeps ~20 busy
+# (bench/bot_load.py --users 200). Overflow connections are closed on return, and a new one costs a
+# connect and an authentication, so the pool keeps a burst's worth. 2 replicas x 40 stay under
+# PostgreSQL's default max_connections (100).
+PG_POOL_SIZE = 20
+PG_POOL_OVERFLOW = 20
+PG_POOL_RECYCLE_S = 1800
+"""A connection older than this is replaced at checkout: one a firewall dropped silently (no FIN,
+so asyncpg cannot see it closed, `_closed_by_server`) is not kept forever."""
 
 
 def sqlite_file(url: str) -> Path | None:
@@ -42,8 +52,12 @@ def sqlite_file(url: str) -> Path | None:
 def create_engine(url: str) -> AsyncEngine:
     """An engine for ``url``; a file SQLite database gets its directory created and is tuned."""
     if make_url(url).get_backend_name() != "sqlite":
-        # pre_ping: a server restart must not break the first update after it.
-        return create_async_engine(url, pool_pre_ping=True)
+        engine = create_async_engine(
+            url, pool_size=PG_POOL_SIZE, max_overflow=PG_POOL_OVERFLOW, pool_recycle=PG_POOL_RECYCLE_S
+        )
+        if engine.dialect.driver == "asyncpg":
+            event.listen(engine.sync_engine, "checkout", _closed_by_server)
+        return engine
     path = sqlite_file(url)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -54,6 +68,18 @@ def create_engine(url: str) -> AsyncEngine:
     )
     event.listen(engine.sync_engine, "connect", _tune_sqlite)
     return engine
+
+
+def _closed_by_server(dbapi_connection: Any, connection_record: Any, connection_proxy: Any) -> None:
+    """A server restart must not break the first update after it, without a ping at every checkout
+    (``pool_pre_ping``: with asyncpg a BEGIN, a ";" and a ROLLBACK, three round trips, 3 of the 8.5-10
+    statements of an update on the webhook replicas). A restarted (or terminated) backend closes the
+    socket; asyncpg's protocol sees that by itself (``Connection.is_closed()``, no round trip), and
+    the pool then replaces the connection (``DisconnectionError``: SQLAlchemy's documented way for a
+    checkout listener to ask for a fresh connection)."""
+    connection = getattr(dbapi_connection, "_connection", None)  # asyncpg's, under SQLAlchemy's adapter
+    if connection is not None and connection.is_closed():
+        raise exc.DisconnectionError("the server closed the connection")
 
 
 def _tune_sqlite(dbapi_connection: Any, connection_record: Any) -> None:

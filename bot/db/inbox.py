@@ -287,7 +287,7 @@ class InboxDispatcher(Dispatcher):
             await asyncio.sleep(every_s)
             if not self.handling:
                 continue
-            renew_locks = getattr(self.fsm.events_isolation, "renew", None)  # bot.isolation
+            renew_locks = getattr(self.fsm.events_isolation, "renew", None)  # bot.redis_fsm
             for renew in (renew_locks, functools.partial(self.inbox.renew, bot_id, list(self.handling))):
                 if renew is None:
                     continue

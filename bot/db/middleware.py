@@ -24,6 +24,7 @@ from bot.db import repository
 from bot.db.group_commit import FinalWrites, GroupCommit
 from bot.db.models import User, utc_now
 from bot.db.turn import turn_of
+from bot.redis_state import flush_state
 from bot.storage import current_update_session, must_commit, take_unwritten_changes
 
 logger = logging.getLogger(__name__)
@@ -92,17 +93,16 @@ class DbSessionMiddleware(BaseMiddleware):
     bot.db.inbox) and is committed when the handler returns. If the handler raises, its transaction
     rolls back and the update is not marked, so a redelivery is handled again.
 
-    ``defer_writes`` (the FSM in the database, bot.storage.SqlAlchemyStorage): the update's state, its
-    FSM record and its dialog rows' writes (with ``single_process`` new rows too, `dialog_ids`), is
-    not written before each Telegram call but at the end, with the mark; a handler that wrote
-    nothing else (a step press, a new user's /start: all they write is state; the user's row was
-    written at receipt, `first_contact`)
-    leaves state and mark to the group commit (bot.db.group_commit), which writes those of all the
-    updates finishing meanwhile in one transaction. Without it (RedisStorage: the FSM is not part of
-    the database transaction) what a handler wrote is committed before the user is told about it,
-    and only the mark of an update that wrote nothing after its last Telegram call is grouped.
-    Either way the update is finished once its last commit is done: it awaits its group like a
-    commit, and a failed group fails the update.
+    ``defer_writes`` (the app sets it on every database): the update's state, its FSM record (the
+    FSM in the database, bot.storage.SqlAlchemyStorage) and its dialog rows' writes (with
+    ``single_process`` new rows too, `dialog_ids`; on PostgreSQL a new row is inserted at once, for
+    its id), is not written before each Telegram call but at the end, with the mark; a handler that
+    wrote nothing else (a step press, a new user's /start: all they write is state; the user's row
+    was written at receipt, `first_contact`) leaves state and mark to the group commit
+    (bot.db.group_commit), which writes those of all the updates finishing meanwhile in one
+    transaction. With the FSM in Redis (bot.redis_fsm) the state is written right before that last
+    commit (`flush_state`), in one round trip. The update is finished once its last commit is done:
+    it awaits its group like a commit, and a failed group fails the update.
     """
 
     def __init__(
@@ -149,6 +149,9 @@ class DbSessionMiddleware(BaseMiddleware):
                     # bot.storage.DeferredStateMiddleware left it to us: read in this session, once.
                     data["raw_state"] = await data["state"].get_state()
                 result = await handler(event, data)
+                # The state in Redis (bot.redis_fsm) first: a crash before the commit below then
+                # replays the update from its new state, never from an old one with its rows written.
+                await flush_state()
                 # Written since the last Telegram call: the mark goes with it. Else the group's.
                 grouped = not must_commit(session)
                 if grouped:

@@ -285,9 +285,11 @@ DeferredDialogWrite = DialogWrite | DialogInsert | DialogAbandon
 def defer_dialog_writes(session: AsyncSession, ids: DialogIds | None = None) -> None:
     """From now on the session's dialog writes are not executed at once: they go into its next
     commit (`_flush_deferred_dialogs`) or, taken by `take_deferred_dialogs`, into a group commit
-    (bot.db.group_commit). Only where the row's id comes from state committed together with the row
-    (the FSM in the database): such an update cannot find its row missing. ``ids``: new dialogs are
-    deferred too, with ids from there (else each is inserted at once, to learn its id)."""
+    (bot.db.group_commit). The row's id comes from state written together with the row (the FSM in
+    the database), or right before its commit (the FSM in Redis, bot.redis_fsm: an update that failed
+    writes no state, and a new row is inserted at once): such an update does not find its row missing.
+    ``ids``: new dialogs are deferred too, with ids from there (else each is inserted at once, to learn
+    its id)."""
     session.info.setdefault(DEFERRED_DIALOGS, [])
     if ids is not None:
         session.info[DIALOG_IDS] = ids

@@ -2,13 +2,13 @@
 often handlers ask; written once, with the update's commit; a rolled-back update leaves nothing."""
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from aiogram import Bot, Router
 from aiogram.fsm.context import FSMContext
-from aiogram.fsm.storage.base import BaseStorage, DefaultKeyBuilder, StorageKey
+from aiogram.fsm.storage.base import BaseEventIsolation, BaseStorage, DefaultKeyBuilder, StorageKey
 from aiogram.fsm.storage.memory import SimpleEventIsolation
-from aiogram.fsm.storage.redis import RedisStorage
 from aiogram.types import Chat, Message, Update, User
 from pydantic import ValidationError
 from sqlalchemy import select
@@ -19,7 +19,8 @@ from bot.db.inbox import Inbox
 from bot.db.middleware import DbSessionMiddleware
 from bot.db.models import FsmRecord
 from bot.dialog_state import DialogState
-from bot.storage import SqlAlchemyStorage, memo_redis_storage
+from bot.redis_fsm import PipelinedRedisStorage
+from bot.storage import SqlAlchemyStorage
 
 USER_ID = 4242
 
@@ -31,7 +32,11 @@ def message_update(update_id: int, text: str) -> Update:
     return Update(update_id=update_id, message=message)
 
 
-def dispatcher(sessionmaker: async_sessionmaker[AsyncSession], storage: BaseStorage) -> BotDispatcher:
+def dispatcher(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    storage: BaseStorage,
+    isolation: BaseEventIsolation | None = None,
+) -> BotDispatcher:
     router = Router()
 
     @router.message()
@@ -44,7 +49,9 @@ def dispatcher(sessionmaker: async_sessionmaker[AsyncSession], storage: BaseStor
         if message.text == "fail":
             raise RuntimeError("handler failed")
 
-    dp = BotDispatcher(inbox=Inbox(sessionmaker), storage=storage, events_isolation=SimpleEventIsolation())
+    dp = BotDispatcher(
+        inbox=Inbox(sessionmaker), storage=storage, events_isolation=isolation or SimpleEventIsolation()
+    )
     dp.update.outer_middleware(DbSessionMiddleware(sessionmaker))
     dp.include_router(router)
     return dp
@@ -130,33 +137,48 @@ async def test_a_remembering_storage_forgets_nothing_of_a_rolled_back_update(
     assert await record(sessionmaker) == (None, {"text": "third"})
 
 
-async def test_redis_fsm_is_read_once_per_update_and_written_through(
+async def test_redis_fsm_costs_an_update_three_round_trips(
     sessionmaker: async_sessionmaker[AsyncSession], redis_url: str, redis_key_prefix: str
 ) -> None:
-    """With REDIS_URL (several replicas) the dialog's many reads of one update cost one round trip
-    each for the state and the data; every write reaches Redis at once."""
-    storage = memo_redis_storage(redis_url, DefaultKeyBuilder(prefix=redis_key_prefix, with_destiny=True))
-    assert isinstance(storage, RedisStorage)
-    gets: list[str] = []
-    real_get = storage.redis.get
+    """With REDIS_URL (several replicas) the user's lock, state and data are taken in one round trip,
+    the dialog's many reads and writes work on that copy, what changed is written in one round trip
+    before the update's last commit, and the lock released in a third (bot.redis_fsm). An update that
+    raised writes nothing: its state rolls back with its rows."""
+    storage = PipelinedRedisStorage.from_url(
+        redis_url, key_builder=DefaultKeyBuilder(prefix=redis_key_prefix, with_destiny=True)
+    )
+    isolation = storage.create_isolation()
+    round_trips: list[str] = []
+    real_command, real_pipeline = storage.redis.execute_command, storage.redis.pipeline
 
-    async def counting_get(name: str) -> object:
-        gets.append(name)
-        return await real_get(name)
+    async def command(*args: Any, **kwargs: Any) -> Any:
+        round_trips.append(str(args[0]))
+        return await real_command(*args, **kwargs)
 
-    storage.redis.get = counting_get  # type: ignore[method-assign]
+    def pipeline(*args: Any, **kwargs: Any) -> Any:
+        round_trips.append("pipeline")
+        return real_pipeline(*args, **kwargs)
+
+    storage.redis.execute_command = command  # type: ignore[method-assign]
+    storage.redis.pipeline = pipeline  # type: ignore[method-assign]
     bot = Bot("42:TEST")
+    dp = dispatcher(sessionmaker, storage, isolation)
+    key = StorageKey(bot_id=bot.id, chat_id=USER_ID, user_id=USER_ID)
     try:
-        await dispatcher(sessionmaker, storage).feed_update(bot, message_update(1, "hello"))
-        assert len(gets) == 2  # the state, the data
-        key = StorageKey(bot_id=bot.id, chat_id=USER_ID, user_id=USER_ID)
-        gets.clear()
-        # Outside an update nothing is remembered: Redis has what the handler wrote.
+        await dp.feed_update(bot, message_update(1, "hello"))
+        assert round_trips == ["pipeline"] * 3
+        # Outside an update every call goes to Redis: it has what the handler wrote.
         assert await storage.get_state(key) == "Wizard:model"
         assert await storage.get_data(key) == {"n": 4}
-        assert len(gets) == 2
+        await storage.set_data(key, {"n": 99})
+        with pytest.raises(RuntimeError):
+            await dp.feed_update(bot, message_update(2, "fail"))
+        assert await storage.get_data(key) == {"n": 99}
+        await dp.feed_update(bot, message_update(3, "hello"))  # the lock was released
+        assert await storage.get_data(key) == {"n": 4}
     finally:
         await bot.session.close()
+        await storage.redis.delete(*[k async for k in storage.redis.scan_iter(f"{redis_key_prefix}:*")])
         await storage.close()
 
 

@@ -19,7 +19,8 @@ from sqlalchemy import func, select
 from bot.config import Settings
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.models import FsmRecord
-from bot.storage import SqlAlchemyStorage, build_storage, current_update_session, memo_redis_storage
+from bot.redis_fsm import PipelinedRedisStorage
+from bot.storage import SqlAlchemyStorage, build_storage, current_update_session
 
 BOT_ID, CHAT_ID, USER_ID = 42, -42, 42
 
@@ -55,7 +56,7 @@ async def postgres_storage(migrated_postgres_url: str) -> AsyncIterator[SqlAlche
 async def redis_storage(redis_url: str, redis_key_prefix: str) -> AsyncIterator[RedisStorage]:
     key_builder = DefaultKeyBuilder(prefix=redis_key_prefix, with_destiny=True)
     # The bot's RedisStorage (reads remembered within an update): outside one, aiogram's own.
-    storage = memo_redis_storage(redis_url, key_builder)
+    storage = PipelinedRedisStorage.from_url(redis_url, key_builder=key_builder)
     assert isinstance(storage, RedisStorage)
     try:
         yield storage

@@ -279,9 +279,9 @@ async def test_polling_dialog_on_postgres(postgres_harness: Harness) -> None:
 async def test_a_failed_update_leaves_no_dangling_dialog(
     cluster: Cluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """An update fails after it opened the dialog row: the row rolls back with the transaction, but the
-    state already written to Redis stays and names it. The next answers open a new row instead of
-    failing at every step."""
+    """An update fails after it opened the dialog row: the row rolls back with the transaction, and the
+    state in Redis with it (an update's state is written only before its last commit, bot.redis_fsm):
+    the task's button, pressed again, opens the dialog afresh, and the walk goes on to its result."""
     from bot import presenter
 
     render_step = presenter.render_step
@@ -298,10 +298,39 @@ async def test_a_failed_update_leaves_no_dangling_dialog(
     await user.click(text("task-inference"))
     assert user.last_message().text == text("error-generic")
     assert await cluster.harness.dialogs(user.id) == []  # rolled back
-    await user.send("qwen3 8b")  # the state in Redis says "model": the answer is taken
+    await user.click(text("task-inference"))  # the state in Redis still asks for the task
+    await user.send("qwen3 8b")
     await user.click(core("precision", "bf16"))
     await user.click("8K")
     await user.click("1")
     assert result_mark() in (user.last_message().text or "")
     (dialog,) = await cluster.harness.dialogs(user.id)
     assert dialog.status == DIALOG_COMPLETED and dialog.answers["model"] == "qwen3-8b"
+
+
+async def test_a_database_restart_does_not_break_the_next_update(cluster: Cluster) -> None:
+    """Every server connection of the replicas' pools is terminated between two steps (what a
+    PostgreSQL restart does to them): the next updates are answered as usual, without a ping at every
+    checkout (the pool sees the closed connections and replaces them, bot.db.engine)."""
+    from urllib.parse import urlsplit
+
+    import asyncpg
+
+    from tests.conftest import POSTGRES_URL
+
+    user = cluster.harness.user()
+    await user.send("/start")
+    await user.click(text("task-inference"))  # both replicas' pools now hold connections
+    role = urlsplit(cluster.harness.db_url).username
+    admin = await asyncpg.connect(POSTGRES_URL)
+    try:
+        terminated = await admin.fetchval(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = $1", role
+        )
+    finally:
+        await admin.close()
+    assert terminated >= 2
+    for _ in cluster.replicas:  # each replica in turn, its pool's connections all terminated
+        replies = await user.send("/start")
+        assert len(replies) == 1 and text("ask-task") in (replies[0].text or "")
+    assert_no_failed_calls(cluster.harness.sandbox)

@@ -1,0 +1,183 @@
+"""Dialog state in Redis (the webhook replicas): aiogram's RedisStorage and RedisEventIsolation, with
+an update's Redis work in two or three round trips instead of six or more.
+
+aiogram's pair costs a press: the user's lock (SET NX), a GET of the state, a GET of the data, a SET
+of each and the lock's release (a script), one round trip each; and a lock found taken is polled
+every 100 ms (redis-py's ``Lock.sleep``), which under a crowd made a user's next press wait for the
+poll, not for the update before it. Here:
+
+- the lock is first taken in this process (an ``asyncio.Lock`` per user: an update waits for the one
+  before it on the same replica without polling), then in Redis, in one pipeline with the GETs of
+  the user's state and data (`PipelinedRedisIsolation.lock`); a lock held by another replica is
+  polled every few milliseconds;
+- within the update, the state and data are read from and written to that copy (`UserRecord`);
+- what changed is written in one pipeline before the update's last database commit (`flush_state`,
+  called by bot.db.middleware.DbSessionMiddleware; its group commit holds the done mark), and the
+  lock is released after it. An update that raised writes nothing: its database writes rolled back
+  too, so a replay starts from the state before it, as on the embedded database.
+
+Outside an update (a background job, the tests' plain calls) every call goes to Redis, as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import asynccontextmanager
+from copy import deepcopy
+from typing import Any, cast
+
+from aiogram.exceptions import DataNotDictLikeError
+from aiogram.fsm.state import State
+from aiogram.fsm.storage.base import KeyBuilder, StateType, StorageKey
+from aiogram.fsm.storage.redis import RedisEventIsolation, RedisStorage
+
+from bot.redis_state import UserRecord, current_record, flush_state
+
+__all__ = ["PipelinedRedisIsolation", "PipelinedRedisStorage", "flush_state"]
+
+LOCK_TTL_MS = 60_000
+"""How long a replica's lock on a user outlives the replica (aiogram's DEFAULT_REDIS_LOCK_KWARGS)."""
+POLL_FIRST_S = 0.002
+POLL_MAX_S = 0.05
+"""A lock held by another replica is polled from every 2 ms up to every 50 ms (an update holds it for
+tens of milliseconds; redis-py's default, 100 ms, was a user's wait under a crowd)."""
+_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+
+
+class PipelinedRedisStorage(RedisStorage):
+    """RedisStorage whose calls within an update use the update's `UserRecord` (taken with the lock)."""
+
+    def _record(self, key: StorageKey) -> UserRecord | None:
+        record = current_record.get()
+        if (
+            record is None
+            or record.storage is not self
+            or record.state_key != self.key_builder.build(key, "state")
+        ):
+            return None
+        return record
+
+    async def get_state(self, key: StorageKey) -> str | None:
+        record = self._record(key)
+        return await super().get_state(key) if record is None else record.state
+
+    async def set_state(self, key: StorageKey, state: StateType = None) -> None:
+        record = self._record(key)
+        if record is None:
+            await super().set_state(key, state)
+            return
+        record.state = state.state if isinstance(state, State) else state
+        record.changed.add("state")
+
+    async def get_data(self, key: StorageKey) -> dict[str, Any]:
+        record = self._record(key)
+        return await super().get_data(key) if record is None else deepcopy(record.data)
+
+    async def set_data(self, key: StorageKey, data: Mapping[str, Any]) -> None:
+        record = self._record(key)
+        if record is None:
+            await super().set_data(key, data)
+            return
+        if not isinstance(data, dict):
+            raise DataNotDictLikeError(f"Data must be a dict or dict-like object, got {type(data).__name__}")
+        record.data = deepcopy(data)
+        record.changed.add("data")
+
+    def create_isolation(self, **kwargs: Any) -> PipelinedRedisIsolation:
+        """``ttl_ms``: how long a lock outlives its replica unless renewed (default aiogram's 60 s)."""
+        return PipelinedRedisIsolation(self, **kwargs)
+
+
+class PipelinedRedisIsolation(RedisEventIsolation):
+    """One update per user at a time across replicas; the lock also reads the user's record.
+
+    A lock expires after ``ttl_ms`` unless renewed: the replicas set it to the inbox lease and the
+    inbox heartbeat calls `renew` for every lock this process holds (one round trip), so a live
+    replica keeps its users' locks while their updates run and a dead one's go with its leases
+    (bot.db.inbox: another replica takes its updates over within seconds)."""
+
+    def __init__(self, storage: PipelinedRedisStorage, ttl_ms: int = LOCK_TTL_MS) -> None:
+        super().__init__(redis=storage.redis, key_builder=storage.key_builder)
+        self.storage = storage
+        self.ttl_ms = ttl_ms
+        self._local: dict[str, tuple[asyncio.Lock, int]] = {}
+        self.held: set[str] = set()  # the Redis keys of the locks this process holds now
+
+    @asynccontextmanager
+    async def lock(self, key: StorageKey) -> AsyncGenerator[None, None]:
+        builder: KeyBuilder = self.key_builder
+        lock_key = builder.build(key, "lock")
+        async with self._in_process(lock_key):
+            token = secrets.token_hex(8)
+            record = await self._acquire(lock_key, token, key)
+            self.held.add(lock_key)
+            reset = current_record.set(record)
+            failed = True
+            try:
+                yield None
+                failed = False
+            finally:
+                self.held.discard(lock_key)
+                current_record.reset(reset)
+                record.closed = True
+                if failed:
+                    record.changed.clear()  # rolled back with the update's database writes
+                await self._release(lock_key, token, record)
+
+    @asynccontextmanager
+    async def _in_process(self, lock_key: str) -> AsyncGenerator[None, None]:
+        lock, users = self._local.get(lock_key) or (asyncio.Lock(), 0)
+        self._local[lock_key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._local[lock_key]
+            if users == 1:
+                del self._local[lock_key]
+            else:
+                self._local[lock_key] = (lock, users - 1)
+
+    async def _acquire(self, lock_key: str, token: str, key: StorageKey) -> UserRecord:
+        storage = self.storage
+        state_key, data_key = storage.key_builder.build(key, "state"), storage.key_builder.build(key, "data")
+        pause = POLL_FIRST_S
+        while True:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.set(lock_key, token, nx=True, px=self.ttl_ms)
+                pipe.get(state_key)
+                pipe.get(data_key)
+                taken, state, data = await pipe.execute()
+            if taken:
+                break
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, POLL_MAX_S)
+        return UserRecord(
+            storage=storage, state_key=state_key, data_key=data_key,
+            state=_text(state), data=cast(dict[str, Any], storage.json_loads(_text(data))) if data else {},
+        )  # fmt: skip
+
+    async def _release(self, lock_key: str, token: str, record: UserRecord) -> None:
+        """What is left to write (normally nothing: `flush_state` wrote it) and the release, at once."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            record.write(pipe)
+            pipe.eval(_RELEASE, 1, lock_key, token)
+            await pipe.execute()
+
+    async def renew(self) -> None:
+        """Push back the expiry of every lock held here (one round trip; the inbox heartbeat)."""
+        if not self.held:
+            return
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for lock_key in self.held:
+                pipe.pexpire(lock_key, self.ttl_ms)
+            await pipe.execute()
+
+    async def close(self) -> None:
+        pass
+
+
+def _text(value: bytes | str | None) -> str | None:
+    return value.decode("utf-8") if isinstance(value, bytes) else value

@@ -1,0 +1,62 @@
+"""Webhook calls arriving together are recorded together (bot.db.group_receive), each still told
+whether its update is new; on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+
+from aiogram import Bot
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.db.group_receive import GroupReceive
+from bot.db.inbox import Inbox
+from bot.db.models import ProcessedUpdate
+from tests.bot import both_backends
+from tests.bot.test_speed_paths import message_update
+
+db_url = both_backends.db_url
+sessionmaker = both_backends.sessionmaker
+
+
+async def pending(sessionmaker: async_sessionmaker[AsyncSession]) -> int:
+    async with sessionmaker() as session:
+        return int(await session.scalar(select(func.count()).select_from(ProcessedUpdate)) or 0)
+
+
+async def test_calls_arriving_together_share_a_receipt(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    group = GroupReceive(Inbox(sessionmaker))
+    bot = Bot("42:TEST")
+    try:
+        calls = [group.receive(bot, message_update(n, "hi"), {"update_id": n}) for n in range(1, 21)]
+        # update 5 delivered twice at once (the balancer retried): new for one call only
+        calls.append(group.receive(bot, message_update(5, "hi"), {"update_id": 5}))
+        fresh = await asyncio.gather(*calls)
+        assert fresh == [True] * 20 + [False]
+        assert group.receipts <= 2  # the first call alone, then everything that came meanwhile
+        assert await pending(sessionmaker) == 20
+        assert await group.receive(bot, message_update(7, "hi"), {"update_id": 7}) is False  # redelivered
+    finally:
+        await bot.session.close()
+
+
+async def test_a_failed_receipt_fails_its_calls(sessionmaker: async_sessionmaker[AsyncSession]) -> None:
+    inbox = Inbox(sessionmaker)
+    group = GroupReceive(inbox)
+    bot = Bot("42:TEST")
+
+    async def broken(*args: object, **kwargs: object) -> set[int]:
+        raise OSError("disk full")
+
+    receive = inbox.receive
+    inbox.receive = broken  # type: ignore[method-assign]
+    try:
+        calls = [group.receive(bot, message_update(n, "hi"), {"update_id": n}) for n in (1, 2)]
+        results = await asyncio.gather(*calls, return_exceptions=True)
+        assert all(isinstance(result, OSError) for result in results)
+        inbox.receive = receive  # type: ignore[method-assign]
+        assert await group.receive(bot, message_update(1, "hi"), {"update_id": 1}) is True  # retried
+    finally:
+        await bot.session.close()

@@ -1,0 +1,37 @@
+"""The PostgreSQL pool (bot.db.engine.create_engine): no ping at checkout, yet a connection the server
+closed (a restart, `pg_terminate_backend`) is replaced, not handed to the next update."""
+
+from __future__ import annotations
+
+import asyncpg
+from sqlalchemy import text
+
+from bot.db.engine import create_engine
+from tests.conftest import POSTGRES_URL
+
+
+async def test_a_connection_the_server_closed_is_replaced_at_checkout(postgres_url: str) -> None:
+    engine = create_engine(postgres_url)
+    try:
+        async with engine.connect() as connection:
+            pid = await connection.scalar(text("SELECT pg_backend_pid()"))
+        admin = await asyncpg.connect(POSTGRES_URL)
+        try:
+            assert await admin.fetchval("SELECT pg_terminate_backend($1)", pid) is True
+            # terminated: gone from the server's list (its socket closed)
+            while await admin.fetchval("SELECT count(*) FROM pg_stat_activity WHERE pid = $1", pid):
+                pass
+        finally:
+            await admin.close()
+        async with engine.connect() as connection:  # the pooled connection was the terminated one
+            assert await connection.scalar(text("SELECT pg_backend_pid()")) != pid
+        assert engine.pool.checkedout() == 0
+    finally:
+        await engine.dispose()
+
+
+async def test_no_ping_at_checkout(postgres_url: str) -> None:
+    """A checkout costs no round trip: the statements the server saw are only the update's."""
+    engine = create_engine(postgres_url)
+    assert engine.pool._pre_ping is False
+    await engine.dispose()
