@@ -66,7 +66,7 @@ NEW_ANSWERS: list[dict[str, Any]] = [
 
 def bench_new_answers(calls: int) -> dict[str, float]:
     from bot.launch_view import render_launch
-    from core.catalog import default_catalog
+    from core.catalogue.catalog import default_catalog
     from core.estimate import estimate
 
     catalog = default_catalog()
@@ -83,7 +83,7 @@ def bench_new_answers(calls: int) -> dict[str, float]:
 
 
 def bench_in_process(calls: int, clock: Any = time.perf_counter) -> dict[str, float]:
-    from core.catalog import default_catalog
+    from core.catalogue.catalog import default_catalog
     from core.estimate import estimate
 
     catalog = default_catalog()

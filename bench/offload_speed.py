@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.message_length import translator
 from bot.presenter import render_result, utf16_length
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.parse import understand
 from core.solve import run
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.parse import understand
 from core.solve import run
 

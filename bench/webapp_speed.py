@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bot import dialog
 from bot.app import GC_THRESHOLDS
 from bot.webapp import layout
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 
 BASES = [
     {"task": "inference", "model": "llama-3.1-8b"},

@@ -27,7 +27,7 @@ from bot.hf_models import HF_MODELS
 from bot.pictures import PICTURES
 from bot.storage import must_commit
 from core.answer import CARD_READ, Answer
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
 from core.contract import Assumption, Request, Result
 from core.errors import CoreError, ParseError
 from core.estimates import Estimates

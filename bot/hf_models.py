@@ -36,7 +36,7 @@ from bot.db import hf_cache
 from bot.db.hf_cache import FOUND, NOT_FOUND, UNSUPPORTED, HubAnswer
 from bot.metrics import HF_BUCKETS, Tally, Timing
 from core import hf
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
 from core.errors import CoreError, UnknownModelError
 
 log = logging.getLogger(__name__)

@@ -29,10 +29,10 @@ from bot.callbacks import (
 )
 from core import texts as core_texts
 from core.answer import short_gpu_name
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
+from core.catalogue.specs import RentalOffer
 from core.comparison import Compared
 from core.contract import Result
-from core.specs import RentalOffer
 from core.texts import LANGUAGES
 
 Tr = Callable[..., str]
@@ -186,7 +186,7 @@ def first_offer(catalog: Catalog) -> RentalOffer | None:
 
 
 def _gpu_name(gpu: str) -> str:
-    from core.catalog import default_catalog  # GPUs come from the shipped catalogue only
+    from core.catalogue.catalog import default_catalog  # GPUs come from the shipped catalogue only
 
     spec = default_catalog().gpus.get(gpu)
     return spec.name if spec else gpu

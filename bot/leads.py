@@ -20,7 +20,7 @@ from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.callbacks import ClaimCB
 from core.answer import build_answer, config_text, headline_settings, price_of
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
 from core.contract import Request, Result
 from core.errors import CoreError
 from core.estimate import estimate

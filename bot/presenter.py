@@ -16,7 +16,7 @@ from bot import flow
 from bot.flow import Answers
 from core import texts as core_texts
 from core.answer import Answer, build_answer
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
 from core.comparison import Compared, comparison_answer
 from core.contract import Assumption, Result
 from core.errors import CoreError, UnknownModelError

@@ -19,7 +19,8 @@ from core.answer_latency import load_lines, ttft_line
 from core.answer_offload import offload_lines
 from core.answer_solve import cost_lines, solved_lines
 from core.answer_spec import feature_lines
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
+from core.catalogue.specs import RentalOffer
 from core.contract import Assumption, Mitigation, Recommendation, Result, Throughput, Verdict
 from core.render import (
     action_text,
@@ -30,7 +31,6 @@ from core.render import (
     verdict_of,
     verdicts_to_show,
 )
-from core.specs import RentalOffer
 from core.texts import label, normalize_lang, t
 
 LEAD_MITIGATIONS = 3  # on a phone: the cheapest few ways to make it fit

@@ -5,9 +5,9 @@ what is said first (the value found), then the margin, then what would not fit a
 
 from __future__ import annotations
 
+from core.catalogue.specs import Bands
 from core.contract import Cost, CostOption, Result, Solved, SolveFor, Task
 from core.render import format_bytes
-from core.specs import Bands
 from core.texts import label, t
 
 
@@ -25,7 +25,7 @@ def _value(field: SolveFor, value: int | str, result: Result, lang: str) -> str:
     if field is SolveFor.PRECISION:
         return label("precision", str(value), lang)
     if field is SolveFor.MODEL:
-        from core.catalog import default_catalog
+        from core.catalogue.catalog import default_catalog
 
         spec = default_catalog().models.get(str(value))
         return spec.name if spec else str(value)
@@ -43,7 +43,7 @@ def _budget(result: Result, solved: Solved) -> int:
 
 def _bands() -> Bands:
     """The fit bands of the ranking policy (the offers file's `[ranking]`)."""
-    from core.catalog import default_catalog
+    from core.catalogue.catalog import default_catalog
 
     return default_catalog().ranking.bands
 

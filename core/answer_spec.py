@@ -4,7 +4,7 @@ hybrid keep a KV cache and the state the others keep per request."""
 
 from __future__ import annotations
 
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.contract import Result
 from core.render import format_bytes
 from core.speculative import PARTS

@@ -139,7 +139,7 @@ def _ask(text: str, lang: str, out: TextIO, *, command: bool = False) -> int:
 
         return log_command(text, lang, out)
     if (asked := price_question(text)) is not None:  # "прайс", "сколько стоит аренда h100?"
-        from core.catalog import default_catalog
+        from core.catalogue.catalog import default_catalog
         from core.prices import price_list, render_price_list
 
         out.write(render_price_list(price_list(asked, default_catalog(), lang)) + "\n")
@@ -191,7 +191,7 @@ def _look_up(models: list[Any], lang: str) -> MemoryHub | _Failed | None:
     import os
 
     from core import hf
-    from core.catalog import default_catalog
+    from core.catalogue.catalog import default_catalog
     from core.errors import CoreError, UnknownModelError
     from core.texts import t
 
@@ -222,7 +222,7 @@ def _look_up(models: list[Any], lang: str) -> MemoryHub | _Failed | None:
 
 
 def _gpus(out: TextIO, as_json: bool) -> int:
-    from core.catalog import default_catalog
+    from core.catalogue.catalog import default_catalog
     from core.units import format_bytes
 
     catalog = default_catalog()
@@ -252,7 +252,7 @@ def _yes(flag: bool) -> str:
 
 
 def _models(out: TextIO, as_json: bool) -> int:
-    from core.catalog import default_catalog
+    from core.catalogue.catalog import default_catalog
 
     models = list(default_catalog().models.values())
     if as_json:

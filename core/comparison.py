@@ -10,12 +10,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.answer import VERDICT_ICONS, config_text, headline_settings, offer_price, shown_kind
-from core.catalog import Catalog, default_catalog
+from core.catalogue.catalog import Catalog, default_catalog
+from core.catalogue.specs import RentalOffer
 from core.contract import Request, Result, Verdict
 from core.estimate import estimate
 from core.hf import Hub
 from core.render import format_bytes
-from core.specs import RentalOffer
 from core.texts import label, normalize_lang, t
 
 
@@ -90,7 +90,7 @@ def _verdict(rows: Sequence[Compared], lang: str) -> str | None:
     parts = []
     priced = [r for r in fitting if r.offer and r.offer.price_per_hour is not None]
     if priced:
-        # one main currency per offers file (core.catalog): these numbers compare
+        # one main currency per offers file (core.catalogue.catalog): these numbers compare
         cheap = min(priced, key=lambda r: r.offer.price_per_hour or 0.0)  # type: ignore[union-attr]
         parts.append(
             t("compare-cheapest", lang, config=config_text(cheap.count, cheap.verdict.gpu_name, lang))

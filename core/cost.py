@@ -33,7 +33,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.catalog import DATA_DIR, Catalog, _load_rows, default_catalog
+from core.catalogue.catalog import DATA_DIR, Catalog, _load_rows, default_catalog
 from core.contract import Assumption, Cost, CostOption, Method, Recommendation, Request, Result, Task
 from core.notes import note
 

@@ -12,7 +12,8 @@ from pydantic import ValidationError
 
 from core.accuracy import uncertainty
 from core.advice import advise
-from core.catalog import Catalog, default_catalog
+from core.catalogue.catalog import Catalog, default_catalog
+from core.catalogue.specs import ModelKind, ModelSpec
 from core.contract import (
     Assumption,
     Engine,
@@ -46,7 +47,6 @@ from core.offload import offload_request
 from core.offload import prepare as prepare_offload
 from core.precision import is_gguf
 from core.resolve import resolve_model
-from core.specs import ModelKind, ModelSpec
 from core.speculative import fill_speculative, speculative_notes, speculative_result
 from core.stack import filled_stack, size_stack
 from core.training_defaults import default_adapter_dtype, default_checkpointing

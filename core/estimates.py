@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.answer import Answer, build_answer
-from core.catalog import Catalog, default_catalog
+from core.catalogue.catalog import Catalog, default_catalog
 from core.contract import Assumption, Request, Result
 from core.estimate import parse_request
 from core.hf import Hub, MemoryHub

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
+from core.catalogue.specs import ModelKind, ModelSpec, UnquantizedModules
 from core.contract import Assumption, Precision
 from core.errors import CoreError, UnknownModelError
 from core.hf_checks import ConfigRefused as ConfigRefused
@@ -31,7 +32,6 @@ from core.hf_checks import check_config, check_counts, check_sizes, shown
 from core.hf_hybrid import mtp_layers_from_config, recurrent_from_config
 from core.hf_vision import vision_tower
 from core.notes import note
-from core.specs import ModelKind, ModelSpec, UnquantizedModules
 
 _ENCODER_TYPES = frozenset({"bert", "roberta", "xlm-roberta", "deberta-v2", "distilbert", "electra"})
 _PLAIN_MLP_TYPES = frozenset(

@@ -3,10 +3,10 @@ others keep per sequence (`core.formulas.recurrent`), as the note `hybrid_state`
 
 from __future__ import annotations
 
+from core.catalogue.specs import ModelSpec
 from core.contract import Assumption, Request
 from core.formulas.recurrent import recurrent_state_bytes, state_bytes
 from core.notes import note
-from core.specs import ModelSpec
 
 MiB = 2**20
 FP32_BYTES = 4

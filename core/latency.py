@@ -25,12 +25,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from core.catalog import DATA_DIR, Catalog, read_toml
+from core.catalogue.catalog import DATA_DIR, Catalog, read_toml
+from core.catalogue.specs import GpuSpec, ModelSpec
 from core.contract import Engine, Latency, Precision, Result, Task, Throughput
 from core.errors import CatalogError
 from core.formulas.params import Arch, linear_params
 from core.precision import is_quantized
-from core.specs import GpuSpec, ModelSpec
 
 PREFILL_FILE = DATA_DIR / "prefill.toml"
 # Without a target, servers are added until none is busier than this: the M/D/1 wait is then twice

@@ -20,7 +20,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from core.catalog import DATA_DIR, Catalog, read_toml
+from core.catalogue.catalog import DATA_DIR, Catalog, read_toml
+from core.catalogue.specs import GpuSpec, ModelKind, ModelSpec
 from core.contract import (
     Attention,
     Engine,
@@ -37,7 +38,6 @@ from core.contract import (
 from core.errors import CatalogError
 from core.formulas.params import Arch
 from core.precision import is_gguf
-from core.specs import GpuSpec, ModelKind, ModelSpec
 
 FLAGS_FILE = DATA_DIR / "engine_flags.toml"
 EngineId = Literal["vllm", "llama.cpp", "ollama", "transformers", "accelerate"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from core.accuracy import uncertainty
 from core.advice import tensor_parallel_divides
+from core.catalogue.specs import ModelKind, ModelSpec
 from core.contract import (
     AdapterDtype,
     Assumption,
@@ -24,7 +25,6 @@ from core.formulas.peak import loading_reserve_in_flight, qlora_upcasts
 from core.formulas.training import ZERO_REDUCE_BUCKET_ELEMENTS
 from core.notes import note
 from core.precision import EXPERTS_ONLY_ON_MOE, KEEPS_EMBEDDINGS_WIDE, is_gguf
-from core.specs import ModelKind, ModelSpec
 from core.units import GiB
 
 # Above this p90 |error| of its class (video generation: 35 % over 9 published cases, docs/accuracy.md,

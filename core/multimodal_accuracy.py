@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.catalog import DATA_DIR, _load_rows
+from core.catalogue.catalog import DATA_DIR, _load_rows
 from core.estimate import estimate
 
 FIGURES_FILE = DATA_DIR / "multimodal_figures.toml"

@@ -20,7 +20,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from core.catalog import DATA_DIR, Catalog, read_toml
+from core.catalogue.catalog import DATA_DIR, Catalog, read_toml
+from core.catalogue.specs import GpuSpec, ModelKind, ModelSpec
 from core.contract import (
     Assumption,
     CpuOffload,
@@ -41,7 +42,6 @@ from core.formulas.params import Arch
 from core.formulas.peak import peak_breakdown
 from core.notes import note
 from core.precision import EXPERTS_ONLY_ON_MOE, is_gguf, kv_bytes_per_element
-from core.specs import GpuSpec, ModelKind, ModelSpec
 
 OFFLOAD_FILE = DATA_DIR / "offload.toml"
 SPEED_SOURCE = "llama.cpp runs: AlexsJones/llmfit#755, #774, #775, #778; ikawrakow/ik_llama.cpp#841"

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.answer import offer_price, short_gpu_name
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
+from core.catalogue.specs import RentalOffer
 from core.parse.price import PriceQuestion
-from core.specs import RentalOffer
 from core.texts import normalize_lang, t
 
 
@@ -30,7 +30,7 @@ def price_list(
 ) -> PriceList:
     """The offers `question` asks about (None, or no card named: all of them); prices in `currency`
     where the operator gave them in it. The rent button's "cheapest" compares the main currency's
-    prices only (one for the whole file: `core.catalog`)."""
+    prices only (one for the whole file: `core.catalogue.catalog`)."""
     lang = normalize_lang(lang)
     question = question or PriceQuestion()
     notes: list[str] = []

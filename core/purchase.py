@@ -19,9 +19,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.catalog import Catalog, _load_rows, read_toml
+from core.catalogue.catalog import Catalog, _load_rows, read_toml
+from core.catalogue.specs import CURRENCY_CODE, MAX_OFFER_CARDS, RentalOffer
 from core.errors import CatalogError
-from core.specs import CURRENCY_CODE, MAX_OFFER_CARDS, RentalOffer
 
 HOURS_PER_MONTH = 730.0  # 24 × 365 / 12: a server that runs around the clock
 MAX_PURCHASE_PRICE = 10_000_000_000  # in any currency: ten billion buys any GPU server there is

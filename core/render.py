@@ -10,7 +10,7 @@ from decimal import Decimal
 from typing import Any, get_args
 
 from core.advice import verdict_fields
-from core.catalog import Catalog, default_catalog
+from core.catalogue.catalog import Catalog, default_catalog
 from core.contract import (
     Assumption,
     Component,

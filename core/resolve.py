@@ -15,11 +15,11 @@ from typing import Literal
 from pydantic import ValidationError
 
 from core import hf
-from core.catalog import Catalog, read_size
+from core.catalogue.catalog import Catalog, read_size
+from core.catalogue.specs import ModelKind, ModelSpec
 from core.contract import Assumption, CustomModel, ResolvedModel
 from core.errors import CoreError, UnknownModelError
 from core.notes import note
-from core.specs import ModelKind, ModelSpec
 
 HF_LOOKUP_ENV = "GPUFIT_HF_LOOKUP"
 MAX_PARAMS_B = 20_000  # same bound as CustomModel.params_b: beyond any published model

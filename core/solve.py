@@ -26,7 +26,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from core.advice import TIGHT_HEADROOM
-from core.catalog import Catalog, default_catalog
+from core.catalogue.catalog import Catalog, default_catalog
+from core.catalogue.specs import GpuSpec, ModelKind, ModelSpec
 from core.contract import (
     ANY_MODEL,
     Engine,
@@ -49,7 +50,6 @@ from core.notes import note
 from core.offload import offload_request
 from core.precision import bits_per_weight, is_gguf
 from core.resolve import resolve_model
-from core.specs import GpuSpec, ModelKind, ModelSpec
 from core.units import GiB
 
 # Each search step is one estimator run; exponential + binary search over [1, 10^7] takes ~48.

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from core.catalog import DATA_DIR, Catalog, _load_rows, default_catalog
+from core.catalogue.catalog import DATA_DIR, Catalog, _load_rows, default_catalog
+from core.catalogue.specs import ModelSpec
 from core.contract import Assumption, Engine, Request, Speculative, SpeculativeMethod
 from core.errors import EstimateError
 from core.formulas import speculative as sf
@@ -24,7 +25,6 @@ from core.formulas.params import Arch, arch_of, embedding_params
 from core.formulas.weights import model_weight_bytes
 from core.notes import note
 from core.precision import bytes_per_weight, kv_bytes_per_element
-from core.specs import ModelSpec
 
 SPECULATIVE_FILE = DATA_DIR / "speculative.toml"
 PARTS = ("draft_model", "draft_kv_cache", "speculative_scratch")

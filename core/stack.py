@@ -21,7 +21,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from core.catalog import Catalog, read_toml
+from core.catalogue.catalog import Catalog, read_toml
+from core.catalogue.specs import ModelKind, ModelSpec
 from core.contract import (
     MAX_EXTRA_MODELS,
     STACK_DEFAULT_TOKENS,
@@ -37,7 +38,6 @@ from core.errors import CoreError, EstimateError
 from core.formulas.params import arch_of
 from core.formulas.peak import peak_breakdown
 from core.notes import note
-from core.specs import ModelKind, ModelSpec
 
 DATA_FILE = Path(__file__).parent / "data" / "embedders.toml"
 # Text-embeddings-inference and Infinity serve encoders in fp16/bf16 on GPUs by default.

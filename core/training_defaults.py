@@ -23,8 +23,8 @@ default `True` as well); a video clip's activations are frames × tokens per fra
 
 from __future__ import annotations
 
+from core.catalogue.specs import ModelKind
 from core.contract import AdapterDtype, Engine, Method, Task
-from core.specs import ModelKind
 
 
 def default_adapter_dtype(engine: Engine | None) -> AdapterDtype:

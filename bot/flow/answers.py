@@ -11,7 +11,7 @@ from pydantic_core import to_jsonable_python
 
 from bot.flow.options import CORE_TASK, Answers
 from core import parse as core_parse
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
 from core.contract import Method, Request, Task
 
 # The request fields the dialog's steps fill (a step's name is its field's name). Every other field

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
+from core.catalogue.specs import ModelKind
 from core.contract import Method, Precision, Task
-from core.specs import ModelKind
 
 Answers = dict[str, Any]
 

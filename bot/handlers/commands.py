@@ -27,7 +27,7 @@ from bot.db.models import User
 from bot.dialog import start_wizard
 from bot.dialog_state import DialogState, update
 from core.accuracy import about_figures
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
 from core.multimodal_accuracy import about_figures as multimodal_figures
 from core.texts import LANGUAGES
 

@@ -39,7 +39,7 @@ from bot.outbox import LeadOutbox
 from bot.qualify import ask_need
 from bot.storage import must_commit
 from core.answer import config_text, headline_settings
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
 from core.contract import Result
 
 log = logging.getLogger(__name__)

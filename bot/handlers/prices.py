@@ -17,7 +17,7 @@ from bot import keyboards
 from bot.context import Ctx
 from bot.dialog import Wizard
 from bot.dialog_state import DialogState
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
 from core.parse.price import PriceQuestion, price_question, words
 from core.prices import PriceList, price_list
 

@@ -22,12 +22,12 @@ from bot.context import Ctx
 from bot.dialog import Wizard
 from bot.dialog_state import DialogState
 from core.answer import config_text
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
+from core.catalogue.specs import RentalOffer
 from core.errors import CoreError
 from core.estimate import estimate
 from core.parse.price import RentBuyQuestion, rent_buy_question
 from core.purchase import HOURS_PER_MONTH, Purchases, RentBuy, load_purchases, rent_or_buy
-from core.specs import RentalOffer
 from core.texts import label
 
 _loaded: dict[tuple[Path, float, int], Purchases] = {}  # the purchase file by path, mtime, catalogue

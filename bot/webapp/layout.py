@@ -20,7 +20,7 @@ import json
 from typing import Any
 
 from core.answer import Answer, CardFit
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
 from core.contract import Request, Result
 from core.picture import NO_VERDICT_COLOUR, OTHER_COLOUR, PART_COLOURS, STACK_COLOURS, VERDICT_COLOURS
 from core.render import format_bytes

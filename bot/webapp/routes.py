@@ -40,12 +40,12 @@ from bot.handlers import admin
 from bot.i18n import language_for
 from bot.throttle import Kind, Throttle
 from bot.webapp import auth, layout
-from core.specs import ModelKind
+from core.catalogue.specs import ModelKind
 from core.texts import LANGUAGES
 
 if TYPE_CHECKING:
     from bot.app import App
-    from core.catalog import Catalog
+    from core.catalogue.catalog import Catalog
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
+from core.catalogue.specs import GpuSpec, ModelKind, ModelSpec
 from core.contract import (
     Assumption,
     Engine,
@@ -35,7 +36,6 @@ from core.formulas.kv_cache import model_kv_cache_bytes
 from core.formulas.params import Arch
 from core.notes import note
 from core.precision import kv_bytes_per_element
-from core.specs import GpuSpec, ModelKind, ModelSpec
 
 from .mitigations import MIN_CONTEXT, MIN_QUANTIZE_STEP_BITS, MIN_SEQ_LEN, mitigations
 from .ranking import (

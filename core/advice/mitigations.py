@@ -10,7 +10,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
+from core.catalogue.specs import GpuSpec, ModelKind, ModelSpec
 from core.contract import (
     CpuOffload,
     Engine,
@@ -28,7 +29,6 @@ from core.formulas.params import arch_of
 from core.formulas.vllm import budget_bytes
 from core.multimodal_defaults import SPEECH_PRECISIONS
 from core.precision import QUANTIZED_ON_LOAD, bits_per_weight, kv_bytes_per_element
-from core.specs import GpuSpec, ModelKind, ModelSpec
 from core.training_defaults import default_adapter_dtype, default_checkpointing
 
 from .multimodal import image_mitigations

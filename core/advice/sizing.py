@@ -10,11 +10,11 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from core.catalogue.specs import DEFAULT_BANDS, Bands, GpuSpec, ModelKind, ModelSpec
 from core.contract import Engine, Request, Sharding, Task, Verdict, VerdictKind
 from core.formulas.params import Arch
 from core.formulas.peak import peak_breakdown
 from core.formulas.vllm import budget_bytes, memory_fraction
-from core.specs import DEFAULT_BANDS, Bands, GpuSpec, ModelKind, ModelSpec
 
 CARD_COUNTS = (1, 2, 4, 8)
 # Below 10% free memory a run is "tight" (the default comfortable band; the operator's is

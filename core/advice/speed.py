@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from core.catalogue.specs import GpuSpec, ModelSpec
 from core.contract import (
     Engine,
     HostAdvice,
@@ -25,7 +26,6 @@ from core.precision import (
     bits_per_weight,
     embedding_bits,
 )
-from core.specs import GpuSpec, ModelSpec
 
 from .sizing import Sizer
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from core.catalogue.specs import ModelSpec
 from core.contract import Engine, Precision, Request, Task
 from core.formulas import speech as sp
 from core.formulas import vision as vi
@@ -24,7 +25,6 @@ from core.formulas.overhead import overhead_bytes
 from core.formulas.params import Arch
 from core.formulas.weights import weight_bytes
 from core.precision import bits_per_weight, bytes_per_weight, compute_bytes
-from core.specs import ModelSpec
 
 Breakdown = dict[str, float]
 FP32 = 4

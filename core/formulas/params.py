@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.catalogue.specs import ModelSpec
 from core.contract import Precision
-from core.specs import ModelSpec
 
 BILLION = 1e9
 

@@ -6,6 +6,7 @@ always sums to the total and always has `overhead`.
 
 from __future__ import annotations
 
+from core.catalogue.specs import ModelKind, ModelSpec, PipelineComponent
 from core.contract import (
     AdapterDtype,
     Attention,
@@ -45,7 +46,6 @@ from core.precision import (
     is_gguf,
     kv_bytes_per_element,
 )
-from core.specs import ModelKind, ModelSpec, PipelineComponent
 from core.speculative import speculative_parts
 
 Breakdown = dict[str, float]

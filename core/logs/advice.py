@@ -26,12 +26,12 @@ from typing import Literal
 
 from core.advice.ranking import Candidate, best
 from core.advice.sizing import verdict_kind
-from core.catalog import Catalog, strip_variant
+from core.catalogue.catalog import Catalog, strip_variant
+from core.catalogue.specs import GpuSpec, ModelSpec
 from core.contract import Engine, Precision, Request, Result, Task
 from core.errors import CoreError
 from core.formulas.overhead import CUDA_CONTEXT_BYTES
 from core.formulas.vllm import VLLM_GPU_MEMORY_UTILIZATION, budget_bytes
-from core.specs import GpuSpec, ModelSpec
 
 from .reading import LogReading
 

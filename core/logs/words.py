@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.answer import build_answer, config_text, offer_price, short_gpu_name
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
+from core.catalogue.specs import RentalOffer
 from core.render import format_bytes
-from core.specs import RentalOffer
 from core.texts import normalize_lang, t
 
 from .advice import LogAdvice, advise_log

@@ -16,7 +16,7 @@ context; "4090 48" is the 48 GB card and "2× h100" two of them), then keywords 
 their units (`vocabulary`: the words are data, `core/data/vocabulary.toml`, validated at load),
 each match consumed so no word counts twice. Model names are matched by the catalogue
 (`Catalog.find_model`, `Catalog.models_named`, `Catalog.search`) and sizes read by its one size
-reader (`core.catalog.find_size`, the one `core.resolve.parse_size` uses too).
+reader (`core.catalogue.catalog.find_size`, the one `core.resolve.parse_size` uses too).
 
 Decisions a practitioner would make, reported as notes (`understand`) so an answer can say so:
 - "fine-tune" / "дообучение" without a method means LoRA, what almost everyone runs unless they
@@ -34,7 +34,7 @@ after "на"/"on" ("на двух") is a number of cards.
 Bounded work: only the first `MAX_TEXT_CHARS` characters are read (a longer message gets the note
 `parse_text_cut`), runs of words are looked up only when their joined key is a catalogue key
 (`Catalog.is_name_key`, a run growing only while its key starts a name: `Catalog.is_name_prefix`),
-and fuzzy search reads at most `core.catalog.MAX_SEARCH_WORDS` words, each compared once per
+and fuzzy search reads at most `core.catalogue.catalog.MAX_SEARCH_WORDS` words, each compared once per
 catalogue (`Catalog.fuzzy_comparisons` counts the comparisons). A number-led pattern runs only where
 its keyword is in the text (`vocabulary.gated`), a word table's rows only where their joined pattern
 finds something (`vocabulary.table_gate`): a text full of numbers is not backtracked per pattern.
@@ -45,7 +45,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from core.catalog import Catalog, find_size
+from core.catalogue.catalog import Catalog, find_size
 from core.contract import Assumption, CustomModel, Request, Task
 from core.errors import ParseError
 from core.parse.followup import (

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from core import stack
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
 from core.contract import Assumption, Engine, Precision, Request, SolveFor, StackModel, Task
 from core.notes import note
 from core.parse.reading import catalog_or_default, read

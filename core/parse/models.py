@@ -6,7 +6,8 @@ import re
 
 from pydantic import ValidationError
 
-from core.catalog import MAX_SEARCH_WORDS, SIZE, SIZE_MOE, Catalog, name_words, size_of
+from core.catalogue.catalog import MAX_SEARCH_WORDS, SIZE, SIZE_MOE, Catalog, name_words, size_of
+from core.catalogue.specs import ModelKind, ModelSpec
 from core.contract import CustomModel, Precision
 from core.errors import ParseError
 from core.hf import hf_id_from_url
@@ -14,7 +15,6 @@ from core.notes import note
 from core.parse.names import Names
 from core.parse.text import MAX_CANDIDATES, Reading, _Text, _validation_error
 from core.parse.vocabulary import vocabulary
-from core.specs import ModelKind, ModelSpec
 
 # A link to a model's page on the Hub (its tree or a file of it may follow the id).
 _HF_URL = re.compile(r"(?:https?://)?(?:www\.)?(?:huggingface\.co|hf\.co)/[^\s,;!?()\"']+", re.IGNORECASE)

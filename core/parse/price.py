@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from core.catalog import DATA_DIR, Catalog
+from core.catalogue.catalog import DATA_DIR, Catalog
 from core.errors import CatalogError, ParseError
 from core.parse.reading import catalog_or_default, read
 from core.parse.text import _normalize

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.catalog import Catalog, default_catalog, name_words
+from core.catalogue.catalog import Catalog, default_catalog, name_words
+from core.catalogue.specs import ModelKind
 from core.contract import (
     ANY_MODEL,
     MAX_LAYERS,
@@ -57,7 +58,6 @@ from core.parse.vocabulary import (
     table_gate,
     vocabulary,
 )
-from core.specs import ModelKind
 from core.stack import split_stack
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
 from core.contract import SpeculativeMethod
 from core.parse.vocabulary import _word_regex, spelling
 from core.speculative import methods

@@ -30,12 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
+from core.catalogue.specs import GpuSpec, ModelSpec
 from core.contract import Precision, Request, Result
 from core.estimate import estimate
 from core.formulas.overhead import CUDA_CONTEXT_BYTES, variable_length_cached_bytes
 from core.precision import bytes_per_weight
-from core.specs import GpuSpec, ModelSpec
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GiB = 2**30

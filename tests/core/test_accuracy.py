@@ -18,7 +18,7 @@ from core.accuracy import (
     parse_accuracy,
     workload_class,
 )
-from core.catalog import read_toml
+from core.catalogue.catalog import read_toml
 from core.errors import CatalogError
 from core.estimate import estimate, parse_request
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from core.answer import build_answer
-from core.catalog import Catalog, default_catalog, load_catalog
+from core.catalogue.catalog import Catalog, default_catalog, load_catalog
+from core.catalogue.specs import Availability
 from core.errors import CatalogError
 from core.estimate import estimate
 from core.prices import price_list, render_price_list
-from core.specs import Availability
 from core.texts import t
 
 SHIPPED = default_catalog()

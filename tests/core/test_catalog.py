@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from core.catalog import (
+from core.catalogue.catalog import (
     DATA_DIR,
     Catalog,
     Size,
@@ -20,8 +20,8 @@ from core.catalog import (
     normalize_name,
     read_size,
 )
+from core.catalogue.specs import ModelKind, ModelSpec
 from core.errors import CatalogError, UnknownModelError
-from core.specs import ModelKind, ModelSpec
 
 MIB = 2**20
 

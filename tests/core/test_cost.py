@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.contract import Result
 from core.cost import (
     BATCH_FILL,

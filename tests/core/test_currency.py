@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from core.answer import build_answer
-from core.catalog import default_catalog, load_catalog
+from core.catalogue.catalog import default_catalog, load_catalog
+from core.catalogue.specs import RentalOffer
 from core.errors import CatalogError
 from core.estimate import estimate
 from core.parse.price import RentBuyQuestion, price_question, rent_buy_question
 from core.prices import price_list
 from core.purchase import HOURS_PER_MONTH, load_purchases, rent_or_buy
 from core.solve import run
-from core.specs import RentalOffer
 
 TENGE_OFFERS = """
 [[offer]]

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from core.answer import build_answer
-from core.catalog import default_catalog, load_catalog
+from core.catalogue.catalog import default_catalog, load_catalog
 from core.contract import Request
 from core.errors import CoreError
 from core.estimates import Estimates

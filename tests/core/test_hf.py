@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from core import hf
-from core.catalog import Catalog, default_catalog
+from core.catalogue.catalog import Catalog, default_catalog
 from core.errors import CoreError, UnknownModelError
 from core.resolve import HF_LOOKUP_ENV, resolve_model
 

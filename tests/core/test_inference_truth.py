@@ -16,7 +16,7 @@ from core.advice.speed import (
     moe_layer_s,
     multi_gpu_speedup,
 )
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.contract import Engine, Request, Result
 from core.estimate import estimate, fill_defaults
 from core.formulas import vllm

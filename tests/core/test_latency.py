@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.contract import Engine, Precision, Request
 from core.errors import CatalogError
 from core.estimate import estimate

@@ -225,7 +225,7 @@ def test_no_transformers_command_for_another_checkpoint() -> None:
 def test_offload_fields_reach_the_commands() -> None:
     """A request offloading to RAM (`gpu_layers`, `n_cpu_moe`) gets them in the llama.cpp and Ollama
     commands."""
-    from core.catalog import default_catalog
+    from core.catalogue.catalog import default_catalog
     from core.formulas.params import arch_of
     from core.launch import launch_commands
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.cli import main
 from core.logs import MAX_LOG_CHARS, advice, parse, read_log
 from core.logs.advice import advise_log

@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from core.answer import build_answer
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.contract import Request
 from core.parse import parse
 from core.solve import run

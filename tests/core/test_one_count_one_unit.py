@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from core.answer import build_answer
-from core.catalog import default_catalog, load_catalog
+from core.catalogue.catalog import default_catalog, load_catalog
 from core.contract import Result, Sharding
 from core.errors import CatalogError
 from core.estimate import estimate

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.contract import Request
 from core.estimate import estimate
 from core.parse import parse, understand

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core.catalog import default_catalog, load_catalog
+from core.catalogue.catalog import default_catalog, load_catalog
 from core.cli import main
 from core.parse import understand
 from core.parse.price import PriceQuestion, price_question

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from core.catalog import Catalog, default_catalog, load_catalog
+from core.catalogue.catalog import Catalog, default_catalog, load_catalog
+from core.catalogue.specs import DEFAULT_RANK_ORDER, RankingPolicy
 from core.contract import Recommendation, Result
 from core.estimate import estimate
-from core.specs import DEFAULT_RANK_ORDER, RankingPolicy
 
 SHIPPED = default_catalog()
 SEVENTY_B = {"task": "inference", "model": "llama-3.1-70b", "precision": "bf16"}

@@ -7,7 +7,8 @@ import random
 
 import pytest
 
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
+from core.catalogue.specs import ModelSpec
 from core.contract import Assumption, Mitigation, Task
 from core.errors import ParseError
 from core.estimate import estimate
@@ -22,7 +23,6 @@ from core.render import (
     render_parse_error,
     verdicts_to_show,
 )
-from core.specs import ModelSpec
 from core.text import render_answer
 from core.texts import t
 from core.units import GiB, MiB

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.contract import SpeculativeMethod
 from core.errors import CoreError
 from core.estimate import estimate

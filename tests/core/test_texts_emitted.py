@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.contract import Result
 from core.estimate import estimate
 from core.texts import LANGUAGES, message_ids, translate

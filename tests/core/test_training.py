@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from core.answer import build_answer
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.contract import Result
 from core.estimate import estimate
 from core.formulas import activations as act

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.estimate import estimate
 from core.formulas.vision import image_tokens, vllm_profiled_images
 from core.multimodal_accuracy import Figure, error, load_figures

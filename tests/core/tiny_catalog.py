@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.catalog import Catalog
-from core.specs import GpuSpec, ModelSpec, RentalOffer
+from core.catalogue.catalog import Catalog
+from core.catalogue.specs import GpuSpec, ModelSpec, RentalOffer
 
 GiB = 2**30
 

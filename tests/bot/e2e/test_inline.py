@@ -9,7 +9,7 @@ import pytest
 from bot.db.middleware import INLINE_SOURCE
 from bot.presenter import render_inline, render_result
 from core.answer import build_answer, price_of
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.contract import Result
 from core.estimate import estimate
 from core.parse import understand

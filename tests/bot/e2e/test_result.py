@@ -18,7 +18,7 @@ from bot.presenter import (
 )
 from core import texts as core_texts
 from core.answer import LEAD_MITIGATIONS, build_answer
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.comparison import compare
 from core.contract import Assumption, Mitigation, Result
 from core.estimate import estimate

@@ -3,7 +3,7 @@
 Every row is validated by pydantic at load; a bad row raises `CatalogError` naming the file,
 the row index and its id, and the field. Cross-checks: unique ids, every offer names a known GPU,
 no model name/alias (after normalisation) points at two different models. The offers file also
-holds the recommender's ranking policy, an optional `[ranking]` table (`core.specs.RankingPolicy`).
+holds the recommender's ranking policy, an optional `[ranking]` table (`core.catalogue.specs.RankingPolicy`).
 
 Name matching lives here, for the resolver and the free-text parser alike: exact lookup
 (`find_model`, `find_gpu`), models named by all of a text's name words (`models_named`), ranked
@@ -23,10 +23,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from core.catalogue.specs import GpuSpec, ModelKind, ModelSpec, RankingPolicy, RentalOffer, VisionTower
 from core.errors import CatalogError, UnknownModelError
-from core.specs import GpuSpec, ModelKind, ModelSpec, RankingPolicy, RentalOffer, VisionTower
 
-DATA_DIR = Path(__file__).parent / "data"
+DATA_DIR = Path(__file__).parents[1] / "data"
 
 Row = TypeVar("Row", bound=BaseModel)
 
