@@ -31,7 +31,7 @@ from core.catalogue.catalog import Catalog
 from core.contract import Assumption, Request, Result
 from core.errors import CoreError, ParseError
 from core.estimates import Estimates
-from core.hf import LOOKUP_BUDGET_S, MemoryHub
+from core.model.hub import LOOKUP_BUDGET_S, MemoryHub
 from core.notes import note
 from core.parse import understand
 from core.render import render_parse_error

@@ -4,7 +4,7 @@ Imports are lazy so a cold start stays well under half a second (bench/bench_est
 Exit status: 0 ok, 2 invalid input (with a JSON `{"error", "field"}` in --json mode), 1 unavailable.
 
 A Hugging Face id (or huggingface.co link) the catalogue lacks is looked up by default: config.json
-and the parameter counts through `core.hf.HttpHub`, both within `LOOKUP_BUDGET_S` (3 s), no retries;
+and the parameter counts through `core.model.hub.HttpHub`, both within `LOOKUP_BUDGET_S` (3 s), no retries;
 GPUFIT_HF_LOOKUP=0 turns it off, GPUFIT_HF_ENDPOINT (or HF_ENDPOINT) points at a mirror. Offline or
 not found: one line saying so, in the language asked, and exit status 1 (unavailable) or 2.
 """
@@ -17,7 +17,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from core.hf import MemoryHub
+    from core.model.hub import MemoryHub
 
 EXIT_INVALID = 2
 EXIT_UNAVAILABLE = 1
@@ -185,14 +185,14 @@ def _models_of(request: Any) -> list[Any]:
 
 
 def _look_up(models: list[Any], lang: str) -> MemoryHub | _Failed | None:
-    """A `core.hf.MemoryHub` holding the Hugging Face ids among `models` that the catalogue lacks,
+    """A `core.model.hub.MemoryHub` holding the Hugging Face ids among `models` that the catalogue lacks,
     read from the Hub within one `LOOKUP_BUDGET_S`; None when there is nothing to look up or the
     look-up is off; `_Failed` when one could not be read."""
     import os
 
-    from core import hf
     from core.catalogue.catalog import default_catalog
     from core.errors import CoreError, UnknownModelError
+    from core.model import hub as hf
     from core.texts import t
 
     if os.environ.get(HF_LOOKUP_ENV, "") == "0":

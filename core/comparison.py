@@ -14,7 +14,7 @@ from core.catalogue.catalog import Catalog, default_catalog
 from core.catalogue.specs import RentalOffer
 from core.contract import Request, Result, Verdict
 from core.estimate import estimate
-from core.hf import Hub
+from core.model.hub import Hub
 from core.render import format_bytes
 from core.texts import label, normalize_lang, t
 

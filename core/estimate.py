@@ -33,20 +33,20 @@ from core.contract import (
 from core.errors import CoreError, EstimateError
 from core.formulas.params import Arch, arch_of
 from core.formulas.peak import peak_breakdown
+from core.formulas.precision import is_gguf
 from core.formulas.vllm import VLLM_GPU_MEMORY_UTILIZATION
-from core.hf import Hub
 from core.hybrid import hybrid_notes
 from core.latency import attach_latency
 from core.launch import with_launch
 from core.method_notes import method_notes
+from core.model.hub import Hub
+from core.model.resolve import resolve_model
 from core.multimodal_defaults import fill_multimodal
 from core.notes import note
 from core.offload import answer as offload_answer
 from core.offload import notes as offload_notes_of
 from core.offload import offload_request
 from core.offload import prepare as prepare_offload
-from core.precision import is_gguf
-from core.resolve import resolve_model
 from core.speculative import fill_speculative, speculative_notes, speculative_result
 from core.stack import filled_stack, size_stack
 from core.training_defaults import default_adapter_dtype, default_checkpointing
@@ -79,7 +79,7 @@ def estimate(
     """Peak GPU memory, fit verdicts, the cheapest configuration and mitigations for one request.
 
     `hub`: where a Hugging Face id outside the catalogue is read (the bot passes the models it has
-    looked up, `core.hf.MemoryHub`); without it, only with GPUFIT_HF_LOOKUP=1 (`core.resolve`).
+    looked up, `core.model.hub.MemoryHub`); without it, only with GPUFIT_HF_LOOKUP=1 (`core.model.resolve`).
     Raises a `CoreError` subclass naming the request field at fault.
     """
     req = parse_request(request)

@@ -28,7 +28,7 @@ from core.answer import Answer, build_answer
 from core.catalogue.catalog import Catalog, default_catalog
 from core.contract import Assumption, Request, Result
 from core.estimate import parse_request
-from core.hf import Hub, MemoryHub
+from core.model.hub import Hub, MemoryHub
 from core.solve import run
 from core.texts import normalize_lang
 

@@ -30,7 +30,7 @@ from core.catalogue.specs import GpuSpec, ModelSpec
 from core.contract import Engine, Latency, Precision, Result, Task, Throughput
 from core.errors import CatalogError
 from core.formulas.params import Arch, linear_params
-from core.precision import is_quantized
+from core.formulas.precision import is_quantized
 
 PREFILL_FILE = DATA_DIR / "prefill.toml"
 # Without a target, servers are added until none is busier than this: the M/D/1 wait is then twice

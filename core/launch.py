@@ -37,7 +37,7 @@ from core.contract import (
 )
 from core.errors import CatalogError
 from core.formulas.params import Arch
-from core.precision import is_gguf
+from core.formulas.precision import is_gguf
 
 FLAGS_FILE = DATA_DIR / "engine_flags.toml"
 EngineId = Literal["vllm", "llama.cpp", "ollama", "transformers", "accelerate"]

@@ -22,9 +22,9 @@ from core.formulas.diffusion import SINGLE_PASS_FAMILIES
 from core.formulas.overhead import CUDA_CONTEXT_BYTES
 from core.formulas.params import Arch
 from core.formulas.peak import loading_reserve_in_flight, qlora_upcasts
+from core.formulas.precision import EXPERTS_ONLY_ON_MOE, KEEPS_EMBEDDINGS_WIDE, is_gguf
 from core.formulas.training import ZERO_REDUCE_BUCKET_ELEMENTS
 from core.notes import note
-from core.precision import EXPERTS_ONLY_ON_MOE, KEEPS_EMBEDDINGS_WIDE, is_gguf
 from core.units import GiB
 
 # Above this p90 |error| of its class (video generation: 35 % over 9 published cases, docs/accuracy.md,

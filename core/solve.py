@@ -44,12 +44,12 @@ from core.errors import CoreError, EstimateError
 from core.estimate import estimate, fill_defaults, parse_request
 from core.formulas.params import arch_of
 from core.formulas.peak import peak_breakdown
+from core.formulas.precision import bits_per_weight, is_gguf
 from core.formulas.vllm import budget_bytes, memory_fraction
-from core.hf import Hub
+from core.model.hub import Hub
+from core.model.resolve import resolve_model
 from core.notes import note
 from core.offload import offload_request
-from core.precision import bits_per_weight, is_gguf
-from core.resolve import resolve_model
 from core.units import GiB
 
 # Each search step is one estimator run; exponential + binary search over [1, 10^7] takes ~48.

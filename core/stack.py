@@ -49,7 +49,7 @@ _RERANKER_NAME = re.compile(r"rerank", re.IGNORECASE)
 
 def size_stack(req: Request, catalog: Catalog, hub: Any = None) -> tuple[list[StackPart], list[Assumption]]:
     """Each of `req.extra_models` sized, and what was assumed."""
-    from core.resolve import resolve_model  # resolve imports the catalogue's machinery: not at import
+    from core.model.resolve import resolve_model  # resolve imports the catalogue's machinery: not at import
 
     parts: list[StackPart] = []
     for i, extra in enumerate(req.extra_models):

@@ -160,7 +160,7 @@ class WebApp:
         from bot import dialog, presenter
         from bot.hf_models import ANSWERS, HF_MODELS
         from core.errors import CoreError
-        from core.hf import LOOKUP_BUDGET_S
+        from core.model.hub import LOOKUP_BUDGET_S
 
         lang, currency = prefs
         catalog = await self.catalog()
@@ -217,8 +217,7 @@ class WebApp:
         )
 
     async def models(self, request: web.Request) -> web.StreamResponse:
-        from core import hf
-
+        from core.model import hub as hf
         self.user_of(request, "button")
         query = request.query.get("q", "")[:MAX_QUERY].strip()
         catalog = await self.catalog()

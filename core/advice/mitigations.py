@@ -26,9 +26,9 @@ from core.contract import (
     Task,
 )
 from core.formulas.params import arch_of
+from core.formulas.precision import QUANTIZED_ON_LOAD, bits_per_weight, kv_bytes_per_element
 from core.formulas.vllm import budget_bytes
 from core.multimodal_defaults import SPEECH_PRECISIONS
-from core.precision import QUANTIZED_ON_LOAD, bits_per_weight, kv_bytes_per_element
 from core.training_defaults import default_adapter_dtype, default_checkpointing
 
 from .multimodal import image_mitigations

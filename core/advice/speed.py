@@ -17,15 +17,15 @@ from core.contract import (
 )
 from core.formulas.params import Arch, linear_params, mlp_params_per_layer
 from core.formulas.peak import peak_breakdown, pipeline_download_bytes
-from core.formulas.training import lora_params
-from core.formulas.weights import model_weight_bytes, weight_bytes
-from core.precision import (
+from core.formulas.precision import (
     EXPERTS_ONLY_ON_MOE,
     QUANTIZED_ON_LOAD,
     WIDE_BITS,
     bits_per_weight,
     embedding_bits,
 )
+from core.formulas.training import lora_params
+from core.formulas.weights import model_weight_bytes, weight_bytes
 
 from .sizing import Sizer
 

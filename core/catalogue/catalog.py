@@ -73,7 +73,7 @@ _SIZE_TOKEN_WEIGHT = 2.0
 # --- model sizes: "7b", "1.5B", "350m", "8x7b" ---------------------------------------------------
 # The one reader of a model's size, wherever it is written: a word of a catalogue name, free text
 # (the parser's, normalised first: "70б", "70 млрд" are "70b" there) and a whole `model` field
-# (`core.resolve.parse_size`: "405 млрд", "1.8T", "8х22b").
+# (`core.model.resolve.parse_size`: "405 млрд", "1.8T", "8х22b").
 
 _HUGE = 10**30  # a number longer than 30 digits is absurd: read as this, so it is reported, not computed
 _SIZE_NUMBER = r"\d+(?:\.\d+)?"

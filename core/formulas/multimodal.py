@@ -23,8 +23,8 @@ from core.formulas import vision as vi
 from core.formulas.activations import inference_logits_bytes
 from core.formulas.overhead import overhead_bytes
 from core.formulas.params import Arch
+from core.formulas.precision import bits_per_weight, bytes_per_weight, compute_bytes
 from core.formulas.weights import weight_bytes
-from core.precision import bits_per_weight, bytes_per_weight, compute_bytes
 
 Breakdown = dict[str, float]
 FP32 = 4

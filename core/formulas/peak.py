@@ -36,9 +36,7 @@ from core.formulas.params import (
     linear_params,
     mlp_params_per_layer,
 )
-from core.formulas.recurrent import recurrent_state_bytes, state_bytes
-from core.formulas.weights import model_weight_bytes, weight_bytes
-from core.precision import (
+from core.formulas.precision import (
     QUANTIZED_ON_LOAD,
     bits_per_weight,
     bytes_per_weight,
@@ -46,6 +44,8 @@ from core.precision import (
     is_gguf,
     kv_bytes_per_element,
 )
+from core.formulas.recurrent import recurrent_state_bytes, state_bytes
+from core.formulas.weights import model_weight_bytes, weight_bytes
 from core.speculative import speculative_parts
 
 Breakdown = dict[str, float]

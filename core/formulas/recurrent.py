@@ -22,7 +22,7 @@ import math
 
 from core.catalogue.specs import ModelSpec, RecurrentLayers
 from core.contract import Engine, Precision
-from core.precision import compute_bytes
+from core.formulas.precision import compute_bytes
 
 FP32 = 4
 

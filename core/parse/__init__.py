@@ -16,7 +16,7 @@ context; "4090 48" is the 48 GB card and "2× h100" two of them), then keywords 
 their units (`vocabulary`: the words are data, `core/data/vocabulary.toml`, validated at load),
 each match consumed so no word counts twice. Model names are matched by the catalogue
 (`Catalog.find_model`, `Catalog.models_named`, `Catalog.search`) and sizes read by its one size
-reader (`core.catalogue.catalog.find_size`, the one `core.resolve.parse_size` uses too).
+reader (`core.catalogue.catalog.find_size`, the one `core.model.resolve.parse_size` uses too).
 
 Decisions a practitioner would make, reported as notes (`understand`) so an answer can say so:
 - "fine-tune" / "дообучение" without a method means LoRA, what almost everyone runs unless they

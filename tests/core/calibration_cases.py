@@ -35,7 +35,7 @@ from core.catalogue.specs import GpuSpec, ModelSpec
 from core.contract import Precision, Request, Result
 from core.estimate import estimate
 from core.formulas.overhead import CUDA_CONTEXT_BYTES, variable_length_cached_bytes
-from core.precision import bytes_per_weight
+from core.formulas.precision import bytes_per_weight
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GiB = 2**30

@@ -12,7 +12,7 @@ from core.catalogue.catalog import default_catalog, load_catalog
 from core.contract import Request
 from core.errors import CoreError
 from core.estimates import Estimates
-from core.hf import MemoryHub
+from core.model.hub import MemoryHub
 from core.notes import note
 from core.solve import run
 from tests.fake_hub import fixture_config

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from core import hf
 from core.catalogue.catalog import Catalog, default_catalog
 from core.errors import CoreError, UnknownModelError
-from core.resolve import HF_LOOKUP_ENV, resolve_model
+from core.model import hub as hf
+from core.model.resolve import HF_LOOKUP_ENV, resolve_model
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hf"
 

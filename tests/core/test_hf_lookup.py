@@ -1,4 +1,4 @@
-"""The quick Hugging Face look-up (`core.hf.HttpHub`, `look_up`, `MemoryHub`) against a local fake Hub:
+"""The quick Hugging Face look-up (`core.model.hub.HttpHub`, `look_up`, `MemoryHub`) against a local fake Hub:
 found, not found, out of time (fast), the Hub failing; links to huggingface.co read as ids."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from core import hf
 from core.errors import CoreError, UnknownModelError
 from core.estimate import estimate
+from core.model import hub as hf
 from core.parse import understand
 from tests.fake_hub import FakeHub, fixture_config
 

@@ -13,7 +13,7 @@ from core.catalogue.specs import ModelSpec, RecurrentLayers
 from core.estimate import estimate
 from core.formulas.kv_cache import model_kv_cache_bytes
 from core.formulas.recurrent import recurrent_state_bytes
-from core.hf import MemoryHub, spec_from_config
+from core.model.hub import MemoryHub, spec_from_config
 
 GiB = 2**30
 CONTEXT_256K = 262_144

@@ -8,7 +8,7 @@ from core.catalogue.catalog import Catalog, default_catalog
 from core.catalogue.specs import ModelSpec
 from core.contract import Assumption, CustomModel
 from core.errors import CoreError, UnknownModelError
-from core.resolve import HF_LOOKUP_ENV, parse_size, resolve_model
+from core.model.resolve import HF_LOOKUP_ENV, parse_size, resolve_model
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from core.catalogue.specs import DEFAULT_BANDS
 from core.contract import Precision, Request, SolveFor
 from core.errors import CoreError
 from core.estimate import estimate
-from core.precision import bits_per_weight
+from core.formulas.precision import bits_per_weight
 from core.solve import MAX_ESTIMATES, PRECISION_LADDER, largest, solve
 
 

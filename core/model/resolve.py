@@ -14,11 +14,11 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from core import hf
 from core.catalogue.catalog import Catalog, read_size
 from core.catalogue.specs import ModelKind, ModelSpec
 from core.contract import Assumption, CustomModel, ResolvedModel
 from core.errors import CoreError, UnknownModelError
+from core.model import hub as hf
 from core.notes import note
 
 HF_LOOKUP_ENV = "GPUFIT_HF_LOOKUP"

@@ -27,10 +27,10 @@ from pydantic import ValidationError
 from core.catalogue.specs import ModelKind, ModelSpec, UnquantizedModules
 from core.contract import Assumption, Precision
 from core.errors import CoreError, UnknownModelError
-from core.hf_checks import ConfigRefused as ConfigRefused
-from core.hf_checks import check_config, check_counts, check_sizes, shown
-from core.hf_hybrid import mtp_layers_from_config, recurrent_from_config
-from core.hf_vision import vision_tower
+from core.model.checks import ConfigRefused as ConfigRefused
+from core.model.checks import check_config, check_counts, check_sizes, shown
+from core.model.config_hybrid import mtp_layers_from_config, recurrent_from_config
+from core.model.config_vision import vision_tower
 from core.notes import note
 
 _ENCODER_TYPES = frozenset({"bert", "roberta", "xlm-roberta", "deberta-v2", "distilbert", "electra"})
@@ -361,7 +361,7 @@ def spec_from_config(
     """A ModelSpec from a transformers config.json (llama, mistral, qwen2/3, gemma2/3, mixtral,
     qwen3_moe, deepseek_v3, gpt_oss and look-alikes); `counts` from the safetensors headers.
 
-    Raises `ConfigRefused` for a value no model has (`core.hf_checks`), `CoreError` for a config
+    Raises `ConfigRefused` for a value no model has (`core.model.checks`), `CoreError` for a config
     this estimator does not read."""
     check_config(config, hf_id)
     counts = check_counts(counts, hf_id)
@@ -423,7 +423,8 @@ def spec_from_config(
         "native_precision": shipped_precision(quantization),
         "unquantized": unquantized_modules(quantization, layers, hf_id),
     }
-    arch["recurrent"] = recurrent_from_config(cfg, model_type, layers, hidden)  # hybrids: core.hf_hybrid
+    # hybrids: core.model.config_hybrid
+    arch["recurrent"] = recurrent_from_config(cfg, model_type, layers, hidden)
     arch["mtp_layers"] = mtp_layers_from_config(cfg)
     if experts and active:
         arch |= {"experts": int(experts), "active_experts": int(active)}
