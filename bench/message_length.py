@@ -25,7 +25,7 @@ from fluent.runtime import FluentBundle, FluentResource
 from bot.presenter import render_result, utf16_length
 from core.catalogue.catalog import default_catalog
 from core.catalogue.specs import ModelKind
-from core.estimate import estimate
+from core.sizing.estimate import estimate
 
 LIMIT = 1500
 LOCALES = Path(__file__).resolve().parents[1] / "bot" / "locales"

@@ -27,9 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bot.pictures import Pictures
 from core.answer import Answer, build_answer
-from core.estimate import estimate
 from core.parse import understand
 from core.picture import render_png
+from core.sizing.estimate import estimate
 
 TARGET_MS = 150.0
 TICK_S = 0.005

@@ -23,9 +23,9 @@ from bot.dialog import (
 from bot.dialog_state import DialogState, update
 from core import texts as core_texts
 from core.answer import CARD_READ
-from core.comparison import compare
 from core.contract import Assumption, Request, SolveFor
 from core.errors import CoreError, ParseError
+from core.inverse.comparison import compare
 from core.parse import Comparison, FollowUp, understand, understand_message
 from core.render import render_parse_error
 

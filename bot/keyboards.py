@@ -31,8 +31,8 @@ from core import texts as core_texts
 from core.answer import short_gpu_name
 from core.catalogue.catalog import Catalog
 from core.catalogue.specs import RentalOffer
-from core.comparison import Compared
 from core.contract import Result
+from core.inverse.comparison import Compared
 from core.texts import LANGUAGES
 
 Tr = Callable[..., str]

@@ -23,8 +23,8 @@ from core.answer import build_answer, config_text, headline_settings, price_of
 from core.catalogue.catalog import Catalog
 from core.contract import Request, Result
 from core.errors import CoreError
-from core.estimate import estimate
 from core.parse import comparison, comparison_follow_up, follow_up, understand
+from core.sizing.estimate import estimate
 
 INTENTS_FILE = Path(__file__).parent / "data" / "quote_intents.toml"
 MAX_COMMENT = 1000

@@ -17,9 +17,9 @@ from bot.flow import Answers
 from core import texts as core_texts
 from core.answer import Answer, build_answer
 from core.catalogue.catalog import Catalog
-from core.comparison import Compared, comparison_answer
 from core.contract import Assumption, Result
 from core.errors import CoreError, UnknownModelError
+from core.inverse.comparison import Compared, comparison_answer
 from core.render import format_bytes
 from core.text import offer_lines
 

@@ -1,4 +1,4 @@
-"""The words of `Result.latency` (core.latency): the time to first token, and the servers a load takes.
+"""The words of `Result.latency` (core.advice.latency): the time to first token, and the servers a load takes.
 
 `load_lines` lead an answer to "10 RPS under 2 s" (the count first, then how it was reached);
 `ttft_line` sits next to the decode speed in the details. Codes and numbers in, words out (Fluent).

@@ -7,7 +7,7 @@ from __future__ import annotations
 from core.catalogue.catalog import default_catalog
 from core.contract import Result
 from core.render import format_bytes
-from core.speculative import PARTS
+from core.sizing.speculative import PARTS
 from core.texts import t
 
 

@@ -93,7 +93,9 @@ def _read_request(text: str) -> Any:
 
 def _estimate(text: str, out: TextIO, as_json: bool) -> int:
     from core.errors import CoreError
-    from core.solve import run as estimate  # a plain estimate, or solve_for / time & cost (core.solve)
+    from core.inverse.solve import (
+        run as estimate,  # a plain estimate, or solve_for / time & cost (core.inverse.solve)
+    )
 
     try:
         request = _read_request(text)
@@ -130,9 +132,9 @@ def _ask(text: str, lang: str, out: TextIO, *, command: bool = False) -> int:
         sys.stderr.write(f"`ask` is not available: {e}\n")
         return EXIT_UNAVAILABLE
     from core.errors import CoreError, ParseError
+    from core.inverse.solve import run as estimate  # inverse questions and time & cost too
     from core.logs import looks_like_log, read_log
     from core.parse.price import price_question
-    from core.solve import run as estimate  # inverse questions and time & cost too
 
     if looks_like_log(text) and read_log(text) is not None:  # a pasted log: read, not parsed as a question
         from core.logs.cli import log_command

@@ -129,7 +129,7 @@ class OffloadMode(StrEnum):
 
 
 class SolveFor(StrEnum):
-    """Inverse questions (core.solve): the largest value of this field that fits the target cards."""
+    """Inverse questions (core.inverse.solve): the largest value of this field that fits the target cards."""
 
     CONTEXT_LENGTH = "context_length"
     CONCURRENCY = "concurrency"
@@ -431,11 +431,12 @@ class Request(BaseModel):
         description="extension: vLLM's share of each card (--gpu-memory-utilization); verdicts compare "
         "with that share and the rest of it becomes KV cache; default 0.9 under vLLM, null otherwise",
     )
-    # --- extension: inverse questions and time & cost (core.solve, core.cost; `core.solve.run`) ----
+    # --- extension: inverse questions and time & cost (core.inverse.solve, core.inverse.cost;
+    # `core.inverse.solve.run`) ----
     solve_for: SolveFor | None = Field(
         default=None,
         description="extension: find the largest value of this field that fits gpus[0] × num_gpus "
-        "(or memory_gb); the other fields stay as given. Answered by core.solve.run (CLI: estimate "
+        "(or memory_gb); the other fields stay as given. Answered by core.inverse.solve.run (CLI: estimate "
         "--json), which fills Result.solved",
     )
     memory_gb: float | None = Field(
@@ -473,7 +474,7 @@ class Request(BaseModel):
         description="extension: models served beside `model` on the same card (embedding, reranker); "
         "their memory is added to every card's need (breakdown key `extra_models`, detail in `stack`)",
     )
-    # --- extension: llama.cpp offload to host RAM (core.offload, core.formulas.offload; issue 22) ----
+    # --- extension: llama.cpp offload to host RAM (core.advice.offload, core.formulas.offload; issue 22) ----
     gpu_layers: int | None = Field(
         default=None,
         ge=0,
@@ -545,7 +546,7 @@ class Request(BaseModel):
         "ctranslate2 (faster-whisper `transcribe`), 1 under transformers (greedy `generate`)",
     )
 
-    # --- extension: latency and load (core.latency): time to first token, "10 RPS under 2 s" -------
+    # --- extension: latency and load (core.advice.latency): time to first token, "10 RPS under 2 s" -------
     requests_per_second: float | None = Field(
         default=None,
         gt=0,
@@ -681,7 +682,7 @@ class Throughput(BaseModel):
     count: int
     tokens_per_s: float = Field(description="decode, per sequence, memory-bandwidth bound")
     aggregate_tokens_per_s: float = Field(description="all concurrent sequences together")
-    # extension (core.latency): the prompt's prefill at the card's compute, then one decode step
+    # extension (core.advice.latency): the prompt's prefill at the card's compute, then one decode step
     ttft_s: float | None = Field(
         default=None, description="extension: time to first token of one request alone, seconds"
     )
@@ -884,8 +885,9 @@ class LaunchArg(BaseModel):
 
 
 class LaunchCommand(BaseModel):
-    """extension: the command that runs what was sized (core.launch); `core.launch.command_text` lays
-    it out. `model` is the Hugging Face id, or a GGUF file name to replace (`model_is_placeholder`)."""
+    """extension: the command that runs what was sized (core.advice.launch);
+    `core.advice.launch.command_text` lays it out. `model` is the Hugging Face id, or a GGUF file name
+    to replace (`model_is_placeholder`)."""
 
     engine: Literal["vllm", "llama.cpp", "ollama", "transformers", "accelerate"]
     kind: Literal["shell", "modelfile", "python"]
@@ -898,7 +900,7 @@ class LaunchCommand(BaseModel):
 
 class Latency(BaseModel):
     """extension: time to first token on the shown configuration (the user's card, else the
-    recommended one) and, with `requests_per_second`, the servers of it that load takes (core.latency).
+    recommended one) and, with `requests_per_second`, the servers of it that load takes (core.advice.latency).
 
     Prefill is compute-bound: FLOPs = 2 x active parameters x prompt tokens + the causal attention
     term 2 x layers x tokens^2 x attention width, at `mfu` of the card's dense peak (`mfu_source`).
@@ -987,7 +989,7 @@ class Result(BaseModel):
         description="extension: llama.cpp offload to RAM (gpu_layers, n_cpu_moe, offload): the split, "
         "the RAM it needs and the decode speed with it",
     )
-    # --- extension: the launch command and latency (core.launch, core.latency) ----------------------
+    # --- extension: the launch command and latency (core.advice.launch, core.advice.latency) ----------------
     launch_commands: list[LaunchCommand] = Field(
         default_factory=list,
         description="extension: the commands that run what was sized, by engine (LLMs only)",

@@ -8,8 +8,8 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from core.advice.launch import flag_meaning
 from core.contract import LaunchArg, LaunchCommand, Result
-from core.launch import flag_meaning
 from core.texts import concept_key, t
 
 # --- layout -------------------------------------------------------------------------------------

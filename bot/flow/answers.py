@@ -1,5 +1,5 @@
 """Answers ↔ core request. The dialog's answers say what the user chose and nothing more: every
-default (precision, engine, context, mixed precision…) is the core's to decide (`core.estimate.
+default (precision, engine, context, mixed precision…) is the core's to decide (`core.sizing.estimate.
 fill_defaults`), so a question sized through the dialog, free text, inline mode or the CLI gets one
 answer."""
 

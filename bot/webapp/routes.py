@@ -12,7 +12,7 @@ Every call carries Telegram's initData in `X-Telegram-Init-Data`, checked with t
 (`bot.throttle`: answers and searches as button presses, lead and chat as messages → 429). Bodies
 over `MAX_BODY` bytes → 413. Errors are JSON `{"error": <code>, "field", "message"}`, never a
 traceback. A Hugging Face id goes through the chat's own look-up and cache (`bot.hf_models`); the
-estimate is the chat's (`bot.dialog.estimate`: `core.solve.run`, remembered), on the event loop as
+estimate is the chat's (`bot.dialog.estimate`: `core.inverse.solve.run`, remembered), on the event loop as
 in the chat (a page's request is sized and laid out in a few milliseconds: bench/webapp_speed.py).
 
 "Оставить заявку" and "В чат" reach the bot as an update of their own (`relay`): a private message

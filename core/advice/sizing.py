@@ -41,7 +41,7 @@ class Sizer:
         `bands`: the fit bands of the ranking policy, for every verdict on a variant."""
         self.req, self.spec, self.arch = req, spec, arch
         self.bands = bands
-        # Models served beside this one on each card (a RAG stack, core.stack): added to every variant.
+        # Models served beside this one on each card (a RAG stack, core.sizing.stack): added to every variant.
         self.extra_bytes = extra_bytes
         self._parts: dict[tuple[Any, ...], dict[str, float]] = {}
         if parts is not None:

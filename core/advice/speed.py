@@ -183,7 +183,7 @@ def throughput(
     if req.task is not Task.INFERENCE or arch is None:
         return []
     if req.engine is Engine.LLAMA_CPP and (req.gpu_layers is not None or req.n_cpu_moe):
-        from core.offload import offloaded_throughput  # part of the model in RAM (issue 22)
+        from core.advice.offload import offloaded_throughput  # part of the model in RAM (issue 22)
 
         return offloaded_throughput(req, spec, arch, configs)
     assert req.precision and req.context_length and req.kv_cache_precision

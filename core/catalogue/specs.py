@@ -346,7 +346,7 @@ class GpuSpec(BaseModel):
     same_compute_as: str | None = Field(
         default=None,
         description="another card with the same chip and clocks (fp16/fp8 TFLOPS and bandwidth equal, "
-        "checked at load): compute-bound published figures of that card serve this one (core.cost)",
+        "checked at load): compute-bound published figures of that card serve this one (core.inverse.cost)",
     )
     datacenter: bool = False
     source: str

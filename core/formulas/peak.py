@@ -1,6 +1,6 @@
 """Compose the component formulas into the peak-memory breakdown of one GPU.
 
-Input is a request whose defaults are already filled (core.estimate.fill_defaults). The breakdown
+Input is a request whose defaults are already filled (core.sizing.estimate.fill_defaults). The breakdown
 always sums to the total and always has `overhead`.
 """
 
@@ -46,7 +46,7 @@ from core.formulas.precision import (
 )
 from core.formulas.recurrent import recurrent_state_bytes, state_bytes
 from core.formulas.weights import model_weight_bytes, weight_bytes
-from core.speculative import speculative_parts
+from core.sizing.speculative import speculative_parts
 
 Breakdown = dict[str, float]
 BILLION = 1e9

@@ -12,7 +12,7 @@ The measured need, per log (bytes per card):
   so a card holds it when `need ≤ usable × 0.9` (the default utilization, core.formulas.vllm).
 - llama.cpp: the device's model + KV + compute buffers (+ the buffer that failed: "at least").
 The rent: the operator's offers ranked by their policy (core.advice.ranking.best), where the need fits.
-Mitigations are the estimator's own (core.advice.mitigations, via core.estimate) when the log names
+Mitigations are the estimator's own (core.advice.mitigations, via core.sizing.estimate) when the log names
 a catalogue model; measured ones (max_model_len, utilization, -ngl) come from the log's numbers.
 """
 
@@ -227,7 +227,7 @@ def find_model(name: str | None, catalog: Catalog) -> ModelSpec | None:
 
 
 def _estimate(r: LogReading, model: ModelSpec, cards: tuple[GpuSpec, ...], catalog: Catalog) -> Result | None:
-    from core.estimate import estimate  # the estimator, only when a model is named
+    from core.sizing.estimate import estimate  # the estimator, only when a model is named
 
     engine = {"vllm": Engine.VLLM, "llama_cpp": Engine.LLAMA_CPP}.get(r.kind)
     fields: dict[str, object] = {"task": Task.INFERENCE, "model": model.id, "engine": engine}

@@ -13,7 +13,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core import stack
 from core.catalogue.catalog import Catalog
 from core.contract import Assumption, Engine, Precision, Request, SolveFor, StackModel, Task
 from core.formulas.precision import is_gguf
@@ -21,6 +20,7 @@ from core.notes import note
 from core.parse.reading import catalog_or_default, read
 from core.parse.text import Reading, _normalize, _validation_error
 from core.parse.vocabulary import _GGUF_OF, vocabulary
+from core.sizing import stack
 
 Config = tuple[str, int]
 _MODEL_ERRORS = ("missing_model", "ambiguous_model", "unknown_model")

@@ -58,7 +58,7 @@ from core.parse.vocabulary import (
     table_gate,
     vocabulary,
 )
-from core.stack import split_stack
+from core.sizing.stack import split_stack
 
 
 def catalog_or_default(catalog: Catalog | None) -> Catalog:
@@ -80,7 +80,7 @@ def read(raw: str, catalog: Catalog, base: Task | None = None) -> Reading:
     if cut:
         reading.notes.append(note("parse_text_cut", chars=MAX_TEXT_CHARS))
     raw, speculative = split_speculative(raw, catalog)  # "с драфт моделью llama 3.2 1b", "eagle3"
-    raw, extra_models, stack_notes = split_stack(raw, catalog)  # "+ bge-m3 + reranker": core.stack
+    raw, extra_models, stack_notes = split_stack(raw, catalog)  # "+ bge-m3 + reranker": core.sizing.stack
     reading.notes.extend(stack_notes)
     raw, hf_id = _take_hf_id(raw)
     text = _Text(_normalize(raw))
@@ -430,7 +430,8 @@ def _on_a_card(text: _Text, match: re.Match[str]) -> bool:
 
 def _settle_batch(f: Fields) -> None:
     """An inference "batch N" is N sequences generated together: the concurrency. Whether that
-    makes a server (vLLM) is the estimator's default (`core.estimate.fill_defaults`), not the parser's."""
+    makes a server (vLLM) is the estimator's default (`core.sizing.estimate.fill_defaults`), not the
+    parser's."""
     if f.get("task") == Task.INFERENCE and "batch_size" in f:
         batch = f.pop("batch_size")
         f.setdefault("concurrency", batch)

@@ -21,7 +21,7 @@ from core.contract import (
     Sharding,
     Task,
 )
-from core.estimate import estimate
+from core.sizing.estimate import estimate
 
 CATALOG = default_catalog()
 

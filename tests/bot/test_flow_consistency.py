@@ -16,7 +16,7 @@ from core.catalogue.catalog import default_catalog
 from core.catalogue.specs import ModelKind
 from core.contract import Method, Precision, Request, Task
 from core.errors import CoreError
-from core.estimate import estimate
+from core.sizing.estimate import estimate
 
 CATALOG = default_catalog()
 LLMS = sorted(m.id for m in CATALOG.models.values() if m.kind is ModelKind.LLM)

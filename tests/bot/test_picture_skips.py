@@ -13,8 +13,8 @@ import pytest
 
 from bot.pictures import Pictures
 from core.answer import Answer, build_answer
-from core.estimate import estimate
 from core.parse import understand
+from core.sizing.estimate import estimate
 
 SUMMARY = "answer pictures skipped within"
 WAIT_S = 30.0  # the summary is due after 0.05 s; generous for a loaded machine

@@ -9,7 +9,6 @@ import re
 import pytest
 
 from core.answer import build_answer
-from core.comparison import Compared, compare, comparison_answer
 from core.contract import (
     Assumption,
     HostAdvice,
@@ -24,8 +23,9 @@ from core.contract import (
     Throughput,
     Verdict,
 )
-from core.estimate import estimate
+from core.inverse.comparison import Compared, compare, comparison_answer
 from core.parse import understand
+from core.sizing.estimate import estimate
 from core.text import render_answer
 from core.units import GiB, MiB
 

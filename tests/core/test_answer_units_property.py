@@ -14,8 +14,8 @@ from core.answer import build_answer
 from core.catalogue.catalog import default_catalog
 from core.contract import Result
 from core.errors import CoreError
-from core.estimate import estimate
 from core.render import format_bytes
+from core.sizing.estimate import estimate
 from core.text import layout
 
 CATALOG = default_catalog()

@@ -11,8 +11,8 @@ from test_cli import cli
 
 from core.catalogue.catalog import default_catalog
 from core.cli import main
-from core.estimate import estimate
 from core.parse import understand
+from core.sizing.estimate import estimate
 
 CATALOG = default_catalog()
 

@@ -12,8 +12,8 @@ from core.answer import build_answer
 from core.catalogue.catalog import Catalog, default_catalog, load_catalog
 from core.catalogue.specs import Availability
 from core.errors import CatalogError
-from core.estimate import estimate
 from core.prices import price_list, render_price_list
+from core.sizing.estimate import estimate
 from core.texts import t
 
 SHIPPED = default_catalog()

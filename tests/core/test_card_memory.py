@@ -8,8 +8,8 @@ import pytest
 
 from core.answer import build_answer
 from core.contract import Request
-from core.estimate import estimate
 from core.parse import understand
+from core.sizing.estimate import estimate
 from core.text import layout
 from core.texts import concept_key, translate
 

@@ -1,4 +1,5 @@
-"""Time and cost through the public core (`core.solve.run`): grows with the work, constants as stated."""
+"""Time and cost through the public core (`core.inverse.solve.run`): grows with the work, constants as
+stated."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 
 from core.catalogue.catalog import default_catalog
 from core.contract import Result
-from core.cost import (
+from core.inverse.cost import (
     BATCH_FILL,
     FROZEN_BASE_FLOPS_FACTOR,
     FULL_FLOPS_FACTOR,
@@ -17,7 +18,7 @@ from core.cost import (
     figure_for,
     figures,
 )
-from core.solve import run
+from core.inverse.solve import run
 
 LORA = {"task": "training", "model": "llama-3.1-8b", "method": "lora"}
 

@@ -10,10 +10,10 @@ import pytest
 from core.catalogue.catalog import default_catalog
 from core.catalogue.specs import ModelSpec, PipelineComponent
 from core.contract import Precision
-from core.estimate import estimate
 from core.formulas.diffusion import dit_params
 from core.formulas.gguf import gguf_bits_per_weight, gguf_weight_bytes
 from core.formulas.params import arch_of
+from core.sizing.estimate import estimate
 
 CATALOG = default_catalog()
 GB = 1e9

@@ -14,10 +14,10 @@ from pydantic import ValidationError
 from core.catalogue.catalog import default_catalog
 from core.catalogue.specs import ModelSpec
 from core.contract import Precision, Result
-from core.estimate import SERVING_CLASS_MIN_PARAMS_B, estimate
 from core.formulas.params import arch_of
 from core.formulas.weights import model_weight_bytes
 from core.model import hub as hf
+from core.sizing.estimate import SERVING_CLASS_MIN_PARAMS_B, estimate
 from core.units import GiB
 
 CATALOG = default_catalog()

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 import pytest
 
 from core.errors import CoreError, UnknownModelError
-from core.estimate import estimate
 from core.model import hub as hf
 from core.parse import understand
+from core.sizing.estimate import estimate
 from tests.fake_hub import FakeHub, fixture_config
 
 CLONE = "acme/Llama-Clone-8B"  # Llama 3.1 8B's config under a name the catalogue does not know

@@ -10,10 +10,10 @@ import pytest
 
 from core.catalogue.catalog import default_catalog
 from core.catalogue.specs import ModelSpec, RecurrentLayers
-from core.estimate import estimate
 from core.formulas.kv_cache import model_kv_cache_bytes
 from core.formulas.recurrent import recurrent_state_bytes
 from core.model.hub import MemoryHub, spec_from_config
+from core.sizing.estimate import estimate
 
 GiB = 2**30
 CONTEXT_256K = 262_144

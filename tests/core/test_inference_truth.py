@@ -18,7 +18,6 @@ from core.advice.speed import (
 )
 from core.catalogue.catalog import default_catalog
 from core.contract import Engine, Request, Result
-from core.estimate import estimate, fill_defaults
 from core.formulas import vllm
 from core.formulas.overhead import (
     ALLOCATOR_RESERVE_FRACTION,
@@ -29,6 +28,7 @@ from core.formulas.overhead import (
     quantize_on_load_residue_bytes,
 )
 from core.formulas.params import arch_of
+from core.sizing.estimate import estimate, fill_defaults
 from core.units import GiB
 
 CATALOG = default_catalog()

@@ -9,7 +9,7 @@ import pytest
 from core.answer import build_answer
 from core.catalogue.catalog import load_catalog
 from core.errors import CatalogError
-from core.estimate import estimate
+from core.sizing.estimate import estimate
 
 OFFER = """
 [[offer]]

@@ -14,8 +14,8 @@ from pydantic import ValidationError
 from core.answer import build_answer
 from core.catalogue.catalog import default_catalog
 from core.contract import Request
+from core.inverse.solve import run
 from core.parse import parse
-from core.solve import run
 from core.text import layout
 
 ROOT = Path(__file__).resolve().parents[2]

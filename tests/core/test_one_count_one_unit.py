@@ -14,10 +14,10 @@ from core.answer import build_answer
 from core.catalogue.catalog import default_catalog, load_catalog
 from core.contract import Result, Sharding
 from core.errors import CatalogError
-from core.estimate import estimate
+from core.inverse.solve import run
 from core.parse import understand
 from core.render import format_bytes
-from core.solve import run
+from core.sizing.estimate import estimate
 from core.text import render_answer
 from core.units import GiB
 

@@ -6,8 +6,8 @@ import pytest
 
 from core.catalogue.catalog import default_catalog
 from core.contract import Request
-from core.estimate import estimate
 from core.parse import parse, understand
+from core.sizing.estimate import estimate
 from core.texts import translate
 
 CATALOG = default_catalog()

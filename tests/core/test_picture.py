@@ -13,7 +13,6 @@ from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 
 from core.answer import build_answer
-from core.estimate import estimate
 from core.parse import understand
 from core.picture import (
     DPI,
@@ -30,6 +29,7 @@ from core.picture import (
     to_png,
 )
 from core.render import format_bytes
+from core.sizing.estimate import estimate
 from core.text import layout as text_layout
 
 QUESTIONS = [

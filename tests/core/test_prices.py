@@ -145,7 +145,7 @@ def test_a_question_with_a_model_is_still_sized() -> None:
     ],
 )
 def test_an_answer_says_price_on_request_once(request_: dict[str, str], lang: str, phrase: str) -> None:
-    from core.estimate import estimate
+    from core.sizing.estimate import estimate
     from core.text import render_answer
 
     details = "\n\n" + ("Влезет ли" if lang == "ru" else "Fits")

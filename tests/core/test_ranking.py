@@ -12,7 +12,7 @@ import pytest
 from core.catalogue.catalog import Catalog, default_catalog, load_catalog
 from core.catalogue.specs import DEFAULT_RANK_ORDER, RankingPolicy
 from core.contract import Recommendation, Result
-from core.estimate import estimate
+from core.sizing.estimate import estimate
 
 SHIPPED = default_catalog()
 SEVENTY_B = {"task": "inference", "model": "llama-3.1-70b", "precision": "bf16"}

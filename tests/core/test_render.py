@@ -11,7 +11,6 @@ from core.catalogue.catalog import Catalog
 from core.catalogue.specs import ModelSpec
 from core.contract import Assumption, Mitigation, Task
 from core.errors import ParseError
-from core.estimate import estimate
 from core.parse import parse
 from core.render import (
     SMALL_BELOW,
@@ -23,6 +22,7 @@ from core.render import (
     render_parse_error,
     verdicts_to_show,
 )
+from core.sizing.estimate import estimate
 from core.text import render_answer
 from core.texts import t
 from core.units import GiB, MiB
@@ -247,7 +247,7 @@ def test_assumptions_are_translated_and_listed_once() -> None:
 @pytest.mark.parametrize(("users", "engine"), [(1, "Transformers"), (8, "vLLM")])
 def test_the_answer_says_which_engine_it_assumed(users: int, engine: str) -> None:
     from core.answer import build_answer
-    from core.estimate import estimate
+    from core.sizing.estimate import estimate
 
     result = estimate({"task": "inference", "model": "llama-3.1-8b", "concurrency": users})
     assert engine in build_answer(result, "en").settings

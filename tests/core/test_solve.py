@@ -12,9 +12,9 @@ from core.catalogue.catalog import default_catalog
 from core.catalogue.specs import DEFAULT_BANDS
 from core.contract import Precision, Request, SolveFor
 from core.errors import CoreError
-from core.estimate import estimate
 from core.formulas.precision import bits_per_weight
-from core.solve import MAX_ESTIMATES, PRECISION_LADDER, largest, solve
+from core.inverse.solve import MAX_ESTIMATES, PRECISION_LADDER, largest, solve
+from core.sizing.estimate import estimate
 
 
 def fits(request: dict[str, Any]) -> bool:

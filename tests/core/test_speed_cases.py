@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from core.catalogue.catalog import default_catalog
-from core.estimate import estimate
+from core.sizing.estimate import estimate
 
 CASES = [json.loads(line) for line in (Path(__file__).parent / "fixtures" / "speed_cases.jsonl").open()]
 CATALOG = default_catalog()

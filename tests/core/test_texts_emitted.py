@@ -15,7 +15,7 @@ import pytest
 
 from core.catalogue.catalog import default_catalog
 from core.contract import Result
-from core.estimate import estimate
+from core.sizing.estimate import estimate
 from core.texts import LANGUAGES, message_ids, translate
 
 CORE = Path(__file__).resolve().parents[2] / "core"

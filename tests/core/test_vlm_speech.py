@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from core.catalogue.catalog import default_catalog
-from core.estimate import estimate
 from core.formulas.vision import image_tokens, vllm_profiled_images
-from core.multimodal_accuracy import Figure, error, load_figures
 from core.parse import parse
+from core.sizing.accuracy_multimodal import Figure, error, load_figures
+from core.sizing.estimate import estimate
 
 MiB = 2**20
 

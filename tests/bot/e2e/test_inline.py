@@ -11,8 +11,8 @@ from bot.presenter import render_inline, render_result
 from core.answer import build_answer, price_of
 from core.catalogue.catalog import default_catalog
 from core.contract import Result
-from core.estimate import estimate
 from core.parse import understand
+from core.sizing.estimate import estimate
 from core.text import render_answer
 from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, core, html, text
 from tgsandbox import InlineAnswer

@@ -39,7 +39,7 @@ from core.formulas.params import arch_of
 from core.formulas.peak import peak_breakdown
 from core.notes import note
 
-DATA_FILE = Path(__file__).parent / "data" / "embedders.toml"
+DATA_FILE = Path(__file__).parents[1] / "data" / "embedders.toml"
 # Text-embeddings-inference and Infinity serve encoders in fp16/bf16 on GPUs by default.
 DEFAULT_STACK_PRECISION = Precision.BF16
 # vLLM preallocates this share of the card for itself (`--gpu-memory-utilization`, default 0.9).
@@ -76,7 +76,7 @@ def size_stack(req: Request, catalog: Catalog, hub: Any = None) -> tuple[list[St
             concurrency=extra.batch_size,
             kv_cache_precision=None,
         )
-        from core.estimate import fill_defaults  # estimate imports this module
+        from core.sizing.estimate import fill_defaults  # estimate imports this module
 
         filled, _ = fill_defaults(variant, spec)
         breakdown = {k: round(v) for k, v in peak_breakdown(filled, spec, arch_of(spec)).items() if v > 0}

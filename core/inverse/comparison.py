@@ -13,9 +13,9 @@ from core.answer import VERDICT_ICONS, config_text, headline_settings, offer_pri
 from core.catalogue.catalog import Catalog, default_catalog
 from core.catalogue.specs import RentalOffer
 from core.contract import Request, Result, Verdict
-from core.estimate import estimate
 from core.model.hub import Hub
 from core.render import format_bytes
+from core.sizing.estimate import estimate
 from core.texts import label, normalize_lang, t
 
 

@@ -1,10 +1,9 @@
 """Which notices apply to a sized request, by method: inference engine and precision, training
 (peak phase, sharding, checkpointing), diffusion pipelines. Codes and parameters only — the words are
-`assumption-<code>` in `core/locales`. Split from `core/estimate.py` so each reads in one sitting."""
+`assumption-<code>` in `core/locales`. Split from `core/sizing/estimate.py` so each reads in one sitting."""
 
 from __future__ import annotations
 
-from core.accuracy import uncertainty
 from core.advice import tensor_parallel_divides
 from core.catalogue.specs import ModelKind, ModelSpec
 from core.contract import (
@@ -25,6 +24,7 @@ from core.formulas.peak import loading_reserve_in_flight, qlora_upcasts
 from core.formulas.precision import EXPERTS_ONLY_ON_MOE, KEEPS_EMBEDDINGS_WIDE, is_gguf
 from core.formulas.training import ZERO_REDUCE_BUCKET_ELEMENTS
 from core.notes import note
+from core.sizing.accuracy import uncertainty
 from core.units import GiB
 
 # Above this p90 |error| of its class (video generation: 35 % over 9 published cases, docs/accuracy.md,

@@ -325,7 +325,7 @@ def _inference(
     assert req.precision and req.context_length
     if engine is Engine.LLAMA_CPP:
         file = gguf_file(spec, req.precision)
-        # partial and MoE offload (`gpu_layers`, `n_cpu_moe`, sized by core.offload)
+        # partial and MoE offload (`gpu_layers`, `n_cpu_moe`, sized by core.advice.offload)
         layers, cpu_moe = req.gpu_layers, req.n_cpu_moe
         server = llama_server(
             file,
@@ -341,7 +341,7 @@ def _inference(
             return [server]
         return [server, ollama_modelfile(file, req.context_length, req.concurrency, gpu_layers=layers)]
     if engine is Engine.VLLM:
-        # under a load (core.latency) the requests in flight per server, within the KV pool vLLM
+        # under a load (core.advice.latency) the requests in flight per server, within the KV pool vLLM
         # pre-allocates whatever --max-num-seqs says
         users = req.concurrency
         load = result.latency

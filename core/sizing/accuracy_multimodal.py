@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.catalogue.catalog import DATA_DIR, _load_rows
-from core.estimate import estimate
+from core.sizing.estimate import estimate
 
 FIGURES_FILE = DATA_DIR / "multimodal_figures.toml"
 MiB = 2**20

@@ -3,7 +3,7 @@
 `solve(request)` answers `request.solve_for` on `gpus[0] × num_gpus` (or a bare `memory_gb` card):
 the longest context, the most concurrent users, the largest micro-batch or training sequence, the
 highest-quality precision, or the largest catalogue model of the family. It searches over the same
-estimator (`core.estimate`), so an answer and its inverse never disagree:
+estimator (`core.sizing.estimate`), so an answer and its inverse never disagree:
 
 - counts (context, users, batch, sequence): the need grows with the value (more KV cache, more
   activations), so the largest value that fits is found by an exponential probe from 1 (1, 2, 4, …)
@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from core.advice import TIGHT_HEADROOM
+from core.advice.offload import offload_request
 from core.catalogue.catalog import Catalog, default_catalog
 from core.catalogue.specs import GpuSpec, ModelKind, ModelSpec
 from core.contract import (
@@ -41,7 +42,6 @@ from core.contract import (
     Task,
 )
 from core.errors import CoreError, EstimateError
-from core.estimate import estimate, fill_defaults, parse_request
 from core.formulas.params import arch_of
 from core.formulas.peak import peak_breakdown
 from core.formulas.precision import bits_per_weight, is_gguf
@@ -49,7 +49,7 @@ from core.formulas.vllm import budget_bytes, memory_fraction
 from core.model.hub import Hub
 from core.model.resolve import resolve_model
 from core.notes import note
-from core.offload import offload_request
+from core.sizing.estimate import estimate, fill_defaults, parse_request
 from core.units import GiB
 
 # Each search step is one estimator run; exponential + binary search over [1, 10^7] takes ~48.
@@ -101,8 +101,9 @@ def run(
     request: Request | dict[str, Any], catalog: Catalog | None = None, *, hub: Hub | None = None
 ) -> Result:
     """Any request: `solve` when it has `solve_for`, else `estimate`; then its time and cost when it
-    gives a dataset, requests a day or outputs to price (`core.cost`). `hub`: as `estimate` takes it."""
-    from core.cost import attach_cost, wants_cost
+    gives a dataset, requests a day or outputs to price (`core.inverse.cost`). `hub`: as `estimate` takes
+    it."""
+    from core.inverse.cost import attach_cost, wants_cost
 
     req = parse_request(request)
     catalog = catalog or default_catalog()
@@ -307,7 +308,7 @@ def _count_bounds(base: Request, field: SolveFor, spec: ModelSpec) -> tuple[int,
 
 def _count_base(base: Request, field: SolveFor, spec: ModelSpec) -> Request:
     """Fix what would otherwise follow the searched value: serving many users is a vLLM server (the
-    estimator's default for concurrency > 1, `core.estimate._default_engine`), at every probe."""
+    estimator's default for concurrency > 1, `core.sizing.estimate._default_engine`), at every probe."""
     if spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO):
         raise EstimateError(f"{spec.name} is a diffusion pipeline: solve for precision instead", "solve_for")
     if field in (SolveFor.BATCH_SIZE, SolveFor.SEQ_LEN) and base.task is not Task.TRAINING:

@@ -2,7 +2,7 @@
 
 That file is generated (`python bench/calibration_table.py --write`) from the calibration cases
 (tests/core/fixtures/calibration.jsonl) and committed; a test fails when it no longer matches what
-the estimator gives on them. The answer's low/high range (core.estimate) is the p90 |error| of the
+the estimator gives on them. The answer's low/high range (core.sizing.estimate) is the p90 |error| of the
 request's class, wider where the request lies outside the parameters that class was measured on;
 /about, the README and docs/estimator.md quote the same file. No figure here is typed by hand.
 """
@@ -18,7 +18,7 @@ from core.catalogue.catalog import read_toml
 from core.contract import Engine, Request, Task
 from core.errors import CatalogError
 
-ACCURACY_FILE = Path(__file__).parent / "data" / "accuracy.toml"
+ACCURACY_FILE = Path(__file__).parents[1] / "data" / "accuracy.toml"
 
 # Fewer measured cases than this and a class's p90 says little: the overall p90 is used instead.
 MIN_CLASS_CASES = 5

@@ -1,7 +1,7 @@
 """Estimates and their answers remembered, for a process that answers many users (the bot).
 
 The bot sizes one request again and again: "📋 Details" and a follow-up read the last answer again,
-and a crowd come from one post asks alike. `Estimates.run` is `core.solve.run` remembered (a bounded
+and a crowd come from one post asks alike. `Estimates.run` is `core.inverse.solve.run` remembered (a bounded
 LRU), keyed by the request as the estimator reads it (the validated `Request`, as JSON) and by the
 `Catalog` object: `/offers reload` builds a new catalogue, so nothing sized from the old one is
 reused. A request naming a Hugging Face model is sized from a `MemoryHub`: its estimate is reused
@@ -27,9 +27,9 @@ from typing import Any
 from core.answer import Answer, build_answer
 from core.catalogue.catalog import Catalog, default_catalog
 from core.contract import Assumption, Request, Result
-from core.estimate import parse_request
+from core.inverse.solve import run
 from core.model.hub import Hub, MemoryHub
-from core.solve import run
+from core.sizing.estimate import parse_request
 from core.texts import normalize_lang
 
 # ~50 KB a result (its verdicts, offers, mitigations): ~13 MB in all. Enough for every user of a
@@ -79,7 +79,7 @@ class Estimates:
     def run(
         self, request: Request | dict[str, Any], catalog: Catalog | None = None, *, hub: Hub | None = None
     ) -> Result:
-        """`core.solve.run(request, catalog, hub=hub)`, the same result object while it holds."""
+        """`core.inverse.solve.run(request, catalog, hub=hub)`, the same result object while it holds."""
         catalog = catalog or default_catalog()
         if not isinstance(hub, MemoryHub):
             return run(request, catalog, hub=hub)

@@ -10,8 +10,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.accuracy import uncertainty
 from core.advice import advise
+from core.advice.latency import attach_latency
+from core.advice.launch import with_launch
+from core.advice.offload import answer as offload_answer
+from core.advice.offload import notes as offload_notes_of
+from core.advice.offload import offload_request
+from core.advice.offload import prepare as prepare_offload
 from core.catalogue.catalog import Catalog, default_catalog
 from core.catalogue.specs import ModelKind, ModelSpec
 from core.contract import (
@@ -35,21 +40,16 @@ from core.formulas.params import Arch, arch_of
 from core.formulas.peak import peak_breakdown
 from core.formulas.precision import is_gguf
 from core.formulas.vllm import VLLM_GPU_MEMORY_UTILIZATION
-from core.hybrid import hybrid_notes
-from core.latency import attach_latency
-from core.launch import with_launch
-from core.method_notes import method_notes
 from core.model.hub import Hub
 from core.model.resolve import resolve_model
-from core.multimodal_defaults import fill_multimodal
 from core.notes import note
-from core.offload import answer as offload_answer
-from core.offload import notes as offload_notes_of
-from core.offload import offload_request
-from core.offload import prepare as prepare_offload
-from core.speculative import fill_speculative, speculative_notes, speculative_result
-from core.stack import filled_stack, size_stack
-from core.training_defaults import default_adapter_dtype, default_checkpointing
+from core.sizing.accuracy import uncertainty
+from core.sizing.defaults_multimodal import fill_multimodal
+from core.sizing.defaults_training import default_adapter_dtype, default_checkpointing
+from core.sizing.hybrid import hybrid_notes
+from core.sizing.notes import method_notes
+from core.sizing.speculative import fill_speculative, speculative_notes, speculative_result
+from core.sizing.stack import filled_stack, size_stack
 
 DEFAULT_CONTEXT = 4096
 DEFAULT_SEQ_LEN = 2048
@@ -57,7 +57,7 @@ DEFAULT_RESOLUTION = (1024, 1024)
 DEFAULT_FRAMES = 49  # CogVideoX / HunyuanVideo-style clip when a video model states none
 
 # Range around the point estimate: the measured p90 |error| of the request's workload class
-# (core/accuracy.py, generated from the calibration cases); a model known by size only adds this
+# (core/sizing/accuracy.py, generated from the calibration cases); a model known by size only adds this
 # (layers, KV heads and vocab guessed). The low end never goes below zero: capped at ±90%.
 TYPICAL_ARCH_UNCERTAINTY = 0.15
 MAX_UNCERTAINTY = 0.9
@@ -290,7 +290,7 @@ def fill_defaults(
     if req.task is Task.TRAINING and req.method is not Method.FULL and req.adapter_dtype is None:
         update["adapter_dtype"] = default_adapter_dtype(engine)
     if req.gradient_checkpointing is None:
-        # what the common trainer does (core/training_defaults.py cites each one)
+        # what the common trainer does (core/sizing/defaults_training.py cites each one)
         checkpointing, why = default_checkpointing(req.task, req.method, spec.kind, engine)
         update["gradient_checkpointing"] = checkpointing
         if why:

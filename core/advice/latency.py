@@ -37,8 +37,10 @@ PREFILL_FILE = DATA_DIR / "prefill.toml"
 # the prefill (0.8 / (2 x 0.2)); it doubles again by 0.89 and has no bound at 1.
 MAX_UTILIZATION = 0.8
 MAX_SERVERS = 4096  # the search's bound: past any load a rental answer is for
-DEFAULT_OUTPUT_TOKENS = 500  # tokens generated per request when not given (as core.cost prices serving)
-DEFAULT_PROMPT_TOKENS = 1000  # prompt tokens per request under a load when not given (core.cost's too)
+# tokens generated per request when not given (as core.inverse.cost prices serving)
+DEFAULT_OUTPUT_TOKENS = 500
+# prompt tokens per request under a load when not given (core.inverse.cost's too)
+DEFAULT_PROMPT_TOKENS = 1000
 # Formats whose prefill computes in fp8 on cards with fp8 tensor cores (vLLM's W8A8 FP8 path).
 FP8_COMPUTE = frozenset({Precision.FP8})
 
@@ -149,7 +151,7 @@ def prefill(
 
 def prompt_tokens(result: Result) -> int:
     """The prompt whose first token is timed: `prompt_tokens` when given; else the whole sized context
-    for one request (the longest it can be), and under a load the serving default of core.cost
+    for one request (the longest it can be), and under a load the serving default of core.inverse.cost
     (`DEFAULT_PROMPT_TOKENS`, a typical chat turn) within the context."""
     req = result.request
     if req.prompt_tokens:
