@@ -26,14 +26,14 @@ from bot.hf_models import ANSWERS as HF_ANSWERS
 from bot.hf_models import HF_MODELS
 from bot.pictures import PICTURES
 from bot.storage import must_commit
-from core.answer import CARD_READ, Answer
 from core.catalogue.catalog import Catalog
 from core.contract import Assumption, Request, Result
 from core.errors import CoreError, ParseError
+from core.language.answer import CARD_READ, Answer
+from core.language.phrases import render_parse_error
+from core.language.words import note
 from core.model.hub import LOOKUP_BUDGET_S, MemoryHub
-from core.notes import note
 from core.parse import understand
-from core.render import render_parse_error
 from core.sizing.memo import Estimates
 
 log = logging.getLogger(__name__)

@@ -27,13 +27,13 @@ from bot.callbacks import (
     StepCB,
     fits_callback,
 )
-from core import texts as core_texts
-from core.answer import short_gpu_name
 from core.catalogue.catalog import Catalog
 from core.catalogue.specs import RentalOffer
 from core.contract import Result
 from core.inverse.comparison import Compared
-from core.texts import LANGUAGES
+from core.language import words as core_texts
+from core.language.answer import short_gpu_name
+from core.language.words import LANGUAGES
 
 Tr = Callable[..., str]
 """A translator: `tr(key, **args)` (aiogram-i18n's `I18nContext.get`)."""

@@ -19,10 +19,10 @@ from typing import Any
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.callbacks import ClaimCB
-from core.answer import build_answer, config_text, headline_settings, price_of
 from core.catalogue.catalog import Catalog
 from core.contract import Request, Result
 from core.errors import CoreError
+from core.language.answer import build_answer, config_text, headline_settings, price_of
 from core.parse import comparison, comparison_follow_up, follow_up, understand
 from core.sizing.estimate import estimate
 

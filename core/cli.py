@@ -126,8 +126,8 @@ def _estimate(text: str, out: TextIO, as_json: bool) -> int:
 
 def _ask(text: str, lang: str, out: TextIO, *, command: bool = False) -> int:
     try:
+        from core.layouts.plain import render_answer
         from core.parse import understand
-        from core.text import render_answer
     except ImportError as e:  # built by another module; fail cleanly until then
         sys.stderr.write(f"`ask` is not available: {e}\n")
         return EXIT_UNAVAILABLE
@@ -142,7 +142,7 @@ def _ask(text: str, lang: str, out: TextIO, *, command: bool = False) -> int:
         return log_command(text, lang, out)
     if (asked := price_question(text)) is not None:  # "прайс", "сколько стоит аренда h100?"
         from core.catalogue.catalog import default_catalog
-        from core.prices import price_list, render_price_list
+        from core.language.prices import price_list, render_price_list
 
         out.write(render_price_list(price_list(asked, default_catalog(), lang)) + "\n")
         return 0
@@ -155,7 +155,7 @@ def _ask(text: str, lang: str, out: TextIO, *, command: bool = False) -> int:
             return looked_up.status
         result = estimate(request, hub=looked_up)
     except ParseError as e:
-        from core.render import render_parse_error
+        from core.language.phrases import render_parse_error
 
         out.write(render_parse_error(e, lang) + "\n")
         return EXIT_INVALID
@@ -164,7 +164,7 @@ def _ask(text: str, lang: str, out: TextIO, *, command: bool = False) -> int:
         return EXIT_INVALID
     out.write(render_answer(result, lang, notes=understood.notes) + "\n")
     if command:
-        from core.launch_text import launch_plain
+        from core.layouts.launch import launch_plain
 
         out.write("\n" + launch_plain(result, lang) + "\n")
     return 0
@@ -194,8 +194,8 @@ def _look_up(models: list[Any], lang: str) -> MemoryHub | _Failed | None:
 
     from core.catalogue.catalog import default_catalog
     from core.errors import CoreError, UnknownModelError
+    from core.language.words import t
     from core.model import hub as hf
-    from core.texts import t
 
     if os.environ.get(HF_LOOKUP_ENV, "") == "0":
         return None

@@ -27,9 +27,9 @@ from bot.db.models import User
 from bot.dialog import start_wizard
 from bot.dialog_state import DialogState, update
 from core.catalogue.catalog import Catalog
+from core.language.words import LANGUAGES
 from core.sizing.accuracy import about_figures
 from core.sizing.accuracy_multimodal import about_figures as multimodal_figures
-from core.texts import LANGUAGES
 
 COMMANDS = ("start", "new", "prices", "contact", "help", "lang", "about", "cancel", "currency", "ref")
 log = logging.getLogger(__name__)

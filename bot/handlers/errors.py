@@ -14,7 +14,7 @@ from aiogram_i18n import I18nContext, I18nMiddleware
 
 from bot.config import Settings
 from bot.i18n import language_for
-from core.texts import LANGUAGES
+from core.language.words import LANGUAGES
 
 log = logging.getLogger(__name__)
 

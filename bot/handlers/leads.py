@@ -38,9 +38,9 @@ from bot.dialog_state import DialogState, LeadDraft, update
 from bot.outbox import LeadOutbox
 from bot.qualify import ask_need
 from bot.storage import must_commit
-from core.answer import config_text, headline_settings
 from core.catalogue.catalog import Catalog
 from core.contract import Result
+from core.language.answer import config_text, headline_settings
 
 log = logging.getLogger(__name__)
 

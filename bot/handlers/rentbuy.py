@@ -21,14 +21,14 @@ from bot import keyboards
 from bot.context import Ctx
 from bot.dialog import Wizard
 from bot.dialog_state import DialogState
-from core.answer import config_text
 from core.catalogue.catalog import Catalog
 from core.catalogue.specs import RentalOffer
 from core.errors import CoreError
 from core.inverse.purchase import HOURS_PER_MONTH, Purchases, RentBuy, load_purchases, rent_or_buy
+from core.language.answer import config_text
+from core.language.words import label
 from core.parse.price import RentBuyQuestion, rent_buy_question
 from core.sizing.estimate import estimate
-from core.texts import label
 
 _loaded: dict[tuple[Path, float, int], Purchases] = {}  # the purchase file by path, mtime, catalogue
 

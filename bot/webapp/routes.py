@@ -41,7 +41,7 @@ from bot.i18n import language_for
 from bot.throttle import Kind, Throttle
 from bot.webapp import auth, layout
 from core.catalogue.specs import ModelKind
-from core.texts import LANGUAGES
+from core.language.words import LANGUAGES
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -275,7 +275,7 @@ def _plain(html: str) -> str:
 
 def _precisions(lang: str) -> list[dict[str, str]]:
     from core.contract import Precision
-    from core.texts import label
+    from core.language.words import label
 
     return [{"id": p.value, "label": label("precision", p.value, lang)} for p in Precision]
 

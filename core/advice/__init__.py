@@ -35,7 +35,7 @@ from core.formulas import vllm
 from core.formulas.kv_cache import model_kv_cache_bytes
 from core.formulas.params import Arch
 from core.formulas.precision import kv_bytes_per_element
-from core.notes import note
+from core.language.words import note
 
 from .mitigations import MIN_CONTEXT, MIN_QUANTIZE_STEP_BITS, MIN_SEQ_LEN, mitigations
 from .ranking import (

@@ -4,7 +4,8 @@ transformers snippet, `accelerate launch` for training.
 `launch_commands(result, spec, arch)` is a pure function of the sized result: the request's engine,
 precision, context, users and KV-cache type, on the configuration the answer shows (the user's cards,
 else the recommended ones). Every option it writes is a row of `core/data/engine_flags.toml` (the
-engine's documented list, validated at load); `core.launch_text.command_text` lays a command out as typed, and
+engine's documented list, validated at load); `core.layouts.launch.command_text` lays a command out as typed,
+and
 `flag_meaning` says what an option does, in the engine's words. An engine a request cannot be run
 with as sized (vLLM with int8 weights of bitsandbytes) gets no command rather than a wrong one.
 """

@@ -41,7 +41,7 @@ from core.formulas.kv_cache import model_kv_cache_bytes
 from core.formulas.params import Arch
 from core.formulas.peak import peak_breakdown
 from core.formulas.precision import EXPERTS_ONLY_ON_MOE, is_gguf, kv_bytes_per_element
-from core.notes import note
+from core.language.words import note
 
 OFFLOAD_FILE = DATA_DIR / "offload.toml"
 SPEED_SOURCE = "llama.cpp runs: AlexsJones/llmfit#755, #774, #775, #778; ikawrakow/ik_llama.cpp#841"

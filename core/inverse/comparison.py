@@ -9,14 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.answer import VERDICT_ICONS, config_text, headline_settings, offer_price, shown_kind
 from core.catalogue.catalog import Catalog, default_catalog
 from core.catalogue.specs import RentalOffer
 from core.contract import Request, Result, Verdict
+from core.language.answer import VERDICT_ICONS, config_text, headline_settings, offer_price, shown_kind
+from core.language.phrases import format_bytes
+from core.language.words import label, normalize_lang, t
 from core.model.hub import Hub
-from core.render import format_bytes
 from core.sizing.estimate import estimate
-from core.texts import label, normalize_lang, t
 
 
 @dataclass(frozen=True)

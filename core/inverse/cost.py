@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from core.catalogue.catalog import DATA_DIR, Catalog, _load_rows, default_catalog
 from core.contract import Assumption, Cost, CostOption, Method, Recommendation, Request, Result, Task
-from core.notes import note
+from core.language.words import note
 
 FULL_FLOPS_FACTOR = 6.0  # Kaplan et al. 2020 §2.1
 FROZEN_BASE_FLOPS_FACTOR = 4.0  # LoRA/QLoRA: forward + activation gradients, no weight gradients

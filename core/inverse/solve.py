@@ -46,9 +46,9 @@ from core.formulas.params import arch_of
 from core.formulas.peak import peak_breakdown
 from core.formulas.precision import bits_per_weight, is_gguf
 from core.formulas.vllm import budget_bytes, memory_fraction
+from core.language.words import note
 from core.model.hub import Hub
 from core.model.resolve import resolve_model
-from core.notes import note
 from core.sizing.estimate import estimate, fill_defaults, parse_request
 from core.units import GiB
 

@@ -27,11 +27,11 @@ from pydantic import ValidationError
 from core.catalogue.specs import ModelKind, ModelSpec, UnquantizedModules
 from core.contract import Assumption, Precision
 from core.errors import CoreError, UnknownModelError
+from core.language.words import note
 from core.model.checks import ConfigRefused as ConfigRefused
 from core.model.checks import check_config, check_counts, check_sizes, shown
 from core.model.config_hybrid import mtp_layers_from_config, recurrent_from_config
 from core.model.config_vision import vision_tower
-from core.notes import note
 
 _ENCODER_TYPES = frozenset({"bert", "roberta", "xlm-roberta", "deberta-v2", "distilbert", "electra"})
 _PLAIN_MLP_TYPES = frozenset(

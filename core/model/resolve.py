@@ -18,8 +18,8 @@ from core.catalogue.catalog import Catalog, read_size
 from core.catalogue.specs import ModelKind, ModelSpec
 from core.contract import Assumption, CustomModel, ResolvedModel
 from core.errors import CoreError, UnknownModelError
+from core.language.words import note
 from core.model import hub as hf
-from core.notes import note
 
 HF_LOOKUP_ENV = "GPUFIT_HF_LOOKUP"
 MAX_PARAMS_B = 20_000  # same bound as CustomModel.params_b: beyond any published model

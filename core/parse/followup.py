@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from core.catalogue.catalog import Catalog
 from core.contract import Assumption, Engine, Precision, Request, SolveFor, StackModel, Task
 from core.formulas.precision import is_gguf
-from core.notes import note
+from core.language.words import note
 from core.parse.reading import catalog_or_default, read
 from core.parse.text import Reading, _normalize, _validation_error
 from core.parse.vocabulary import _GGUF_OF, vocabulary

@@ -10,8 +10,8 @@ from core.catalogue.catalog import MAX_SEARCH_WORDS, SIZE, SIZE_MOE, Catalog, na
 from core.catalogue.specs import ModelKind, ModelSpec
 from core.contract import CustomModel, Precision
 from core.errors import ParseError
+from core.language.words import note
 from core.model.hub import hf_id_from_url
-from core.notes import note
 from core.parse.names import Names
 from core.parse.text import MAX_CANDIDATES, Reading, _Text, _validation_error
 from core.parse.vocabulary import vocabulary

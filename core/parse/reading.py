@@ -25,7 +25,7 @@ from core.contract import (
     Task,
 )
 from core.errors import CatalogError, ParseError
-from core.notes import note
+from core.language.words import note
 from core.parse import latency, questions
 from core.parse.models import _name_words, _no_model_error, _read_model, _take_hf_id, _typed_words
 from core.parse.names import take_names

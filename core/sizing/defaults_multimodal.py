@@ -14,7 +14,7 @@ from core.catalogue.specs import ModelKind, ModelSpec
 from core.contract import Assumption, Engine, Precision, Request, Task
 from core.errors import EstimateError
 from core.formulas.vision import image_tokens
-from core.notes import note
+from core.language.words import note
 
 FASTER_WHISPER_BEAM = 5  # faster_whisper.WhisperModel.transcribe(beam_size=5)
 TRANSFORMERS_BEAM = 1  # GenerationConfig num_beams=1 in Whisper's generation_config.json

@@ -40,9 +40,9 @@ from core.formulas.params import Arch, arch_of
 from core.formulas.peak import peak_breakdown
 from core.formulas.precision import is_gguf
 from core.formulas.vllm import VLLM_GPU_MEMORY_UTILIZATION
+from core.language.words import note
 from core.model.hub import Hub
 from core.model.resolve import resolve_model
-from core.notes import note
 from core.sizing.accuracy import uncertainty
 from core.sizing.defaults_multimodal import fill_multimodal
 from core.sizing.defaults_training import default_adapter_dtype, default_checkpointing

@@ -6,7 +6,7 @@ from __future__ import annotations
 from core.catalogue.specs import ModelSpec
 from core.contract import Assumption, Request
 from core.formulas.recurrent import recurrent_state_bytes, state_bytes
-from core.notes import note
+from core.language.words import note
 
 MiB = 2**20
 FP32_BYTES = 4

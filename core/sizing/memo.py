@@ -9,7 +9,7 @@ only while every record the estimate read from the hub is still the very one the
 looked up since, evicted, or looked up again is sized afresh); with any other hub, or none (which
 may reach the network), nothing is remembered. Errors are not remembered either.
 
-`Estimates.answer` is `core.answer.build_answer` remembered per remembered result, language and
+`Estimates.answer` is `core.language.answer.build_answer` remembered per remembered result, language and
 notes (an answer that compares with a previous one is built each time): the short answer and its
 details read the same `Answer`.
 
@@ -24,13 +24,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.answer import Answer, build_answer
 from core.catalogue.catalog import Catalog, default_catalog
 from core.contract import Assumption, Request, Result
 from core.inverse.solve import run
+from core.language.answer import Answer, build_answer
+from core.language.words import normalize_lang
 from core.model.hub import Hub, MemoryHub
 from core.sizing.estimate import parse_request
-from core.texts import normalize_lang
 
 # ~50 KB a result (its verdicts, offers, mitigations): ~13 MB in all. Enough for every user of a
 # crowd to press "📋 Details" or follow up on their last answer (a few hundred at once).
@@ -109,7 +109,7 @@ class Estimates:
         previous: Result | None = None,
         currency: str | None = None,
     ) -> Answer:
-        """`core.answer.build_answer(result, lang, notes, previous)`; built once for a result `run`
+        """`core.language.answer.build_answer(result, lang, notes, previous)`; built once for a result `run`
         remembers (without `previous`)."""
         entry = self._by_result.get(id(result))
         if previous is not None or entry is None or entry.result is not result:

@@ -23,7 +23,7 @@ from core.formulas.params import Arch
 from core.formulas.peak import loading_reserve_in_flight, qlora_upcasts
 from core.formulas.precision import EXPERTS_ONLY_ON_MOE, KEEPS_EMBEDDINGS_WIDE, is_gguf
 from core.formulas.training import ZERO_REDUCE_BUCKET_ELEMENTS
-from core.notes import note
+from core.language.words import note
 from core.sizing.accuracy import uncertainty
 from core.units import GiB
 

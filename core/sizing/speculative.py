@@ -24,7 +24,7 @@ from core.formulas.kv_cache import model_kv_cache_bytes
 from core.formulas.params import Arch, arch_of, embedding_params
 from core.formulas.precision import bytes_per_weight, kv_bytes_per_element
 from core.formulas.weights import model_weight_bytes
-from core.notes import note
+from core.language.words import note
 
 SPECULATIVE_FILE = DATA_DIR / "speculative.toml"
 PARTS = ("draft_model", "draft_kv_cache", "speculative_scratch")

@@ -37,7 +37,7 @@ from core.contract import (
 from core.errors import CoreError, EstimateError
 from core.formulas.params import arch_of
 from core.formulas.peak import peak_breakdown
-from core.notes import note
+from core.language.words import note
 
 DATA_FILE = Path(__file__).parents[1] / "data" / "embedders.toml"
 # Text-embeddings-inference and Infinity serve encoders in fp16/bf16 on GPUs by default.

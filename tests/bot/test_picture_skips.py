@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from bot.pictures import Pictures
-from core.answer import Answer, build_answer
+from core.language.answer import Answer, build_answer
 from core.parse import understand
 from core.sizing.estimate import estimate
 

@@ -129,7 +129,7 @@ def test_a_starting_price_is_said_as_one_in_the_cost_lines(
 ) -> None:
     """The 4090 48 GB offer costs "from 149 ₽/h": its cost is "from …" too, as the lead line says;
     an offer with a fixed price is said without it."""
-    from core.answer_solve import cost_lines
+    from core.language.answer_solve import cost_lines
 
     result = cost(fields)
     assert result.cost is not None
@@ -194,7 +194,7 @@ def test_a_clip_of_another_length_gets_no_published_time() -> None:
 
 
 def test_video_cost_lines_speak_of_clips_and_one_figure_once() -> None:
-    from core.answer_solve import cost_lines
+    from core.language.answer_solve import cost_lines
 
     result = cost({"task": "video_generation", "model": "hunyuanvideo", "outputs": 10, "gpus": ["h100-sxm"]})
     lines = cost_lines(result, "en")

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from core.answer import build_answer
 from core.catalogue.catalog import default_catalog, load_catalog
 from core.contract import Request
 from core.errors import CoreError
 from core.inverse.solve import run
+from core.language.answer import build_answer
+from core.language.words import note
 from core.model.hub import MemoryHub
-from core.notes import note
 from core.sizing.memo import Estimates
 from tests.fake_hub import fixture_config
 

@@ -186,7 +186,7 @@ def test_bad_row_named(tmp_path: Path) -> None:
 
 def test_users_at_once_wait_for_the_prefills_ahead() -> None:
     """N users sending together: the last waits (N - 1) prefills; said in both languages."""
-    from core.answer_latency import ttft_line
+    from core.language.answer_latency import ttft_line
 
     req = {"task": "inference", "model": "llama-3.1-8b", "gpus": ["h100-sxm"], "context_length": 8192}
     one = estimate(req).latency

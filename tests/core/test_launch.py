@@ -15,7 +15,7 @@ import pytest
 from core.advice.launch import engine_flags, llama_server, load_flags
 from core.contract import KvPrecision, LaunchCommand, Result
 from core.errors import CatalogError
-from core.launch_text import command_text, launch_plain
+from core.layouts.launch import command_text, launch_plain
 from core.sizing.estimate import estimate
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from core.answer import build_answer
 from core.catalogue.catalog import load_catalog
 from core.errors import CatalogError
+from core.language.answer import build_answer
 from core.sizing.estimate import estimate
 
 OFFER = """

@@ -6,9 +6,9 @@ import pytest
 
 from core.catalogue.catalog import default_catalog
 from core.contract import Request
+from core.language.words import translate
 from core.parse import parse, understand
 from core.sizing.estimate import estimate
-from core.texts import translate
 
 CATALOG = default_catalog()
 MODEL = "llama 3.1 8b"

@@ -329,7 +329,7 @@ def test_no_target_without_named_gpus() -> None:
 
 
 def test_the_answer_leads_with_the_tight_offer_and_names_the_comfortable_one_once() -> None:
-    from core.text import render_answer
+    from core.layouts.plain import render_answer
 
     for lang, tight, roomy in (
         ("ru", "Впритык: свободно меньше 10 %", "С запасом: 2× RTX 4090 48 GB, цена по запросу"),

@@ -9,10 +9,10 @@ import json
 
 import pytest
 
-from core.answer import build_answer
 from core.cli import main
+from core.language.answer import build_answer
+from core.layouts.picture import layout
 from core.parse import understand
-from core.picture import layout
 from core.sizing.estimate import estimate
 
 LLM = {"task": "inference", "model": "qwen2.5-7b", "context_length": 8192}

@@ -15,8 +15,8 @@ import pytest
 
 from core.catalogue.catalog import default_catalog
 from core.contract import Result
+from core.language.words import LANGUAGES, message_ids, translate
 from core.sizing.estimate import estimate
-from core.texts import LANGUAGES, message_ids, translate
 
 CORE = Path(__file__).resolve().parents[2] / "core"
 

@@ -12,10 +12,10 @@ import pytest
 from pydantic import ValidationError
 
 from core.advice.ranking import accumulation_for, largest_micro_batch
-from core.answer import build_answer
 from core.catalogue.catalog import default_catalog
 from core.contract import Request
 from core.inverse.solve import run
+from core.language.answer import build_answer
 from core.sizing.estimate import estimate
 from core.units import GiB
 

@@ -13,7 +13,7 @@ import pytest
 
 from bot.db import repository
 from core.catalogue.catalog import DATA_DIR
-from core.texts import label
+from core.language.words import label
 from tests.bot.e2e.conftest import (
     ADMIN_ID,
     Harness,

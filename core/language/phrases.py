@@ -1,6 +1,6 @@
 """Words for the pieces of an answer: settings, sizes, parse errors, which verdicts and mitigations
-are worth naming. `core.answer` builds the one answer from these; every word comes from the locale
-files through `core.texts`.
+are worth naming. `core.language.answer` builds the one answer from these; every word comes from the locale
+files through `core.language.words`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from core.contract import (
     Verdict,
 )
 from core.errors import CatalogError, ParseError
-from core.texts import concept_key, label, normalize_lang, t, translate
+from core.language.words import concept_key, label, normalize_lang, t, translate
 from core.units import GiB, MiB
 
 MAX_VERDICTS = 5  # with the recommendation: enough to compare, short enough for a phone
@@ -158,7 +158,8 @@ _WHOLE, _TENTHS = Decimal(1), Decimal("0.1")  # the fraction digits of `bytes-sm
 
 def _as_shown(value: float, quantum: Decimal) -> Decimal | float:
     """`value` rounded as the message shows it, so sizes that read alike are one translation, formatted
-    once (`core.texts`), not one per byte count. Babel, under Fluent's NUMBER, rounds the decimal of the
+    once (`core.language.words`), not one per byte count. Babel, under Fluent's NUMBER, rounds the decimal of
+    the
     float's repr in the current decimal context: the same steps here, so the text is the same. A
     negative value stays as it is: one rounded to -0 would share the translation cache's entry of 0
     (equal, and hashed alike), but reads "-0"."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from core.advice.launch import flag_meaning
 from core.contract import LaunchArg, LaunchCommand, Result
-from core.texts import concept_key, t
+from core.language.words import concept_key, t
 
 # --- layout -------------------------------------------------------------------------------------
 

@@ -1,12 +1,12 @@
 """One answer, built once from a `Result`: every display decision, in the user's language.
 
-The CLI's text (`core.text`), the bot's message and its inline article are thin layouts over
+The CLI's text (`core.layouts.plain`), the bot's message and its inline article are thin layouts over
 `Answer`, so one request reads the same everywhere: the same lead, the same cards, the same price.
 What leads is the decision (does it fit, on which card, at what price and speed); the breakdown
 follows; verdicts on other cards, every mitigation and the assumptions are the details.
 
 Sizes are shown once, in GB as cards are named (an "RTX 4090 48 GB" has 48 × 2³⁰ bytes): see
-`core.render.format_bytes`. All strings here are plain text; layouts escape them for their medium.
+`core.language.phrases.format_bytes`. All strings here are plain text; layouts escape them for their medium.
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from core.answer_latency import load_lines, ttft_line
-from core.answer_offload import offload_lines
-from core.answer_solve import cost_lines, solved_lines
-from core.answer_spec import feature_lines
 from core.catalogue.catalog import default_catalog
 from core.catalogue.specs import RentalOffer
 from core.contract import Assumption, Mitigation, Recommendation, Result, Throughput, Verdict
-from core.render import (
+from core.language.answer_latency import load_lines, ttft_line
+from core.language.answer_offload import offload_lines
+from core.language.answer_solve import cost_lines, solved_lines
+from core.language.answer_spec import feature_lines
+from core.language.phrases import (
     action_text,
     assumption_texts,
     describe_settings,
@@ -31,7 +31,7 @@ from core.render import (
     verdict_of,
     verdicts_to_show,
 )
-from core.texts import label, normalize_lang, t
+from core.language.words import label, normalize_lang, t
 
 LEAD_MITIGATIONS = 3  # on a phone: the cheapest few ways to make it fit
 VERDICT_ICONS = {"fits": "✅", "tight": "⚠️", "does_not_fit": "❌"}
@@ -101,7 +101,7 @@ class Answer:
     card_switch: tuple[str, str] | None = None  # that other card: (id, short name), for a button
     # extension (issue 22): speculative decoding and hybrid models, shown under the breakdown
     extras: tuple[str, ...] = field(default=())
-    # core.answer_latency: the servers a load takes (after the lead), the first token (details)
+    # core.language.answer_latency: the servers a load takes (after the lead), the first token (details)
     load: tuple[str, ...] = field(default=())
     ttft: str | None = None
 

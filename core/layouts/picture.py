@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from core.answer import VERDICT_ICONS, Answer
-from core.render import format_bytes
-from core.texts import label, t
+from core.language.answer import VERDICT_ICONS, Answer
+from core.language.phrases import format_bytes
+from core.language.words import label, t
 
 if TYPE_CHECKING:
     from matplotlib.backends.backend_agg import RendererAgg

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.answer import offer_price, short_gpu_name
 from core.catalogue.catalog import Catalog
 from core.catalogue.specs import RentalOffer
+from core.language.answer import offer_price, short_gpu_name
+from core.language.words import normalize_lang, t
 from core.parse.price import PriceQuestion
-from core.texts import normalize_lang, t
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from core.catalogue.catalog import default_catalog
 from core.contract import Result
-from core.render import format_bytes
+from core.language.phrases import format_bytes
+from core.language.words import t
 from core.sizing.speculative import PARTS
-from core.texts import t
 
 
 def _decimal(x: float, lang: str) -> str:

@@ -4,6 +4,10 @@ The bot and `python -m core ask` both speak through `t`, so a breakdown componen
 precision reads the same everywhere. Keys are stable and listed at the top of the .ftl files;
 concept keys are `<group>-<contract value>` (see `concept_key`). A key missing in the asked
 language falls back to English, then to the key itself, so a new code never breaks an answer.
+
+Assumptions and notices leave the core as codes with parameters (`note`); `Assumption.text` is their
+English rendering, kept for JSON clients that read the contract without a language layer — never a
+second copy of the wording.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from pathlib import Path
 from fluent.runtime import FluentBundle, FluentResource
 from fluent.syntax import FluentParser, ast
 
-LOCALES_DIR = Path(__file__).parent / "locales"
+from core.contract import Assumption
+
+LOCALES_DIR = Path(__file__).parents[1] / "locales"
 LANGUAGES = ("ru", "en")
 FALLBACK_LANGUAGE = "en"
 
@@ -110,3 +116,19 @@ def _bundle(lang: str) -> FluentBundle:
     for path in _files(lang):
         bundle.add_resource(FluentResource(path.read_text(encoding="utf-8")))
     return bundle
+
+
+Param = str | int | float
+
+
+def note(code: str, **params: Param) -> Assumption:
+    """`note("default_context", context_length=4096)` → the assumption, its English text from the locale."""
+    return Assumption(code=code, text=_english(code, tuple(params.items())), params=params)
+
+
+@lru_cache(maxsize=4096)
+def _english(code: str, params: tuple[tuple[str, Param], ...]) -> str:
+    """The English text, cached: the same notes with the same numbers recur in every answer, and
+    formatting through Fluent (plurals, number formats) is most of what a note costs."""
+    text = translate(concept_key("assumption", code), "en", **dict(params))
+    return text or code.replace("_", " ")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from core.answer import Answer, Offer, build_answer
 from core.contract import Assumption, Result
-from core.texts import t
+from core.language.answer import Answer, Offer, build_answer
+from core.language.words import t
 
 
 def render_answer(

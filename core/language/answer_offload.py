@@ -1,12 +1,13 @@
 """The lines of an offload answer (`Result.offload`, issue 22) in the user's language: what stays on
 the GPU and the llama.cpp flag that does it, the memory on the card and in RAM, the speed with its
-source. Plain text; `core.answer.build_answer` puts them first on the `Answer`, like an inverse answer."""
+source. Plain text; `core.language.answer.build_answer` puts them first on the `Answer`, like an inverse
+answer."""
 
 from __future__ import annotations
 
 from core.contract import Offload, Result
-from core.render import format_bytes
-from core.texts import t
+from core.language.phrases import format_bytes
+from core.language.words import t
 
 
 def _speed(x: float | None) -> float:
@@ -16,7 +17,7 @@ def _speed(x: float | None) -> float:
 
 
 def _config(off: Offload, lang: str) -> str:
-    from core.answer import config_text
+    from core.language.answer import config_text
 
     return config_text(off.count, off.gpu_name, lang)
 
