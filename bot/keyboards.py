@@ -32,7 +32,7 @@ from core.catalogue.specs import RentalOffer
 from core.contract import Result
 from core.inverse.comparison import Compared
 from core.language import words as core_texts
-from core.language.answer import short_gpu_name
+from core.language.cards import short_gpu_name
 from core.language.words import LANGUAGES
 
 Tr = Callable[..., str]

@@ -22,7 +22,8 @@ from bot.callbacks import ClaimCB
 from core.catalogue.catalog import Catalog
 from core.contract import Request, Result
 from core.errors import CoreError
-from core.language.answer import build_answer, config_text, headline_settings, price_of
+from core.language.answer import build_answer, headline_settings
+from core.language.cards import config_text, price_of
 from core.parse import comparison, comparison_follow_up, follow_up, understand
 from core.sizing.estimate import estimate
 

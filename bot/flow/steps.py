@@ -35,7 +35,7 @@ from core.catalogue.specs import ModelKind
 from core.contract import CustomModel, Method, Request
 from core.errors import ParseError, UnknownModelError
 from core.language import words as core_texts
-from core.sizing.estimate import DEFAULT_CONTEXT, DEFAULT_SEQ_LEN
+from core.sizing.defaults import DEFAULT_CONTEXT, DEFAULT_SEQ_LEN
 
 # Text models the LLM steps size too (BERT, T5: inference and training of a transformer); a speech
 # model (Whisper) typed at the inference step is sized as speech (issue 22), its windows as users.

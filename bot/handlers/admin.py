@@ -44,7 +44,7 @@ from bot.leads import clip
 from bot.outbox import LeadOutbox
 from core.catalogue.catalog import Catalog, load_catalog
 from core.catalogue.specs import Availability
-from core.language.answer import config_text, hourly_price, short_gpu_name
+from core.language.cards import config_text, hourly_price, short_gpu_name
 
 ADMIN_COMMANDS = ("stats", "export", "link", "leads", "offers", "measurements")
 """In the admins' command menu after the everyday ones (descriptions: `cmd-<command>`)."""

@@ -40,7 +40,8 @@ from bot.qualify import ask_need
 from bot.storage import must_commit
 from core.catalogue.catalog import Catalog
 from core.contract import Result
-from core.language.answer import config_text, headline_settings
+from core.language.answer import headline_settings
+from core.language.cards import config_text
 
 log = logging.getLogger(__name__)
 

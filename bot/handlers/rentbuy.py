@@ -25,7 +25,7 @@ from core.catalogue.catalog import Catalog
 from core.catalogue.specs import RentalOffer
 from core.errors import CoreError
 from core.inverse.purchase import HOURS_PER_MONTH, Purchases, RentBuy, load_purchases, rent_or_buy
-from core.language.answer import config_text
+from core.language.cards import config_text
 from core.language.words import label
 from core.parse.price import RentBuyQuestion, rent_buy_question
 from core.sizing.estimate import estimate

@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from core.advice.offload import mitigation
 from core.catalogue.catalog import Catalog
 from core.catalogue.specs import GpuSpec, ModelKind, ModelSpec
 from core.contract import (
@@ -205,8 +206,6 @@ def _ram_offload(
 ) -> None:
     """llama.cpp with the routed experts (a mixture of experts) or whole layers in host RAM, sized for
     the largest target card (core.advice.offload, issue 22): how Qwen3-235B or GLM-4.5 run on one card."""
-    from core.advice.offload import mitigation
-
     largest = max(targets, key=lambda g: g.usable_bytes)
     usable = round(largest.usable_bytes * (1 - sizer.bands.tight))
     found = mitigation(req, spec, arch_of(spec), largest, usable)

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from core.advice.decode import DECODE_BANDWIDTH_EFFICIENCY, decode_weight_bytes, moe_layer_s
 from core.catalogue.catalog import DATA_DIR, Catalog, read_toml
 from core.catalogue.specs import GpuSpec, ModelKind, ModelSpec
 from core.contract import (
@@ -197,7 +198,6 @@ def _ram_side(
 
 def step_bytes(req: Request, spec: ModelSpec, arch: Arch) -> tuple[float, float, float]:
     """Bytes one decode step reads from the GPU and from RAM, and the KV cache in RAM."""
-    from core.advice.speed import decode_weight_bytes
 
     assert req.precision and req.context_length and req.kv_cache_precision
     s = fo.split(arch, req.precision, req.gpu_layers, req.n_cpu_moe)
@@ -217,7 +217,6 @@ def step_bytes(req: Request, spec: ModelSpec, arch: Arch) -> tuple[float, float,
 def decode_tokens_per_s(
     gpu_bytes: float, ram_bytes: float, gpu: GpuSpec, ram_gb_s: float, arch: Arch
 ) -> float:
-    from core.advice.speed import DECODE_BANDWIDTH_EFFICIENCY, moe_layer_s
 
     step = gpu_bytes / (gpu.bandwidth_gb_s * 1e9 * DECODE_BANDWIDTH_EFFICIENCY)
     step += ram_bytes / (ram_gb_s * 1e9 * facts().cpu_decode_bandwidth_efficiency)

@@ -1,6 +1,6 @@
 """Compose the component formulas into the peak-memory breakdown of one GPU.
 
-Input is a request whose defaults are already filled (core.sizing.estimate.fill_defaults). The breakdown
+Input is a request whose defaults are already filled (core.sizing.defaults.fill_defaults). The breakdown
 always sums to the total and always has `overhead`.
 """
 

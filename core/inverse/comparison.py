@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from core.catalogue.catalog import Catalog, default_catalog
 from core.catalogue.specs import RentalOffer
 from core.contract import Request, Result, Verdict
-from core.language.answer import VERDICT_ICONS, config_text, headline_settings, offer_price, shown_kind
+from core.language.answer import headline_settings
+from core.language.cards import VERDICT_ICONS, config_text, offer_price, shown_kind
 from core.language.phrases import format_bytes
 from core.language.words import label, normalize_lang, t
 from core.model.hub import Hub

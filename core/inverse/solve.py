@@ -49,7 +49,8 @@ from core.formulas.vllm import budget_bytes, memory_fraction
 from core.language.words import note
 from core.model.hub import Hub
 from core.model.resolve import resolve_model
-from core.sizing.estimate import estimate, fill_defaults, parse_request
+from core.sizing.defaults import fill_defaults
+from core.sizing.estimate import estimate, parse_request
 from core.units import GiB
 
 # Each search step is one estimator run; exponential + binary search over [1, 10^7] takes ~48.
@@ -308,7 +309,7 @@ def _count_bounds(base: Request, field: SolveFor, spec: ModelSpec) -> tuple[int,
 
 def _count_base(base: Request, field: SolveFor, spec: ModelSpec) -> Request:
     """Fix what would otherwise follow the searched value: serving many users is a vLLM server (the
-    estimator's default for concurrency > 1, `core.sizing.estimate._default_engine`), at every probe."""
+    estimator's default for concurrency > 1, `core.sizing.defaults._default_engine`), at every probe."""
     if spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO):
         raise EstimateError(f"{spec.name} is a diffusion pipeline: solve for precision instead", "solve_for")
     if field in (SolveFor.BATCH_SIZE, SolveFor.SEQ_LEN) and base.task is not Task.TRAINING:

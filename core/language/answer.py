@@ -13,17 +13,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
-from core.catalogue.catalog import default_catalog
-from core.catalogue.specs import RentalOffer
-from core.contract import Assumption, Mitigation, Recommendation, Result, Throughput, Verdict
+from core.contract import Assumption, Recommendation, Result, Throughput, Verdict
 from core.language.answer_latency import load_lines, ttft_line
+from core.language.answer_mitigations import (
+    change_line,
+    mitigation_line,
+    mitigations_title,
+    without_checkpointing_lines,
+)
 from core.language.answer_offload import offload_lines
 from core.language.answer_solve import cost_lines, solved_lines
 from core.language.answer_spec import feature_lines
+from core.language.cards import VERDICT_ICONS, config_text, price_of, shown_kind, verdict_line
 from core.language.phrases import (
-    action_text,
     assumption_texts,
     describe_settings,
     format_bytes,
@@ -34,7 +37,6 @@ from core.language.phrases import (
 from core.language.words import label, normalize_lang, t
 
 LEAD_MITIGATIONS = 3  # on a phone: the cheapest few ways to make it fit
-VERDICT_ICONS = {"fits": "✅", "tight": "⚠️", "does_not_fit": "❌"}
 CARD_READ = "parse_card_memory"  # a card named without its memory: said under the lead (`card_read`)
 # Notices the answer already states in its lead or offer lines: repeating them is noise.
 SAID_ELSEWHERE = frozenset({"not_in_offers", "tight_offer", "offer_sold_out", CARD_READ})
@@ -132,7 +134,7 @@ def build_answer(
     lead, need = _lead(result, target, cheapest, lang)
     # "−X → Y" reads against the figure shown: without it (the lead gives another card count's), "→ Y"
     from_shown = not (target is None and rec is not None and rec.breakdown)
-    mitigations = [_mitigation(m, lang, result.request.num_gpus, from_shown) for m in result.mitigations]
+    mitigations = [mitigation_line(m, lang, result.request.num_gpus, from_shown) for m in result.mitigations]
     shown = needs_mitigations(result) or (target is not None and target.verdict != "fits")
     said = [a for a in [*notes, *result.assumptions] if a.code not in SAID_ELSEWHERE]
     read = [n for n in notes if n.code == CARD_READ]
@@ -148,7 +150,7 @@ def build_answer(
         parts_title=t("answer-parts", lang, total=format_bytes(sum(n for _, n in shown_parts), lang)),
         cheapest=cheapest,
         fastest=fastest,
-        mitigations_title=_mitigations_title(target, lang),
+        mitigations_title=mitigations_title(target, lang),
         mitigations=tuple(mitigations[:LEAD_MITIGATIONS]) if shown else (),
         extra_mitigations=tuple(mitigations[LEAD_MITIGATIONS:] if shown else mitigations),
         host=t(
@@ -161,8 +163,8 @@ def build_answer(
         ),
         verdicts=tuple(verdict_line(v, lang) for v in _verdicts(result, target)),
         speed=_speed_line(result, rec, lang),
-        assumptions=(*assumption_texts(said, lang), *_without_checkpointing(result, lang)),
-        change=_change(previous, result, lang, currency) if previous is not None else None,
+        assumptions=(*assumption_texts(said, lang), *without_checkpointing_lines(result, lang)),
+        change=change_line(previous, result, lang, currency) if previous is not None else None,
         total_bytes=result.total_bytes,
         solved=(*offload_lines(result, lang), *solved_lines(result, lang)),
         cost=cost_lines(result, lang, currency),
@@ -290,81 +292,6 @@ def components(result: Result, breakdown: dict[str, int] | None = None) -> list[
     return [(c, n) for c, n in parts if n > 0 or c == "overhead"]
 
 
-def short_gpu_name(name: str) -> str:
-    """'NVIDIA GeForce RTX 4090 48 GB (modded)' → 'RTX 4090 48 GB': the catalogue's `short_name`, what
-    people call the card (GPUs come from the shipped catalogue only; OFFERS_FILE replaces offers)."""
-    return _short_names().get(name, name)
-
-
-@lru_cache(maxsize=1)
-def _short_names() -> dict[str, str]:
-    return {g.name: g.short_name or g.name for g in default_catalog().gpus.values()}
-
-
-def config_text(count: int, gpu_name: str, lang: str) -> str:
-    return t("config", lang, count=count, gpu=short_gpu_name(gpu_name))
-
-
-def price_of(rec: Recommendation, lang: str, currency: str | None = None) -> str:
-    """The recommendation's price, in `currency` where the operator priced the offer in it, else in
-    the offer's main currency."""
-    if not rec.in_offers:
-        return t("price-not-offered", lang)
-    hour, month, shown = rec.price_per_hour, rec.price_per_month, rec.currency
-    if currency is not None and currency in rec.prices:
-        (hour, month), shown = rec.prices[currency], currency
-    return hourly_price(hour, shown, lang, is_from=rec.price_is_from, monthly=month)
-
-
-def offer_price(offer: RentalOffer, lang: str, currency: str | None = None) -> str:
-    """`price_of` for an offer of the file."""
-    hour, month, shown = offer.price_in(currency)
-    return hourly_price(hour, shown, lang, is_from=offer.price_is_from, monthly=month)
-
-
-def hourly_price(
-    price: float | None,
-    currency: str | None,
-    lang: str,
-    *,
-    is_from: bool = False,
-    monthly: float | None = None,
-) -> str:
-    """'149 ₽/ч' ('от 149 ₽/ч' for a starting price; '· 80 000 ₽/мес' where a monthly price is known),
-    or 'price on request' for an offer without a price."""
-    if currency is None or (price is None and monthly is None):
-        return t("price-on-request", lang)
-    sign = label("currency", currency, lang)
-    parts = []
-    if price is not None:
-        key = "price-from-per-hour" if is_from else "price-per-hour"
-        parts.append(t(key, lang, price=price, currency=sign))
-    if monthly is not None:
-        parts.append(t("price-per-month", lang, price=monthly, currency=sign))
-    return " · ".join(parts)
-
-
-def shown_kind(v: Verdict) -> str:
-    """The verdict as words tell it: a configuration that does not fit although its need is within
-    the card (beyond the tight band: no margin left) "does not fit reliably" (`no_margin`)."""
-    if v.verdict == "does_not_fit" and v.bytes_per_gpu <= v.usable_bytes:
-        return "no_margin"
-    return v.verdict
-
-
-def verdict_line(v: Verdict, lang: str) -> str:
-    """'✅ 1× RTX 4090 48 GB: fits, 26.9 of 48.0 GB'."""
-    return t(
-        "answer-verdict",
-        lang,
-        icon=VERDICT_ICONS[v.verdict],
-        config=config_text(v.count, v.gpu_name, lang),
-        verdict=label("verdict", shown_kind(v), lang),
-        need=format_bytes(v.bytes_per_gpu, lang),
-        usable=format_bytes(v.usable_bytes, lang),
-    )
-
-
 # --- the lead ------------------------------------------------------------------------------------
 
 
@@ -479,75 +406,3 @@ def _verdicts(result: Result, target: Verdict | None) -> list[Verdict]:
     return rows
 
 
-def _without_checkpointing(result: Result, lang: str) -> tuple[str, ...]:
-    """'Without gradient checkpointing: 79 GB per card', when that is more than the estimate."""
-    without = result.without_checkpointing_bytes
-    if without is None or without <= result.total_bytes:
-        return ()
-    return (t("answer-without-checkpointing", lang, need=format_bytes(without, lang)),)
-
-
-def _mitigations_title(target: Verdict | None, lang: str) -> str:
-    if target is not None and target.verdict != "fits":  # "how to fit on your card" only when it does not
-        return t("answer-mitigations-own", lang, config=config_text(target.count, target.gpu_name, lang))
-    return t("answer-mitigations", lang)
-
-
-def _mitigation(m: Mitigation, lang: str, cards: int, from_shown: bool = True) -> str:
-    return t(
-        "answer-mitigation" if from_shown else "answer-mitigation-to",
-        lang,
-        icon="✅" if m.fits else "❌",
-        action=action_text(m, lang),
-        saves=format_bytes(m.saves_bytes, lang),
-        total=format_bytes(m.total_bytes, lang),
-        outcome=_outcome(m, lang, cards),
-    )
-
-
-def _outcome(m: Mitigation, lang: str, cards: int) -> str:
-    """Whether a mitigation then fits, and where (`cards`: the requested number of GPUs)."""
-    gpu = short_gpu_name(m.fits_gpu_name) if m.fits_gpu_name else None
-    if gpu and m.fits_count and not m.fits and m.fits_count > cards:
-        return t("mitigation-fits-with-more", lang, cards=cards, count=m.fits_count, gpu=gpu)
-    if gpu and m.fits_count:
-        return t("mitigation-fits-on", lang, count=m.fits_count, gpu=gpu)
-    if m.fits:
-        return t("mitigation-fits", lang)
-    return t("mitigation-still-short", lang, count=cards)
-
-
-# --- against the previous answer -------------------------------------------------------------------
-
-
-def _summary(result: Result, lang: str, currency: str | None = None) -> str:
-    """What the answer leads with, in one line: the user's own card and its verdict where the lead
-    names it (another configuration than the one to rent), else the configuration to rent."""
-    rec = result.recommendation
-    target = result.target
-    if target is not None and (rec is None or (target.gpu, target.count) != (rec.gpu, rec.count)):
-        return t(
-            "change-side-own",
-            lang,
-            total=format_bytes(target.bytes_per_gpu, lang),
-            config=config_text(target.count, target.gpu_name, lang),
-            verdict=label("verdict", shown_kind(target), lang),
-        )
-    if rec is None:
-        return t("change-side-none", lang, total=format_bytes(result.total_bytes, lang))
-    return t(
-        "change-side",
-        lang,
-        total=format_bytes(rec.bytes_per_gpu, lang),  # per card, on the configuration it names
-        config=config_text(rec.count, rec.gpu_name, lang),
-        price=price_of(rec, lang, currency),
-    )
-
-
-def _change(previous: Result, result: Result, lang: str, currency: str | None = None) -> str | None:
-    """'Было: 16,4 ГБ · 1× RTX 4090 48 GB · 149 ₽/ч → стало: 9,1 ГБ · …' — like with like, what the
-    lead shows on each side; None when nothing it shows changed (the line would compare equals)."""
-    before, after = _summary(previous, lang, currency), _summary(result, lang, currency)
-    if before == after:
-        return None
-    return t("change-line", lang, before=before, after=after)

@@ -7,11 +7,11 @@
 from __future__ import annotations
 
 from core.contract import Latency, Result
+from core.language.cards import config_text
 from core.language.words import t
 
 
 def _config(latency: Latency, lang: str) -> str:
-    from core.language.answer import config_text
 
     return config_text(latency.count, latency.gpu_name, lang)
 

@@ -6,6 +6,7 @@ answer."""
 from __future__ import annotations
 
 from core.contract import Offload, Result
+from core.language.cards import config_text
 from core.language.phrases import format_bytes
 from core.language.words import t
 
@@ -17,7 +18,6 @@ def _speed(x: float | None) -> float:
 
 
 def _config(off: Offload, lang: str) -> str:
-    from core.language.answer import config_text
 
     return config_text(off.count, off.gpu_name, lang)
 

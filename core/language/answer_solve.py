@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from core.catalogue.specs import Bands
 from core.contract import Cost, CostOption, Result, Solved, SolveFor, Task
+from core.language.cards import config_text
 from core.language.phrases import format_bytes
 from core.language.words import label, t
 
 
 def _gpu_config(solved: Solved, lang: str) -> str:
-    from core.language.answer import config_text
 
     if solved.gpu is None:  # a bare memory size
         return t("solve-memory-config", lang, count=solved.count, gb=solved.usable_bytes / 2**30)
@@ -208,7 +208,7 @@ def _flops(flops: float, lang: str) -> str:
 
 def _money(low: float, high: float, currency: str, lang: str, *, is_from: bool = False) -> str:
     """'1 230–2 460 ₽'; 'от …' / 'from …' on an offer whose hourly price is a starting price (the
-    answer's lead line says the same of that offer: `core.language.answer.hourly_price`)."""
+    answer's lead line says the same of that offer: `core.language.cards.hourly_price`)."""
     key = "cost-money-from" if is_from else "cost-money"
     return t(key, lang, low=low, high=high, currency=label("currency", currency, lang))
 
@@ -223,7 +223,6 @@ def _in_currency(o: CostOption, currency: str | None) -> CostOption:
 
 
 def _option_line(o: CostOption, cost: Cost, lang: str, *, video: bool = False) -> str:
-    from core.language.answer import config_text
 
     config = config_text(o.count, o.gpu_name, lang)
     if o.hours_low is None or o.hours_high is None:

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from core.language.answer import VERDICT_ICONS, Answer
+from core.language.answer import Answer
+from core.language.cards import VERDICT_ICONS
 from core.language.phrases import format_bytes
 from core.language.words import label, t
 

@@ -25,7 +25,7 @@ Decisions a practitioner would make, reported as notes (`understand`) so an answ
 - a name with a size the catalogue lacks ("llama 13b" when only other Llamas are known) falls back
   to the size alone, which the estimator sizes with a typical architecture.
 Several users of a language model with no engine named are sized as a vLLM server by the
-estimator's defaults (`core.sizing.estimate.fill_defaults`, note `parse_serving_vllm`), not here; an
+estimator's defaults (`core.sizing.defaults.fill_defaults`, note `parse_serving_vllm`), not here; an
 inference "batch N" is read as N sequences generated together (the concurrency).
 Conventions: "32k" is 32 × 1024 tokens (model cards' "128k" is 131072); a bare number of 256 or
 more is the context (the sequence length when training) for LLMs and a square resolution for

@@ -430,7 +430,7 @@ def _on_a_card(text: _Text, match: re.Match[str]) -> bool:
 
 def _settle_batch(f: Fields) -> None:
     """An inference "batch N" is N sequences generated together: the concurrency. Whether that
-    makes a server (vLLM) is the estimator's default (`core.sizing.estimate.fill_defaults`), not the
+    makes a server (vLLM) is the estimator's default (`core.sizing.defaults.fill_defaults`), not the
     parser's."""
     if f.get("task") == Task.INFERENCE and "batch_size" in f:
         batch = f.pop("batch_size")

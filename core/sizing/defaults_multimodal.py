@@ -1,4 +1,4 @@
-"""Defaults of vision-language and speech requests (called by `core.sizing.estimate.fill_defaults`).
+"""Defaults of vision-language and speech requests (called by `core.sizing.defaults.fill_defaults`).
 
 Vision: images per prompt 0 unless asked (a text-only prompt; vLLM still reserves its encoder budget,
 `core.formulas.vision`), the processor's own `max_pixels`. Speech: faster-whisper (CTranslate2) fp16,

@@ -1,5 +1,5 @@
 """Training defaults that depend on the trainer: what the common trainer does when the request says
-nothing. One place, used by `core.sizing.estimate.fill_defaults` and by the mitigations (a mitigation that
+nothing. One place, used by `core.sizing.defaults.fill_defaults` and by the mitigations (a mitigation that
 switches the method gets the defaults choosing that method would get).
 
 Gradient checkpointing, by trainer (their own sources):

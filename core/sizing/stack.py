@@ -38,6 +38,7 @@ from core.errors import CoreError, EstimateError
 from core.formulas.params import arch_of
 from core.formulas.peak import peak_breakdown
 from core.language.words import note
+from core.sizing.defaults import fill_defaults
 
 DATA_FILE = Path(__file__).parents[1] / "data" / "embedders.toml"
 # Text-embeddings-inference and Infinity serve encoders in fp16/bf16 on GPUs by default.
@@ -76,7 +77,6 @@ def size_stack(req: Request, catalog: Catalog, hub: Any = None) -> tuple[list[St
             concurrency=extra.batch_size,
             kv_cache_precision=None,
         )
-        from core.sizing.estimate import fill_defaults  # estimate imports this module
 
         filled, _ = fill_defaults(variant, spec)
         breakdown = {k: round(v) for k, v in peak_breakdown(filled, spec, arch_of(spec)).items() if v > 0}

@@ -17,7 +17,8 @@ from core.contract import Precision, Result
 from core.formulas.params import arch_of
 from core.formulas.weights import model_weight_bytes
 from core.model import hub as hf
-from core.sizing.estimate import SERVING_CLASS_MIN_PARAMS_B, estimate
+from core.sizing.defaults import SERVING_CLASS_MIN_PARAMS_B
+from core.sizing.estimate import estimate
 from core.units import GiB
 
 CATALOG = default_catalog()

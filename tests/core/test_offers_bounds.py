@@ -11,7 +11,7 @@ import pytest
 from core.catalogue.catalog import load_catalog
 from core.catalogue.specs import MAX_OFFER_CARDS, MAX_OFFER_ID, MAX_PRICE_PER_HOUR, MAX_PRICE_PER_MONTH
 from core.errors import CatalogError
-from core.language.answer import hourly_price
+from core.language.cards import hourly_price
 
 GOOD = '[[offer]]\nid = "good"\ngpu = "t4"\ncount = 1\nurl = "https://example.com/good"\n'
 

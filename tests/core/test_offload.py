@@ -18,7 +18,8 @@ from core.contract import Request
 from core.errors import CatalogError, CoreError
 from core.formulas.params import arch_of
 from core.inverse.solve import run
-from core.sizing.estimate import estimate, fill_defaults
+from core.sizing.defaults import fill_defaults
+from core.sizing.estimate import estimate
 
 CATALOG = default_catalog()
 CASES = tomllib.loads((Path(__file__).parent / "fixtures" / "offload_cases.toml").read_text())["case"]

@@ -28,7 +28,7 @@ from bot.db.models import (
 from bot.handlers.admin import ADMIN_COMMANDS, CSV_DELIMITER
 from bot.handlers.commands import COMMANDS
 from core.catalogue.catalog import default_catalog
-from core.language.answer import short_gpu_name
+from core.language.cards import short_gpu_name
 from tests.bot.e2e.conftest import (
     ADMIN_ID,
     Harness,

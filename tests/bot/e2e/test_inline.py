@@ -10,7 +10,8 @@ from bot.db.middleware import INLINE_SOURCE
 from bot.presenter import render_inline, render_result
 from core.catalogue.catalog import default_catalog
 from core.contract import Result
-from core.language.answer import build_answer, price_of
+from core.language.answer import build_answer
+from core.language.cards import price_of
 from core.layouts.plain import render_answer
 from core.parse import understand
 from core.sizing.estimate import estimate
