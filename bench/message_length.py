@@ -24,7 +24,7 @@ from fluent.runtime import FluentBundle, FluentResource
 
 from bot.presenter import render_result, utf16_length
 from core.catalogue.catalog import default_catalog
-from core.catalogue.specs import ModelKind
+from core.catalogue.models import ModelKind
 from core.sizing.estimate import estimate
 
 LIMIT = 1500

@@ -367,7 +367,7 @@ def check_command(settings: Settings, command: str) -> None:
 
 def check_offers_file(path: Path) -> None:
     """The offers file loads: UTF-8 TOML, every row within the bounds
-    `core.catalogue.specs.RentalOffer` states (a price positive and below a ceiling, a URL naming a
+    `core.catalogue.offers.RentalOffer` states (a price positive and below a ceiling, a URL naming a
     host, a known GPU, no id twice). Raises ConfigError naming OFFERS_FILE, the row and the field."""
     from core.catalogue.catalog import load_catalog
     from core.errors import CatalogError

@@ -28,7 +28,7 @@ from bot.callbacks import (
     fits_callback,
 )
 from core.catalogue.catalog import Catalog
-from core.catalogue.specs import RentalOffer
+from core.catalogue.offers import RentalOffer
 from core.contract import Result
 from core.inverse.comparison import Compared
 from core.language import words as core_texts

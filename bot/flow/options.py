@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.catalogue.catalog import Catalog
-from core.catalogue.specs import ModelKind
+from core.catalogue.models import ModelKind
 from core.contract import Method, Precision, Task
 
 Answers = dict[str, Any]

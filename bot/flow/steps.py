@@ -31,7 +31,7 @@ from bot.flow.options import (
 )
 from core import parse as core_parse
 from core.catalogue.catalog import Catalog
-from core.catalogue.specs import ModelKind
+from core.catalogue.models import ModelKind
 from core.contract import CustomModel, Method, Request
 from core.errors import ParseError, UnknownModelError
 from core.language import words as core_texts

@@ -22,7 +22,7 @@ from bot.context import Ctx
 from bot.dialog import Wizard
 from bot.dialog_state import DialogState
 from core.catalogue.catalog import Catalog
-from core.catalogue.specs import RentalOffer
+from core.catalogue.offers import RentalOffer
 from core.errors import CoreError
 from core.inverse.purchase import HOURS_PER_MONTH, Purchases, RentBuy, load_purchases, rent_or_buy
 from core.language.cards import config_text

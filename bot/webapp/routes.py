@@ -40,7 +40,7 @@ from bot.handlers import admin
 from bot.i18n import language_for
 from bot.throttle import Kind, Throttle
 from bot.webapp import auth, layout
-from core.catalogue.specs import ModelKind
+from core.catalogue.models import ModelKind
 from core.language.words import LANGUAGES
 
 if TYPE_CHECKING:

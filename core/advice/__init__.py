@@ -17,7 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from core.catalogue.catalog import Catalog
-from core.catalogue.specs import GpuSpec, ModelKind, ModelSpec
+from core.catalogue.gpus import GpuSpec
+from core.catalogue.models import ModelKind, ModelSpec
 from core.contract import (
     Assumption,
     Engine,

@@ -4,7 +4,7 @@ mixture-of-experts layer. Shared by the on-card speed (`core.advice.speed`) and 
 
 from __future__ import annotations
 
-from core.catalogue.specs import ModelSpec
+from core.catalogue.models import ModelSpec
 from core.contract import Engine, Precision, Request
 from core.formulas.params import Arch, linear_params, mlp_params_per_layer
 from core.formulas.precision import EXPERTS_ONLY_ON_MOE, WIDE_BITS, bits_per_weight, embedding_bits
@@ -21,8 +21,6 @@ DECODE_BANDWIDTH_EFFICIENCY = 0.70
 # ggml-org model uses Q8_0 for the weights of the embedding layer ... The attention and output layers
 # are also similar" (community.frame.work thread 73280, comparing it with a F16 GGUF).
 GGUF_MXFP4_WIDE_BITS = bits_per_weight(Precision.Q8_0)
-
-
 # A mixture-of-experts layer at small batch: routing (top-k, sort and align the tokens by expert)
 # and a grouped GEMM whose few rows per expert leave most of the GPU idle; a fixed time per MoE
 # layer, not per byte, and a property of the engine's MoE kernels (measured, per engine):
@@ -45,8 +43,6 @@ MOE_LAYER_FIXED_S: dict[Engine, float] = {
     Engine.LLAMA_CPP: 40e-6,
     Engine.TRANSFORMERS: 220e-6,
 }
-
-
 MOE_LAYER_FIXED_DEFAULT_S = MOE_LAYER_FIXED_S[Engine.VLLM]  # an engine without a measurement
 
 

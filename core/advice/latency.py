@@ -25,8 +25,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from core.catalogue.catalog import DATA_DIR, Catalog, read_toml
-from core.catalogue.specs import GpuSpec, ModelSpec
+from core.catalogue.catalog import Catalog
+from core.catalogue.gpus import GpuSpec
+from core.catalogue.load import DATA_DIR, read_toml
+from core.catalogue.models import ModelSpec
 from core.contract import Engine, Latency, Precision, Result, Task, Throughput
 from core.errors import CatalogError
 from core.formulas.params import Arch, linear_params

@@ -12,7 +12,8 @@ from typing import Any
 
 from core.advice.offload import mitigation
 from core.catalogue.catalog import Catalog
-from core.catalogue.specs import GpuSpec, ModelKind, ModelSpec
+from core.catalogue.gpus import GpuSpec
+from core.catalogue.models import ModelKind, ModelSpec
 from core.contract import (
     CpuOffload,
     Engine,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.catalogue.specs import ModelSpec
+from core.catalogue.models import ModelSpec
 from core.contract import Engine, Request, Task
 
 ONE_MEGAPIXEL = 1024 * 1024  # qwen-vl-utils' and vLLM's examples: max_pixels 1024*1024 (or 1280*28*28)

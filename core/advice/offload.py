@@ -21,8 +21,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core.advice.decode import DECODE_BANDWIDTH_EFFICIENCY, decode_weight_bytes, moe_layer_s
-from core.catalogue.catalog import DATA_DIR, Catalog, read_toml
-from core.catalogue.specs import GpuSpec, ModelKind, ModelSpec
+from core.catalogue.catalog import Catalog
+from core.catalogue.gpus import GpuSpec
+from core.catalogue.load import DATA_DIR, read_toml
+from core.catalogue.models import ModelKind, ModelSpec
 from core.contract import (
     Assumption,
     CpuOffload,

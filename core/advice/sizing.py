@@ -10,7 +10,9 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from core.catalogue.specs import DEFAULT_BANDS, Bands, GpuSpec, ModelKind, ModelSpec
+from core.catalogue.gpus import GpuSpec
+from core.catalogue.models import ModelKind, ModelSpec
+from core.catalogue.offers import DEFAULT_BANDS, Bands
 from core.contract import Engine, Request, Sharding, Task, Verdict, VerdictKind
 from core.formulas.params import Arch
 from core.formulas.peak import peak_breakdown

@@ -6,7 +6,8 @@ import math
 
 from core.advice.decode import DECODE_BANDWIDTH_EFFICIENCY, decode_weight_bytes, moe_layer_s
 from core.advice.offload import offloaded_throughput
-from core.catalogue.specs import GpuSpec, ModelSpec
+from core.catalogue.gpus import GpuSpec
+from core.catalogue.models import ModelSpec
 from core.contract import (
     Engine,
     HostAdvice,

@@ -11,26 +11,12 @@ from core.contract.enums import Engine, Task
 # Upper bounds of an architecture given in a request: well past every published model (hidden
 # 25 600, 128 heads, FFN 53 248, vocabulary 262 144, 384 experts), far below what overflows the formulas.
 MAX_LAYERS = 1000
-
-
 MAX_HIDDEN_SIZE = 65_536
-
-
 MAX_HEADS = 1024
-
-
 MAX_HEAD_DIM = 1024
-
-
 MAX_INTERMEDIATE_SIZE = 1_048_576
-
-
 MAX_VOCAB_SIZE = 4_194_304
-
-
 MAX_EXPERTS = 4096
-
-
 # The architecture must not imply far more parameters than `params_b` says: each layer holds at least
 # hidden² weights (attention q/o projections alone are 2·hidden²), the embedding vocab × hidden.
 # Twice params_b is the tolerance (shared or factorised weights, rounding in what the caller copied).

@@ -54,7 +54,9 @@ class StackModel(BaseModel):
     )
     precision: Precision | None = Field(default=None, description="default: bf16")
     context_length: int | None = Field(
-        default=None, gt=0, le=1_000_000,
+        default=None,
+        gt=0,
+        le=1_000_000,
         description=f"tokens per input; default {STACK_DEFAULT_TOKENS}, or the model's maximum if shorter",
     )
     batch_size: int = Field(
@@ -341,5 +343,3 @@ class Request(BaseModel):
                     f"num_gpus ({value}) is more than the model can be split into: {limit} {unit}",
                 )
         return value
-
-

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from core.catalogue.specs import ModelSpec
+from core.catalogue.models import ModelSpec
 from core.contract import Engine, Precision, Request, Task
 from core.formulas import speech as sp
 from core.formulas import vision as vi

@@ -6,7 +6,7 @@ always sums to the total and always has `overhead`.
 
 from __future__ import annotations
 
-from core.catalogue.specs import ModelKind, ModelSpec, PipelineComponent
+from core.catalogue.models import ModelKind, ModelSpec, PipelineComponent
 from core.contract import (
     AdapterDtype,
     Attention,

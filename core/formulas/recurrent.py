@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from core.catalogue.specs import ModelSpec, RecurrentLayers
+from core.catalogue.models import ModelSpec, RecurrentLayers
 from core.contract import Engine, Precision
 from core.formulas.precision import compute_bytes
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from core.catalogue.specs import VisionTower
+from core.catalogue.models import VisionTower
 from core.formulas.activations import VLLM_MAX_BATCHED_TOKENS, prefill_activation_bytes
 from core.formulas.params import Arch
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.catalogue.catalog import Catalog, default_catalog
-from core.catalogue.specs import RentalOffer
+from core.catalogue.offers import RentalOffer
 from core.contract import Request, Result, Verdict
 from core.language.answer import headline_settings
 from core.language.cards import VERDICT_ICONS, config_text, offer_price, shown_kind

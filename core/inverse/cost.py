@@ -33,7 +33,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.catalogue.catalog import DATA_DIR, Catalog, _load_rows, default_catalog
+from core.catalogue.catalog import Catalog, default_catalog
+from core.catalogue.load import DATA_DIR, load_rows
 from core.contract import Assumption, Cost, CostOption, Method, Recommendation, Request, Result, Task
 from core.language.words import note
 
@@ -102,7 +103,7 @@ def figures(catalog: Catalog | None = None) -> tuple[Figure, ...]:
 
 @lru_cache(maxsize=1)
 def _published(path: Path = DATA_DIR / "throughput.toml") -> tuple[Figure, ...]:
-    return tuple(_load_rows(path, "figure", Figure))
+    return tuple(load_rows(path, "figure", Figure))
 
 
 def wants_cost(req: Request) -> bool:

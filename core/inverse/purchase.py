@@ -19,8 +19,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.catalogue.catalog import Catalog, _load_rows, read_toml
-from core.catalogue.specs import CURRENCY_CODE, MAX_OFFER_CARDS, RentalOffer
+from core.catalogue.catalog import Catalog
+from core.catalogue.load import load_rows, read_toml
+from core.catalogue.offers import CURRENCY_CODE, MAX_OFFER_CARDS, RentalOffer
 from core.errors import CatalogError
 
 HOURS_PER_MONTH = 730.0  # 24 × 365 / 12: a server that runs around the clock
@@ -72,7 +73,7 @@ def load_purchases(path: str | Path, catalog: Catalog) -> Purchases:
     """The purchase file, validated: a bad row is refused naming its row and field; each row's gpu
     must be a catalogue GPU."""
     path = Path(path)
-    rows = _load_rows(path, "server", PurchaseOption, read_toml(path))
+    rows = load_rows(path, "server", PurchaseOption, read_toml(path))
     for index, row in enumerate(rows, start=1):
         if row.gpu not in catalog.gpus:
             raise CatalogError(

@@ -28,7 +28,8 @@ from typing import Any
 from core.advice import TIGHT_HEADROOM
 from core.advice.offload import offload_request
 from core.catalogue.catalog import Catalog, default_catalog
-from core.catalogue.specs import GpuSpec, ModelKind, ModelSpec
+from core.catalogue.gpus import GpuSpec
+from core.catalogue.models import ModelKind, ModelSpec
 from core.contract import (
     ANY_MODEL,
     Engine,

@@ -5,7 +5,7 @@ what is said first (the value found), then the margin, then what would not fit a
 
 from __future__ import annotations
 
-from core.catalogue.specs import Bands
+from core.catalogue.offers import Bands
 from core.contract import Cost, CostOption, Result, Solved, SolveFor, Task
 from core.language.cards import config_text
 from core.language.phrases import format_bytes

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from core.catalogue.catalog import default_catalog
-from core.catalogue.specs import RentalOffer
+from core.catalogue.offers import RentalOffer
 from core.contract import Recommendation, Verdict
 from core.language.phrases import format_bytes
 from core.language.words import label, t

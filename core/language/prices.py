@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.catalogue.catalog import Catalog
-from core.catalogue.specs import RentalOffer
+from core.catalogue.offers import RentalOffer
 from core.language.cards import offer_price, short_gpu_name
 from core.language.words import normalize_lang, t
 from core.parse.price import PriceQuestion

@@ -26,8 +26,10 @@ from typing import Literal
 
 from core.advice.ranking import Candidate, best
 from core.advice.sizing import verdict_kind
-from core.catalogue.catalog import Catalog, strip_variant
-from core.catalogue.specs import GpuSpec, ModelSpec
+from core.catalogue.catalog import Catalog
+from core.catalogue.gpus import GpuSpec
+from core.catalogue.models import ModelSpec
+from core.catalogue.names import strip_variant
 from core.contract import Engine, Precision, Request, Result, Task
 from core.errors import CoreError
 from core.formulas.overhead import CUDA_CONTEXT_BYTES

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.catalogue.catalog import Catalog
-from core.catalogue.specs import RentalOffer
+from core.catalogue.offers import RentalOffer
 from core.language.answer import build_answer
 from core.language.cards import config_text, offer_price, short_gpu_name
 from core.language.phrases import format_bytes

@@ -1,5 +1,5 @@
 """Hybrid and linear-attention layers read from a Hugging Face config.json: which layers keep a
-recurrent state instead of a KV cache, and its shape (`core.catalogue.specs.RecurrentLayers`).
+recurrent state instead of a KV cache, and its shape (`core.catalogue.models.RecurrentLayers`).
 
 The keys, as the models' transformers configs name them:
 - gated delta rule (Qwen3-Next, Qwen3.5): `layer_types` ("linear_attention" / "full_attention") or

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.catalogue.specs import VisionTower
+from core.catalogue.models import VisionTower
 
 QWEN_VL_MAX_PIXELS = {
     "qwen2_vl": 12845056,

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from core.catalogue.specs import ModelKind, ModelSpec, UnquantizedModules
+from core.catalogue.models import ModelKind, ModelSpec, UnquantizedModules
 from core.contract import Assumption, Precision
 from core.errors import CoreError, UnknownModelError
 from core.language.words import note

@@ -14,8 +14,9 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from core.catalogue.catalog import Catalog, read_size
-from core.catalogue.specs import ModelKind, ModelSpec
+from core.catalogue.catalog import Catalog
+from core.catalogue.models import ModelKind, ModelSpec
+from core.catalogue.sizes import read_size
 from core.contract import Assumption, CustomModel, ResolvedModel
 from core.errors import CoreError, UnknownModelError
 from core.language.words import note

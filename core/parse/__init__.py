@@ -16,7 +16,7 @@ context; "4090 48" is the 48 GB card and "2× h100" two of them), then keywords 
 their units (`vocabulary`: the words are data, `core/data/vocabulary.toml`, validated at load),
 each match consumed so no word counts twice. Model names are matched by the catalogue
 (`Catalog.find_model`, `Catalog.models_named`, `Catalog.search`) and sizes read by its one size
-reader (`core.catalogue.catalog.find_size`, the one `core.model.resolve.parse_size` uses too).
+reader (`core.catalogue.sizes.find_size`, the one `core.model.resolve.parse_size` uses too).
 
 Decisions a practitioner would make, reported as notes (`understand`) so an answer can say so:
 - "fine-tune" / "дообучение" without a method means LoRA, what almost everyone runs unless they
@@ -45,7 +45,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from core.catalogue.catalog import Catalog, find_size
+from core.catalogue.catalog import Catalog
+from core.catalogue.sizes import find_size
 from core.contract import Assumption, CustomModel, Request, Task
 from core.errors import ParseError
 from core.parse.followup import (

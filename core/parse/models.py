@@ -6,8 +6,10 @@ import re
 
 from pydantic import ValidationError
 
-from core.catalogue.catalog import MAX_SEARCH_WORDS, SIZE, SIZE_MOE, Catalog, name_words, size_of
-from core.catalogue.specs import ModelKind, ModelSpec
+from core.catalogue.catalog import Catalog
+from core.catalogue.models import ModelKind, ModelSpec
+from core.catalogue.names import MAX_SEARCH_WORDS, name_words
+from core.catalogue.sizes import SIZE, SIZE_MOE, size_of
 from core.contract import CustomModel, Precision
 from core.errors import ParseError
 from core.language.words import note

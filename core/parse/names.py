@@ -11,8 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from core.catalogue.catalog import Catalog, has_variant_part, normalize_name
-from core.catalogue.specs import GpuSpec, ModelSpec
+from core.catalogue.catalog import Catalog
+from core.catalogue.gpus import GpuSpec
+from core.catalogue.models import ModelSpec
+from core.catalogue.names import has_variant_part, normalize_name
 from core.parse.text import Fields, _Text
 from core.parse.vocabulary import _CONTEXT, _SEQ_LEN, Vocabulary, vocabulary
 

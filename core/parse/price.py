@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from core.catalogue.catalog import DATA_DIR, Catalog
+from core.catalogue.catalog import Catalog
+from core.catalogue.load import DATA_DIR
 from core.errors import CatalogError, ParseError
 from core.parse.reading import catalog_or_default, read
 from core.parse.text import _normalize

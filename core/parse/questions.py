@@ -21,7 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from core.catalogue.catalog import DATA_DIR, read_toml
+from core.catalogue.load import DATA_DIR, read_toml
 from core.contract import Assumption, SolveFor, Task
 from core.errors import CatalogError
 from core.language.words import note

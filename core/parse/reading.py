@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.catalogue.catalog import Catalog, default_catalog, name_words
-from core.catalogue.specs import ModelKind
+from core.catalogue.catalog import Catalog, default_catalog
+from core.catalogue.models import ModelKind
+from core.catalogue.names import name_words
 from core.contract import (
     ANY_MODEL,
     MAX_LAYERS,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from core.catalogue.catalog import read_toml
+from core.catalogue.load import read_toml
 from core.contract import Engine, Request, Task
 from core.errors import CatalogError
 

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.catalogue.catalog import DATA_DIR, _load_rows
+from core.catalogue.load import DATA_DIR, load_rows
 from core.sizing.estimate import estimate
 
 FIGURES_FILE = DATA_DIR / "multimodal_figures.toml"
@@ -30,7 +30,7 @@ class Figure(BaseModel):
 
 
 def load_figures(path: Path = FIGURES_FILE) -> list[Figure]:
-    return _load_rows(path, "figure", Figure)
+    return load_rows(path, "figure", Figure)
 
 
 def estimated_mib(figure: Figure) -> float:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.catalogue.catalog import default_catalog
-from core.catalogue.specs import ModelKind, ModelSpec
+from core.catalogue.models import ModelKind, ModelSpec
 from core.contract import (
     Assumption,
     Engine,
@@ -28,20 +28,10 @@ from core.sizing.defaults_training import default_adapter_dtype, default_checkpo
 from core.sizing.speculative import fill_speculative
 
 DEFAULT_CONTEXT = 4096
-
-
 DEFAULT_SEQ_LEN = 2048
-
-
 DEFAULT_RESOLUTION = (1024, 1024)
-
-
 DEFAULT_FRAMES = 49  # CogVideoX / HunyuanVideo-style clip when a video model states none
-
-
 _LLM_TASKS = (Task.INFERENCE, Task.TRAINING)
-
-
 # Mixtures of experts this large are served, not run with transformers `generate()`: their model
 # cards deploy them with vLLM / SGLang (DeepSeek-V3/R1 "How to Run Locally": "Hugging Face's
 # Transformers has not been directly supported yet"; Kimi K2 "Deployment": vLLM, SGLang,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.catalogue.specs import ModelKind, ModelSpec
+from core.catalogue.models import ModelKind, ModelSpec
 from core.contract import Assumption, Engine, Precision, Request, Task
 from core.errors import EstimateError
 from core.formulas.vision import image_tokens

@@ -23,7 +23,7 @@ default `True` as well); a video clip's activations are frames × tokens per fra
 
 from __future__ import annotations
 
-from core.catalogue.specs import ModelKind
+from core.catalogue.models import ModelKind
 from core.contract import AdapterDtype, Engine, Method, Task
 
 

@@ -18,7 +18,7 @@ from core.advice.offload import notes as offload_notes_of
 from core.advice.offload import offload_request
 from core.advice.offload import prepare as prepare_offload
 from core.catalogue.catalog import Catalog, default_catalog
-from core.catalogue.specs import ModelSpec
+from core.catalogue.models import ModelSpec
 from core.contract import (
     Assumption,
     Engine,

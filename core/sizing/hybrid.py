@@ -3,7 +3,7 @@ others keep per sequence (`core.formulas.recurrent`), as the note `hybrid_state`
 
 from __future__ import annotations
 
-from core.catalogue.specs import ModelSpec
+from core.catalogue.models import ModelSpec
 from core.contract import Assumption, Request
 from core.formulas.recurrent import recurrent_state_bytes, state_bytes
 from core.language.words import note

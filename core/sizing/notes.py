@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from core.advice import tensor_parallel_divides
-from core.catalogue.specs import ModelKind, ModelSpec
+from core.catalogue.models import ModelKind, ModelSpec
 from core.contract import (
     AdapterDtype,
     Assumption,

@@ -15,8 +15,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from core.catalogue.catalog import DATA_DIR, Catalog, _load_rows, default_catalog
-from core.catalogue.specs import ModelSpec
+from core.catalogue.catalog import Catalog, default_catalog
+from core.catalogue.load import DATA_DIR, load_rows
+from core.catalogue.models import ModelSpec
 from core.contract import Assumption, Engine, Request, Speculative, SpeculativeMethod
 from core.errors import EstimateError
 from core.formulas import speculative as sf
@@ -54,7 +55,7 @@ class MethodRow(BaseModel):
 
 @lru_cache(maxsize=4)
 def methods(path: Path = SPECULATIVE_FILE) -> dict[SpeculativeMethod, MethodRow]:
-    rows = _load_rows(path, "method", MethodRow)
+    rows = load_rows(path, "method", MethodRow)
     return {row.id: row for row in rows}
 
 

@@ -21,8 +21,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from core.catalogue.catalog import Catalog, read_toml
-from core.catalogue.specs import ModelKind, ModelSpec
+from core.catalogue.catalog import Catalog
+from core.catalogue.load import read_toml
+from core.catalogue.models import ModelKind, ModelSpec
 from core.contract import (
     MAX_EXTRA_MODELS,
     STACK_DEFAULT_TOKENS,

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from bot import flow
 from bot.callbacks import TYPICAL
 from core.catalogue.catalog import default_catalog
-from core.catalogue.specs import ModelKind
+from core.catalogue.models import ModelKind
 from core.contract import Method, Precision, Request, Task
 from core.errors import CoreError
 from core.sizing.estimate import estimate

@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from core.catalogue.catalog import Catalog
-from core.catalogue.specs import GpuSpec, ModelSpec
+from core.catalogue.gpus import GpuSpec
+from core.catalogue.models import ModelSpec
 from core.contract import Precision, Request, Result
 from core.formulas.overhead import CUDA_CONTEXT_BYTES, variable_length_cached_bytes
 from core.formulas.precision import bytes_per_weight

@@ -9,7 +9,7 @@ import copy
 import pytest
 
 import core.sizing.accuracy
-from core.catalogue.catalog import read_toml
+from core.catalogue.load import read_toml
 from core.errors import CatalogError
 from core.sizing.accuracy import (
     ACCURACY_FILE,

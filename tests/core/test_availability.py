@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.catalogue.catalog import Catalog, default_catalog, load_catalog
-from core.catalogue.specs import Availability
+from core.catalogue.offers import Availability
 from core.errors import CatalogError
 from core.language.answer import build_answer
 from core.language.prices import price_list, render_price_list

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from core.catalogue.catalog import default_catalog, load_catalog
-from core.catalogue.specs import RentalOffer
+from core.catalogue.offers import RentalOffer
 from core.errors import CatalogError
 from core.inverse.purchase import HOURS_PER_MONTH, load_purchases, rent_or_buy
 from core.inverse.solve import run

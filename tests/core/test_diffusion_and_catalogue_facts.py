@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from core.catalogue.catalog import default_catalog
-from core.catalogue.specs import ModelSpec, PipelineComponent
+from core.catalogue.models import ModelSpec, PipelineComponent
 from core.contract import Precision
 from core.formulas.diffusion import dit_params
 from core.formulas.gguf import gguf_bits_per_weight, gguf_weight_bytes

@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from core.catalogue.catalog import default_catalog
-from core.catalogue.specs import ModelSpec
+from core.catalogue.models import ModelSpec
 from core.contract import Precision, Result
 from core.formulas.params import arch_of
 from core.formulas.weights import model_weight_bytes

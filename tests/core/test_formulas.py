@@ -2,7 +2,7 @@
 
 import pytest
 
-from core.catalogue.specs import ModelSpec
+from core.catalogue.models import ModelSpec
 from core.contract import Engine, LoraTargets, Optimizer, Precision, Sharding
 from core.formulas import activations as act
 from core.formulas import diffusion as dif

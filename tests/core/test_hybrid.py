@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from core.catalogue.catalog import default_catalog
-from core.catalogue.specs import ModelSpec, RecurrentLayers
+from core.catalogue.models import ModelSpec, RecurrentLayers
 from core.formulas.kv_cache import model_kv_cache_bytes
 from core.formulas.recurrent import recurrent_state_bytes
 from core.model.hub import MemoryHub, spec_from_config

@@ -1,4 +1,4 @@
-"""Every value of an offers file is checked at load against the bounds `core.catalogue.specs` states: an
+"""Every value of an offers file is checked at load against the bounds `core.catalogue.offers` states: an
 absurd one (a price of 1e300, a URL with a space, a file saved as cp1251) is refused with the file, the row
 and the field, never loaded to break every answer later (issue 19, item 4)."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.catalogue.catalog import load_catalog
-from core.catalogue.specs import MAX_OFFER_CARDS, MAX_OFFER_ID, MAX_PRICE_PER_HOUR, MAX_PRICE_PER_MONTH
+from core.catalogue.offers import MAX_OFFER_CARDS, MAX_OFFER_ID, MAX_PRICE_PER_HOUR, MAX_PRICE_PER_MONTH
 from core.errors import CatalogError
 from core.language.cards import hourly_price
 

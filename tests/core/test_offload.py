@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from core.advice.offload import decode_tokens_per_s, facts, step_bytes
 from core.catalogue.catalog import default_catalog, load_catalog
-from core.catalogue.specs import GpuSpec
+from core.catalogue.gpus import GpuSpec
 from core.contract import Request
 from core.errors import CatalogError, CoreError
 from core.formulas.params import arch_of

@@ -7,7 +7,9 @@ from typing import Any
 import pytest
 
 from core.catalogue.catalog import Catalog, default_catalog
-from core.catalogue.specs import GpuSpec, ModelSpec, PipelineComponent, RentalOffer
+from core.catalogue.gpus import GpuSpec
+from core.catalogue.models import ModelSpec, PipelineComponent
+from core.catalogue.offers import RentalOffer
 from core.contract import Precision, Request, Task
 from core.errors import ParseError
 from core.parse import (

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.catalogue.catalog import Catalog, default_catalog
-from core.catalogue.specs import ModelKind
+from core.catalogue.models import ModelKind
 from core.contract import Precision, Request
 from core.errors import ParseError
 from core.parse import (

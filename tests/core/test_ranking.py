@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from core.catalogue.catalog import Catalog, default_catalog, load_catalog
-from core.catalogue.specs import DEFAULT_RANK_ORDER, RankingPolicy
+from core.catalogue.offers import DEFAULT_RANK_ORDER, RankingPolicy
 from core.contract import Recommendation, Result
 from core.sizing.estimate import estimate
 

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from core.catalogue.catalog import Catalog
-from core.catalogue.specs import ModelSpec
+from core.catalogue.models import ModelSpec
 from core.contract import Assumption, Mitigation, Task
 from core.errors import ParseError
 from core.language.phrases import (

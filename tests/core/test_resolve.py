@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.catalogue.catalog import Catalog, default_catalog
-from core.catalogue.specs import ModelSpec
+from core.catalogue.models import ModelSpec
 from core.contract import Assumption, CustomModel
 from core.errors import CoreError, UnknownModelError
 from core.model.resolve import HF_LOOKUP_ENV, parse_size, resolve_model

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from core.catalogue.catalog import Catalog
-from core.catalogue.specs import GpuSpec, ModelSpec, RentalOffer
+from core.catalogue.gpus import GpuSpec
+from core.catalogue.models import ModelSpec
+from core.catalogue.offers import RentalOffer
 
 GiB = 2**30
 

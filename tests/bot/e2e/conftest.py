@@ -23,7 +23,7 @@ from bot.config import Settings
 from bot.db.engine import create_engine, create_sessionmaker, migrate
 from bot.db.models import DialogSession, User
 from bot.i18n import LOCALES_DIR
-from core.catalogue.catalog import DATA_DIR
+from core.catalogue.load import DATA_DIR
 from core.language import words as core_texts
 from tgsandbox import ChatMessage, Sandbox, SandboxUser
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot.db import repository
-from core.catalogue.catalog import DATA_DIR
+from core.catalogue.load import DATA_DIR
 from core.language.words import label
 from tests.bot.e2e.conftest import (
     ADMIN_ID,

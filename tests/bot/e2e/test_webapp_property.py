@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from bot.throttle import Limits, Throttle
 from bot.webapp.auth import sign
 from core.catalogue.catalog import default_catalog
-from core.catalogue.specs import ModelKind
+from core.catalogue.models import ModelKind
 from tests.bot.e2e.test_webapp_api import CONTRACT, cli_estimate
 from tests.bot.e2e.webapp_fixtures import bot_in_thread
 
