@@ -19,7 +19,8 @@ from core.contract import (
     Throughput,
 )
 from core.formulas.params import Arch
-from core.formulas.peak import peak_breakdown, pipeline_download_bytes
+from core.formulas.peak import peak_breakdown
+from core.formulas.peak_diffusion import pipeline_download_bytes
 from core.formulas.precision import (
     QUANTIZED_ON_LOAD,
 )

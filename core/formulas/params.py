@@ -11,8 +11,7 @@ from dataclasses import dataclass
 
 from core.catalogue.models import ModelSpec
 from core.contract import Precision
-
-BILLION = 1e9
+from core.formulas import BILLION
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,9 +18,10 @@ from core.contract import (
     Task,
 )
 from core.formulas.diffusion import SINGLE_PASS_FAMILIES
+from core.formulas.loading import loading_reserve_in_flight
 from core.formulas.overhead import CUDA_CONTEXT_BYTES
 from core.formulas.params import Arch
-from core.formulas.peak import loading_reserve_in_flight, qlora_upcasts
+from core.formulas.peak_llm import qlora_upcasts
 from core.formulas.precision import EXPERTS_ONLY_ON_MOE, KEEPS_EMBEDDINGS_WIDE, is_gguf
 from core.formulas.training import ZERO_REDUCE_BUCKET_ELEMENTS
 from core.language.words import note

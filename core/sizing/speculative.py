@@ -69,7 +69,7 @@ def draft_spec(name: str, catalog: Catalog | None = None) -> ModelSpec:
 
 
 def _kv_share(req: Request, spec: ModelSpec, kv_heads: int) -> float:
-    """The share of a KV cache one card keeps (as `core.formulas.peak._llm_inference`)."""
+    """The share of a KV cache one card keeps (as `core.formulas.peak_llm.llm_inference`)."""
     n = req.num_gpus
     if n <= 1:
         return 1.0

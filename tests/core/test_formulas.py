@@ -22,7 +22,7 @@ from core.formulas.overhead import (
     quantize_on_load_residue_bytes,
 )
 from core.formulas.params import Arch, arch_of, embedding_params, linear_params
-from core.formulas.peak import training_peak
+from core.formulas.peak_llm import training_peak
 from core.formulas.weights import model_weight_bytes, weight_bytes
 
 GiB = 2**30
