@@ -37,6 +37,7 @@ from bot.db.hf_cache import FOUND, NOT_FOUND, UNSUPPORTED, HubAnswer
 from bot.metrics import HF_BUCKETS, Tally, Timing
 from core.catalogue.catalog import Catalog
 from core.errors import CoreError, UnknownModelError
+from core.model import config as hf_config
 from core.model import hub as hf
 
 log = logging.getLogger(__name__)
@@ -86,7 +87,7 @@ def fetch(repo_id: str, endpoint: str, budget_s: float) -> HubAnswer | hf.Config
 def checked(answer: HubAnswer) -> hf.ConfigRefused | None:
     """The refusal of a cached config the checks would refuse now; None when it passes."""
     try:
-        hf.spec_from_config(answer.config or {}, answer.repo_id, answer.parameter_counts)
+        hf_config.spec_from_config(answer.config or {}, answer.repo_id, answer.parameter_counts)
     except hf.ConfigRefused as e:
         return e
     except CoreError as e:  # not one we read: refused as malformed rather than sized

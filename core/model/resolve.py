@@ -20,6 +20,7 @@ from core.catalogue.sizes import read_size
 from core.contract import Assumption, CustomModel, ResolvedModel
 from core.errors import CoreError, UnknownModelError
 from core.language.words import note
+from core.model import config as hf_config
 from core.model import hub as hf
 
 HF_LOOKUP_ENV = "GPUFIT_HF_LOOKUP"
@@ -102,7 +103,7 @@ def resolve_model(
         if hf_lookup is None:
             hf_lookup = os.environ.get(HF_LOOKUP_ENV, "") == "1"
         if hf_lookup:
-            spec, assumptions = hf.fetch_model_spec(text, hub or hf.default_hub())
+            spec, assumptions = hf_config.fetch_model_spec(text, hub or hf.default_hub())
             return spec, _resolved(spec, "huggingface", text), assumptions
     raise UnknownModelError(text, catalog.suggest(text))
 

@@ -12,7 +12,8 @@ from core.catalogue.catalog import default_catalog
 from core.catalogue.models import ModelSpec, RecurrentLayers
 from core.formulas.kv_cache import model_kv_cache_bytes
 from core.formulas.recurrent import recurrent_state_bytes
-from core.model.hub import MemoryHub, spec_from_config
+from core.model.config import spec_from_config
+from core.model.hub import MemoryHub
 from core.sizing.estimate import estimate
 
 GiB = 2**30

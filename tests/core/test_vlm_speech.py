@@ -200,7 +200,7 @@ QWEN25_VL_7B_CONFIG = {  # Qwen/Qwen2.5-VL-7B-Instruct config.json, the fields r
 
 
 def test_hub_config_gives_the_vision_tower() -> None:
-    from core.model.hub import spec_from_config
+    from core.model.config import spec_from_config
 
     spec, _ = spec_from_config(QWEN25_VL_7B_CONFIG, "someone/Qwen2.5-VL-7B-finetune")
     tower = spec.vision
