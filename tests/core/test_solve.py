@@ -13,7 +13,10 @@ from core.catalogue.offers import DEFAULT_BANDS
 from core.contract import Precision, Request, SolveFor
 from core.errors import CoreError
 from core.formulas.precision import bits_per_weight
-from core.inverse.solve import MAX_ESTIMATES, PRECISION_LADDER, largest, solve
+from core.inverse.judge import MAX_ESTIMATES
+from core.inverse.solve import solve
+from core.inverse.solve_counts import largest
+from core.inverse.solve_steps import PRECISION_LADDER
 from core.sizing.estimate import estimate
 
 
