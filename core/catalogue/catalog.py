@@ -345,5 +345,3 @@ def load_catalog(offers_file: str | Path | None = None, data_dir: str | Path = D
 @lru_cache(maxsize=1)
 def default_catalog() -> Catalog:
     return load_catalog()
-
-

@@ -73,5 +73,3 @@ def solve(
 
 def _echo(result: Result, req: Request) -> Request:
     return result.request.model_copy(update={"solve_for": req.solve_for, "memory_gb": req.memory_gb})
-
-

@@ -291,5 +291,3 @@ def looks_like_hf_id(text: str) -> bool:
 
 
 # --- config.json -> ModelSpec --------------------------------------------------------------------
-
-
