@@ -53,7 +53,7 @@ REQUESTS: list[dict[str, Any]] = [
 ]
 
 
-# The launch command and load answers (core.launch, core.latency; issue 22 items 7 and 9): the
+# The launch command and load answers (core.advice.launch, core.advice.latency; issue 22 items 7 and 9): the
 # estimate with its commands and TTFT, a "10 RPS under 2 s" load, and the commands laid out as the bot
 # sends them (target ≤ 20 ms median each).
 NEW_ANSWERS: list[dict[str, Any]] = [
@@ -66,8 +66,8 @@ NEW_ANSWERS: list[dict[str, Any]] = [
 
 def bench_new_answers(calls: int) -> dict[str, float]:
     from bot.launch_view import render_launch
-    from core.catalog import default_catalog
-    from core.estimate import estimate
+    from core.catalogue.catalog import default_catalog
+    from core.sizing.estimate import estimate
 
     catalog = default_catalog()
     out = {}
@@ -83,8 +83,8 @@ def bench_new_answers(calls: int) -> dict[str, float]:
 
 
 def bench_in_process(calls: int, clock: Any = time.perf_counter) -> dict[str, float]:
-    from core.catalog import default_catalog
-    from core.estimate import estimate
+    from core.catalogue.catalog import default_catalog
+    from core.sizing.estimate import estimate
 
     catalog = default_catalog()
     for request in REQUESTS:  # warm up: imports, resolver caches

@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fluent.runtime import FluentBundle, FluentResource
 
 from bot.presenter import render_result, utf16_length
-from core.catalog import default_catalog
-from core.estimate import estimate
-from core.specs import ModelKind
+from core.catalogue.catalog import default_catalog
+from core.catalogue.models import ModelKind
+from core.sizing.estimate import estimate
 
 LIMIT = 1500
 LOCALES = Path(__file__).resolve().parents[1] / "bot" / "locales"

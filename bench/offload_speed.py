@@ -3,7 +3,7 @@ bot runs it, and how long its message is (<= 1,500 characters).
 
     python bench/offload_speed.py [runs]
 
-Each question is parsed (`core.parse.understand`), answered (`core.solve.run`: the -ngl / --n-cpu-moe
+Each question is parsed (`core.parse.understand`), answered (`core.inverse.solve.run`: the -ngl / --n-cpu-moe
 search over the estimator and the final estimate) and laid out as the bot sends it
 (`bot.presenter.render_result`, in the question's language), after one warm-up run; prints per question
 the median and max milliseconds over `runs` runs (default 9) and the message length in Telegram's
@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.message_length import translator
 from bot.presenter import render_result, utf16_length
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
+from core.inverse.solve import run
 from core.parse import understand
-from core.solve import run
 
 TARGET_MS = 20.0
 LIMIT = 1500

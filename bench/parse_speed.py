@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout: core, bot, tests
 
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.errors import ParseError
 from core.parse import comparison, understand
 

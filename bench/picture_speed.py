@@ -3,7 +3,7 @@
     python bench/picture_speed.py [runs]
 
 For a few typical answers (an LLM that fits, one that needs more cards than the user's, training,
-image generation; ru and en), prints the median and max milliseconds of `core.picture.render_png`
+image generation; ru and en), prints the median and max milliseconds of `core.layouts.picture.render_png`
 over `runs` runs (default 9) after one warm-up, and the CPU time of the rendering thread (what the
 figure would be on an idle machine: on a loaded one the wall time grows, the CPU time does not). Then the
 same renders through the bot's path (`bot.pictures.Pictures.picture`, the worker process, no cache)
@@ -26,10 +26,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bot.pictures import Pictures
-from core.answer import Answer, build_answer
-from core.estimate import estimate
+from core.language.answer import Answer, build_answer
+from core.layouts.picture import render_png
 from core.parse import understand
-from core.picture import render_png
+from core.sizing.estimate import estimate
 
 TARGET_MS = 150.0
 TICK_S = 0.005

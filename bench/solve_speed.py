@@ -2,7 +2,7 @@
 
     python bench/solve_speed.py [runs]
 
-Each question is parsed (`core.parse.understand`) and answered (`core.solve.run`: the search over the
+Each question is parsed (`core.parse.understand`) and answered (`core.inverse.solve.run`: the search over the
 estimator and the final estimate, time & cost where asked), after one warm-up run; prints per question
 the median and max milliseconds over `runs` runs (default 9) and the estimator runs the search took,
 then the median over all questions.
@@ -17,9 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
+from core.inverse.solve import run
 from core.parse import understand
-from core.solve import run
 
 TARGET_MS = 20.0
 QUESTIONS = [

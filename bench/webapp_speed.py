@@ -1,5 +1,5 @@
 """The Mini App's answer: the server's work for one `POST /app/api/answer` (the chat's estimate,
-`core.solve.run` through `bot.dialog.estimate`, the answer built and laid out as the page's JSON),
+`core.inverse.solve.run` through `bot.dialog.estimate`, the answer built and laid out as the page's JSON),
 for requests the page makes as a slider moves — each one new (no remembered estimate reused).
 
     python bench/webapp_speed.py [--n 200]
@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bot import dialog
 from bot.app import GC_THRESHOLDS
 from bot.webapp import layout
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 
 BASES = [
     {"task": "inference", "model": "llama-3.1-8b"},

@@ -58,7 +58,7 @@ from bot.sent_calls import RedisJournal, ReplaySentCalls
 from bot.startup import wait_for_telegram
 from bot.storage import DeferredStateMiddleware, SqlAlchemyStorage, build_storage
 from bot.typing_action import TYPING_AFTER_S, StopTypingOnAnswer, start_typing
-from core.catalog import Catalog, default_catalog, load_catalog
+from core.catalogue.catalog import Catalog, default_catalog, load_catalog
 
 log = logging.getLogger(__name__)
 SHUTDOWN_GRACE_S = inbox.SHUTDOWN_GRACE_S

@@ -366,10 +366,10 @@ def check_command(settings: Settings, command: str) -> None:
 
 
 def check_offers_file(path: Path) -> None:
-    """The offers file loads: UTF-8 TOML, every row within the bounds `core.specs.RentalOffer` states
-    (a price positive and below a ceiling, a URL naming a host, a known GPU, no id twice). Raises
-    ConfigError naming OFFERS_FILE, the row and the field."""
-    from core.catalog import load_catalog
+    """The offers file loads: UTF-8 TOML, every row within the bounds
+    `core.catalogue.offers.RentalOffer` states (a price positive and below a ceiling, a URL naming a
+    host, a known GPU, no id twice). Raises ConfigError naming OFFERS_FILE, the row and the field."""
+    from core.catalogue.catalog import load_catalog
     from core.errors import CatalogError
 
     try:
@@ -381,11 +381,11 @@ def check_offers_file(path: Path) -> None:
 
 
 def check_purchase_file(path: Path, offers_file: Path | None = None) -> None:
-    """The purchase file loads (`core.purchase.load_purchases`): else ConfigError naming
+    """The purchase file loads (`core.inverse.purchase.load_purchases`): else ConfigError naming
     PURCHASE_FILE, the row and the field."""
-    from core.catalog import load_catalog
+    from core.catalogue.catalog import load_catalog
     from core.errors import CatalogError
-    from core.purchase import load_purchases
+    from core.inverse.purchase import load_purchases
 
     try:
         load_purchases(path, load_catalog(offers_file=offers_file))

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.config import Settings
 from bot.db.models import User
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
 
 log = logging.getLogger(__name__)
 

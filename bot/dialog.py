@@ -26,20 +26,20 @@ from bot.hf_models import ANSWERS as HF_ANSWERS
 from bot.hf_models import HF_MODELS
 from bot.pictures import PICTURES
 from bot.storage import must_commit
-from core.answer import CARD_READ, Answer
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
 from core.contract import Assumption, Request, Result
 from core.errors import CoreError, ParseError
-from core.estimates import Estimates
-from core.hf import LOOKUP_BUDGET_S, MemoryHub
-from core.notes import note
+from core.language.answer import CARD_READ, Answer
+from core.language.phrases import render_parse_error
+from core.language.words import note
+from core.model.hub import LOOKUP_BUDGET_S, MemoryHub
 from core.parse import understand
-from core.render import render_parse_error
+from core.sizing.memo import Estimates
 
 log = logging.getLogger(__name__)
 
 MAX_QUESTION = 256  # Telegram's own limit for an inline query's text; a group question is cut there too
-# Every estimate of the dialog (plain, inverse questions, cost: `core.solve.run`) and its answer,
+# Every estimate of the dialog (plain, inverse questions, cost: `core.inverse.solve.run`) and its answer,
 # remembered: "📋 Details" and a follow-up size the last request again, a crowd asks alike.
 ESTIMATES = Estimates()
 

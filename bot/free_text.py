@@ -21,13 +21,13 @@ from bot.dialog import (
     show_result,
 )
 from bot.dialog_state import DialogState, update
-from core import texts as core_texts
-from core.answer import CARD_READ
-from core.comparison import compare
 from core.contract import Assumption, Request, SolveFor
 from core.errors import CoreError, ParseError
+from core.inverse.comparison import compare
+from core.language import words as core_texts
+from core.language.answer import CARD_READ
+from core.language.phrases import render_parse_error
 from core.parse import Comparison, FollowUp, understand, understand_message
-from core.render import render_parse_error
 
 ASK_MODEL = ("missing_model", "ambiguous_model", "unknown_model")
 # the parser's notes said before the answer: words it could not use, a task the model does not do

@@ -1,20 +1,20 @@
 """Models users name by their Hugging Face id (or huggingface.co link) that the catalogue lacks.
 
 Such a model is looked up when it is first asked for: the database cache first (`bot.db.hf_cache`,
-shared by replicas, so the second user is answered at once), then the Hub itself (`core.hf.HttpHub`:
+shared by replicas, so the second user is answered at once), then the Hub itself (`core.model.hub.HttpHub`:
 config.json and the parameter counts, both within `LOOKUP_BUDGET_S`, no retries, in a worker thread,
 with the update's transaction committed first so no lock waits on the network). What was found is
 kept in memory too, for the estimates that follow (details, follow-ups, inline): they size it from
-`hub()`, a `core.hf.MemoryHub`, and never reach the network themselves.
+`hub()`, a `core.model.hub.MemoryHub`, and never reach the network themselves.
 
-Offline, not found, a config we do not read or one with values no model has (`core.hf_checks`:
+Offline, not found, a config we do not read or one with values no model has (`core.model.checks`:
 refused, never cached), or a name the Hub cannot have (`org/модель`): the user gets one clear
 sentence in their language (`ANSWERS`, `hf-*` in bot.ftl) at once, instead of a long wait and an
 English error. Set `HF_LOOKUP=0` to answer only from the catalogue (and the cache).
 
 A slow or hostile Hub cannot hold the bot: look-ups run in their own MAX_LOOKUPS threads (not the
 loop's default executor, which aiohttp's DNS look-ups and `/offers reload` need), each ends within
-its budget (`core.hf.HttpHub`), one more while all are busy is "try later" at once, and after
+its budget (`core.model.hub.HttpHub`), one more while all are busy is "try later" at once, and after
 BREAKER_FAILURES failures in a row the Hub is not asked for BREAKER_OPEN_S seconds (`Breaker`).
 """
 
@@ -35,9 +35,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.db import hf_cache
 from bot.db.hf_cache import FOUND, NOT_FOUND, UNSUPPORTED, HubAnswer
 from bot.metrics import HF_BUCKETS, Tally, Timing
-from core import hf
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
 from core.errors import CoreError, UnknownModelError
+from core.model import config as hf_config
+from core.model import hub as hf
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +87,7 @@ def fetch(repo_id: str, endpoint: str, budget_s: float) -> HubAnswer | hf.Config
 def checked(answer: HubAnswer) -> hf.ConfigRefused | None:
     """The refusal of a cached config the checks would refuse now; None when it passes."""
     try:
-        hf.spec_from_config(answer.config or {}, answer.repo_id, answer.parameter_counts)
+        hf_config.spec_from_config(answer.config or {}, answer.repo_id, answer.parameter_counts)
     except hf.ConfigRefused as e:
         return e
     except CoreError as e:  # not one we read: refused as malformed rather than sized
@@ -180,7 +181,7 @@ class HfModels:
             return FOUND
         cached = await hf_cache.get(session, model)
         if cached is not None and cached.status == FOUND:
-            refused = checked(cached)  # a row kept before the checks (`core.hf_checks`) existed
+            refused = checked(cached)  # a row kept before the checks (`core.model.checks`) existed
             if refused is not None:
                 return self._refuse(key, refused)
         if cached is None:

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db import repository
 from bot.db.models import User
-from core.texts import LANGUAGES
+from core.language.words import LANGUAGES
 
 LOCALES_DIR = Path(__file__).parent / "locales"
 # Telegram language codes answered in Russian; any other known code gets English.

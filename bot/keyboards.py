@@ -27,13 +27,13 @@ from bot.callbacks import (
     StepCB,
     fits_callback,
 )
-from core import texts as core_texts
-from core.answer import short_gpu_name
-from core.catalog import Catalog
-from core.comparison import Compared
+from core.catalogue.catalog import Catalog
+from core.catalogue.offers import RentalOffer
 from core.contract import Result
-from core.specs import RentalOffer
-from core.texts import LANGUAGES
+from core.inverse.comparison import Compared
+from core.language import words as core_texts
+from core.language.cards import short_gpu_name
+from core.language.words import LANGUAGES
 
 Tr = Callable[..., str]
 """A translator: `tr(key, **args)` (aiogram-i18n's `I18nContext.get`)."""
@@ -182,7 +182,7 @@ def first_offer(catalog: Catalog) -> RentalOffer | None:
 
 
 def _gpu_name(gpu: str) -> str:
-    from core.catalog import default_catalog  # GPUs come from the shipped catalogue only
+    from core.catalogue.catalog import default_catalog  # GPUs come from the shipped catalogue only
 
     spec = default_catalog().gpus.get(gpu)
     return spec.name if spec else gpu

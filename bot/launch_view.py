@@ -1,16 +1,16 @@
 """The "⌨️ Launch command" message: each command of a result in a code block (copyable on a phone),
 what each option does under it, within Telegram's message limit. Layout only: the commands and
-their words come from the core (`core.launch_text`)."""
+their words come from the core (`core.layouts.launch`)."""
 
 from __future__ import annotations
 
 from html import escape
 
 from bot.presenter import BUDGET
-from core.answer import headline_settings
 from core.contract import Result
-from core.launch_text import LaunchBlock, launch_blocks
-from core.texts import t
+from core.language.answer import headline_settings
+from core.language.words import t
+from core.layouts.launch import LaunchBlock, launch_blocks
 
 _LANGUAGE = {"shell": "bash", "modelfile": "dockerfile", "python": "python"}
 

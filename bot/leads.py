@@ -20,10 +20,11 @@ from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.callbacks import ClaimCB
 from bot.keyboards import shown_offer
-from core.answer import build_answer, config_text, headline_settings, price_of
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
 from core.contract import Request, Result
 from core.errors import CoreError
+from core.language.answer import build_answer, headline_settings
+from core.language.cards import config_text, price_of
 from core.parse import comparison, comparison_follow_up, follow_up, understand
 
 INTENTS_FILE = Path(__file__).parent / "data" / "quote_intents.toml"

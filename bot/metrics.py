@@ -40,7 +40,8 @@ UPDATE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 RENDER_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 """Seconds of one answer picture (bot.pictures: ≤ 150 ms each, RENDER_TIMEOUT_S 5 s at most)."""
 HF_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0)
-"""Seconds of one Hugging Face look-up (core.hf.LOOKUP_BUDGET_S: 3 s, plus bot.hf_models.WAIT_SLACK_S)."""
+"""Seconds of one Hugging Face look-up (core.model.hub.LOOKUP_BUDGET_S: 3 s, plus
+bot.hf_models.WAIT_SLACK_S)."""
 SCRAPE_DB_TIMEOUT_S = 2.0
 MAX_SOURCES = 50
 """Link sources shown one by one in ``gpufit_leads``; the rest are summed as ``other``, personal links

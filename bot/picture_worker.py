@@ -27,7 +27,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
-from core.answer import Answer
+from core.language.answer import Answer
 
 HEADER_BYTES = 4  # a frame's length, big-endian
 READY = (0, True, None)  # the first frame: started, matplotlib loaded (requests are numbered from 1)
@@ -43,8 +43,8 @@ the renderer is busy: the text answer has every number."""
 
 
 def render(answer: Answer) -> tuple[bytes, list[str]]:
-    """The answer's PNG and its caption's lines (see `core.picture`)."""
-    from core.picture import caption, draw, layout, to_png
+    """The answer's PNG and its caption's lines (see `core.layouts.picture`)."""
+    from core.layouts.picture import caption, draw, layout, to_png
 
     lay = layout(answer)
     return to_png(draw(lay)), caption(lay)
@@ -99,7 +99,7 @@ def warm() -> None:
     """What every render needs, loaded before the first: matplotlib's Agg canvas and the font."""
     import matplotlib.backends.backend_agg  # noqa: F401
 
-    from core.picture import drawable
+    from core.layouts.picture import drawable
 
     drawable("")  # the font's character map
 

@@ -3,7 +3,7 @@
 - **When.** With every result in a private chat (the dialog's result, a quick answer, a follow-up
   such as "а в int4?"), right after the text answer, which stays the answer: a render that fails,
   times out or finds the renderer busy sends nothing more, and the user still has every number (the
-  caption is one line, what was sized, see `core.picture.caption`). Not in groups (a second message
+  caption is one line, what was sized, see `core.layouts.picture.caption`). Not in groups (a second message
   per question is noise there), not in inline mode (an inline result cannot upload a photo, and has to
   answer at once), not for comparisons and details (they are lists, not one breakdown).
   `ANSWER_PICTURES=0` turns them off.
@@ -54,7 +54,7 @@ from bot import picture_worker
 from bot.db.turn import turn_of
 from bot.metrics import RENDER_BUCKETS, Timing
 from bot.storage import current_update_session, must_commit
-from core.answer import Answer
+from core.language.answer import Answer
 
 log = logging.getLogger(__name__)
 

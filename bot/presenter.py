@@ -1,8 +1,9 @@
 """Core results and wizard screens → Telegram HTML. Every dynamic value is HTML-escaped here.
 
 Frame texts come from the bot's locale files (`tr`); labels of core concepts (breakdown components,
-verdicts, mitigation actions, assumptions, precision notes) from `core.texts.t`. What to show (which
-GPU configurations, which speed, whether savings, prices) is decided by `core.render`, as for the CLI.
+verdicts, mitigation actions, assumptions, precision notes) from `core.language.words.t`. What to show (which
+GPU configurations, which speed, whether savings, prices) is decided by `core.language.phrases`, as for the
+CLI.
 """
 
 from __future__ import annotations
@@ -14,14 +15,14 @@ from typing import Any
 
 from bot import flow
 from bot.flow import Answers
-from core import texts as core_texts
-from core.answer import Answer, build_answer
-from core.catalog import Catalog
-from core.comparison import Compared, comparison_answer
+from core.catalogue.catalog import Catalog
 from core.contract import Assumption, Result
 from core.errors import CoreError, UnknownModelError
-from core.render import format_bytes
-from core.text import offer_lines
+from core.inverse.comparison import Compared, comparison_answer
+from core.language import words as core_texts
+from core.language.answer import Answer, build_answer
+from core.language.phrases import format_bytes
+from core.layouts.plain import offer_lines
 
 Tr = Callable[..., str]
 

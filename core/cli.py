@@ -4,7 +4,7 @@ Imports are lazy so a cold start stays well under half a second (bench/bench_est
 Exit status: 0 ok, 2 invalid input (with a JSON `{"error", "field"}` in --json mode), 1 unavailable.
 
 A Hugging Face id (or huggingface.co link) the catalogue lacks is looked up by default: config.json
-and the parameter counts through `core.hf.HttpHub`, both within `LOOKUP_BUDGET_S` (3 s), no retries;
+and the parameter counts through `core.model.hub.HttpHub`, both within `LOOKUP_BUDGET_S` (3 s), no retries;
 GPUFIT_HF_LOOKUP=0 turns it off, GPUFIT_HF_ENDPOINT (or HF_ENDPOINT) points at a mirror. Offline or
 not found: one line saying so, in the language asked, and exit status 1 (unavailable) or 2.
 """
@@ -17,7 +17,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from core.hf import MemoryHub
+    from core.model.hub import MemoryHub
 
 EXIT_INVALID = 2
 EXIT_UNAVAILABLE = 1
@@ -93,7 +93,9 @@ def _read_request(text: str) -> Any:
 
 def _estimate(text: str, out: TextIO, as_json: bool) -> int:
     from core.errors import CoreError
-    from core.solve import run as estimate  # a plain estimate, or solve_for / time & cost (core.solve)
+    from core.inverse.solve import (
+        run as estimate,  # a plain estimate, or solve_for / time & cost (core.inverse.solve)
+    )
 
     try:
         request = _read_request(text)
@@ -124,23 +126,23 @@ def _estimate(text: str, out: TextIO, as_json: bool) -> int:
 
 def _ask(text: str, lang: str, out: TextIO, *, command: bool = False) -> int:
     try:
+        from core.layouts.plain import render_answer
         from core.parse import understand
-        from core.text import render_answer
     except ImportError as e:  # built by another module; fail cleanly until then
         sys.stderr.write(f"`ask` is not available: {e}\n")
         return EXIT_UNAVAILABLE
     from core.errors import CoreError, ParseError
+    from core.inverse.solve import run as estimate  # inverse questions and time & cost too
     from core.logs import looks_like_log, read_log
     from core.parse.price import price_question
-    from core.solve import run as estimate  # inverse questions and time & cost too
 
     if looks_like_log(text) and read_log(text) is not None:  # a pasted log: read, not parsed as a question
         from core.logs.cli import log_command
 
         return log_command(text, lang, out)
     if (asked := price_question(text)) is not None:  # "прайс", "сколько стоит аренда h100?"
-        from core.catalog import default_catalog
-        from core.prices import price_list, render_price_list
+        from core.catalogue.catalog import default_catalog
+        from core.language.prices import price_list, render_price_list
 
         out.write(render_price_list(price_list(asked, default_catalog(), lang)) + "\n")
         return 0
@@ -153,7 +155,7 @@ def _ask(text: str, lang: str, out: TextIO, *, command: bool = False) -> int:
             return looked_up.status
         result = estimate(request, hub=looked_up)
     except ParseError as e:
-        from core.render import render_parse_error
+        from core.language.phrases import render_parse_error
 
         out.write(render_parse_error(e, lang) + "\n")
         return EXIT_INVALID
@@ -162,7 +164,7 @@ def _ask(text: str, lang: str, out: TextIO, *, command: bool = False) -> int:
         return EXIT_INVALID
     out.write(render_answer(result, lang, notes=understood.notes) + "\n")
     if command:
-        from core.launch_text import launch_plain
+        from core.layouts.launch import launch_plain
 
         out.write("\n" + launch_plain(result, lang) + "\n")
     return 0
@@ -185,15 +187,15 @@ def _models_of(request: Any) -> list[Any]:
 
 
 def _look_up(models: list[Any], lang: str) -> MemoryHub | _Failed | None:
-    """A `core.hf.MemoryHub` holding the Hugging Face ids among `models` that the catalogue lacks,
+    """A `core.model.hub.MemoryHub` holding the Hugging Face ids among `models` that the catalogue lacks,
     read from the Hub within one `LOOKUP_BUDGET_S`; None when there is nothing to look up or the
     look-up is off; `_Failed` when one could not be read."""
     import os
 
-    from core import hf
-    from core.catalog import default_catalog
+    from core.catalogue.catalog import default_catalog
     from core.errors import CoreError, UnknownModelError
-    from core.texts import t
+    from core.language.words import t
+    from core.model import hub as hf
 
     if os.environ.get(HF_LOOKUP_ENV, "") == "0":
         return None
@@ -222,7 +224,7 @@ def _look_up(models: list[Any], lang: str) -> MemoryHub | _Failed | None:
 
 
 def _gpus(out: TextIO, as_json: bool) -> int:
-    from core.catalog import default_catalog
+    from core.catalogue.catalog import default_catalog
     from core.units import format_bytes
 
     catalog = default_catalog()
@@ -252,7 +254,7 @@ def _yes(flag: bool) -> str:
 
 
 def _models(out: TextIO, as_json: bool) -> int:
-    from core.catalog import default_catalog
+    from core.catalogue.catalog import default_catalog
 
     models = list(default_catalog().models.values())
     if as_json:

@@ -20,7 +20,7 @@ import aiohttp
 from bot.config import Settings
 from bot.db.models import CRM_LEAD_CLAIMED, CRM_LEAD_CREATED, CRM_LEAD_QUALIFIED, Lead, User
 from bot.keyboards import UTM_CAMPAIGN_DIRECT
-from core.texts import label
+from core.language.words import label
 
 PAYLOAD_VERSION = 1
 EVENTS = (CRM_LEAD_CREATED, CRM_LEAD_CLAIMED, CRM_LEAD_QUALIFIED)

@@ -1,5 +1,5 @@
 """Offer availability set by admins (`/offers off|on|request <id>`), kept in the database and applied
-over the offers file's `availability` (core.specs.RentalOffer) to the catalogue every answer uses.
+over the offers file's `availability` (core.catalogue.offers.RentalOffer) to the catalogue every answer uses.
 
 `LiveAvailability` holds the overrides in memory, read at start (the dispatcher's startup), so no
 update waits for them. The replica that changes one applies it at once; the embedded database
@@ -23,8 +23,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bot import tasks
 from bot.db.models import OfferAvailability, utc_now
 from bot.db.repository import dialect_insert
-from core.catalog import Catalog
-from core.specs import AVAILABILITIES, Availability
+from core.catalogue.catalog import Catalog
+from core.catalogue.offers import AVAILABILITIES, Availability
 
 log = logging.getLogger(__name__)
 

@@ -298,7 +298,7 @@ class OfferAvailability(Base):
     __tablename__ = "offer_availability"
 
     offer_id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    availability: Mapped[str] = mapped_column(String(16))  # core.specs.AVAILABILITIES
+    availability: Mapped[str] = mapped_column(String(16))  # core.catalogue.offers.AVAILABILITIES
     changed_by: Mapped[int | None] = mapped_column(BigInteger)  # the admin's Telegram id
     changed_at: Mapped[datetime] = mapped_column(default=utc_now, onupdate=utc_now)
 

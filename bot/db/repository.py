@@ -24,7 +24,7 @@ from bot.db.models import (
     User,
     utc_now,
 )
-from core.texts import LANGUAGES
+from core.language.words import LANGUAGES
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """Answers ↔ core request. The dialog's answers say what the user chose and nothing more: every
-default (precision, engine, context, mixed precision…) is the core's to decide (`core.estimate.
+default (precision, engine, context, mixed precision…) is the core's to decide (`core.sizing.estimate.
 fill_defaults`), so a question sized through the dialog, free text, inline mode or the CLI gets one
 answer."""
 
@@ -11,9 +11,9 @@ from pydantic_core import to_jsonable_python
 
 from bot.flow.options import CORE_TASK, Answers
 from core import parse as core_parse
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
+from core.catalogue.models import ModelKind
 from core.contract import Method, Request, Task
-from core.specs import ModelKind
 
 # The request fields the dialog's steps fill (a step's name is its field's name). Every other field
 # a parsed request states travels in `answers["extra"]`, untouched, so a quick answer refined in the

@@ -7,10 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
+from core.catalogue.models import ModelKind
 from core.contract import Method, Precision, Task
-from core.multimodal_defaults import SPEECH_PRECISIONS, SPEECH_SIZED_BY
-from core.specs import ModelKind
+from core.sizing.defaults_multimodal import SPEECH_PRECISIONS, SPEECH_SIZED_BY
 
 Answers = dict[str, Any]
 

@@ -31,12 +31,12 @@ from bot.flow.options import (
     tokens_label,
 )
 from core import parse as core_parse
-from core import texts as core_texts
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
+from core.catalogue.models import ModelKind
 from core.contract import CustomModel, Method, Request
 from core.errors import ParseError, UnknownModelError
-from core.estimate import DEFAULT_CONTEXT, DEFAULT_SEQ_LEN
-from core.specs import ModelKind
+from core.language import words as core_texts
+from core.sizing.defaults import DEFAULT_CONTEXT, DEFAULT_SEQ_LEN
 
 # Text models the LLM steps size too (BERT, T5: inference and training of a transformer); a speech
 # model (Whisper) typed at the inference step is sized as speech (issue 22), its windows as users.

@@ -42,9 +42,9 @@ from bot.db.middleware import DEEP_LINK_PAYLOAD
 from bot.flow import TASKS
 from bot.leads import clip
 from bot.outbox import LeadOutbox
-from core.answer import config_text, hourly_price, short_gpu_name
-from core.catalog import Catalog, load_catalog
-from core.specs import Availability
+from core.catalogue.catalog import Catalog, load_catalog
+from core.catalogue.offers import Availability
+from core.language.cards import config_text, hourly_price, short_gpu_name
 
 ADMIN_COMMANDS = ("stats", "export", "link", "leads", "offers", "measurements")
 """In the admins' command menu after the everyday ones (descriptions: `cmd-<command>`)."""
@@ -356,7 +356,7 @@ def offers_text(ctx: Ctx, catalog: Catalog) -> str:
 
 def load_offers(path: Path) -> Catalog:
     """The catalogue with the offers of ``path``, checked as at start (every value within the bounds
-    of `core.specs.RentalOffer`); ConfigError naming the file, the row and the field otherwise."""
+    of `core.catalogue.offers.RentalOffer`); ConfigError naming the file, the row and the field otherwise."""
     check_offers_file(path)
     return load_catalog(offers_file=path)
 

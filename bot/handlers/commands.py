@@ -26,11 +26,11 @@ from bot.db import repository
 from bot.db.models import User
 from bot.dialog import start_wizard
 from bot.dialog_state import DialogState, update
-from core.accuracy import about_figures
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
+from core.language.words import LANGUAGES
 from core.logs.files import MAX_LOG_FILE_BYTES
-from core.multimodal_accuracy import about_figures as multimodal_figures
-from core.texts import LANGUAGES
+from core.sizing.accuracy import about_figures
+from core.sizing.accuracy_multimodal import about_figures as multimodal_figures
 
 COMMANDS = ("start", "new", "prices", "contact", "help", "lang", "about", "cancel", "currency", "ref")
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from bot.db.middleware import Receipt
 from bot.db.outage import is_infrastructure
 from bot.i18n import language_for
 from bot.sent_calls import unrecorded
-from core.texts import LANGUAGES
+from core.language.words import LANGUAGES
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot import keyboards
 from bot.config import Settings
 from bot.dialog import addressed_to_bot, command_for, in_group, question_of, size_question
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
 
 GROUP_SOURCE = "group"
 """The deep-link source of the private-chat links the bot posts in groups."""

@@ -25,7 +25,7 @@ from bot.context import user_currency
 from bot.db.middleware import INLINE_SOURCE
 from bot.db.models import User
 from bot.dialog import size_question
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from bot.dialog_state import DialogState
 from bot.flow import RESULT
 from bot.launch_view import render_launch
 from core.errors import CoreError
-from core.estimate import estimate
+from core.sizing.estimate import estimate
 
 
 async def on_launch(query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAnswer) -> None:

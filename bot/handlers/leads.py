@@ -38,10 +38,11 @@ from bot.dialog_state import DialogState, LeadDraft, update
 from bot.outbox import LeadOutbox
 from bot.qualify import ask_need
 from bot.storage import must_commit
-from core.answer import config_text, headline_settings
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
 from core.contract import Result
 from core.errors import CoreError
+from core.language.answer import headline_settings
+from core.language.cards import config_text
 
 log = logging.getLogger(__name__)
 

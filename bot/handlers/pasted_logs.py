@@ -29,11 +29,11 @@ from bot.db import measurements
 from bot.dialog import Wizard
 from bot.dialog_state import DialogState, update
 from bot.storage import must_commit
+from core.language.phrases import format_bytes
 from core.logs import is_pasted_log
 from core.logs.advice import record
 from core.logs.files import MAX_LOG_FILE_BYTES, decode_log_file, is_log_file_name
 from core.logs.words import answer_log
-from core.render import format_bytes
 
 
 class MeasurementCB(CallbackData, prefix="ms"):

@@ -1,6 +1,6 @@
 """Prices: `/prices` (every offer) and free-text price questions ("сколько стоит аренда h100?",
 "прайс", "how much is an H100 per hour", read by `core.parse.price`) answered with the price list
-from the offers in force (`core.prices`), a rent button and the quote form's ("Ask for the price"
+from the offers in force (`core.language.prices`), a rent button and the quote form's ("Ask for the price"
 where a price listed is on request). The router comes before the quote form's free-text intents
 ("сколько стоит", "прайс" open the form there) and the quick answers (which would size it).
 """
@@ -17,9 +17,9 @@ from bot import keyboards
 from bot.context import Ctx
 from bot.dialog import Wizard
 from bot.dialog_state import DialogState
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
+from core.language.prices import PriceList, price_list
 from core.parse.price import PriceQuestion, price_question, words
-from core.prices import PriceList, price_list
 
 
 def render_prices(prices: PriceList) -> str:

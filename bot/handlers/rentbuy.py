@@ -1,6 +1,6 @@
 """"Купить или арендовать?" / "rent or buy?" (read by `core.parse.price.rent_buy_question`): the rent
 of a server for the user's workload against buying it, from the operator's purchase file
-(`PURCHASE_FILE`, computed by `core.purchase.rent_or_buy`), with the break-even month.
+(`PURCHASE_FILE`, computed by `core.inverse.purchase.rent_or_buy`), with the break-even month.
 
 The server: the cards the question names ("…8×H100"), else the last answer's recommended offer,
 else the bot asks for one. The workload: the hours a month the question says, else around the
@@ -21,14 +21,14 @@ from bot import keyboards
 from bot.context import Ctx
 from bot.dialog import Wizard
 from bot.dialog_state import DialogState
-from core.answer import config_text
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
+from core.catalogue.offers import RentalOffer
 from core.errors import CoreError
-from core.estimate import estimate
+from core.inverse.purchase import HOURS_PER_MONTH, Purchases, RentBuy, load_purchases, rent_or_buy
+from core.language.cards import config_text
+from core.language.words import label
 from core.parse.price import RentBuyQuestion, rent_buy_question
-from core.purchase import HOURS_PER_MONTH, Purchases, RentBuy, load_purchases, rent_or_buy
-from core.specs import RentalOffer
-from core.texts import label
+from core.sizing.estimate import estimate
 
 _loaded: dict[tuple[Path, float, int], Purchases] = {}  # the purchase file by path, mtime, catalogue
 

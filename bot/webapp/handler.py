@@ -18,7 +18,7 @@ from bot.context import Ctx
 from bot.dialog_state import DialogState
 from bot.handlers import leads
 from core.errors import CoreError
-from core.estimate import parse_request
+from core.sizing.estimate import parse_request
 
 log = logging.getLogger(__name__)
 

@@ -3,8 +3,8 @@ contract's own figures.
 
 `page(result, answer, catalog)` is the body of `POST /app/api/answer` (README, "Mini App"): the
 contract's `total_bytes`, `breakdown`, `verdicts` and `recommendation` as `core.contract.Result`
-dumps them, and the display fields of `core.answer.Answer` — the first line (`lead`, `verdict`), the
-stacked bar's parts (the picture's: `core.picture.layout` reads the same `parts`/`part_codes`/
+dumps them, and the display fields of `core.language.answer.Answer` — the first line (`lead`, `verdict`), the
+stacked bar's parts (the picture's: `core.layouts.picture.layout` reads the same `parts`/`part_codes`/
 `part_bytes`), each card drawn against it with its usable memory and fit bands, the offer, the
 speed and the top mitigations. Nothing is computed here that the answer does not say.
 
@@ -19,11 +19,11 @@ import binascii
 import json
 from typing import Any
 
-from core.answer import Answer, CardFit
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
 from core.contract import Request, Result
-from core.picture import NO_VERDICT_COLOUR, OTHER_COLOUR, PART_COLOURS, STACK_COLOURS, VERDICT_COLOURS
-from core.render import format_bytes
+from core.language.answer import Answer, CardFit
+from core.language.phrases import format_bytes
+from core.layouts.picture import NO_VERDICT_COLOUR, OTHER_COLOUR, PART_COLOURS, STACK_COLOURS, VERDICT_COLOURS
 
 MAX_ENCODED = 2048  # characters of an encoded request read from a URL (a request is ~100)
 PAGE_FIELDS = (

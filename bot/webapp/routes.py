@@ -12,7 +12,7 @@ Every call carries Telegram's initData in `X-Telegram-Init-Data`, checked with t
 (`bot.throttle`: answers and searches as button presses, lead and chat as messages → 429). Bodies
 over `MAX_BODY` bytes → 413. Errors are JSON `{"error": <code>, "field", "message"}`, never a
 traceback. A Hugging Face id goes through the chat's own look-up and cache (`bot.hf_models`); the
-estimate is the chat's (`bot.dialog.estimate`: `core.solve.run`, remembered), on the event loop as
+estimate is the chat's (`bot.dialog.estimate`: `core.inverse.solve.run`, remembered), on the event loop as
 in the chat (a page's request is sized and laid out in a few milliseconds: bench/webapp_speed.py).
 
 "Оставить заявку" and "В чат" reach the bot as an update of their own (`relay`): a private message
@@ -40,12 +40,12 @@ from bot.handlers import admin
 from bot.i18n import language_for
 from bot.throttle import Kind, Throttle
 from bot.webapp import auth, layout
-from core.specs import ModelKind
-from core.texts import LANGUAGES
+from core.catalogue.models import ModelKind
+from core.language.words import LANGUAGES
 
 if TYPE_CHECKING:
     from bot.app import App
-    from core.catalog import Catalog
+    from core.catalogue.catalog import Catalog
 
 log = logging.getLogger(__name__)
 
@@ -160,7 +160,7 @@ class WebApp:
         from bot import dialog, presenter
         from bot.hf_models import ANSWERS, HF_MODELS
         from core.errors import CoreError
-        from core.hf import LOOKUP_BUDGET_S
+        from core.model.hub import LOOKUP_BUDGET_S
 
         lang, currency = prefs
         catalog = await self.catalog()
@@ -217,8 +217,7 @@ class WebApp:
         )
 
     async def models(self, request: web.Request) -> web.StreamResponse:
-        from core import hf
-
+        from core.model import hub as hf
         self.user_of(request, "button")
         query = request.query.get("q", "")[:MAX_QUERY].strip()
         catalog = await self.catalog()
@@ -276,7 +275,7 @@ def _plain(html: str) -> str:
 
 def _precisions(lang: str) -> list[dict[str, str]]:
     from core.contract import Precision
-    from core.texts import label
+    from core.language.words import label
 
     return [{"id": p.value, "label": label("precision", p.value, lang)} for p in Precision]
 

@@ -4,7 +4,9 @@ one, mitigations when it does not fit, decode speed and host sizing.
 - `sizing`: request variants sized through the same formulas, fit verdicts;
 - `ranking`: the offers that fit, ordered by the operator's policy (`[ranking]` in the offers file);
 - `mitigations`: what to change so it fits the target cards;
-- `speed`: decode speed and host RAM/disk.
+- `speed`: decode speed and host RAM/disk (`decode`: one decode step, shared with `offload`);
+- `offload`: llama.cpp with part of the model in host RAM; `latency`: time to first token and the
+  servers a load takes; `launch`: the command that runs what was sized.
 
 When the request names GPUs (`gpus`, the user's own card), `Advice.target` is the verdict on
 `gpus[0] × num_gpus` and mitigations aim at those cards; the recommendation is still an offer:
@@ -16,7 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
+from core.catalogue.gpus import GpuSpec
+from core.catalogue.models import ModelKind, ModelSpec
 from core.contract import (
     Assumption,
     Engine,
@@ -33,9 +37,8 @@ from core.contract import (
 from core.formulas import vllm
 from core.formulas.kv_cache import model_kv_cache_bytes
 from core.formulas.params import Arch
-from core.notes import note
-from core.precision import kv_bytes_per_element
-from core.specs import GpuSpec, ModelKind, ModelSpec
+from core.formulas.precision import kv_bytes_per_element
+from core.language.words import note
 
 from .mitigations import MIN_CONTEXT, MIN_QUANTIZE_STEP_BITS, MIN_SEQ_LEN, mitigations
 from .ranking import (

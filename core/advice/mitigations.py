@@ -10,7 +10,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from core.catalog import Catalog
+from core.advice.offload import mitigation
+from core.catalogue.catalog import Catalog
+from core.catalogue.gpus import GpuSpec
+from core.catalogue.models import ModelKind, ModelSpec
 from core.contract import (
     CpuOffload,
     Engine,
@@ -25,11 +28,10 @@ from core.contract import (
     Task,
 )
 from core.formulas.params import arch_of
+from core.formulas.precision import QUANTIZED_ON_LOAD, bits_per_weight, kv_bytes_per_element
 from core.formulas.vllm import budget_bytes
-from core.multimodal_defaults import SPEECH_PRECISIONS
-from core.precision import QUANTIZED_ON_LOAD, bits_per_weight, kv_bytes_per_element
-from core.specs import GpuSpec, ModelKind, ModelSpec
-from core.training_defaults import default_adapter_dtype, default_checkpointing
+from core.sizing.defaults_multimodal import SPEECH_PRECISIONS
+from core.sizing.defaults_training import default_adapter_dtype, default_checkpointing
 
 from .multimodal import image_mitigations
 from .ranking import accumulation_for, largest_micro_batch
@@ -204,9 +206,7 @@ def _ram_offload(
     req: Request, spec: ModelSpec, add: Callable[..., None], targets: list[GpuSpec], sizer: Sizer
 ) -> None:
     """llama.cpp with the routed experts (a mixture of experts) or whole layers in host RAM, sized for
-    the largest target card (core.offload, issue 22): how Qwen3-235B or GLM-4.5 run on one card."""
-    from core.offload import mitigation
-
+    the largest target card (core.advice.offload, issue 22): how Qwen3-235B or GLM-4.5 run on one card."""
     largest = max(targets, key=lambda g: g.usable_bytes)
     usable = round(largest.usable_bytes * (1 - sizer.bands.tight))
     found = mitigation(req, spec, arch_of(spec), largest, usable)

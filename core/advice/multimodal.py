@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.catalogue.models import ModelSpec
 from core.contract import Engine, Request, Task
-from core.specs import ModelSpec
 
 ONE_MEGAPIXEL = 1024 * 1024  # qwen-vl-utils' and vLLM's examples: max_pixels 1024*1024 (or 1280*28*28)
 

@@ -1,5 +1,5 @@
 """Which configuration to recommend: the rental offers that fit, ordered by the operator's policy
-(`core.specs.RankingPolicy`, the `[ranking]` table of the offers file), and the fastest of them.
+(`core.catalogue.offers.RankingPolicy`, the `[ranking]` table of the offers file), and the fastest of them.
 
 A recommendation is always an existing offer; a catalogue configuration outside the offers
 (`in_offers` false) only when no offer fits at all.
@@ -12,9 +12,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
+from core.catalogue.gpus import GpuSpec
+from core.catalogue.models import ModelKind
+from core.catalogue.offers import RankingPolicy, RankKey, RentalOffer
 from core.contract import Recommendation, Request, Task, Verdict, VerdictKind
-from core.specs import GpuSpec, ModelKind, RankingPolicy, RankKey, RentalOffer
 
 from .sizing import Sizer, verdict_kind
 

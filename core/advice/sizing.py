@@ -10,11 +10,13 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from core.catalogue.gpus import GpuSpec
+from core.catalogue.models import ModelKind, ModelSpec
+from core.catalogue.offers import DEFAULT_BANDS, Bands
 from core.contract import Engine, Request, Sharding, Task, Verdict, VerdictKind
 from core.formulas.params import Arch
 from core.formulas.peak import peak_breakdown
 from core.formulas.vllm import budget_bytes, memory_fraction
-from core.specs import DEFAULT_BANDS, Bands, GpuSpec, ModelKind, ModelSpec
 
 CARD_COUNTS = (1, 2, 4, 8)
 # Below 10% free memory a run is "tight" (the default comfortable band; the operator's is
@@ -41,7 +43,7 @@ class Sizer:
         `bands`: the fit bands of the ranking policy, for every verdict on a variant."""
         self.req, self.spec, self.arch = req, spec, arch
         self.bands = bands
-        # Models served beside this one on each card (a RAG stack, core.stack): added to every variant.
+        # Models served beside this one on each card (a RAG stack, core.sizing.stack): added to every variant.
         self.extra_bytes = extra_bytes
         self._parts: dict[tuple[Any, ...], dict[str, float]] = {}
         if parts is not None:

@@ -16,9 +16,9 @@ output when attention dropout is on, and the 16-bit copy fed to the P·V matmul.
 
 from __future__ import annotations
 
+from core.formulas import FP32
 from core.formulas.params import Arch
 
-FP32 = 4
 MASK_BYTES = 1  # torch.bool dropout masks
 
 # Tokens llama.cpp processes per compute step (llama.cpp `n_ubatch` default, common/common.h).

@@ -6,7 +6,7 @@ Inference", sec. 2; GQA: Ainslie et al. 2023): 2 (K and V) × L × b × s × k �
 
 from __future__ import annotations
 
-from core.specs import ModelKind, ModelSpec
+from core.catalogue.models import ModelKind, ModelSpec
 
 
 def kv_cache_bytes(L: int, k: int, d: int, s: int, b: int, e: float) -> float:

@@ -16,18 +16,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from core.catalogue.models import ModelSpec
 from core.contract import Engine, Precision, Request, Task
+from core.formulas import FP32
 from core.formulas import speech as sp
 from core.formulas import vision as vi
 from core.formulas.activations import inference_logits_bytes
 from core.formulas.overhead import overhead_bytes
 from core.formulas.params import Arch
+from core.formulas.precision import bits_per_weight, bytes_per_weight, compute_bytes
 from core.formulas.weights import weight_bytes
-from core.precision import bits_per_weight, bytes_per_weight, compute_bytes
-from core.specs import ModelSpec
 
 Breakdown = dict[str, float]
-FP32 = 4
 VLLM_MAX_NUM_SEQS = 256  # vllm EngineArgs max_num_seqs default (v1, most GPUs)
 LLAMA_CPP_EMBD_BYTES = 4  # mtmd_get_output_embd: float32 image embeddings
 

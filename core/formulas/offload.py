@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 from core.contract import Precision
 from core.formulas.params import Arch, linear_params, mlp_params_per_layer
+from core.formulas.precision import bits_per_weight, embedding_bits, is_gguf
 from core.formulas.weights import model_weight_bytes, weight_bytes
-from core.precision import bits_per_weight, embedding_bits, is_gguf
 
 # The output matrix of a GGUF file: Q6_K whatever the mix (llama-quant.cpp `llama_tensor_get_type_impl`,
 # `name == tn(LLM_TENSOR_OUTPUT)`: Q6_K unless the file type is Q8_0 or wider).

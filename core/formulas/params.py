@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.catalogue.models import ModelSpec
 from core.contract import Precision
-from core.specs import ModelSpec
-
-BILLION = 1e9
+from core.formulas import BILLION
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import math
 
+from core.catalogue.models import ModelSpec, RecurrentLayers
 from core.contract import Engine, Precision
-from core.precision import compute_bytes
-from core.specs import ModelSpec, RecurrentLayers
+from core.formulas.precision import compute_bytes
 
 FP32 = 4
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import math
 
+from core.catalogue.models import VisionTower
 from core.formulas.activations import VLLM_MAX_BATCHED_TOKENS, prefill_activation_bytes
 from core.formulas.params import Arch
-from core.specs import VisionTower
 
 
 def image_tokens(tower: VisionTower, pixels: int) -> int:

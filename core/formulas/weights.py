@@ -5,7 +5,7 @@ from __future__ import annotations
 from core.contract import Precision
 from core.formulas.gguf import gguf_weight_bytes
 from core.formulas.params import Arch, embedding_params, mlp_params_per_layer
-from core.precision import EXPERTS_ONLY_ON_MOE, bits_per_weight, embedding_bits, is_gguf
+from core.formulas.precision import EXPERTS_ONLY_ON_MOE, bits_per_weight, embedding_bits, is_gguf
 
 
 def weight_bytes(params: float, bits: float) -> float:

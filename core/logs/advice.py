@@ -12,7 +12,7 @@ The measured need, per log (bytes per card):
   so a card holds it when `need ≤ usable × 0.9` (the default utilization, core.formulas.vllm).
 - llama.cpp: the device's model + KV + compute buffers (+ the buffer that failed: "at least").
 The rent: the operator's offers ranked by their policy (core.advice.ranking.best), where the need fits.
-Mitigations are the estimator's own (core.advice.mitigations, via core.estimate) when the log names
+Mitigations are the estimator's own (core.advice.mitigations, via core.sizing.estimate) when the log names
 a catalogue model; measured ones (max_model_len, utilization, -ngl) come from the log's numbers.
 """
 
@@ -26,12 +26,14 @@ from typing import Literal
 
 from core.advice.ranking import Candidate, best
 from core.advice.sizing import verdict_kind
-from core.catalog import Catalog, strip_variant
+from core.catalogue.catalog import Catalog
+from core.catalogue.gpus import GpuSpec
+from core.catalogue.models import ModelSpec
+from core.catalogue.names import strip_variant
 from core.contract import Engine, Precision, Request, Result, Task
 from core.errors import CoreError
 from core.formulas.overhead import CUDA_CONTEXT_BYTES
 from core.formulas.vllm import VLLM_GPU_MEMORY_UTILIZATION, budget_bytes
-from core.specs import GpuSpec, ModelSpec
 
 from .reading import LogReading
 
@@ -227,7 +229,7 @@ def find_model(name: str | None, catalog: Catalog) -> ModelSpec | None:
 
 
 def _estimate(r: LogReading, model: ModelSpec, cards: tuple[GpuSpec, ...], catalog: Catalog) -> Result | None:
-    from core.estimate import estimate  # the estimator, only when a model is named
+    from core.sizing.estimate import estimate  # the estimator, only when a model is named
 
     engine = {"vllm": Engine.VLLM, "llama_cpp": Engine.LLAMA_CPP}.get(r.kind)
     fields: dict[str, object] = {"task": Task.INFERENCE, "model": model.id, "engine": engine}

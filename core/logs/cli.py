@@ -8,7 +8,7 @@ import dataclasses
 import json
 from typing import Any, TextIO
 
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 
 from .words import answer_log
 

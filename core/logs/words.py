@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.answer import build_answer, config_text, offer_price, short_gpu_name
-from core.catalog import Catalog
-from core.render import format_bytes
-from core.specs import RentalOffer
-from core.texts import normalize_lang, t
+from core.catalogue.catalog import Catalog
+from core.catalogue.offers import RentalOffer
+from core.language.answer import build_answer
+from core.language.cards import config_text, offer_price, short_gpu_name
+from core.language.phrases import format_bytes
+from core.language.words import normalize_lang, t
 
 from .advice import LogAdvice, advise_log
 from .parse import MAX_LOG_CHARS, read_log

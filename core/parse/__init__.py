@@ -16,7 +16,7 @@ context; "4090 48" is the 48 GB card and "2× h100" two of them), then keywords 
 their units (`vocabulary`: the words are data, `core/data/vocabulary.toml`, validated at load),
 each match consumed so no word counts twice. Model names are matched by the catalogue
 (`Catalog.find_model`, `Catalog.models_named`, `Catalog.search`) and sizes read by its one size
-reader (`core.catalog.find_size`, the one `core.resolve.parse_size` uses too).
+reader (`core.catalogue.sizes.find_size`, the one `core.model.resolve.parse_size` uses too).
 
 Decisions a practitioner would make, reported as notes (`understand`) so an answer can say so:
 - "fine-tune" / "дообучение" without a method means LoRA, what almost everyone runs unless they
@@ -25,7 +25,7 @@ Decisions a practitioner would make, reported as notes (`understand`) so an answ
 - a name with a size the catalogue lacks ("llama 13b" when only other Llamas are known) falls back
   to the size alone, which the estimator sizes with a typical architecture.
 Several users of a language model with no engine named are sized as a vLLM server by the
-estimator's defaults (`core.estimate.fill_defaults`, note `parse_serving_vllm`), not here; an
+estimator's defaults (`core.sizing.defaults.fill_defaults`, note `parse_serving_vllm`), not here; an
 inference "batch N" is read as N sequences generated together (the concurrency).
 Conventions: "32k" is 32 × 1024 tokens (model cards' "128k" is 131072); a bare number of 256 or
 more is the context (the sequence length when training) for LLMs and a square resolution for
@@ -34,7 +34,7 @@ after "на"/"on" ("на двух") is a number of cards.
 Bounded work: only the first `MAX_TEXT_CHARS` characters are read (a longer message gets the note
 `parse_text_cut`), runs of words are looked up only when their joined key is a catalogue key
 (`Catalog.is_name_key`, a run growing only while its key starts a name: `Catalog.is_name_prefix`),
-and fuzzy search reads at most `core.catalog.MAX_SEARCH_WORDS` words, each compared once per
+and fuzzy search reads at most `core.catalogue.names.MAX_SEARCH_WORDS` words, each compared once per
 catalogue (`Catalog.fuzzy_comparisons` counts the comparisons). A number-led pattern runs only where
 its keyword is in the text (`vocabulary.gated`), a word table's rows only where their joined pattern
 finds something (`vocabulary.table_gate`): a text full of numbers is not backtracked per pattern.
@@ -45,7 +45,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from core.catalog import Catalog, find_size
+from core.catalogue.catalog import Catalog
+from core.catalogue.sizes import find_size
 from core.contract import Assumption, CustomModel, Request, Task
 from core.errors import ParseError
 from core.parse.followup import (

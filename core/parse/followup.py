@@ -13,14 +13,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core import stack
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
 from core.contract import Assumption, Engine, Precision, Request, SolveFor, StackModel, Task
-from core.notes import note
+from core.formulas.precision import is_gguf
+from core.language.words import note
 from core.parse.reading import catalog_or_default, read
 from core.parse.text import Reading, _normalize, _validation_error
 from core.parse.vocabulary import _GGUF_OF, vocabulary
-from core.precision import is_gguf
+from core.sizing import stack
 
 Config = tuple[str, int]
 _MODEL_ERRORS = ("missing_model", "ambiguous_model", "unknown_model")

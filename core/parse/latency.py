@@ -1,6 +1,6 @@
 """A load and a latency target in free text, ru and en: "10 rps under 2s", "10 RPS at under 2 s",
 "10 запросов в секунду, ответ быстрее 2 секунд", "ttft < 500 ms". Sets `requests_per_second` and
-`ttft_target_s` (core.latency answers them with the servers it takes). A time is read as the target
+`ttft_target_s` (core.advice.latency answers them with the servers it takes). A time is read as the target
 only beside a load or a first-token word, so "за 2 секунды" alone is not one."""
 
 from __future__ import annotations

@@ -6,15 +6,17 @@ import re
 
 from pydantic import ValidationError
 
-from core.catalog import MAX_SEARCH_WORDS, SIZE, SIZE_MOE, Catalog, name_words, size_of
+from core.catalogue.catalog import Catalog
+from core.catalogue.models import ModelKind, ModelSpec
+from core.catalogue.names import MAX_SEARCH_WORDS, name_words
+from core.catalogue.sizes import SIZE, SIZE_MOE, size_of
 from core.contract import CustomModel, Precision
 from core.errors import ParseError
-from core.hf import hf_id_from_url
-from core.notes import note
+from core.language.words import note
+from core.model.hub import hf_id_from_url
 from core.parse.names import Names
 from core.parse.text import MAX_CANDIDATES, Reading, _Text, _validation_error
 from core.parse.vocabulary import vocabulary
-from core.specs import ModelKind, ModelSpec
 
 # A link to a model's page on the Hub (its tree or a file of it may follow the id).
 _HF_URL = re.compile(r"(?:https?://)?(?:www\.)?(?:huggingface\.co|hf\.co)/[^\s,;!?()\"']+", re.IGNORECASE)

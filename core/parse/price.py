@@ -3,7 +3,7 @@
 `price_question(text)` says whether a message asks what renting costs — a price word
 (`core/data/prices.toml`), no word about memory, and no model or workload to size (those are
 answered by the estimator, whose answer carries the price) — and which cards and how many it names
-(read by the parser, `parse_partial`). The price list itself is `core.prices`.
+(read by the parser, `parse_partial`). The price list itself is `core.language.prices`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from core.catalog import DATA_DIR, Catalog
+from core.catalogue.catalog import Catalog
+from core.catalogue.load import DATA_DIR
 from core.errors import CatalogError, ParseError
 from core.parse.reading import catalog_or_default, read
 from core.parse.text import _normalize

@@ -21,10 +21,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from core.catalog import DATA_DIR, read_toml
+from core.catalogue.load import DATA_DIR, read_toml
 from core.contract import Assumption, SolveFor, Task
 from core.errors import CatalogError
-from core.notes import note
+from core.language.words import note
 from core.parse.text import Fields, _number, _Text
 from core.parse.vocabulary import _compiles, _word_regex, gated, spelling
 

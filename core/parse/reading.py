@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.catalog import Catalog, default_catalog, name_words
+from core.catalogue.catalog import Catalog, default_catalog
+from core.catalogue.models import ModelKind
+from core.catalogue.names import name_words
 from core.contract import (
     ANY_MODEL,
     MAX_LAYERS,
@@ -24,7 +26,7 @@ from core.contract import (
     Task,
 )
 from core.errors import CatalogError, ParseError
-from core.notes import note
+from core.language.words import note
 from core.parse import latency, questions
 from core.parse.models import _name_words, _no_model_error, _read_model, _take_hf_id, _typed_words
 from core.parse.names import take_names
@@ -57,8 +59,7 @@ from core.parse.vocabulary import (
     table_gate,
     vocabulary,
 )
-from core.specs import ModelKind
-from core.stack import split_stack
+from core.sizing.stack import split_stack
 
 
 def catalog_or_default(catalog: Catalog | None) -> Catalog:
@@ -80,7 +81,7 @@ def read(raw: str, catalog: Catalog, base: Task | None = None) -> Reading:
     if cut:
         reading.notes.append(note("parse_text_cut", chars=MAX_TEXT_CHARS))
     raw, speculative = split_speculative(raw, catalog)  # "с драфт моделью llama 3.2 1b", "eagle3"
-    raw, extra_models, stack_notes = split_stack(raw, catalog)  # "+ bge-m3 + reranker": core.stack
+    raw, extra_models, stack_notes = split_stack(raw, catalog)  # "+ bge-m3 + reranker": core.sizing.stack
     reading.notes.extend(stack_notes)
     raw, hf_id = _take_hf_id(raw)
     text = _Text(_normalize(raw))
@@ -430,7 +431,8 @@ def _on_a_card(text: _Text, match: re.Match[str]) -> bool:
 
 def _settle_batch(f: Fields) -> None:
     """An inference "batch N" is N sequences generated together: the concurrency. Whether that
-    makes a server (vLLM) is the estimator's default (`core.estimate.fill_defaults`), not the parser's."""
+    makes a server (vLLM) is the estimator's default (`core.sizing.defaults.fill_defaults`), not the
+    parser's."""
     if f.get("task") == Task.INFERENCE and "batch_size" in f:
         batch = f.pop("batch_size")
         f.setdefault("concurrency", batch)

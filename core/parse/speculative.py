@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
 from core.contract import SpeculativeMethod
 from core.parse.vocabulary import _word_regex, spelling
-from core.speculative import methods
+from core.sizing.speculative import methods
 
 MAX_DRAFT_WORDS = 6  # "qwen2.5 coder 1.5b instruct": past any model name's length
 _LEAD = r"(?:(?<!\w)(?:с|со|и|with|using|plus)\s+)?"

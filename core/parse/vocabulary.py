@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from core.catalog import DATA_DIR, read_toml
+from core.catalogue.load import DATA_DIR, read_toml
 from core.contract import (
     Attention,
     CpuOffload,

@@ -7,7 +7,7 @@ import os
 import threading
 
 from bot import picture_worker
-from core.answer import Answer
+from core.language.answer import Answer
 
 CRASH_EXIT_CODE = 3
 
@@ -31,7 +31,7 @@ def hang(answer: Answer) -> tuple[bytes, list[str]]:
 def drawn_labels(answer: Answer) -> tuple[bytes, list[str]]:
     """Draws as the bot does, and sends as the caption what the picture says of its bars: the total of
     the breakdown bar and each card's capacity label (a test reads them off the photo's caption)."""
-    from core.picture import draw, layout, to_png
+    from core.layouts.picture import draw, layout, to_png
 
     lay = layout(answer)
     return to_png(draw(lay)), [lay.total_text, *(mark.label for mark in lay.marks)]

@@ -10,7 +10,7 @@ import pytest
 from bot import keyboards
 from bot.db.availability import LiveAvailability, apply
 from bot.db.engine import create_engine, create_sessionmaker
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 
 SHIPPED = default_catalog()
 OFFER = "rtx4090-48gb-x2"

@@ -166,7 +166,7 @@ def test_a_bad_value_does_not_echo_the_secrets(monkeypatch: pytest.MonkeyPatch) 
 def test_default_language_is_one_the_bot_speaks() -> None:
     from typing import get_args
 
-    from core.texts import LANGUAGES
+    from core.language.words import LANGUAGES
 
     assert set(get_args(Settings.model_fields["default_language"].annotation)) == set(LANGUAGES)
     with pytest.raises(ConfigError, match="DEFAULT_LANGUAGE"):

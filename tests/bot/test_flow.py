@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from bot import flow
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.contract import (
     CpuOffload,
     CustomModel,
@@ -21,7 +21,7 @@ from core.contract import (
     Sharding,
     Task,
 )
-from core.estimate import estimate
+from core.sizing.estimate import estimate
 
 CATALOG = default_catalog()
 

@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 
 from bot import flow
 from bot.callbacks import TYPICAL
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
+from core.catalogue.models import ModelKind
 from core.contract import Method, Precision, Request, Task
 from core.errors import CoreError
-from core.estimate import estimate
-from core.specs import ModelKind
+from core.sizing.estimate import estimate
 
 CATALOG = default_catalog()
 LLMS = sorted(m.id for m in CATALOG.models.values() if m.kind is ModelKind.LLM)

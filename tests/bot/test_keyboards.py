@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bot import flow, keyboards
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from tests.bot.e2e.conftest import html
 
 

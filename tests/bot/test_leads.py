@@ -12,7 +12,7 @@ import pytest
 
 from bot import leads, outbox
 from bot.keyboards import with_utm
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 
 
 def test_the_shipped_intents_load_and_match() -> None:

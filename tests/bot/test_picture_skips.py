@@ -12,9 +12,9 @@ from collections.abc import AsyncIterator
 import pytest
 
 from bot.pictures import Pictures
-from core.answer import Answer, build_answer
-from core.estimate import estimate
+from core.language.answer import Answer, build_answer
 from core.parse import understand
+from core.sizing.estimate import estimate
 
 SUMMARY = "answer pictures skipped within"
 WAIT_S = 30.0  # the summary is due after 0.05 s; generous for a loaded machine

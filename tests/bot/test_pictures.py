@@ -18,9 +18,9 @@ import pytest
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.pictures import MAX_CAPTION, Picture, Pictures, caption_html, picture_key
 from bot.storage import current_update_session
-from core.answer import Answer, build_answer
-from core.estimate import estimate
+from core.language.answer import Answer, build_answer
 from core.parse import understand
+from core.sizing.estimate import estimate
 from tests.bot.picture_renders import crash_on_russian, fail_always, hang
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -167,8 +167,8 @@ async def test_an_update_waiting_for_its_picture_lets_the_others_write(
 BOT = """
 import asyncio
 from bot.pictures import Pictures
-from core.answer import build_answer
-from core.estimate import estimate
+from core.language.answer import build_answer
+from core.sizing.estimate import estimate
 from core.parse import understand
 from tests.bot.picture_renders import crash_on_russian, fail_always, hang
 

@@ -30,12 +30,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
+from core.catalogue.gpus import GpuSpec
+from core.catalogue.models import ModelSpec
 from core.contract import Precision, Request, Result
-from core.estimate import estimate
 from core.formulas.overhead import CUDA_CONTEXT_BYTES, variable_length_cached_bytes
-from core.precision import bytes_per_weight
-from core.specs import GpuSpec, ModelSpec
+from core.formulas.precision import bytes_per_weight
+from core.sizing.estimate import estimate
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GiB = 2**30
@@ -47,9 +48,9 @@ SKIPPED_METERS = frozenset({"vllm_kv_tokens"})  # token counts: test_vllm_kv_cac
 
 def workload_class(request: dict[str, Any]) -> str:
     """The class a request's error is measured in: LLM inference by engine, training by method,
-    image and video generation (the same function core.accuracy applies to a filled request)."""
-    from core.accuracy import workload_class as classify
-    from core.estimate import parse_request
+    image and video generation (the same function core.sizing.accuracy applies to a filled request)."""
+    from core.sizing.accuracy import workload_class as classify
+    from core.sizing.estimate import parse_request
 
     return classify(parse_request(request))
 

@@ -8,8 +8,10 @@ import copy
 
 import pytest
 
-import core.accuracy
-from core.accuracy import (
+import core.sizing.accuracy
+from core.catalogue.load import read_toml
+from core.errors import CatalogError
+from core.sizing.accuracy import (
     ACCURACY_FILE,
     MIN_CLASS_CASES,
     MIN_UNCERTAINTY,
@@ -18,9 +20,7 @@ from core.accuracy import (
     parse_accuracy,
     workload_class,
 )
-from core.catalog import read_toml
-from core.errors import CatalogError
-from core.estimate import estimate, parse_request
+from core.sizing.estimate import estimate, parse_request
 
 ACC = load_accuracy()
 
@@ -60,7 +60,7 @@ def test_a_class_with_few_cases_takes_the_overall_p90_and_says_so(monkeypatch: p
     for c in thin.classes:
         if c.id == "inference-transformers":
             c.cases = MIN_CLASS_CASES - 1
-    monkeypatch.setattr(core.accuracy, "load_accuracy", lambda: thin)
+    monkeypatch.setattr(core.sizing.accuracy, "load_accuracy", lambda: thin)
     result = estimate({"task": "inference", "model": "qwen2.5-7b", "context_length": 8192})
     notes = [a for a in result.assumptions if a.code == "few_measured_cases"]
     assert len(notes) == 1 and notes[0].params["cases"] == MIN_CLASS_CASES - 1

@@ -6,7 +6,7 @@ from tiny_catalog import GiB, tiny_catalog
 
 from core.advice import DECODE_BANDWIDTH_EFFICIENCY, TIGHT_HEADROOM, verdict_kind
 from core.contract import Result
-from core.estimate import estimate
+from core.sizing.estimate import estimate
 
 CATALOG = tiny_catalog()
 

@@ -5,12 +5,12 @@ swift/trainers/trainers.py; cases c179-c192 of tests/core/fixtures/calibration.j
 
 from calibration_cases import calibration_catalog, load_cases, outcomes_by_id
 
-from core.estimate import estimate
 from core.formulas.overhead import (
     CUDA_CONTEXT_BYTES,
     VARIABLE_LENGTH_CACHED_LOGIT_BLOCKS,
     variable_length_cached_bytes,
 )
+from core.sizing.estimate import estimate
 
 GiB = 2**30
 QWEN_VOCAB = 151_936

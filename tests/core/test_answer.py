@@ -1,4 +1,5 @@
-"""The one human answer (`core.answer.build_answer`) and its plain-text layout (`core.text`, the CLI's
+"""The one human answer (`core.language.answer.build_answer`) and its plain-text layout (`core.layouts.plain`,
+the CLI's
 `ask`): the decision in the first two lines, each size once in one unit, Russian plural forms, the
 offers, the own card, the change against the previous answer, cards side by side."""
 
@@ -8,8 +9,6 @@ import re
 
 import pytest
 
-from core.answer import build_answer
-from core.comparison import Compared, compare, comparison_answer
 from core.contract import (
     Assumption,
     HostAdvice,
@@ -24,9 +23,11 @@ from core.contract import (
     Throughput,
     Verdict,
 )
-from core.estimate import estimate
+from core.inverse.comparison import Compared, compare, comparison_answer
+from core.language.answer import build_answer
+from core.layouts.plain import render_answer
 from core.parse import understand
-from core.text import render_answer
+from core.sizing.estimate import estimate
 from core.units import GiB, MiB
 
 QUESTION = "llama 3.1 8b int4 32k 4 пользователя"

@@ -10,13 +10,13 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.answer import build_answer
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.contract import Result
 from core.errors import CoreError
-from core.estimate import estimate
-from core.render import format_bytes
-from core.text import layout
+from core.language.answer import build_answer
+from core.language.phrases import format_bytes
+from core.layouts.plain import layout
+from core.sizing.estimate import estimate
 
 CATALOG = default_catalog()
 TIGHT = CATALOG.ranking.tight_headroom

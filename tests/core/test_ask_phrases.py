@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from test_cli import cli
 
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.cli import main
-from core.estimate import estimate
 from core.parse import understand
+from core.sizing.estimate import estimate
 
 CATALOG = default_catalog()
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from core.answer import build_answer
-from core.catalog import Catalog, default_catalog, load_catalog
+from core.catalogue.catalog import Catalog, default_catalog, load_catalog
+from core.catalogue.offers import Availability
 from core.errors import CatalogError
-from core.estimate import estimate
-from core.prices import price_list, render_price_list
-from core.specs import Availability
-from core.texts import t
+from core.language.answer import build_answer
+from core.language.prices import price_list, render_price_list
+from core.language.words import t
+from core.sizing.estimate import estimate
 
 SHIPPED = default_catalog()
 SEVENTY_B = {"task": "inference", "model": "llama-3.1-70b", "precision": "bf16"}  # 4× RTX 4090 48 GB

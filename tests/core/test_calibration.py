@@ -26,8 +26,8 @@ from calibration_cases import (
     run_all,
 )
 
-from core.accuracy import uncertainty
-from core.estimate import estimate
+from core.sizing.accuracy import uncertainty
+from core.sizing.estimate import estimate
 
 OUTCOMES = {o.case.id: o for o in run_all()}
 MEASURED = [o for o in OUTCOMES.values() if not o.case.is_bound]

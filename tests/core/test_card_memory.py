@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from core.answer import build_answer
 from core.contract import Request
-from core.estimate import estimate
+from core.language.answer import build_answer
+from core.language.words import concept_key, translate
+from core.layouts.plain import layout
 from core.parse import understand
-from core.text import layout
-from core.texts import concept_key, translate
+from core.sizing.estimate import estimate
 
 
 @pytest.mark.parametrize(

@@ -9,19 +9,12 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from core.catalog import (
-    DATA_DIR,
-    Catalog,
-    Size,
-    default_catalog,
-    find_size,
-    is_size_word,
-    load_catalog,
-    normalize_name,
-    read_size,
-)
+from core.catalogue.catalog import Catalog, default_catalog, load_catalog
+from core.catalogue.load import DATA_DIR
+from core.catalogue.models import ModelKind, ModelSpec
+from core.catalogue.names import normalize_name
+from core.catalogue.sizes import Size, find_size, is_size_word, read_size
 from core.errors import CatalogError, UnknownModelError
-from core.specs import ModelKind, ModelSpec
 
 MIB = 2**20
 

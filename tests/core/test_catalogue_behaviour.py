@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.contract import Result
-from core.estimate import estimate
 from core.formulas.overhead import ALLOCATOR_RESERVE_FRACTION, NCCL_BUFFER_BYTES
 from core.parse import understand
+from core.sizing.estimate import estimate
 
 CATALOG = default_catalog()
 GiB = 2**30

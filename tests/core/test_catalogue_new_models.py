@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.catalog import default_catalog
-from core.estimate import estimate
+from core.catalogue.catalog import default_catalog
 from core.parse import understand
+from core.sizing.estimate import estimate
 
 CATALOG = default_catalog()
 

@@ -1,4 +1,4 @@
-"""The CLI looks up a Hugging Face id the catalogue lacks by default (`core.hf.HttpHub`, 3 s at most),
+"""The CLI looks up a Hugging Face id the catalogue lacks by default (`core.model.hub.HttpHub`, 3 s at most),
 against a local fake Hub (GPUFIT_HF_ENDPOINT), never the real network: found, not found, offline,
 turned off; the line it says is in the language asked."""
 

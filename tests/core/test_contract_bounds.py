@@ -21,7 +21,7 @@ from core.contract import (
     max_model_split,
 )
 from core.errors import CoreError
-from core.estimate import estimate
+from core.sizing.estimate import estimate
 
 # Published architectures (config.json): each must pass the consistency checks.
 REAL = {
@@ -152,7 +152,7 @@ def test_max_model_split() -> None:
 
 def test_a_catalogue_model_is_not_split_over_more_gpus_than_it_has_heads() -> None:
     from core.errors import EstimateError
-    from core.estimate import estimate
+    from core.sizing.estimate import estimate
 
     with pytest.raises(EstimateError) as caught:
         estimate({"task": "inference", "model": "llama-3.1-8b", "engine": "vllm", "num_gpus": 64})

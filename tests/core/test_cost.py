@@ -1,4 +1,5 @@
-"""Time and cost through the public core (`core.solve.run`): grows with the work, constants as stated."""
+"""Time and cost through the public core (`core.inverse.solve.run`): grows with the work, constants as
+stated."""
 
 from __future__ import annotations
 
@@ -6,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.contract import Result
-from core.cost import (
+from core.inverse.cost import (
     BATCH_FILL,
     FROZEN_BASE_FLOPS_FACTOR,
     FULL_FLOPS_FACTOR,
@@ -17,7 +18,7 @@ from core.cost import (
     figure_for,
     figures,
 )
-from core.solve import run
+from core.inverse.solve import run
 
 LORA = {"task": "training", "model": "llama-3.1-8b", "method": "lora"}
 
@@ -128,7 +129,7 @@ def test_a_starting_price_is_said_as_one_in_the_cost_lines(
 ) -> None:
     """The 4090 48 GB offer costs "from 149 ₽/h": its cost is "from …" too, as the lead line says;
     an offer with a fixed price is said without it."""
-    from core.answer_solve import cost_lines
+    from core.language.answer_solve import cost_lines
 
     result = cost(fields)
     assert result.cost is not None
@@ -193,7 +194,7 @@ def test_a_clip_of_another_length_gets_no_published_time() -> None:
 
 
 def test_video_cost_lines_speak_of_clips_and_one_figure_once() -> None:
-    from core.answer_solve import cost_lines
+    from core.language.answer_solve import cost_lines
 
     result = cost({"task": "video_generation", "model": "hunyuanvideo", "outputs": 10, "gpus": ["h100-sxm"]})
     lines = cost_lines(result, "en")

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from core.answer import build_answer
-from core.catalog import default_catalog, load_catalog
+from core.catalogue.catalog import default_catalog, load_catalog
+from core.catalogue.offers import RentalOffer
 from core.errors import CatalogError
-from core.estimate import estimate
+from core.inverse.purchase import HOURS_PER_MONTH, load_purchases, rent_or_buy
+from core.inverse.solve import run
+from core.language.answer import build_answer
+from core.language.prices import price_list
 from core.parse.price import RentBuyQuestion, price_question, rent_buy_question
-from core.prices import price_list
-from core.purchase import HOURS_PER_MONTH, load_purchases, rent_or_buy
-from core.solve import run
-from core.specs import RentalOffer
+from core.sizing.estimate import estimate
 
 TENGE_OFFERS = """
 [[offer]]

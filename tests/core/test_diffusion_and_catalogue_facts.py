@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
+from core.catalogue.models import ModelSpec, PipelineComponent
 from core.contract import Precision
-from core.estimate import estimate
 from core.formulas.diffusion import dit_params
 from core.formulas.gguf import gguf_bits_per_weight, gguf_weight_bytes
 from core.formulas.params import arch_of
-from core.specs import ModelSpec, PipelineComponent
+from core.sizing.estimate import estimate
 
 CATALOG = default_catalog()
 GB = 1e9

@@ -6,8 +6,8 @@ c152-c156 of tests/core/fixtures/calibration.jsonl)."""
 import pytest
 from calibration_cases import calibration_catalog, outcomes_by_id
 
-from core.estimate import estimate
 from core.formulas import diffusion as dif
+from core.sizing.estimate import estimate
 
 GiB = 2**30
 WAN_14B = {"model": "wan2.1-t2v-14b", "task": "video_generation", "resolution": [1280, 720], "frames": 81}

@@ -8,10 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tiny_catalog import tiny_catalog
 
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.contract import Component, Request, Result
 from core.errors import CoreError
-from core.estimate import estimate
+from core.sizing.estimate import estimate
 
 GiB = 2**30
 CATALOG = tiny_catalog()

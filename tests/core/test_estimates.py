@@ -1,4 +1,4 @@
-"""`core.estimates`: estimates and answers remembered, and sized afresh whenever what they were sized
+"""`core.sizing.memo`: estimates and answers remembered, and sized afresh whenever what they were sized
 from changed (another catalogue, a Hugging Face record looked up, replaced or dropped)."""
 
 from __future__ import annotations
@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from core.answer import build_answer
-from core.catalog import default_catalog, load_catalog
+from core.catalogue.catalog import default_catalog, load_catalog
 from core.contract import Request
 from core.errors import CoreError
-from core.estimates import Estimates
-from core.hf import MemoryHub
-from core.notes import note
-from core.solve import run
+from core.inverse.solve import run
+from core.language.answer import build_answer
+from core.language.words import note
+from core.model.hub import MemoryHub
+from core.sizing.memo import Estimates
 from tests.fake_hub import fixture_config
 
 REQUEST: dict[str, Any] = {"task": "inference", "model": "qwen3-8b", "precision": "int4"}

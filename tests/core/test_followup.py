@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.contract import Engine, Precision, Request, Task
 from core.errors import ParseError
 from core.parse import (

@@ -11,13 +11,14 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from core import hf
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
+from core.catalogue.models import ModelSpec
 from core.contract import Precision, Result
-from core.estimate import SERVING_CLASS_MIN_PARAMS_B, estimate
 from core.formulas.params import arch_of
 from core.formulas.weights import model_weight_bytes
-from core.specs import ModelSpec
+from core.model import config as hf_config
+from core.sizing.defaults import SERVING_CLASS_MIN_PARAMS_B
+from core.sizing.estimate import estimate
 from core.units import GiB
 
 CATALOG = default_catalog()
@@ -119,7 +120,7 @@ def _llama_fp8_config() -> dict[str, Any]:
 
 
 def test_hub_config_modules_to_not_convert_are_counted_wide() -> None:
-    spec, _ = hf.spec_from_config(_llama_fp8_config(), "acme/llama-fp8")
+    spec, _ = hf_config.spec_from_config(_llama_fp8_config(), "acme/llama-fp8")
     assert spec.native_precision == "fp8"
     assert spec.unquantized is not None
     assert (spec.unquantized.attention_layers, spec.unquantized.mlp_layers) == (32, 2)
@@ -146,7 +147,9 @@ def test_hub_config_modules_to_not_convert_are_counted_wide() -> None:
     ],
 )
 def test_unquantized_module_patterns(entries: list[str], expected: tuple[int, int] | None) -> None:
-    wide = hf.unquantized_modules({"quant_method": "fp8", "modules_to_not_convert": entries}, 24, "a/b")
+    wide = hf_config.unquantized_modules(
+        {"quant_method": "fp8", "modules_to_not_convert": entries}, 24, "a/b"
+    )
     assert (None if wide is None else (wide.attention_layers, wide.mlp_layers)) == expected
 
 

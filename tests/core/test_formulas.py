@@ -2,6 +2,7 @@
 
 import pytest
 
+from core.catalogue.models import ModelSpec
 from core.contract import Engine, LoraTargets, Optimizer, Precision, Sharding
 from core.formulas import activations as act
 from core.formulas import diffusion as dif
@@ -21,9 +22,8 @@ from core.formulas.overhead import (
     quantize_on_load_residue_bytes,
 )
 from core.formulas.params import Arch, arch_of, embedding_params, linear_params
-from core.formulas.peak import training_peak
+from core.formulas.peak_llm import training_peak
 from core.formulas.weights import model_weight_bytes, weight_bytes
-from core.specs import ModelSpec
 
 GiB = 2**30
 

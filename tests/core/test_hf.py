@@ -9,10 +9,12 @@ from typing import Any
 
 import pytest
 
-from core import hf
-from core.catalog import Catalog, default_catalog
+from core.catalogue.catalog import Catalog, default_catalog
 from core.errors import CoreError, UnknownModelError
-from core.resolve import HF_LOOKUP_ENV, resolve_model
+from core.model import config as hf_config
+from core.model import hub as hf
+from core.model import safetensors
+from core.model.resolve import HF_LOOKUP_ENV, resolve_model
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hf"
 
@@ -112,7 +114,7 @@ def catalog() -> Catalog:
 
 @pytest.mark.parametrize(("hf_id", "model_id"), CONFIG_MATCHES_CATALOGUE.items())
 def test_config_maps_to_the_catalogue_architecture(catalog: Catalog, hf_id: str, model_id: str) -> None:
-    spec, _ = hf.spec_from_config(load_config(hf_id), hf_id)
+    spec, _ = hf_config.spec_from_config(load_config(hf_id), hf_id)
     row = catalog.models[model_id]
     assert {f: getattr(spec, f) for f in ARCH_FIELDS} == {f: getattr(row, f) for f in ARCH_FIELDS}
 
@@ -122,7 +124,7 @@ def test_config_maps_to_the_catalogue_architecture(catalog: Catalog, hf_id: str,
     [h for h in CONFIG_MATCHES_CATALOGUE if h != "google/gemma-3-4b-pt"],  # its total has a vision tower
 )
 def test_parameters_computed_from_config_match_published_counts(catalog: Catalog, hf_id: str) -> None:
-    spec, assumptions = hf.spec_from_config(load_config(hf_id), hf_id)
+    spec, assumptions = hf_config.spec_from_config(load_config(hf_id), hf_id)
     assert spec.params_b == pytest.approx(catalog.models[CONFIG_MATCHES_CATALOGUE[hf_id]].params_b, rel=0.02)
     assert "huggingface_params_from_config" in [a.code for a in assumptions]
 
@@ -143,31 +145,35 @@ def test_parameters_computed_from_config_match_published_counts(catalog: Catalog
     ],
 )
 def test_shipped_precision_from_quantization_config(quantization: Any, precision: str | None) -> None:
-    assert hf.shipped_precision(quantization) == precision
+    assert hf_config.shipped_precision(quantization) == precision
 
 
 def test_moe_active_parameters_from_config() -> None:
-    spec, _ = hf.spec_from_config(load_config("mistralai/Mixtral-8x7B-v0.1"), "mistralai/Mixtral-8x7B-v0.1")
+    spec, _ = hf_config.spec_from_config(
+        load_config("mistralai/Mixtral-8x7B-v0.1"), "mistralai/Mixtral-8x7B-v0.1"
+    )
     assert spec.active_params_b == pytest.approx(12.879, rel=0.01)
 
 
 def test_qwen_window_is_ignored_unless_enabled() -> None:
     config = load_config("Qwen/Qwen2.5-7B")
-    assert hf.spec_from_config(config, "q/a")[0].sliding_window is None
-    spec, _ = hf.spec_from_config({**config, "use_sliding_window": True, "sliding_window": 4096}, "q/b")
+    assert hf_config.spec_from_config(config, "q/a")[0].sliding_window is None
+    spec, _ = hf_config.spec_from_config(
+        {**config, "use_sliding_window": True, "sliding_window": 4096}, "q/b"
+    )
     assert (spec.sliding_window, spec.sliding_window_layers) == (4096, 28)
 
 
 def test_config_without_decoder_fields_is_a_model_error() -> None:
     with pytest.raises(CoreError, match=r"config\.json") as error:
-        hf.spec_from_config(load_config("acme/broken"), "acme/broken")
+        hf_config.spec_from_config(load_config("acme/broken"), "acme/broken")
     assert error.value.field == "model"
 
 
 def test_inconsistent_config_is_a_model_error() -> None:
     config = {**load_config("meta-llama/Llama-3.1-8B"), "num_key_value_heads": 5}
     with pytest.raises(CoreError, match="inconsistent") as error:
-        hf.spec_from_config(config, "acme/odd")
+        hf_config.spec_from_config(config, "acme/odd")
     assert error.value.field == "model"
 
 
@@ -182,7 +188,7 @@ def test_t5_style_config_is_an_encoder_decoder() -> None:
         "vocab_size": 32128,
         "feed_forward_proj": "relu",
     }
-    spec, _ = hf.spec_from_config(config, "google-t5/t5-large")
+    spec, _ = hf_config.spec_from_config(config, "google-t5/t5-large")
     assert (spec.kind, spec.layers, spec.encoder_layers, spec.resolved_head_dim) == (
         "encoder_decoder",
         24,
@@ -206,18 +212,21 @@ def test_safetensors_header_counts_parameters_by_dtype(tmp_path: Path) -> None:
     path = tmp_path / "model.safetensors"
     path.write_bytes(data + b"\0" * 16)
     for source in (data, path):
-        assert hf.parameter_counts(hf.read_safetensors_header(source)) == {"BF16": 64_000 + 4096, "F32": 64}
+        assert safetensors.parameter_counts(safetensors.read_safetensors_header(source)) == {
+            "BF16": 64_000 + 4096,
+            "F32": 64,
+        }
 
 
 @pytest.mark.parametrize("data", [b"", b"\x05\0\0\0\0\0\0\0{}", struct.pack("<Q", 2) + b"no"])
 def test_malformed_safetensors_header(data: bytes) -> None:
     with pytest.raises(CoreError, match="not a safetensors file"):
-        hf.read_safetensors_header(data)
+        safetensors.read_safetensors_header(data)
 
 
 def test_exact_count_from_safetensors_wins_over_the_config() -> None:
     hf_id = "meta-llama/Llama-3.1-8B"
-    spec, assumptions = hf.spec_from_config(load_config(hf_id), hf_id, {"BF16": 8_030_261_248})
+    spec, assumptions = hf_config.spec_from_config(load_config(hf_id), hf_id, {"BF16": 8_030_261_248})
     assert spec.params_b == 8.030261248
     saved = next(a for a in assumptions if a.code == "huggingface_safetensors")
     assert saved.params["dtype"] == "BF16"
@@ -226,7 +235,7 @@ def test_exact_count_from_safetensors_wins_over_the_config() -> None:
 def test_packed_quantised_checkpoint_falls_back_to_the_config() -> None:
     hf_id = "openai/gpt-oss-20b"
     counts = {"BF16": 1_800_000_000, "U8": 9_000_000_000}  # MXFP4 blocks: 2 weights per byte
-    spec, assumptions = hf.spec_from_config(load_config(hf_id), hf_id, counts)
+    spec, assumptions = hf_config.spec_from_config(load_config(hf_id), hf_id, counts)
     assert spec.params_b == pytest.approx(20.914, rel=0.02)
     assert "U8" in next(a.text for a in assumptions if a.code == "huggingface_params_from_config")
 

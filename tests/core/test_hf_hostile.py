@@ -1,6 +1,6 @@
-"""A slow or hostile Hugging Face mirror (`tests.fake_hub` modes) against `core.hf.look_up`: one
+"""A slow or hostile Hugging Face mirror (`tests.fake_hub` modes) against `core.model.hub.look_up`: one
 deadline for the whole look-up, however the server drips; bodies capped; ids the Hub cannot have
-never sent; every config number checked against the contract's bounds (`core.hf_checks`)."""
+never sent; every config number checked against the contract's bounds (`core.model.checks`)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from core import hf
 from core.errors import UnknownModelError
-from core.hf_checks import ConfigRefused
+from core.model import hub as hf
+from core.model.checks import ConfigRefused
 from core.parse import understand
 from tests.fake_hub import FakeHub, fixture_config
 

@@ -1,4 +1,4 @@
-"""The quick Hugging Face look-up (`core.hf.HttpHub`, `look_up`, `MemoryHub`) against a local fake Hub:
+"""The quick Hugging Face look-up (`core.model.hub.HttpHub`, `look_up`, `MemoryHub`) against a local fake Hub:
 found, not found, out of time (fast), the Hub failing; links to huggingface.co read as ids."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from core import hf
 from core.errors import CoreError, UnknownModelError
-from core.estimate import estimate
+from core.model import hub as hf
 from core.parse import understand
+from core.sizing.estimate import estimate
 from tests.fake_hub import FakeHub, fixture_config
 
 CLONE = "acme/Llama-Clone-8B"  # Llama 3.1 8B's config under a name the catalogue does not know

@@ -8,12 +8,13 @@ from typing import Any
 
 import pytest
 
-from core.catalog import default_catalog
-from core.estimate import estimate
+from core.catalogue.catalog import default_catalog
+from core.catalogue.models import ModelSpec, RecurrentLayers
 from core.formulas.kv_cache import model_kv_cache_bytes
 from core.formulas.recurrent import recurrent_state_bytes
-from core.hf import MemoryHub, spec_from_config
-from core.specs import ModelSpec, RecurrentLayers
+from core.model.config import spec_from_config
+from core.model.hub import MemoryHub
+from core.sizing.estimate import estimate
 
 GiB = 2**30
 CONTEXT_256K = 262_144

@@ -9,16 +9,10 @@ from typing import Any
 import pytest
 
 from core.advice import TENSOR_PARALLEL_DECODE_EFFICIENCY, Sizer
-from core.advice.speed import (
-    allreduce_latency_s,
-    decode_weight_bytes,
-    fixed_step_s,
-    moe_layer_s,
-    multi_gpu_speedup,
-)
-from core.catalog import default_catalog
+from core.advice.decode import decode_weight_bytes, moe_layer_s
+from core.advice.speed import allreduce_latency_s, fixed_step_s, multi_gpu_speedup
+from core.catalogue.catalog import default_catalog
 from core.contract import Engine, Request, Result
-from core.estimate import estimate, fill_defaults
 from core.formulas import vllm
 from core.formulas.overhead import (
     ALLOCATOR_RESERVE_FRACTION,
@@ -29,6 +23,8 @@ from core.formulas.overhead import (
     quantize_on_load_residue_bytes,
 )
 from core.formulas.params import arch_of
+from core.sizing.defaults import fill_defaults
+from core.sizing.estimate import estimate
 from core.units import GiB
 
 CATALOG = default_catalog()

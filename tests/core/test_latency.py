@@ -1,4 +1,4 @@
-"""Time to first token and the servers a load takes (core.latency), through `estimate` and the
+"""Time to first token and the servers a load takes (core.advice.latency), through `estimate` and the
 prefill function; published figures from tests/core/fixtures/prefill_cases.jsonl."""
 
 from __future__ import annotations
@@ -11,12 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.catalog import default_catalog
-from core.contract import Engine, Precision, Request
-from core.errors import CatalogError
-from core.estimate import estimate
-from core.formulas.params import arch_of
-from core.latency import (
+from core.advice.latency import (
     Load,
     check,
     efficiency_rows,
@@ -26,6 +21,11 @@ from core.latency import (
     prefill_flops,
     servers_for,
 )
+from core.catalogue.catalog import default_catalog
+from core.contract import Engine, Precision, Request
+from core.errors import CatalogError
+from core.formulas.params import arch_of
+from core.sizing.estimate import estimate
 
 CASES = [json.loads(line) for line in (Path(__file__).parent / "fixtures" / "prefill_cases.jsonl").open()]
 
@@ -111,7 +111,8 @@ def test_load_answered_with_servers() -> None:
     assert latency is not None and latency.met
     assert latency.servers and latency.cards == latency.servers * latency.count
     assert latency.ttft_under_load_s is not None and latency.ttft_under_load_s <= 2
-    assert latency.prompt_tokens == 1000  # a load's prompt default (core.cost's), not the whole context
+    # a load's prompt default (core.inverse.cost's), not the whole context
+    assert latency.prompt_tokens == 1000
     more = estimate({**req, "requests_per_second": 40}).latency
     assert more is not None and more.servers and more.servers > latency.servers
 
@@ -185,7 +186,7 @@ def test_bad_row_named(tmp_path: Path) -> None:
 
 def test_users_at_once_wait_for_the_prefills_ahead() -> None:
     """N users sending together: the last waits (N - 1) prefills; said in both languages."""
-    from core.answer_latency import ttft_line
+    from core.language.answer_latency import ttft_line
 
     req = {"task": "inference", "model": "llama-3.1-8b", "gpus": ["h100-sxm"], "context_length": 8192}
     one = estimate(req).latency

@@ -1,4 +1,4 @@
-"""The launch command (core.launch): every option it writes is in the engine's documented list
+"""The launch command (core.advice.launch): every option it writes is in the engine's documented list
 (core/data/engine_flags.toml), and the command says what was sized."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from core.advice.launch import engine_flags, llama_server, load_flags
 from core.contract import KvPrecision, LaunchCommand, Result
 from core.errors import CatalogError
-from core.estimate import estimate
-from core.launch import engine_flags, llama_server, load_flags
-from core.launch_text import command_text, launch_plain
+from core.layouts.launch import command_text, launch_plain
+from core.sizing.estimate import estimate
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -225,9 +225,9 @@ def test_no_transformers_command_for_another_checkpoint() -> None:
 def test_offload_fields_reach_the_commands() -> None:
     """A request offloading to RAM (`gpu_layers`, `n_cpu_moe`) gets them in the llama.cpp and Ollama
     commands."""
-    from core.catalog import default_catalog
+    from core.advice.launch import launch_commands
+    from core.catalogue.catalog import default_catalog
     from core.formulas.params import arch_of
-    from core.launch import launch_commands
 
     result = estimate({**REQUESTS[6], "gpu_layers": 20, "n_cpu_moe": 12})
     spec = default_catalog().models["qwen3-30b-a3b"]

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.cli import main
 from core.logs import MAX_LOG_CHARS, advice, parse, read_log
 from core.logs.advice import advise_log
@@ -388,7 +388,7 @@ def test_the_weights_a_vllm_log_measured_are_the_estimators(
 ) -> None:
     """A log's measurement is a calibration point: vLLM's "Loading model weights took" (GiB, its
     meter: torch memory after loading) against the estimator's weights for the same checkpoint."""
-    from core.estimate import estimate
+    from core.sizing.estimate import estimate
 
     measured = read_log(excerpt.text).weights_bytes  # type: ignore[union-attr]
     request = {"task": "inference", "model": model, "precision": precision, "engine": "vllm"}

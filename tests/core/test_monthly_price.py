@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from core.answer import build_answer
-from core.catalog import load_catalog
+from core.catalogue.catalog import load_catalog
 from core.errors import CatalogError
-from core.estimate import estimate
+from core.language.answer import build_answer
+from core.sizing.estimate import estimate
 
 OFFER = """
 [[offer]]

@@ -1,5 +1,5 @@
-"""Every value of an offers file is checked at load against the bounds `core.specs` states: an absurd
-one (a price of 1e300, a URL with a space, a file saved as cp1251) is refused with the file, the row
+"""Every value of an offers file is checked at load against the bounds `core.catalogue.offers` states: an
+absurd one (a price of 1e300, a URL with a space, a file saved as cp1251) is refused with the file, the row
 and the field, never loaded to break every answer later (issue 19, item 4)."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from core.answer import hourly_price
-from core.catalog import load_catalog
+from core.catalogue.catalog import load_catalog
+from core.catalogue.offers import MAX_OFFER_CARDS, MAX_OFFER_ID, MAX_PRICE_PER_HOUR, MAX_PRICE_PER_MONTH
 from core.errors import CatalogError
-from core.specs import MAX_OFFER_CARDS, MAX_OFFER_ID, MAX_PRICE_PER_HOUR, MAX_PRICE_PER_MONTH
+from core.language.cards import hourly_price
 
 GOOD = '[[offer]]\nid = "good"\ngpu = "t4"\ncount = 1\nurl = "https://example.com/good"\n'
 

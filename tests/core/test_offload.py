@@ -11,14 +11,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.catalog import default_catalog, load_catalog
+from core.advice.offload import decode_tokens_per_s, facts, step_bytes
+from core.catalogue.catalog import default_catalog, load_catalog
+from core.catalogue.gpus import GpuSpec
 from core.contract import Request
 from core.errors import CatalogError, CoreError
-from core.estimate import estimate, fill_defaults
 from core.formulas.params import arch_of
-from core.offload import decode_tokens_per_s, facts, step_bytes
-from core.solve import run
-from core.specs import GpuSpec
+from core.inverse.solve import run
+from core.sizing.defaults import fill_defaults
+from core.sizing.estimate import estimate
 
 CATALOG = default_catalog()
 CASES = tomllib.loads((Path(__file__).parent / "fixtures" / "offload_cases.toml").read_text())["case"]

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from core.answer import build_answer
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.contract import Request
+from core.inverse.solve import run
+from core.language.answer import build_answer
+from core.layouts.plain import layout
 from core.parse import parse
-from core.solve import run
-from core.text import layout
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = default_catalog()

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from core.answer import build_answer
-from core.catalog import default_catalog, load_catalog
+from core.catalogue.catalog import default_catalog, load_catalog
 from core.contract import Result, Sharding
 from core.errors import CatalogError
-from core.estimate import estimate
+from core.inverse.solve import run
+from core.language.answer import build_answer
+from core.language.phrases import format_bytes
+from core.layouts.plain import render_answer
 from core.parse import understand
-from core.render import format_bytes
-from core.solve import run
-from core.text import render_answer
+from core.sizing.estimate import estimate
 from core.units import GiB
 
 CATALOG = default_catalog()

@@ -6,7 +6,10 @@ from typing import Any
 
 import pytest
 
-from core.catalog import Catalog, default_catalog
+from core.catalogue.catalog import Catalog, default_catalog
+from core.catalogue.gpus import GpuSpec
+from core.catalogue.models import ModelSpec, PipelineComponent
+from core.catalogue.offers import RentalOffer
 from core.contract import Precision, Request, Task
 from core.errors import ParseError
 from core.parse import (
@@ -18,7 +21,6 @@ from core.parse import (
     parse_size_b,
     understand,
 )
-from core.specs import GpuSpec, ModelSpec, PipelineComponent, RentalOffer
 
 
 def _llm(model_id: str, name: str, params_b: float, family: str, **extra: Any) -> ModelSpec:

@@ -8,7 +8,8 @@ import random
 
 import pytest
 
-from core.catalog import MAX_SEARCH_WORDS, Catalog, load_catalog
+from core.catalogue.catalog import Catalog, load_catalog
+from core.catalogue.names import MAX_SEARCH_WORDS
 from core.errors import ParseError
 from core.parse import MAX_TEXT_CHARS, comparison, parse, parse_partial, understand
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.contract import Request
-from core.estimate import estimate
+from core.language.words import translate
 from core.parse import parse, understand
-from core.texts import translate
+from core.sizing.estimate import estimate
 
 CATALOG = default_catalog()
 MODEL = "llama 3.1 8b"

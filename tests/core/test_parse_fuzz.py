@@ -7,7 +7,8 @@ import contextlib
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.catalog import Catalog, default_catalog
+from core.catalogue.catalog import Catalog, default_catalog
+from core.catalogue.models import ModelKind
 from core.contract import Precision, Request
 from core.errors import ParseError
 from core.parse import (
@@ -26,7 +27,6 @@ from core.parse import (
     understand,
     understand_message,
 )
-from core.specs import ModelKind
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 EMPTY = Catalog([], [], [])

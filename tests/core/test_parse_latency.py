@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from core.inverse.solve import run
 from core.parse import understand
-from core.solve import run
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""The answer as a picture (`core.picture`): a 1280×720 PNG whose bars are the breakdown, whose lines
+"""The answer as a picture (`core.layouts.picture`): a 1280×720 PNG whose bars are the breakdown, whose lines
 are the cards' usable memory (labelled), whose every number is also in the text answer, readable at a
 phone's width, with a one-line caption."""
 
@@ -12,10 +12,9 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 
-from core.answer import build_answer
-from core.estimate import estimate
-from core.parse import understand
-from core.picture import (
+from core.language.answer import build_answer
+from core.language.phrases import format_bytes
+from core.layouts.picture import (
     DPI,
     HEIGHT_PX,
     MIN_PHONE_PX,
@@ -29,8 +28,9 @@ from core.picture import (
     render_png,
     to_png,
 )
-from core.render import format_bytes
-from core.text import layout as text_layout
+from core.layouts.plain import layout as text_layout
+from core.parse import understand
+from core.sizing.estimate import estimate
 
 QUESTIONS = [
     ("llama 3.1 8b int4 32k 4 пользователя", "ru"),  # fits the recommended card

@@ -8,9 +8,9 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 
-from core.answer import build_answer
-from core.picture import layout
-from core.render import format_bytes
+from core.language.answer import build_answer
+from core.language.phrases import format_bytes
+from core.layouts.picture import layout
 from tests.core.test_answer_units_property import requests, sized
 
 

@@ -1,7 +1,7 @@
 import pytest
 
 from core.contract import KvPrecision, MixedPrecision, Precision
-from core.precision import (
+from core.formulas.precision import (
     bits_per_weight,
     compute_bytes,
     embedding_bits,

@@ -1,4 +1,4 @@
-"""Price questions (`core.parse.price`) and the price list (`core.prices`): what is read as a price
+"""Price questions (`core.parse.price`) and the price list (`core.language.prices`): what is read as a price
 question and what is not, and a list that shows only the prices the offers file has."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from core.catalog import default_catalog, load_catalog
+from core.catalogue.catalog import default_catalog, load_catalog
 from core.cli import main
+from core.language.prices import price_list, render_price_list
 from core.parse import understand
 from core.parse.price import PriceQuestion, price_question
-from core.prices import price_list, render_price_list
 
 SHIPPED = default_catalog()
 
@@ -145,8 +145,8 @@ def test_a_question_with_a_model_is_still_sized() -> None:
     ],
 )
 def test_an_answer_says_price_on_request_once(request_: dict[str, str], lang: str, phrase: str) -> None:
-    from core.estimate import estimate
-    from core.text import render_answer
+    from core.layouts.plain import render_answer
+    from core.sizing.estimate import estimate
 
     details = "\n\n" + ("Влезет ли" if lang == "ru" else "Fits")
     short = render_answer(estimate(request_), lang).split(details)[0]

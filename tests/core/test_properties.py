@@ -8,9 +8,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.contract import Result
-from core.estimate import estimate
+from core.sizing.estimate import estimate
 
 CATALOG = default_catalog()
 LLMS = sorted(m.id for m in CATALOG.models.values() if m.kind == "llm" and m.params_b <= 80)

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from core.catalog import Catalog, default_catalog, load_catalog
+from core.catalogue.catalog import Catalog, default_catalog, load_catalog
+from core.catalogue.offers import DEFAULT_RANK_ORDER, RankingPolicy
 from core.contract import Recommendation, Result
-from core.estimate import estimate
-from core.specs import DEFAULT_RANK_ORDER, RankingPolicy
+from core.sizing.estimate import estimate
 
 SHIPPED = default_catalog()
 SEVENTY_B = {"task": "inference", "model": "llama-3.1-70b", "precision": "bf16"}
@@ -329,7 +329,7 @@ def test_no_target_without_named_gpus() -> None:
 
 
 def test_the_answer_leads_with_the_tight_offer_and_names_the_comfortable_one_once() -> None:
-    from core.text import render_answer
+    from core.layouts.plain import render_answer
 
     for lang, tight, roomy in (
         ("ru", "Впритык: свободно меньше 10 %", "С запасом: 2× RTX 4090 48 GB, цена по запросу"),

@@ -1,4 +1,5 @@
-"""Words for the pieces of an answer (`core.render`): sizes in one unit, settings, parse errors, which
+"""Words for the pieces of an answer (`core.language.phrases`): sizes in one unit, settings, parse errors,
+which
 configurations and savings are worth naming. The answer itself is tested in test_answer.py."""
 
 from __future__ import annotations
@@ -7,12 +8,11 @@ import random
 
 import pytest
 
-from core.catalog import Catalog
+from core.catalogue.catalog import Catalog
+from core.catalogue.models import ModelSpec
 from core.contract import Assumption, Mitigation, Task
 from core.errors import ParseError
-from core.estimate import estimate
-from core.parse import parse
-from core.render import (
+from core.language.phrases import (
     SMALL_BELOW,
     action_text,
     assumption_texts,
@@ -22,9 +22,10 @@ from core.render import (
     render_parse_error,
     verdicts_to_show,
 )
-from core.specs import ModelSpec
-from core.text import render_answer
-from core.texts import t
+from core.language.words import t
+from core.layouts.plain import render_answer
+from core.parse import parse
+from core.sizing.estimate import estimate
 from core.units import GiB, MiB
 
 
@@ -246,8 +247,8 @@ def test_assumptions_are_translated_and_listed_once() -> None:
 
 @pytest.mark.parametrize(("users", "engine"), [(1, "Transformers"), (8, "vLLM")])
 def test_the_answer_says_which_engine_it_assumed(users: int, engine: str) -> None:
-    from core.answer import build_answer
-    from core.estimate import estimate
+    from core.language.answer import build_answer
+    from core.sizing.estimate import estimate
 
     result = estimate({"task": "inference", "model": "llama-3.1-8b", "concurrency": users})
     assert engine in build_answer(result, "en").settings
@@ -264,7 +265,7 @@ def test_the_answer_says_which_engine_it_assumed(users: int, engine: str) -> Non
 def test_russian_assumptions_and_actions_agree_with_their_numbers(
     tokens: int, said: str, cut_to: str
 ) -> None:
-    from core.texts import t
+    from core.language.words import t
 
     assert said in t("assumption-default_context", "ru", context_length=tokens).replace("\xa0", " ")
     assert cut_to in t("action-shorten_context", "ru", context_length=tokens).replace("\xa0", " ")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from core.catalog import Catalog, default_catalog
+from core.catalogue.catalog import Catalog, default_catalog
+from core.catalogue.models import ModelSpec
 from core.contract import Assumption, CustomModel
 from core.errors import CoreError, UnknownModelError
-from core.resolve import HF_LOOKUP_ENV, parse_size, resolve_model
-from core.specs import ModelSpec
+from core.model.resolve import HF_LOOKUP_ENV, parse_size, resolve_model
 
 
 @pytest.fixture(scope="module")

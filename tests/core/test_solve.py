@@ -8,13 +8,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
+from core.catalogue.offers import DEFAULT_BANDS
 from core.contract import Precision, Request, SolveFor
 from core.errors import CoreError
-from core.estimate import estimate
-from core.precision import bits_per_weight
-from core.solve import MAX_ESTIMATES, PRECISION_LADDER, largest, solve
-from core.specs import DEFAULT_BANDS
+from core.formulas.precision import bits_per_weight
+from core.inverse.judge import MAX_ESTIMATES
+from core.inverse.solve import solve
+from core.inverse.solve_counts import largest
+from core.inverse.solve_steps import PRECISION_LADDER
+from core.sizing.estimate import estimate
 
 
 def fits(request: dict[str, Any]) -> bool:
@@ -67,7 +70,7 @@ def test_the_value_found_fits_and_the_next_does_not(request_fields: dict[str, An
     else:
         assert solved.next_value == largest + 1
         assert not fits({**base, field: solved.next_value})
-        # beyond the tight band: "does not fit reliably" (core.specs.Bands), not only past the card
+        # beyond the tight band: "does not fit reliably" (core.catalogue.offers.Bands), not only past the card
         limit = solved.usable_bytes * (1 - DEFAULT_BANDS.tight)
         assert solved.next_bytes_per_gpu is not None and solved.next_bytes_per_gpu > limit
         assert (solved.bytes_per_gpu or 0) <= limit

@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.contract import SpeculativeMethod
 from core.errors import CoreError
-from core.estimate import estimate
 from core.formulas.params import arch_of
 from core.formulas.speculative import expected_tokens_per_step, mtp_params, speedup
 from core.parse import understand
-from core.speculative import PARTS, methods
+from core.sizing.estimate import estimate
+from core.sizing.speculative import PARTS, methods
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from core.catalog import default_catalog
-from core.estimate import estimate
+from core.catalogue.catalog import default_catalog
+from core.sizing.estimate import estimate
 
 CASES = [json.loads(line) for line in (Path(__file__).parent / "fixtures" / "speed_cases.jsonl").open()]
 CATALOG = default_catalog()

@@ -1,4 +1,5 @@
-"""Retrieval stacks (`Request.extra_models`, core.stack): models beside the LLM on one card, their memory
+"""Retrieval stacks (`Request.extra_models`, core.sizing.stack): models beside the LLM on one card, their
+memory
 summed per card into one verdict; read from text as users type it; through the CLI's JSON contract."""
 
 from __future__ import annotations
@@ -8,11 +9,11 @@ import json
 
 import pytest
 
-from core.answer import build_answer
 from core.cli import main
-from core.estimate import estimate
+from core.language.answer import build_answer
+from core.layouts.picture import layout
 from core.parse import understand
-from core.picture import layout
+from core.sizing.estimate import estimate
 
 LLM = {"task": "inference", "model": "qwen2.5-7b", "context_length": 8192}
 PAIR = ["bge-m3", "bge-reranker-v2-m3"]

@@ -21,7 +21,7 @@ from core.contract import (
     VerdictKind,
 )
 from core.errors import ParseError
-from core.texts import LANGUAGES, concept_key, label, message_ids, normalize_lang, t, translate
+from core.language.words import LANGUAGES, concept_key, label, message_ids, normalize_lang, t, translate
 
 
 def test_every_language_has_the_same_keys() -> None:

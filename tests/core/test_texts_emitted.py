@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.contract import Result
-from core.estimate import estimate
-from core.texts import LANGUAGES, message_ids, translate
+from core.language.words import LANGUAGES, message_ids, translate
+from core.sizing.estimate import estimate
 
 CORE = Path(__file__).resolve().parents[2] / "core"
 

@@ -5,13 +5,13 @@ from typing import Any
 
 import pytest
 
-from core.answer import build_answer
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.contract import Result
-from core.estimate import estimate
 from core.formulas import activations as act
 from core.formulas import training as tr
 from core.formulas.params import arch_of
+from core.language.answer import build_answer
+from core.sizing.estimate import estimate
 
 GiB = 2**30
 CATALOG = default_catalog()

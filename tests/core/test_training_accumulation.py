@@ -12,11 +12,11 @@ import pytest
 from pydantic import ValidationError
 
 from core.advice.ranking import accumulation_for, largest_micro_batch
-from core.answer import build_answer
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.contract import Request
-from core.estimate import estimate
-from core.solve import run
+from core.inverse.solve import run
+from core.language.answer import build_answer
+from core.sizing.estimate import estimate
 from core.units import GiB
 
 CATALOG = default_catalog()

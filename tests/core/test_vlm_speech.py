@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from core.catalog import default_catalog
-from core.estimate import estimate
+from core.catalogue.catalog import default_catalog
 from core.formulas.vision import image_tokens, vllm_profiled_images
-from core.multimodal_accuracy import Figure, error, load_figures
 from core.parse import parse
+from core.sizing.accuracy_multimodal import Figure, error, load_figures
+from core.sizing.estimate import estimate
 
 MiB = 2**20
 
@@ -200,7 +200,7 @@ QWEN25_VL_7B_CONFIG = {  # Qwen/Qwen2.5-VL-7B-Instruct config.json, the fields r
 
 
 def test_hub_config_gives_the_vision_tower() -> None:
-    from core.hf import spec_from_config
+    from core.model.config import spec_from_config
 
     spec, _ = spec_from_config(QWEN25_VL_7B_CONFIG, "someone/Qwen2.5-VL-7B-finetune")
     tower = spec.vision
@@ -214,7 +214,7 @@ def test_hub_config_gives_the_vision_tower() -> None:
 
 
 def test_hub_gemma3_config_is_a_one_tile_tower() -> None:
-    from core.hf_vision import vision_tower
+    from core.model.config_vision import vision_tower
 
     config = {
         "model_type": "gemma3",
@@ -260,7 +260,7 @@ def test_whisper_too_many_windows_is_offered_fewer_on_the_same_card() -> None:
 def test_a_hub_vlm_is_sized_with_its_images() -> None:
     """A fine-tune the catalogue lacks, read from the Hub (here the bot's cache, `MemoryHub`): its
     images take KV cache and its encoder runs, as for the catalogue's Qwen2.5-VL 7B."""
-    from core.hf import MemoryHub
+    from core.model.hub import MemoryHub
 
     repo = "someone/Qwen2.5-VL-7B-finetune"
     hub = MemoryHub({repo: (QWEN25_VL_7B_CONFIG, {"BF16": 8_292_166_656})})
@@ -291,7 +291,7 @@ def test_speech_precisions_are_what_is_sized_and_context_is_not() -> None:
     changes nothing (fixed 30-s windows), the batch does."""
     from core.contract import Precision
     from core.errors import EstimateError
-    from core.multimodal_defaults import SPEECH_PRECISIONS, SPEECH_SIZED_BY
+    from core.sizing.defaults_multimodal import SPEECH_PRECISIONS, SPEECH_SIZED_BY
 
     default = estimate({"task": "inference", "model": "whisper-large-v3"}).request.precision
     assert SPEECH_PRECISIONS[0] == default

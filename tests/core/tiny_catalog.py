@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from core.catalog import Catalog
-from core.specs import GpuSpec, ModelSpec, RentalOffer
+from core.catalogue.catalog import Catalog
+from core.catalogue.gpus import GpuSpec
+from core.catalogue.models import ModelSpec
+from core.catalogue.offers import RentalOffer
 
 GiB = 2**30
 

@@ -273,7 +273,7 @@ admin-leads-none = ✅ Every lead was delivered.
 admin-leads-resent = 🔁 Queued again: { $count }. Sending now; /leads shows what does not arrive.
 admin-leads-no-chat = SALES_CHAT_ID is not set: leads are kept in the database, there is nowhere to send them.
 admin-leads-usage = <code>/leads</code> lists undelivered leads, <code>/leads resend</code> sends them again.
-## slice "hub": Hugging Face ids the Hub cannot have, configs refused (bot.hf_models, core.hf_checks)
+## slice "hub": Hugging Face ids the Hub cannot have, configs refused (bot.hf_models, core.model.checks)
 hf-not-a-hub-id = <b>{ $model }</b> cannot be a Hugging Face model: its names use only Latin letters, digits, «-», «_» and «.», e.g. <code>Qwen/Qwen3-8B</code>. Check the name, or give the model's size: <code>8B</code>.
 hf-refused-range = I won't size <b>{ $model }</b>: its config.json says <code>{ $field } = { $value }</code>, and no model has that (allowed: { $least } to { $most }). Give the model's size instead: <code>8B</code>.
 hf-refused-inconsistent = I won't size <b>{ $model }</b>: its config.json (<code>{ $field }</code>) does not agree with its parameter count ({ $params }). Give the model's size instead: <code>8B</code>.

@@ -276,7 +276,7 @@ admin-leads-none = ✅ Все заявки доставлены.
 admin-leads-resent = 🔁 Снова в очереди: { $count }. Отправляем сейчас; что не дойдёт — покажет /leads.
 admin-leads-no-chat = SALES_CHAT_ID не задан: заявки хранятся в базе, отправлять их некуда.
 admin-leads-usage = <code>/leads</code> — недоставленные заявки, <code>/leads resend</code> — отправить их снова.
-## slice "hub": Hugging Face ids the Hub cannot have, configs refused (bot.hf_models, core.hf_checks)
+## slice "hub": Hugging Face ids the Hub cannot have, configs refused (bot.hf_models, core.model.checks)
 hf-not-a-hub-id = <b>{ $model }</b> не может быть моделью на Hugging Face: в её названии только латинские буквы, цифры, «-», «_» и «.», например <code>Qwen/Qwen3-8B</code>. Проверьте название или напишите размер модели: <code>8B</code>.
 hf-refused-range = Не буду считать <b>{ $model }</b>: в её config.json <code>{ $field } = { $value }</code>, такого не бывает ни у одной модели (допустимо от { $least } до { $most }). Напишите размер модели: <code>8B</code>.
 hf-refused-inconsistent = Не буду считать <b>{ $model }</b>: её config.json (<code>{ $field }</code>) не сходится с числом параметров ({ $params }). Напишите размер модели: <code>8B</code>.

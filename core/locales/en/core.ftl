@@ -1,7 +1,7 @@
-## Texts of the estimator core (English). The bot reuses them through `core.texts.t`.
+## Texts of the estimator core (English). The bot reuses them through `core.language.words.t`.
 ##
 ## Keys are stable: rename one and every caller breaks. Concept keys are `<group>-<contract value>`
-## (non [A-Za-z0-9_-] characters → "_", see `core.texts.concept_key`):
+## (non [A-Za-z0-9_-] characters → "_", see `core.language.words.concept_key`):
 ##   task-<Task>                 what the user wants to do
 ##   method-<Method>             training method; method-note-<Method>: one-line advice
 ##   precision-<Precision>       weight format (also used for KvPrecision); precision-note-<Precision>
@@ -15,7 +15,7 @@
 ##   assumption-<Assumption.code> (args: the assumption's params; English Assumption.text otherwise)
 ##   field-<Request field>       a field's name in error messages
 ##   parse-error-<ParseError.code>, parse-*   answers to text that could not be read
-##   setting-*, answer-*, bytes*, config, price-*   pieces of the human answer (core/render.py)
+##   setting-*, answer-*, bytes*, config, price-*   pieces of the human answer (core/language/phrases.py)
 
 ## Units: one unit, as cards are named: GB = 2^30 bytes (an “RTX 4090 48 GB” holds 48 GB), MB = 2^20 bytes.
 bytes = { NUMBER($gb, minimumFractionDigits: 1, maximumFractionDigits: 1) } GB
@@ -295,7 +295,7 @@ setting-frames = { $count } frames
 setting-tiling = VAE tiling
 setting-slicing = VAE slicing
 
-## The human answer (core/answer.py builds it, core/text.py and the bot lay it out)
+## The human answer (core/language/answer.py builds it, core/layouts/plain.py and the bot lay it out)
 answer-headline = { $model }: { $settings }
 config = { $count }× { $gpu }
 currency-RUB = ₽
@@ -366,7 +366,7 @@ assumption-cost_default_request = Each request: { $prompt } prompt tokens, { $to
 assumption-cost_generation_figures = Seconds per image from published measurements (core/data/throughput.toml), batch 1; each card of a server renders on its own.
 assumption-cost_no_figure = No published speed of { $model } on these cards at this resolution: no time or price per image given.
 
-## Inverse answers (core/answer_solve.py)
+## Inverse answers (core/language/answer_solve.py)
 solve-memory-config = { $count ->
     [1] a { NUMBER($gb, maximumFractionDigits: 1) } GB card
    *[other] { $count }× { NUMBER($gb, maximumFractionDigits: 1) } GB cards
@@ -392,7 +392,7 @@ solve-none-seq_len = ❌ Nothing fits { $config }: even { $value } needs { $need
 solve-none-precision = ❌ No precision fits { $config }: even { $value } needs { $need } per card of { $usable }
 solve-none-model = ❌ No model of the family fits { $config }: even the smallest, { $value }, needs { $need } per card of { $usable }
 
-## Time and cost (core/answer_solve.py)
+## Time and cost (core/language/answer_solve.py)
 cost-training = ⏱ Training on { NUMBER($tokens) } tokens ({ NUMBER($epochs) } { $epochs ->
     [one] epoch
    *[other] epochs
@@ -423,7 +423,7 @@ solve-comfortable = With { $percent } % of the card left free (as we recommend):
 assumption-parse_cost_needs_dataset = To say how long and how much, give the dataset: “10000 examples of 1000 tokens, 3 epochs” or “1B tokens”.
 assumption-parse_cost_needs_requests = To price serving, give the load: “10000 requests a day of 500 tokens”.
 
-## The answer as a picture (core/picture.py)
+## The answer as a picture (core/layouts/picture.py)
 picture-part = { $part }: { $size }
 picture-total = per card: { $total }
 cli-hf-not-found = No model { $model } on Hugging Face (or it is private or gated): check the name (e.g. Qwen/Qwen3-8B) or give its size (8B).
@@ -452,7 +452,7 @@ prices-from-note = "from": a starting price.
 prices-on-request-note = A manager quotes the prices "on request".
 answer-offers-recommended-unpriced = Recommended: { $config }
 answer-offers-fastest-unpriced = fastest: { $config }
-## units: one card count and one unit per answer (core/answer.py, core/advice)
+## units: one card count and one unit per answer (core/language/answer.py, core/advice)
 assumption-named_count_fsdp = Training on { $num_gpus } GPUs is sized as such a job is launched: with FSDP full sharding (ZeRO-3), each GPU holding its share of the weights, gradients and optimizer states.
 action-shard_offload_optimizer = ZeRO-3 with the optimizer states on the CPU (DeepSpeed offload_optimizer): slower, the same training
 verdict-no_margin = does not fit reliably
@@ -466,11 +466,11 @@ solve-next-budget = { $value } would not fit: { $need } per card, more than its 
 solve-next-step-budget = { $value } would not fit: { $need } per card, more than its engine's memory budget
 lead-fits-more = { $icon } { $verdict } on { $config }: { $asked } of them are not enough
 lead-fits-more-not-offered = { $icon } { $verdict } on { $config }: { $asked } of them are not enough — a configuration we do not rent, write to us
-## dialog: the picture's card labels (core/picture.py)
+## dialog: the picture's card labels (core/layouts/picture.py)
 picture-used = { $icon } { $verdict }: { $need } · { $percent } % used
 picture-capacity = { $card }: { $size }
 
-## dialog: inverse answers lead with a comfortable fit (core/answer_solve.py)
+## dialog: inverse answers lead with a comfortable fit (core/language/answer_solve.py)
 solve-in-precision = { $value } in { $precision }
 solve-tight = Only tight (under { $percent } % of the card free): { $value } — { $need } of { $usable }
 

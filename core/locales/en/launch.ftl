@@ -1,4 +1,4 @@
-# Time to first token and load (core/answer_latency.py), the launch command (core/launch_text.py).
+# Time to first token and load (core/language/answer_latency.py), the launch command (core/layouts/launch.py).
 
 latency-ttft = First token: ~{ NUMBER($ttft, maximumFractionDigits: 2) } s for a prompt of { NUMBER($tokens) } tokens on { $config } (prefill { NUMBER($prefill, maximumFractionDigits: 2) } s at { $mfu }% of { NUMBER($tflops) } TFLOPS per card)
 latency-load = ⏱ { NUMBER($rps, maximumFractionDigits: 2) } requests a second{ $target ->

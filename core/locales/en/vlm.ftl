@@ -1,4 +1,4 @@
-# Vision-language and speech models (issue 22 items 3, 4): labels and notes of core/multimodal_defaults.py.
+# Vision-language and speech models (issue 22 items 3, 4): labels and notes of core/sizing/defaults_multimodal.py.
 engine-ctranslate2 = faster-whisper (CTranslate2)
 component-vision_encoder = image encoder
 component-speech_state = audio windows: decoder caches and encoder output

@@ -1,7 +1,7 @@
-## Тексты ядра оценщика (русский). Бот берёт их через `core.texts.t`.
+## Тексты ядра оценщика (русский). Бот берёт их через `core.language.words.t`.
 ##
 ## Ключи стабильны и совпадают с en/core.ftl (это проверяет тест). Ключи понятий —
-## `<группа>-<значение из контракта>`, см. `core.texts.concept_key` и шапку en/core.ftl:
+## `<группа>-<значение из контракта>`, см. `core.language.words.concept_key` и шапку en/core.ftl:
 ##   task-, method-, method-note-, precision-, precision-note-, engine-, optimizer-, sharding-,
 ##   offload-, attention-, component-, verdict-, reason-, action-, assumption-, field-,
 ##   parse-error-, parse-*, setting-*, answer-*, bytes*, config, price-*
@@ -342,7 +342,7 @@ setting-frames = { $count ->
 setting-tiling = тайлинг VAE
 setting-slicing = слайсинг VAE
 
-## Человеческий ответ (собирает core/answer.py, раскладывают core/text.py и бот)
+## Человеческий ответ (собирает core/language/answer.py, раскладывают core/layouts/plain.py и бот)
 answer-headline = { $model }: { $settings }
 config = { $count }× { $gpu }
 currency-RUB = ₽
@@ -431,7 +431,7 @@ assumption-cost_default_request = Каждый запрос: { $prompt } ток�
 assumption-cost_generation_figures = Секунды на картинку — из опубликованных замеров (core/data/throughput.toml), батч 1; каждая карта сервера генерирует отдельно.
 assumption-cost_no_figure = Нет опубликованной скорости { $model } на этих картах при таком разрешении: время и цену за картинку не даём.
 
-## Обратные вопросы (core/answer_solve.py)
+## Обратные вопросы (core/language/answer_solve.py)
 solve-memory-config = { $count ->
     [1] { NUMBER($gb, maximumFractionDigits: 1) } ГБ
    *[other] { $count }× { NUMBER($gb, maximumFractionDigits: 1) } ГБ
@@ -461,7 +461,7 @@ solve-none-seq_len = ❌ На { $config } не влезет ничего: даж
 solve-none-precision = ❌ На { $config } не влезет ни одна точность: даже { $value } — это { $need } на карту из { $usable }
 solve-none-model = ❌ На { $config } не влезет ни одна модель семейства: даже самая маленькая, { $value }, — это { $need } на карту из { $usable }
 
-## Время и стоимость (core/answer_solve.py)
+## Время и стоимость (core/language/answer_solve.py)
 cost-training = ⏱ Обучение на { NUMBER($tokens) } токенов ({ NUMBER($epochs) } { $epochs ->
     [one] эпоха
     [few] эпохи
@@ -493,7 +493,7 @@ solve-comfortable = С запасом { $percent } % памяти (как мы �
 assumption-parse_cost_needs_dataset = Чтобы посчитать время и стоимость, назовите датасет: «10000 примеров по 1000 токенов, 3 эпохи» или «1B токенов».
 assumption-parse_cost_needs_requests = Чтобы посчитать стоимость обслуживания, назовите нагрузку: «10000 запросов в день по 500 токенов».
 
-## The answer as a picture (core/picture.py)
+## The answer as a picture (core/layouts/picture.py)
 picture-part = { $part }: { $size }
 picture-total = на карту: { $total }
 cli-hf-not-found = Модели { $model } нет на Hugging Face (или доступ к ней закрыт): проверьте название (например, Qwen/Qwen3-8B) или укажите размер (8B).
@@ -522,7 +522,7 @@ prices-from-note = «от» — начальная цена.
 prices-on-request-note = Цену «по запросу» назовёт менеджер.
 answer-offers-recommended-unpriced = Рекомендуем: { $config }
 answer-offers-fastest-unpriced = быстрее всего: { $config }
-## units: one card count and one unit per answer (core/answer.py, core/advice)
+## units: one card count and one unit per answer (core/language/answer.py, core/advice)
 assumption-named_count_fsdp = Обучение на { $num_gpus } картах посчитано так, как его запускают: с полным шардированием FSDP (ZeRO-3), на каждой карте своя часть весов, градиентов и состояний оптимизатора.
 action-shard_offload_optimizer = ZeRO-3 и состояния оптимизатора на CPU (DeepSpeed offload_optimizer): медленнее, обучение то же
 verdict-no_margin = не влезет надёжно
@@ -550,11 +550,11 @@ lead-fits-more-not-offered = { $icon } { $verdict } на { $config }: на { $as
     [few] { $asked } такие
    *[many] { $asked } таких
 } не влезет — такой конфигурации у нас нет, напишите нам
-## dialog: the picture's card labels (core/picture.py)
+## dialog: the picture's card labels (core/layouts/picture.py)
 picture-used = { $icon } { $verdict }: { $need } · занято { $percent } %
 picture-capacity = { $card }: { $size }
 
-## dialog: inverse answers lead with a comfortable fit (core/answer_solve.py)
+## dialog: inverse answers lead with a comfortable fit (core/language/answer_solve.py)
 solve-in-precision = { $value } в { $precision }
 solve-tight = Только впритык (свободно меньше { $percent } % карты): { $value } — { $need } из { $usable }
 

@@ -1,4 +1,4 @@
-# Время до первого токена и нагрузка (core/answer_latency.py), команда запуска (core/launch_text.py).
+# Время до первого токена и нагрузка (core/language/answer_latency.py), команда запуска (core/layouts/launch.py).
 
 latency-ttft = Первый токен: ~{ NUMBER($ttft, maximumFractionDigits: 2) } с на запрос из { NUMBER($tokens) } токенов на { $config } (префилл { NUMBER($prefill, maximumFractionDigits: 2) } с при { $mfu }% от { NUMBER($tflops) } TFLOPS карты)
 latency-load = ⏱ { NUMBER($rps, maximumFractionDigits: 2) } { $rps ->

@@ -23,8 +23,8 @@ from bot.config import Settings
 from bot.db.engine import create_engine, create_sessionmaker, migrate
 from bot.db.models import DialogSession, User
 from bot.i18n import LOCALES_DIR
-from core import texts as core_texts
-from core.catalog import DATA_DIR
+from core.catalogue.load import DATA_DIR
+from core.language import words as core_texts
 from tgsandbox import ChatMessage, Sandbox, SandboxUser
 
 QUIET_S = 0.08  # the sandbox waits this long after the bot's last call before a step returns

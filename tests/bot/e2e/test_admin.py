@@ -27,8 +27,8 @@ from bot.db.models import (
 )
 from bot.handlers.admin import ADMIN_COMMANDS, CSV_DELIMITER
 from bot.handlers.commands import COMMANDS
-from core.answer import short_gpu_name
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
+from core.language.cards import short_gpu_name
 from tests.bot.e2e.conftest import (
     ADMIN_ID,
     Harness,

@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.models import LEAD_QUOTE, LEAD_RESERVATION, Lead, OfferAvailability
-from core.catalog import DATA_DIR
+from core.catalogue.load import DATA_DIR
 from tests.bot.e2e.conftest import (
     ADMIN_ID,
     QUIET_S,

@@ -11,9 +11,9 @@ import pytest
 
 from bot.db.models import DIALOG_COMPLETED
 from core import cli
-from core.answer import short_gpu_name
 from core.contract import Result
-from core.render import format_bytes
+from core.language.cards import short_gpu_name
+from core.language.phrases import format_bytes
 from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, buttons, core, text
 from tgsandbox import SandboxUser
 

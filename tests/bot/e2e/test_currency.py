@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from bot.db import repository
-from core.catalog import DATA_DIR
-from core.texts import label
+from core.catalogue.load import DATA_DIR
+from core.language.words import label
 from tests.bot.e2e.conftest import (
     ADMIN_ID,
     Harness,

@@ -9,7 +9,7 @@ import pytest
 
 from bot.db.models import DIALOG_COMPLETED
 from bot.presenter import BUDGET, MAX_MESSAGE
-from core import texts as core_texts
+from core.language import words as core_texts
 from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, buttons, core, result_mark, text
 
 Action = tuple[str, str]  # ("click", button text) or ("send", typed text)
@@ -241,7 +241,8 @@ async def test_longest_results_fit_one_message(harness: Harness, lang: str) -> N
 
 
 async def test_what_to_do_only_when_it_does_not_fit_comfortably(harness: Harness) -> None:
-    """As the CLI (core.render.needs_mitigations): no savings list when one rentable card holds it."""
+    """As the CLI (core.language.phrases.needs_mitigations): no savings list when one rentable card holds
+    it."""
     user = harness.user(language_code="en")
     replies = await user.send("llama 3.1 8b int4 8k")
     assert core_texts.t("answer-mitigations", "en") not in (replies[-1].text or "")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from core import texts as core_texts
+from core.language import words as core_texts
 from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, result_mark, text
 
 

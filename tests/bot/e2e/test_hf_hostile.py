@@ -17,7 +17,7 @@ import pytest
 from bot import dialog, hf_models
 from bot.db import hf_cache
 from bot.db.engine import create_engine, create_sessionmaker
-from core.catalog import DATA_DIR
+from core.catalogue.load import DATA_DIR
 from tests.bot.e2e.conftest import ADMIN_ID, Harness, assert_no_failed_calls, result_mark, running_bot, text
 from tests.bot.e2e.test_hf_lookup import cached
 from tests.fake_hub import FakeHub, fixture_config

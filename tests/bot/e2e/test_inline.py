@@ -8,12 +8,13 @@ import pytest
 
 from bot.db.middleware import INLINE_SOURCE
 from bot.presenter import render_inline, render_result
-from core.answer import build_answer, price_of
-from core.catalog import default_catalog
+from core.catalogue.catalog import default_catalog
 from core.contract import Result
-from core.estimate import estimate
+from core.language.answer import build_answer
+from core.language.cards import price_of
+from core.layouts.plain import render_answer
 from core.parse import understand
-from core.text import render_answer
+from core.sizing.estimate import estimate
 from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, core, html, text
 from tgsandbox import InlineAnswer
 from tgsandbox.formatting import format_text, parse_html, utf16_length

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from bot.presenter import MAX_MESSAGE
-from core import texts as core_texts
+from core.language import words as core_texts
 from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, buttons, result_mark, text
 from tgsandbox.formatting import format_text, utf16_length
 

@@ -8,9 +8,9 @@ import codecs
 
 import pytest
 
-from core import texts as core_texts
+from core.language import words as core_texts
+from core.language.phrases import format_bytes
 from core.logs.files import MAX_LOG_FILE_BYTES
-from core.render import format_bytes
 from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, buttons, text
 from tests.core import log_excerpts as X
 

@@ -12,7 +12,7 @@ from sqlalchemy import select
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.models import Measurement
 from bot.handlers.pasted_logs import MeasurementCB
-from core import texts as core_texts
+from core.language import words as core_texts
 from tests.bot.e2e.conftest import ADMIN_ID, Harness, assert_no_failed_calls, buttons, result_mark, text
 from tests.core import log_excerpts as X
 

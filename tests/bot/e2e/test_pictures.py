@@ -14,10 +14,10 @@ from matplotlib.image import imread
 
 from bot import dialog, pictures
 from bot.db.models import DIALOG_COMPLETED
-from core.answer import build_answer
-from core.estimate import estimate
+from core.language.answer import build_answer
+from core.layouts.picture import caption, layout
 from core.parse import understand
-from core.picture import caption, layout
+from core.sizing.estimate import estimate
 from tests.bot.e2e.conftest import (
     Harness,
     assert_no_failed_calls,

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from core import texts as core_texts
+from core.language import words as core_texts
 from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, buttons, result_mark, text
 from tgsandbox import ChatMessage
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from bot import dialog
-from core.estimates import Estimates
-from core.solve import run
+from core.inverse.solve import run
+from core.sizing.memo import Estimates
 from tests.bot.e2e.conftest import (
     ADMIN_ID,
     Harness,
@@ -69,7 +69,7 @@ async def test_what_the_bot_does_with_a_remembered_result_leaves_it_as_sized(
     assert any(line.startswith("↔") for line in (changed.text or "").splitlines())
     await ru.click(text("btn-details", "ru"), message=changed)
     await ru.send("а на h100?")
-    await ru.send("сравни 4090 48 и h100")  # sized card by card (`core.comparison`), not remembered
+    await ru.send("сравни 4090 48 и h100")  # sized card by card (`core.inverse.comparison`), not remembered
     (same,) = await en.send("llama 3.1 70b bf16")  # another user, another language
     assert result_mark("en") in (same.text or "")
     await en.click(text("btn-details", "en"), message=same)

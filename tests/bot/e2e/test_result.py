@@ -16,15 +16,15 @@ from bot.presenter import (
     render_details,
     render_result,
 )
-from core import texts as core_texts
-from core.answer import LEAD_MITIGATIONS, build_answer
-from core.catalog import default_catalog
-from core.comparison import compare
+from core.catalogue.catalog import default_catalog
 from core.contract import Assumption, Mitigation, Result
-from core.estimate import estimate
+from core.inverse.comparison import compare
+from core.language import words as core_texts
+from core.language.answer import LEAD_MITIGATIONS, build_answer
+from core.language.phrases import verdicts_to_show
+from core.layouts.plain import render_answer
 from core.parse import understand
-from core.render import verdicts_to_show
-from core.text import render_answer
+from core.sizing.estimate import estimate
 from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, html, result_mark, text
 from tgsandbox.formatting import parse_html, utf16_length
 

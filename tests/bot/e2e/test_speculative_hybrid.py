@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.estimate import estimate
+from core.language.phrases import format_bytes
 from core.parse import understand
-from core.render import format_bytes
+from core.sizing.estimate import estimate
 from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, result_mark
 from tests.bot.e2e.test_inline import the_article
 

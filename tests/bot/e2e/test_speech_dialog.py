@@ -1,5 +1,5 @@
 """Whisper in the guided dialog (issue 22 item 4): a speech model named at the model step is asked
-only what it is sized by (`core.multimodal_defaults`): the precisions the speech engines run (no GGUF,
+only what it is sized by (`core.sizing.defaults_multimodal`): the precisions the speech engines run (no GGUF,
 no 4-bit) and the 30-second windows at once, never a context length (Whisper's windows are fixed)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from core.contract import Precision
-from core.multimodal_defaults import SPEECH_PRECISIONS
+from core.sizing.defaults_multimodal import SPEECH_PRECISIONS
 from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, buttons, core, result_mark, text
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from core import texts as core_texts
-from core.estimate import estimate
+from core.language import words as core_texts
+from core.language.phrases import format_bytes
 from core.parse import understand
-from core.render import format_bytes
+from core.sizing.estimate import estimate
 from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, result_mark
 
 

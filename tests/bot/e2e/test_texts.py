@@ -10,7 +10,7 @@ import pytest
 from bot import flow, keyboards
 from bot.handlers.commands import COMMANDS
 from bot.i18n import LANGUAGES, LOCALES_DIR
-from core import texts as core_texts
+from core.language import words as core_texts
 
 SOURCES = Path(__file__).parents[3] / "bot"
 

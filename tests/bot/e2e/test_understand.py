@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from bot.presenter import core_error_reason
-from core import texts as core_texts
 from core.errors import EstimateError
+from core.language import words as core_texts
 from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, buttons, result_mark, text
 
 ENGLISH_ERROR = "task must be"  # the core's English message, once shown to Russian users

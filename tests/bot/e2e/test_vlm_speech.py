@@ -82,7 +82,7 @@ async def test_about_says_what_speech_and_vision_answers_are_worth(
     harness: Harness, lang: str, decimal: str
 ) -> None:
     from bot.handlers.commands import MULTIMODAL_ACCURACY
-    from core.multimodal_accuracy import about_figures
+    from core.sizing.accuracy_multimodal import about_figures
 
     assert about_figures() == MULTIMODAL_ACCURACY
     user = harness.user(language_code=lang)

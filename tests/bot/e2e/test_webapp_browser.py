@@ -22,9 +22,9 @@ import pytest
 
 from bot.webapp.auth import sign
 from bot.webapp.layout import encode
-from core.answer import build_answer
-from core.render import format_bytes
-from core.solve import run as estimate
+from core.inverse.solve import run as estimate
+from core.language.answer import build_answer
+from core.language.phrases import format_bytes
 from tests.bot.e2e.conftest import text
 from tests.bot.e2e.test_webapp_api import spaced
 from tests.bot.e2e.webapp_fixtures import ThreadedBot, bot_in_thread

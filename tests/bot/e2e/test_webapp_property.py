@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from bot.throttle import Limits, Throttle
 from bot.webapp.auth import sign
-from core.catalog import default_catalog
-from core.specs import ModelKind
+from core.catalogue.catalog import default_catalog
+from core.catalogue.models import ModelKind
 from tests.bot.e2e.test_webapp_api import CONTRACT, cli_estimate
 from tests.bot.e2e.webapp_fixtures import bot_in_thread
 

@@ -1,0 +1,3 @@
+"""An `Answer` laid out: plain text for the CLI (`plain`), the PNG card (`picture`), the launch
+commands as typed (`launch`). Layouts decide nothing; they place what the `Answer` says.
+"""
