@@ -36,6 +36,7 @@ from core.formulas.params import (
     mlp_params_per_layer,
 )
 from core.formulas.recurrent import recurrent_state_bytes, state_bytes
+from core.formulas.tts import tts_inference
 from core.formulas.weights import model_weight_bytes, weight_bytes
 from core.precision import (
     QUANTIZED_ON_LOAD,
@@ -77,6 +78,8 @@ def peak_breakdown(req: Request, spec: ModelSpec, arch: Arch | None) -> Breakdow
         raise EstimateError(f"{spec.name} is a language model: task must be inference or training", "task")
     if spec.kind is ModelKind.SPEECH:
         return speech_inference(req, spec, arch)
+    if spec.kind is ModelKind.TTS:
+        return tts_inference(req, spec, arch)
     return _llm_inference(req, spec, arch)
 
 
