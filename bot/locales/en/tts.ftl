@@ -1,0 +1,2 @@
+# /about: text-to-speech models (issue 22 item 4); the figures are tests/core/test_tts.py's
+about-tts = <b>Text to speech</b>: Bark, XTTS-v2 and F5-TTS — the weights in the dtype they load in (fp32 as shipped; fp16 if asked), the largest of their stages (the GPT's KV cache at its full context, or one layer of the diffusion transformer for a ~22-s chunk) and the CUDA context. Checked against published figures: F5-TTS 1,622 MiB (+20%), XTTS-v2 2.1 GB loaded (+16%), Bark within the README's ~12 GB. Other TTS models are not sized yet.
