@@ -27,6 +27,12 @@ def fill_tts(req: Request, spec: ModelSpec) -> tuple[dict[str, Any], list[Assump
         raise EstimateError(f"{spec.name} is sized in fp32, fp16 or bf16, not {precision}", "precision")
     if req.images_per_prompt:
         raise EstimateError(f"{spec.name} reads no images", "images_per_prompt")
-    update: dict[str, Any] = {"engine": Engine.TRANSFORMERS, "precision": precision}
+    # each stage's context is fixed by the model (ModelSpec.tts), not asked: a number read as a
+    # context ("on rtx 3060") changes nothing
+    update: dict[str, Any] = {
+        "engine": Engine.TRANSFORMERS,
+        "precision": precision,
+        "context_length": spec.max_context,
+    }
     stages = ", ".join(f"{s.name} {s.positions}" for s in spec.tts)
     return update, [note("tts_stages", stages=stages, texts=req.concurrency)]

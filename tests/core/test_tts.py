@@ -112,3 +112,18 @@ def test_other_tts_stays_not_sized_yet(text: str) -> None:
     with pytest.raises(ParseError) as caught:
         parse(text)
     assert caught.value.code == "unsized_model"
+
+
+# --- the answer ------------------------------------------------------------------------------------
+
+
+def test_the_answer_says_no_context_no_decode_speed_and_only_sized_precisions() -> None:
+    """A TTS answer names no text context (each stage's is fixed, in the `tts_stages` note), no token
+    speed (audio spoken per second is not modelled) and offers no int8/4-bit it cannot size."""
+    result = estimate({"task": "inference", "model": "bark", "context_length": 3060, "gpus": ["t4"]})
+    codes = [a.code for a in result.assumptions]
+    assert "tts_stages" in codes and "context_beyond_model" not in codes
+    assert "decode_bandwidth_bound" not in codes and not result.throughput
+    assert result.request.context_length == 1024
+    assert all(str(m.params.get("precision", "fp16")) in ("fp16", "bf16") for m in result.mitigations)
+    assert not any(m.action.startswith("quantize_int") for m in result.mitigations)
