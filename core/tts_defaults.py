@@ -1,8 +1,9 @@
 """Defaults of text-to-speech requests (called by `core.multimodal_defaults.fill_multimodal`).
 
 Bark, XTTS-v2 and F5-TTS run as their own PyTorch code (sized as the transformers engine: the
-CUDA context and no serving runtime), in the dtype they load in by default (`native_precision` of
-the catalogue row); half precision may be asked. They are inference only here.
+CUDA context and no serving runtime), in the dtype their code loads them in (`native_precision` of
+the catalogue row: Bark and XTTS fp32, F5-TTS fp16); another 16-bit or fp32 may be asked. They
+are inference only here.
 """
 
 from __future__ import annotations
