@@ -125,7 +125,12 @@ def about_messages(tr: Callable[..., str]) -> tuple[str, str]:
         tr("about-offload", **OFFLOAD_SPEED_ERROR),
         tr("about-multimodal", **MULTIMODAL_ACCURACY),
     )
-    second = (tr("about-spec"), tr("about-launch"), tr("about-logs", limit_mb=MAX_LOG_FILE_BYTES >> 20))
+    second = (
+        tr("about-spec"),
+        tr("about-launch"),
+        tr("about-logs", limit_mb=MAX_LOG_FILE_BYTES >> 20),
+        tr("about-tts"),
+    )
     return "\n".join(first), "\n\n".join(second)
 
 

@@ -158,8 +158,8 @@ def advise(
     if target is not None and target.verdict != "does_not_fit":
         configs.append((named[0], req.num_gpus))
     speeds = throughput(req, spec, arch, list({(g.id, n): (g, n) for g, n in configs}.values()), sizer)
-    if spec.kind is ModelKind.SPEECH:
-        speeds = []  # a text decode speed says nothing of audio transcribed per second (not modelled)
+    if spec.kind in (ModelKind.SPEECH, ModelKind.TTS):
+        speeds = []  # a text decode speed says nothing of audio transcribed or spoken per second
     if speeds:
         notes.append(note("decode_bandwidth_bound", efficiency=DECODE_BANDWIDTH_EFFICIENCY))
         notes += _multi_gpu_decode_notes(req, [(g, n) for g, n in configs if n > 1])

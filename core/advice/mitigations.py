@@ -32,6 +32,7 @@ from core.formulas.precision import QUANTIZED_ON_LOAD, bits_per_weight, kv_bytes
 from core.formulas.vllm import budget_bytes
 from core.sizing.defaults_multimodal import SPEECH_PRECISIONS
 from core.sizing.defaults_training import default_adapter_dtype, default_checkpointing
+from core.sizing.defaults_tts import TTS_PRECISIONS
 
 from .multimodal import image_mitigations
 from .ranking import accumulation_for, largest_micro_batch
@@ -63,7 +64,7 @@ def mitigations(
     diffusion = spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO)
     # diffusion pipelines run on one GPU, and so does Whisper (faster-whisper's device_index list
     # runs whole replicas): more cards do not help
-    splits_model = not diffusion and spec.kind is not ModelKind.SPEECH
+    splits_model = not diffusion and spec.kind not in (ModelKind.SPEECH, ModelKind.TTS)  # TTS: one card
 
     by_size = sorted(targets, key=lambda g: g.usable_bytes)  # stable: ties stay in `targets` order
     budgets: dict[float, list[tuple[int, GpuSpec]]] = {}  # per share of the card: asked ~10 times
@@ -117,9 +118,10 @@ def mitigations(
     assert req.precision
     bits = bits_per_weight(req.precision)
     speech = spec.kind is ModelKind.SPEECH  # faster-whisper / transformers Whisper: int8 at the least
+    tts = spec.kind is ModelKind.TTS  # Bark, XTTS, F5-TTS: fp16 at the least (core.sizing.defaults_tts)
     if req.task is not Task.TRAINING:
         for action, precision in (("quantize_int8", _int8_for(req)), ("quantize_int4", _int4_for(req))):
-            if speech and precision not in SPEECH_PRECISIONS:
+            if (speech and precision not in SPEECH_PRECISIONS) or (tts and precision not in TTS_PRECISIONS):
                 continue
             if bits - bits_per_weight(precision) >= MIN_QUANTIZE_STEP_BITS:
                 add(action, dict(precision=precision), precision=str(precision))
@@ -195,9 +197,10 @@ def mitigations(
                     **_str_values(sizer.count_changes(n)),
                 )
                 break
-    if not diffusion and targets and spec.kind is not ModelKind.SPEECH:
+    audio = spec.kind in (ModelKind.SPEECH, ModelKind.TTS)  # TTS offload (SUNO_OFFLOAD_CPU) not sized
+    if not diffusion and targets and not audio:
         _ram_offload(req, spec, add, targets, sizer)
-    if spec.kind is not ModelKind.SPEECH:  # CTranslate2 has no CPU offload of a GPU model
+    if not audio:  # CTranslate2 has no CPU offload of a GPU model
         _offload_mitigations(req, add, diffusion)
     return sorted(out, key=_fit_rank)
 

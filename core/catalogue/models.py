@@ -18,6 +18,7 @@ class ModelKind(StrEnum):
     IMAGE = "image"  # diffusion pipeline producing images
     VIDEO = "video"  # diffusion pipeline producing video
     SPEECH = "speech"  # speech recognition: an audio encoder-decoder (Whisper)
+    TTS = "tts"  # text to speech: transformer stages run one after another (Bark, XTTS, F5-TTS)
 
 
 class PipelineComponent(BaseModel):
@@ -182,6 +183,21 @@ class SpeechShape(BaseModel):
     decoder_positions: int = Field(gt=0, le=100_000, description="max_target_positions (448)")
 
 
+class TtsStage(BaseModel):
+    """One transformer of a text-to-speech model, run after the one before (Bark's semantic, coarse
+    and fine GPTs; XTTS's GPT; F5-TTS's diffusion transformer): `cached` stages generate token by
+    token and keep keys and values of `positions` tokens; the others run every position at once
+    (`batch` sequences: F5-TTS's classifier-free guidance runs two)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    layers: int = Field(gt=0)
+    positions: int = Field(gt=0, le=100_000, description="its context: tokens or mel frames at the most")
+    cached: bool = Field(description="autoregressive with a KV cache (True) or all positions at once")
+    batch: int = Field(default=1, gt=0, le=16, description="sequences run together (CFG: 2)")
+
+
 class ModelSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -263,6 +279,7 @@ class ModelSpec(BaseModel):
         default=None, description="the image encoder: from core/data/vision.toml, joined at load"
     )
     speech: SpeechShape | None = Field(default=None, description="a speech model's windows (kind speech)")
+    tts: list[TtsStage] = Field(default_factory=list, description="a text-to-speech model's stages")
 
     @property
     def is_moe(self) -> bool:
@@ -306,6 +323,8 @@ class ModelSpec(BaseModel):
             raise ValueError("attention_heads must be a multiple of kv_heads")
         if (self.kind is ModelKind.SPEECH) != (self.speech is not None):
             raise ValueError("a speech model (kind speech) needs [model.speech], and only it")
+        if (self.kind is ModelKind.TTS) != bool(self.tts):
+            raise ValueError("a text-to-speech model (kind tts) needs [[model.tts]] stages, and only it")
         if self.kind is ModelKind.SPEECH and not self.encoder_layers:
             raise ValueError("a speech model needs `encoder_layers`")
         if (self.experts is None) != (self.active_experts is None):

@@ -29,6 +29,7 @@ Component = Literal[
     "speculative_scratch",
     "vision_encoder",  # extension: the image encoder's working set and outputs (vision models)
     "speech_state",  # extension: a speech model's encoder output and decoder caches per window
+    "tts_state",  # extension: a text-to-speech model's largest stage (KV cache or one layer's work)
 ]
 """Breakdown keys. `overhead` is always present (CUDA context + allocator reserve), so a caller
 comparing with `torch.cuda.max_memory_allocated` subtracts it."""

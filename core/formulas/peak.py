@@ -14,6 +14,7 @@ from core.formulas.multimodal import speech_inference
 from core.formulas.params import Arch
 from core.formulas.peak_diffusion import diffusion_inference, diffusion_training
 from core.formulas.peak_llm import llm_inference, llm_training
+from core.formulas.tts import tts_inference
 
 
 def peak_breakdown(req: Request, spec: ModelSpec, arch: Arch | None) -> Breakdown:
@@ -29,4 +30,6 @@ def peak_breakdown(req: Request, spec: ModelSpec, arch: Arch | None) -> Breakdow
         raise EstimateError(f"{spec.name} is a language model: task must be inference or training", "task")
     if spec.kind is ModelKind.SPEECH:
         return speech_inference(req, spec, arch)
+    if spec.kind is ModelKind.TTS:
+        return tts_inference(req, spec, arch)
     return llm_inference(req, spec, arch)

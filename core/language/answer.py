@@ -258,7 +258,8 @@ def _cards(
 
 
 def headline_settings(result: Result, lang: str) -> str:
-    settings = describe_settings(result.request.model_dump(exclude={"model", "extra_models"}), lang)
+    fields = result.request.model_dump(exclude={"model", "extra_models"})
+    settings = describe_settings(fields, lang, tts=result.model.kind == "tts")
     model = " + ".join([result.model.name, *(p.model.name for p in result.stack)])
     return t("answer-headline", lang, model=model, settings=settings)
 

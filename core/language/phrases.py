@@ -64,6 +64,8 @@ _SETTINGS_BY_TASK: dict[Task, tuple[str, ...]] = {
 }
 # A speech model (its request has `beam_size`): windows transcribed at once, not users or a context.
 _SPEECH_SETTINGS = ("precision", "engine", "beam_size", "concurrency", "num_gpus")
+# A text-to-speech model: its stages' contexts are fixed (said in the `tts_stages` note), not asked.
+_TTS_SETTINGS = ("precision", "engine", "concurrency", "num_gpus")
 _ALL_SETTINGS = tuple(dict.fromkeys(name for names in _SETTINGS_BY_TASK.values() for name in names))
 _KV_16_BIT = ("bf16", "fp16")  # the KV cache follows the compute dtype unless asked otherwise
 _COMPONENT_ORDER = get_args(Component)  # the contract's order: weights first, overhead last
@@ -97,13 +99,14 @@ def render_parse_error(err: ParseError, lang: str = "ru", catalog: Catalog | Non
     return "\n".join(lines)
 
 
-def describe_settings(fields: Mapping[str, Any], lang: str, *, cards: bool = False) -> str:
+def describe_settings(fields: Mapping[str, Any], lang: str, *, cards: bool = False, tts: bool = False) -> str:
     """'llama-3-70b, inference, int4, context 32,768 tokens, 4 users' from (some) request fields;
     `cards`: the cards named too ('2× RTX 4090 48 GB'), where nothing else on screen names them."""
     task = fields.get("task")
     names = _SETTINGS_BY_TASK.get(Task(task), _ALL_SETTINGS) if task in set(Task) else _ALL_SETTINGS
     speech = fields.get("beam_size") is not None
-    names = _SPEECH_SETTINGS if speech else names
+    tts = tts or _is_tts(fields.get("model"))  # a text-to-speech model: no context, users are texts
+    names = _SPEECH_SETTINGS if speech else _TTS_SETTINGS if tts else names
     parts = [_model_word(fields["model"], _default_catalog())] if fields.get("model") else []
     if task:
         parts.append(label("task", str(task), lang))
@@ -318,3 +321,9 @@ def _default_catalog() -> Catalog | None:
 def _model_name(model_id: str, catalog: Catalog | None) -> str:
     model = catalog.models.get(model_id) if catalog else None
     return model.name if model else model_id
+
+
+def _is_tts(model: object) -> bool:
+    catalog = _default_catalog()
+    spec = catalog.models.get(str(model)) if catalog is not None and model else None
+    return spec is not None and spec.kind == "tts"

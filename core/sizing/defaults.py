@@ -99,7 +99,7 @@ def fill_defaults(
         context = req.context_length
         if context is None:
             context = min(DEFAULT_CONTEXT, spec.max_context or DEFAULT_CONTEXT)
-            if req.task is Task.INFERENCE and spec.kind is not ModelKind.SPEECH:
+            if req.task is Task.INFERENCE and spec.kind not in (ModelKind.SPEECH, ModelKind.TTS):
                 notes.append(note("default_context", context_length=context))
         elif spec.max_context and context > spec.max_context:
             notes.append(note("context_beyond_model", max_context=spec.max_context))

@@ -15,6 +15,7 @@ from core.contract import Assumption, Engine, Precision, Request, Task
 from core.errors import EstimateError
 from core.formulas.vision import image_tokens
 from core.language.words import note
+from core.sizing.defaults_tts import fill_tts
 
 FASTER_WHISPER_BEAM = 5  # faster_whisper.WhisperModel.transcribe(beam_size=5)
 TRANSFORMERS_BEAM = 1  # GenerationConfig num_beams=1 in Whisper's generation_config.json
@@ -39,6 +40,8 @@ def fill_multimodal(req: Request, spec: ModelSpec) -> tuple[dict[str, Any], list
     """The fields a vision or speech request leaves open, and what was assumed."""
     if spec.kind is ModelKind.SPEECH:
         return _speech(req, spec)
+    if spec.kind is ModelKind.TTS:
+        return fill_tts(req, spec)
     if req.engine is Engine.CTRANSLATE2:
         raise EstimateError("ctranslate2 (faster-whisper) runs speech models only", "engine")
     if spec.vision is None:

@@ -84,7 +84,7 @@ def method_notes(
     if spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO):
         if req.task is not Task.TRAINING:
             notes.extend(_diffusion_notes(req, spec))
-    elif req.task is Task.INFERENCE and spec.kind is not ModelKind.SPEECH:  # speech: `speech_windows`
+    elif req.task is Task.INFERENCE and spec.kind not in (ModelKind.SPEECH, ModelKind.TTS):  # own notes
         notes.append(
             note(
                 "kv_full_context",

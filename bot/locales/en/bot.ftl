@@ -235,7 +235,7 @@ understand-chit-chat = 👋 I size how much GPU memory a model needs and which s
 understand-off-topic-render = We size servers for 3D rendering and simulation separately: this bot sizes ML models only. Leave a request and a manager will suggest a configuration.
 understand-off-topic-hardware = We rent GPU servers out and do not sell hardware. For a long rental or a special configuration, leave a request and a manager will answer.
 understand-off-topic-billing = A manager handles payment, contracts and documents. Leave a request and they will contact you.
-understand-unsized-speech = I do not size speech models (Whisper, TTS, speech recognition) yet. Leave a request and a manager will pick a server, or write /contact.
+understand-unsized-speech = I do not size this text-to-speech model yet (only Bark, XTTS-v2 and F5-TTS, and Whisper for speech recognition). Leave a request and a manager will pick a server, or write /contact.
 ## leads slice: honest lead status, follow-up notes, undelivered leads (bot/handlers/leads.py, bot/outbox.py, /leads)
 lead-saved = 📝 Request #{ $id } saved; we will pass it to our manager.
 

@@ -238,7 +238,7 @@ understand-chit-chat = 👋 Я считаю, сколько видеопамят
 understand-off-topic-render = Серверы для 3D-рендеринга и симуляций мы подбираем отдельно: этот бот считает только ML-модели. Оставьте заявку — менеджер предложит конфигурацию.
 understand-off-topic-hardware = Мы сдаём GPU-серверы в аренду, оборудование не продаём. Нужна долгая аренда или особая конфигурация — оставьте заявку, менеджер ответит.
 understand-off-topic-billing = Оплату, договор и документы обсуждает менеджер. Оставьте заявку — он свяжется с вами.
-understand-unsized-speech = Модели речи (Whisper, TTS, распознавание речи) я пока не считаю. Оставьте заявку — менеджер подберёт сервер, или напишите /contact.
+understand-unsized-speech = Эту модель синтеза речи я пока не считаю (считаю Bark, XTTS-v2 и F5-TTS, а для распознавания речи — Whisper). Оставьте заявку — менеджер подберёт сервер, или напишите /contact.
 ## leads slice: honest lead status, follow-up notes, undelivered leads (bot/handlers/leads.py, bot/outbox.py, /leads)
 lead-saved = 📝 Заявка #{ $id } сохранена, мы передадим её менеджеру.
 

@@ -108,8 +108,11 @@ async def test_a_new_question_at_the_model_step_is_answered_as_asked(harness: Ha
     assert result_mark("ru") in (reply.text or "") and "H100" in (reply.text or "")
 
 
-# Whisper is sized since issue 22 (tests/bot/e2e/test_vlm_speech.py); text-to-speech is not yet.
-@pytest.mark.parametrize(("phrase", "lang"), [("озвучка текста xtts", "ru"), ("text to speech xtts", "en")])
+# Whisper, Bark, XTTS-v2 and F5-TTS are sized since issue 22 (tests/bot/e2e/test_vlm_speech.py,
+# test_tts.py); other text-to-speech is not yet.
+@pytest.mark.parametrize(
+    ("phrase", "lang"), [("озвучка текста silero", "ru"), ("text to speech with silero", "en")]
+)
 async def test_a_speech_model_is_said_to_be_not_sized_with_the_quote_form(
     harness: Harness, phrase: str, lang: str
 ) -> None:
