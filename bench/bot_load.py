@@ -39,6 +39,7 @@ update writes the user's row), and the updates per second one core of the bot pr
 (updates / its CPU seconds: a replica is one asyncio thread, so the replicas for a load can be read
 off; the database's and Redis's CPU are apart); then full/bare. Figures, not a test.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -385,9 +386,19 @@ async def start_profiler(path: str | None, pid: int) -> asyncio.subprocess.Proce
     if path is None:
         return None
     return await asyncio.create_subprocess_exec(
-        "py-spy", "record", "--pid", str(pid), "--rate", "250", "--nonblocking", "--format", "raw",
-        "--output", path,
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        "py-spy",
+        "record",
+        "--pid",
+        str(pid),
+        "--rate",
+        "250",
+        "--nonblocking",
+        "--format",
+        "raw",
+        "--output",
+        path,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
     )
 
 
@@ -496,9 +507,7 @@ def report(name: str, figures: Figures, users: int) -> None:
     if figures.callbacks:
         within = sum(c <= 1.0 for c in figures.callbacks)
         cb = [c * 1000 for c in figures.callbacks]
-        line += (
-            f"  callbacks ≤1 s {within}/{len(cb)} (p99 {percentile(cb, 99):.0f} ms, max {max(cb):.0f})"
-        )
+        line += f"  callbacks ≤1 s {within}/{len(cb)} (p99 {percentile(cb, 99):.0f} ms, max {max(cb):.0f})"
         if figures.details is not None:
             line += f"  details {figures.details}/{len(cb)}"
     print(line, flush=True)
@@ -575,7 +584,9 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=formatter)
     parser.add_argument("--users", type=int, default=50)
     parser.add_argument(
-        "--walk", choices=("guided", "questions"), default="guided",
+        "--walk",
+        choices=("guided", "questions"),
+        default="guided",
         help="guided: /start and a button at each step to the result; questions: typed questions",
     )
     parser.add_argument("--questions", type=int, default=4, help="at most 8: the per-user throttle")

@@ -58,8 +58,10 @@ def direct(answers: list[Answer], runs: int) -> list[float]:
             times.append((time.perf_counter() - start) * 1000)
             cpu.append((time.thread_time() - start_cpu) * 1000)
         medians.append(statistics.median(times))
-        print(f"{question!r:45} {lang}  median {medians[-1]:6.1f} ms  max {max(times):6.1f} ms  "
-              f"(CPU {statistics.median(cpu):6.1f} ms)")
+        print(
+            f"{question!r:45} {lang}  median {medians[-1]:6.1f} ms  max {max(times):6.1f} ms  "
+            f"(CPU {statistics.median(cpu):6.1f} ms)"
+        )
     return medians
 
 
@@ -117,9 +119,11 @@ def main() -> None:
     overall = statistics.median(medians)
     print(f"render_png: median of medians {overall:.1f} ms (target ≤ {TARGET_MS:.0f} ms)")
     w = asyncio.run(off_the_loop(answers, max(runs // 3, 1)))
-    print(f"through the bot's worker process: first picture (its start) {w.start_ms:.0f} ms, then median "
-          f"{w.median_ms:.1f} ms; CPU per picture {w.own_cpu_ms:.1f} ms here, {w.worker_cpu_ms:.1f} ms in "
-          f"the worker; the loop's {TICK_S * 1000:.0f} ms ticker was at worst {w.late_ms:.1f} ms late")
+    print(
+        f"through the bot's worker process: first picture (its start) {w.start_ms:.0f} ms, then median "
+        f"{w.median_ms:.1f} ms; CPU per picture {w.own_cpu_ms:.1f} ms here, {w.worker_cpu_ms:.1f} ms in "
+        f"the worker; the loop's {TICK_S * 1000:.0f} ms ticker was at worst {w.late_ms:.1f} ms late"
+    )
 
 
 if __name__ == "__main__":

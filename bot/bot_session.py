@@ -63,4 +63,3 @@ class JsonBodySession(AiohttpSession):
             raise TelegramNetworkError(method=method, message=f"{type(e).__name__}: {e}") from e
         response = self.check_response(bot=bot, method=method, status_code=resp.status, content=raw_result)
         return cast(TelegramType, response.result)
-

@@ -100,7 +100,7 @@ class QuoteCB(CallbackData, prefix="q"):
 
 
 class SalesCB(CallbackData, prefix="p"):
-    """"Ask for a price" / "Request a quote" under the price list, a comparison and the "other task"
+    """ "Ask for a price" / "Request a quote" under the price list, a comparison and the "other task"
     note: the quote form (`bot.handlers.leads`), not tied to the dialog's last message as `QuoteCB`."""
 
     action: Literal["quote"] = "quote"
@@ -110,7 +110,7 @@ LeadId = Annotated[int, Field(ge=1, le=2**62)]
 
 
 class ClaimCB(CallbackData, prefix="lc"):
-    """"Беру" on a lead's card in the sales chat (`bot.handlers.claims.on_claim`)."""
+    """ "Беру" on a lead's card in the sales chat (`bot.handlers.claims.on_claim`)."""
 
     lead_id: LeadId
 
@@ -125,7 +125,7 @@ class NeedCB(CallbackData, prefix="lq"):
 
 
 class LaunchCB(CallbackData, prefix="cmd"):
-    """"⌨️ Launch command" under a result: the commands that run what it sized (`bot.handlers.launch`)."""
+    """ "⌨️ Launch command" under a result: the commands that run what it sized (`bot.handlers.launch`)."""
 
     action: Literal["show"] = "show"
 

@@ -331,9 +331,7 @@ def plain_card(lead_id: int, contact: Contact, comment: str | None) -> str:
     return "\n".join(lines)
 
 
-def note(
-    tr: Translate, *, contact: Contact, comment: str | None, headline: str | None, at: datetime
-) -> str:
+def note(tr: Translate, *, contact: Contact, comment: str | None, headline: str | None, at: datetime) -> str:
     """A follow-up joining a card (the user's cap of cards was reached): when, and what is new."""
     parts = [escape(f"{contact.value}", quote=False)]
     if headline:
@@ -410,7 +408,7 @@ def full_card(tr: Translate | None, card: str, notes: list[str], status: Status)
 
 
 def claim_keyboard(tr: Translate | None, lead_id: int, status: Status) -> InlineKeyboardMarkup | None:
-    """"Беру" under a card nobody claimed; None once claimed (the card names who has it)."""
+    """ "Беру" under a card nobody claimed; None once claimed (the card names who has it)."""
     if status.claimed_by_name is not None:
         return None
     label = tr("btn-lead-claim") if tr is not None else "✋"

@@ -105,9 +105,7 @@ class SqlAlchemyStorage(BaseStorage):
         memo[slot] = (data, value)
         return value
 
-    async def prefetch(
-        self, session: AsyncSession, keys: Iterable[StorageKey]
-    ) -> Callable[[], None] | None:
+    async def prefetch(self, session: AsyncSession, keys: Iterable[StorageKey]) -> Callable[[], None] | None:
         """Read the records of these keys that memory does not keep (``remember``), in one statement
         of ``session`` (the inbox's receipt: bot.db.arrivals); returns what puts them into memory,
         to call once that session committed (None: nothing to). A key never written is kept as

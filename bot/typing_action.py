@@ -1,4 +1,4 @@
-""""typing…" while an answer takes long: `sendChatAction` once an update has gone `TYPING_AFTER_S`
+""" "typing…" while an answer takes long: `sendChatAction` once an update has gone `TYPING_AFTER_S`
 without the bot answering in its chat.
 
 A timer, not a task held open: nothing waits on it, nothing (no transaction, no write turn, no user

@@ -17,6 +17,13 @@ from .sandbox import Sandbox
 from .state import ChatMessage, RecordedRequest
 
 __all__ = [
-    "ApiError", "Button", "CallbackAnswer", "ChatMessage", "InlineAnswer", "RecordedRequest", "Sandbox",
-    "SandboxTimeout", "SandboxUser",
+    "ApiError",
+    "Button",
+    "CallbackAnswer",
+    "ChatMessage",
+    "InlineAnswer",
+    "RecordedRequest",
+    "Sandbox",
+    "SandboxTimeout",
+    "SandboxUser",
 ]

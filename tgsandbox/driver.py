@@ -59,7 +59,12 @@ class SandboxUser:
     All waits are bounded by ``timeout`` seconds."""
 
     def __init__(
-        self, telegram: FakeTelegram, user: User, *, quiet_period: float, timeout: float,
+        self,
+        telegram: FakeTelegram,
+        user: User,
+        *,
+        quiet_period: float,
+        timeout: float,
         chat: Chat | None = None,
     ) -> None:
         self.telegram = telegram
@@ -75,14 +80,20 @@ class SandboxUser:
         self.last_update_id: int | None = None  # of the latest update this user sent (message, press…)
 
     def in_group(
-        self, chat_id: int = -1001000000001, title: str = "Test group", *, type: str = "supergroup",
+        self,
+        chat_id: int = -1001000000001,
+        title: str = "Test group",
+        *,
+        type: str = "supergroup",
         username: str | None = None,
     ) -> SandboxUser:
         """This user writing in a group (``type="group"``) or supergroup with the bot; the chat is
         created on first use and shared by everyone who joins it with the same ``chat_id``."""
         existing = self.telegram.chats.get(chat_id)
-        chat = existing.chat if existing is not None else Chat(
-            id=chat_id, type=type, title=title, username=username
+        chat = (
+            existing.chat
+            if existing is not None
+            else Chat(id=chat_id, type=type, title=title, username=username)
         )
         return SandboxUser(
             self.telegram, self.user, quiet_period=self.quiet_period, timeout=self.timeout, chat=chat
@@ -111,9 +122,16 @@ class SandboxUser:
     # --- actions ---
 
     async def send(
-        self, text: str, *, reply_to: ChatMessage | int | None = None, update_id: int | None = None,
-        expect_reply: bool = True, timeout: float | None = None, sender: User | None = None,
-        sender_chat: Chat | None = None, via_bot: User | None = None,
+        self,
+        text: str,
+        *,
+        reply_to: ChatMessage | int | None = None,
+        update_id: int | None = None,
+        expect_reply: bool = True,
+        timeout: float | None = None,
+        sender: User | None = None,
+        sender_chat: Chat | None = None,
+        via_bot: User | None = None,
     ) -> list[ChatMessage]:
         """Send a text message (optionally a reply to ``reply_to``); return the bot messages it caused
         (new or edited) once the bot is quiet.
@@ -151,8 +169,13 @@ class SandboxUser:
         return await self.telegram.updates.push(data)
 
     async def click(
-        self, text: str | None = None, *, callback_data: str | None = None,
-        message: ChatMessage | int | None = None, inaccessible: bool = False, timeout: float | None = None,
+        self,
+        text: str | None = None,
+        *,
+        callback_data: str | None = None,
+        message: ChatMessage | int | None = None,
+        inaccessible: bool = False,
+        timeout: float | None = None,
     ) -> CallbackAnswer:
         """Press an inline button (by text or callback data) on ``message`` or the latest keyboard;
         wait until the bot answers the callback query and has gone quiet.
@@ -169,9 +192,12 @@ class SandboxUser:
             raise AssertionError(f"button {button.text!r} is not a callback button (url={button.url!r})")
         query = self.telegram.new_query("callback_query", self.id, self.chat.chat.id)
         callback = CallbackQuery(
-            id=query.query_id, from_user=self.user, chat_instance=f"ci{self.id}",
+            id=query.query_id,
+            from_user=self.user,
+            chat_instance=f"ci{self.id}",
             message=InaccessibleMessage(chat=self.chat.chat, message_id=target.message_id)
-            if inaccessible else self.chat.api_message(target),
+            if inaccessible
+            else self.chat.api_message(target),
             data=button.callback_data,
         )
         await self._push(Update(update_id=0, callback_query=callback), None)
@@ -181,7 +207,11 @@ class SandboxUser:
         return CallbackAnswer(answer.get("text"), bool(answer.get("show_alert")), answer.get("url"), replies)
 
     async def press(
-        self, callback_data: str, *, message: ChatMessage | int | None = None, timeout: float | None = None,
+        self,
+        callback_data: str,
+        *,
+        message: ChatMessage | int | None = None,
+        timeout: float | None = None,
     ) -> CallbackAnswer:
         """Send a callback query with ``callback_data`` as given, whatever the buttons say: what a
         modified client does (forged or stale data). ``message``: the message it claims to come from
@@ -191,8 +221,11 @@ class SandboxUser:
         target = message if message is not None else self.last_message()
         query = self.telegram.new_query("callback_query", self.id, self.chat.chat.id)
         callback = CallbackQuery(
-            id=query.query_id, from_user=self.user, chat_instance=f"ci{self.id}",
-            message=self.chat.api_message(target), data=callback_data,
+            id=query.query_id,
+            from_user=self.user,
+            chat_instance=f"ci{self.id}",
+            message=self.chat.api_message(target),
+            data=callback_data,
         )
         await self._push(Update(update_id=0, callback_query=callback), None)
         what = f"an answer to the callback query {callback_data!r}"
@@ -201,7 +234,11 @@ class SandboxUser:
         return CallbackAnswer(answer.get("text"), bool(answer.get("show_alert")), answer.get("url"), replies)
 
     async def send_nowait(
-        self, text: str, *, sender: User | None = None, sender_chat: Chat | None = None,
+        self,
+        text: str,
+        *,
+        sender: User | None = None,
+        sender_chat: Chat | None = None,
         via_bot: User | None = None,
     ) -> int:
         """Queue a text message without waiting for anything (a flood, concurrent users); returns its
@@ -216,7 +253,11 @@ class SandboxUser:
         return self.last_update_id
 
     async def share_contact(
-        self, phone_number: str, *, user_id: int | None = None, first_name: str | None = None,
+        self,
+        phone_number: str,
+        *,
+        user_id: int | None = None,
+        first_name: str | None = None,
         timeout: float | None = None,
     ) -> list[ChatMessage]:
         """Send a contact, as a ``request_contact`` reply-keyboard button does (the user's own phone:
@@ -224,7 +265,8 @@ class SandboxUser:
         message = self._new_user_message("")
         message.text = None
         contact = Contact(
-            phone_number=phone_number, first_name=first_name or self.user.first_name,
+            phone_number=phone_number,
+            first_name=first_name or self.user.first_name,
             user_id=self.id if user_id is None else user_id,
         )
         api_message = self.chat.api_message(message).model_copy(update={"contact": contact})
@@ -232,7 +274,12 @@ class SandboxUser:
         return await self._settle(self._bot_changed_chat, f"a reply to the contact {phone_number!r}", timeout)
 
     async def send_document(
-        self, file_name: str, content: bytes, *, mime_type: str | None = None, caption: str | None = None,
+        self,
+        file_name: str,
+        content: bytes,
+        *,
+        mime_type: str | None = None,
+        caption: str | None = None,
         timeout: float | None = None,
     ) -> list[ChatMessage]:
         """Send a file as a document (kept so the bot can `getFile` and download it); return the bot
@@ -253,14 +300,19 @@ class SandboxUser:
         """Type ``@bot query_text`` and wait for the bot's answerInlineQuery."""
         query = self.telegram.new_query("inline_query", self.id, self.chat.chat.id)
         inline_query = InlineQuery(
-            id=query.query_id, from_user=self.user, query=query_text, offset=offset,
+            id=query.query_id,
+            from_user=self.user,
+            query=query_text,
+            offset=offset,
             chat_type="private" if self.chat.chat.type == "private" else self.chat.chat.type,
         )
         await self._push(Update(update_id=0, inline_query=inline_query), None)
         await self._settle(lambda: query.answered, f"an answer to the inline query {query_text!r}", timeout)
         answer = query.answer or {}
         return InlineAnswer(
-            answer.get("results", []), bool(answer.get("is_personal")), answer.get("next_offset"),
+            answer.get("results", []),
+            bool(answer.get("is_personal")),
+            answer.get("next_offset"),
             answer.get("cache_time"),
         )
 
@@ -282,13 +334,21 @@ class SandboxUser:
             for mention in MENTION_PATTERN.finditer(text):
                 if command and mention.start() < command.end():
                     continue
-                entities.append(MessageEntity(
-                    type="mention", offset=_utf16_len(text[: mention.start()]),
-                    length=_utf16_len(mention.group()),
-                ))
+                entities.append(
+                    MessageEntity(
+                        type="mention",
+                        offset=_utf16_len(text[: mention.start()]),
+                        length=_utf16_len(mention.group()),
+                    )
+                )
         message = ChatMessage(
-            message_id=self.chat.allocate_id(), chat_id=self.chat.chat.id, from_bot=False,
-            sender=sender or self.user, text=text, source_text=text, entities=entities,
+            message_id=self.chat.allocate_id(),
+            chat_id=self.chat.chat.id,
+            from_bot=False,
+            sender=sender or self.user,
+            text=text,
+            source_text=text,
+            entities=entities,
         )
         self.chat.add(message)
         self._seen_changes = len(self.chat.changes)

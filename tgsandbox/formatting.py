@@ -13,13 +13,41 @@ from aiogram.types import MessageEntity
 from .errors import ApiError, bad_request
 
 SUPPORTED_TAGS = frozenset(
-    {"a", "b", "strong", "i", "em", "s", "strike", "del", "u", "ins", "tg-spoiler", "tg-emoji", "span",
-     "pre", "code", "blockquote"}
+    {
+        "a",
+        "b",
+        "strong",
+        "i",
+        "em",
+        "s",
+        "strike",
+        "del",
+        "u",
+        "ins",
+        "tg-spoiler",
+        "tg-emoji",
+        "span",
+        "pre",
+        "code",
+        "blockquote",
+    }
 )
 ENTITY_TYPE_BY_TAG = {
-    "b": "bold", "strong": "bold", "i": "italic", "em": "italic", "u": "underline", "ins": "underline",
-    "s": "strikethrough", "strike": "strikethrough", "del": "strikethrough", "tg-spoiler": "spoiler",
-    "span": "spoiler", "code": "code", "pre": "pre", "blockquote": "blockquote", "a": "text_link",
+    "b": "bold",
+    "strong": "bold",
+    "i": "italic",
+    "em": "italic",
+    "u": "underline",
+    "ins": "underline",
+    "s": "strikethrough",
+    "strike": "strikethrough",
+    "del": "strikethrough",
+    "tg-spoiler": "spoiler",
+    "span": "spoiler",
+    "code": "code",
+    "pre": "pre",
+    "blockquote": "blockquote",
+    "a": "text_link",
     "tg-emoji": "custom_emoji",
 }
 NAMED_ENTITIES = {"lt": "<", "gt": ">", "amp": "&", "quot": '"'}
@@ -209,7 +237,7 @@ class _HtmlParser:
         opened = self.open_tags.pop()
         if end_name and end_name != opened.name:
             raise _parse_error(
-                f'Unmatched end tag at byte offset {self.byte_offset(begin)}, '
+                f"Unmatched end tag at byte offset {self.byte_offset(begin)}, "
                 f'expected "</{opened.name}>", found "</{end_name}>"'
             )
         self.pos += 1

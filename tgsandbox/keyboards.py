@@ -36,7 +36,7 @@ def validate_reply_markup(markup: Any) -> dict[str, Any] | None:
     elif "keyboard" in markup:
         rows = markup["keyboard"]
         if not isinstance(rows, list) or not all(isinstance(row, list) for row in rows):
-            raise bad_request("field \"keyboard\" must be an Array")
+            raise bad_request('field "keyboard" must be an Array')
         if sum(len(row) for row in rows) > MAX_REPLY_KEYBOARD_BUTTONS:
             raise bad_request("reply markup is too long")
     return markup
@@ -50,7 +50,7 @@ def _validate_inline_keyboard(rows: Any) -> None:
     for row in rows:
         for button in row:
             if not isinstance(button, dict) or not isinstance(button.get("text"), str):
-                raise bad_request("can't parse inline keyboard button: Field \"text\" must be of type String")
+                raise bad_request('can\'t parse inline keyboard button: Field "text" must be of type String')
             if "callback_data" in button:
                 data = button["callback_data"]
                 if not isinstance(data, str) or not 1 <= len(data.encode()) <= MAX_CALLBACK_DATA_BYTES:
@@ -66,8 +66,14 @@ def _validate_inline_keyboard(rows: Any) -> None:
 
 
 _OTHER_INLINE_ACTIONS = (
-    "switch_inline_query", "switch_inline_query_current_chat", "switch_inline_query_chosen_chat",
-    "web_app", "login_url", "callback_game", "pay", "copy_text",
+    "switch_inline_query",
+    "switch_inline_query_current_chat",
+    "switch_inline_query_chosen_chat",
+    "web_app",
+    "login_url",
+    "callback_game",
+    "pay",
+    "copy_text",
 )
 
 

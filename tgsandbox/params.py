@@ -12,18 +12,50 @@ from .errors import bad_request
 
 # Parameters whose value is a JSON-serialized object or array in form and multipart bodies.
 JSON_PARAMS = frozenset(
-    {"reply_markup", "entities", "caption_entities", "results", "commands", "scope", "allowed_updates",
-     "link_preview_options", "reply_parameters", "button", "media", "options", "menu_button"}
+    {
+        "reply_markup",
+        "entities",
+        "caption_entities",
+        "results",
+        "commands",
+        "scope",
+        "allowed_updates",
+        "link_preview_options",
+        "reply_parameters",
+        "button",
+        "media",
+        "options",
+        "menu_button",
+    }
 )
 
 # Scalars arrive as strings in form bodies; recorded requests show these typed, for easy assertions.
 INT_PARAMS = frozenset(
-    {"chat_id", "message_id", "user_id", "cache_time", "offset", "limit", "timeout", "max_connections",
-     "reply_to_message_id", "message_thread_id"}
+    {
+        "chat_id",
+        "message_id",
+        "user_id",
+        "cache_time",
+        "offset",
+        "limit",
+        "timeout",
+        "max_connections",
+        "reply_to_message_id",
+        "message_thread_id",
+    }
 )
 BOOL_PARAMS = frozenset(
-    {"show_alert", "is_personal", "disable_notification", "protect_content", "drop_pending_updates",
-     "disable_web_page_preview", "allow_sending_without_reply", "has_spoiler", "show_caption_above_media"}
+    {
+        "show_alert",
+        "is_personal",
+        "disable_notification",
+        "protect_content",
+        "drop_pending_updates",
+        "disable_web_page_preview",
+        "allow_sending_without_reply",
+        "has_spoiler",
+        "show_caption_above_media",
+    }
 )
 
 

@@ -8,8 +8,14 @@ from .state import ChatMessage
 
 # How each entity shows in plain text: (opening, closing) around the entity's text.
 MARKERS = {
-    "bold": ("*", "*"), "italic": ("_", "_"), "underline": ("__", "__"), "strikethrough": ("~", "~"),
-    "spoiler": ("||", "||"), "code": ("`", "`"), "pre": ("```\n", "\n```"), "blockquote": ("> ", ""),
+    "bold": ("*", "*"),
+    "italic": ("_", "_"),
+    "underline": ("__", "__"),
+    "strikethrough": ("~", "~"),
+    "spoiler": ("||", "||"),
+    "code": ("`", "`"),
+    "pre": ("```\n", "\n```"),
+    "blockquote": ("> ", ""),
     "expandable_blockquote": ("> ", ""),
 }
 

@@ -40,8 +40,14 @@ class Sandbox:
     """
 
     def __init__(
-        self, *, bot_id: int = 123456, bot_username: str = "sandbox_bot", reply_timeout: float = 5.0,
-        quiet_period: float = 0.15, query_ttl: float = 15.0, first_update_id: int = 1,
+        self,
+        *,
+        bot_id: int = 123456,
+        bot_username: str = "sandbox_bot",
+        reply_timeout: float = 5.0,
+        quiet_period: float = 0.15,
+        query_ttl: float = 15.0,
+        first_update_id: int = 1,
         webhook_connections: int = 1,
     ) -> None:
         # Telegram's update ids only grow; a bot that keeps processed ids across runs (de-duplication)
@@ -118,12 +124,25 @@ class Sandbox:
     # --- users and updates ---
 
     def user(
-        self, id: int = 1001, first_name: str = "Test", *, last_name: str | None = None,
-        username: str | None = None, language_code: str | None = "en", is_premium: bool | None = None,
+        self,
+        id: int = 1001,
+        first_name: str = "Test",
+        *,
+        last_name: str | None = None,
+        username: str | None = None,
+        language_code: str | None = "en",
+        is_premium: bool | None = None,
     ) -> SandboxUser:
         """A user in a private chat with the bot (chat id == user id)."""
-        user = User(id=id, is_bot=False, first_name=first_name, last_name=last_name, username=username,
-                    language_code=language_code, is_premium=is_premium)
+        user = User(
+            id=id,
+            is_bot=False,
+            first_name=first_name,
+            last_name=last_name,
+            username=username,
+            language_code=language_code,
+            is_premium=is_premium,
+        )
         return SandboxUser(self.telegram, user, quiet_period=self.quiet_period, timeout=self.reply_timeout)
 
     async def deliver_raw(self, update: dict[str, Any]) -> int:
@@ -139,7 +158,8 @@ class Sandbox:
 
     def requests_for(self, chat_id: int, method: str | None = None) -> list[RecordedRequest]:
         return [
-            r for r in self.telegram.requests
+            r
+            for r in self.telegram.requests
             if r.chat_id == chat_id and (method is None or r.method.lower() == method.lower())
         ]
 
@@ -199,7 +219,11 @@ class Sandbox:
         return gate
 
     def flood_limit(
-        self, retry_after: int = 1, *, methods: Iterable[str] | None = None, chat_id: int | None = None,
+        self,
+        retry_after: int = 1,
+        *,
+        methods: Iterable[str] | None = None,
+        chat_id: int | None = None,
         times: int = 1,
     ) -> None:
         """Answer the next ``times`` matching calls with 429 "Too Many Requests: retry after N"."""
@@ -207,8 +231,14 @@ class Sandbox:
         self.telegram.flood_rules.append(FloodRule(retry_after, names, chat_id, times))
 
     def fail(
-        self, error_code: int = 500, description: str | None = None, *, methods: Iterable[str] | None = None,
-        chat_id: int | None = None, times: int | None = 1, retry_after: int | None = None,
+        self,
+        error_code: int = 500,
+        description: str | None = None,
+        *,
+        methods: Iterable[str] | None = None,
+        chat_id: int | None = None,
+        times: int | None = 1,
+        retry_after: int | None = None,
     ) -> FaultRule:
         """Answer the next ``times`` matching calls (None: all of them until ``rule.stop()``) with
         ``error_code`` (400 "Bad Request: …", 429 with ``retry_after``, 5xx). ``rule.hits`` counts them."""

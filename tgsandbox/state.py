@@ -86,8 +86,12 @@ class ChatMessage:
         extra: dict[str, Any] = {text_field: self.text or None, entities_field: self.entities or None}
         if self.photo_file_id:
             extra["photo"] = [
-                PhotoSize(file_id=self.photo_file_id, file_unique_id=self.photo_file_id[-16:],
-                          width=1280, height=720)
+                PhotoSize(
+                    file_id=self.photo_file_id,
+                    file_unique_id=self.photo_file_id[-16:],
+                    width=1280,
+                    height=720,
+                )
             ]
         if self.document_name:
             extra["document"] = Document(

@@ -118,8 +118,13 @@ class FakeTelegram:
     def __init__(self, bot_id: int, bot_username: str, query_ttl: float, first_update_id: int = 1) -> None:
         self.token = f"{bot_id}:TEST{secrets.token_urlsafe(24)}"
         self.bot_user = User(
-            id=bot_id, is_bot=True, first_name="Sandbox Bot", username=bot_username,
-            can_join_groups=True, can_read_all_group_messages=False, supports_inline_queries=True,
+            id=bot_id,
+            is_bot=True,
+            first_name="Sandbox Bot",
+            username=bot_username,
+            can_join_groups=True,
+            can_read_all_group_messages=False,
+            supports_inline_queries=True,
         )
         self.query_ttl = query_ttl
         self.updates = UpdateQueue(first_update_id=first_update_id)
@@ -148,8 +153,13 @@ class FakeTelegram:
     def add_user(self, user: User) -> ChatLog:
         self.users[user.id] = user
         if user.id not in self.chats:
-            chat = Chat(id=user.id, type="private", first_name=user.first_name,
-                        last_name=user.last_name, username=user.username)
+            chat = Chat(
+                id=user.id,
+                type="private",
+                first_name=user.first_name,
+                last_name=user.last_name,
+                username=user.username,
+            )
             self.chats[user.id] = ChatLog(chat)
         return self.chats[user.id]
 
@@ -180,7 +190,10 @@ class FakeTelegram:
 
     def new_query(self, kind: QueryKind, user_id: int, chat_id: int | None) -> PendingQuery:
         query = PendingQuery(
-            query_id=str(secrets.randbits(63)), kind=kind, user_id=user_id, created_at=time.monotonic(),
+            query_id=str(secrets.randbits(63)),
+            kind=kind,
+            user_id=user_id,
+            created_at=time.monotonic(),
             chat_id=chat_id,
         )
         self.queries[query.query_id] = query

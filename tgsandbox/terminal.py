@@ -109,8 +109,11 @@ class _Chat:
             self.say(f"(opens {button.url})")
             return
         try:
-            answer = await self.user.click(button.text, callback_data=button.callback_data,
-                                           message=message.message_id if button.inline else None)
+            answer = await self.user.click(
+                button.text,
+                callback_data=button.callback_data,
+                message=message.message_id if button.inline else None,
+            )
         except SandboxTimeout:
             self.say("(the bot did not answer the button press)")
             self.show_failures()

@@ -104,7 +104,8 @@ class UpdateQueue:
     ) -> list[dict[str, Any]]:
         if self.webhook is not None:
             raise ApiError(
-                409, "Conflict: can't use getUpdates method while webhook is active; "
+                409,
+                "Conflict: can't use getUpdates method while webhook is active; "
                 "use deleteWebhook to delete the webhook first",
             )
         if allowed_updates is not None:
@@ -122,7 +123,8 @@ class UpdateQueue:
                 )
             if generation != self._poll_generation:
                 raise ApiError(
-                    409, "Conflict: terminated by other getUpdates request; "
+                    409,
+                    "Conflict: terminated by other getUpdates request; "
                     "make sure that only one bot instance is running",
                 )
             self._drop_unwanted()

@@ -231,4 +231,3 @@ class CrmPush:
             error=escape(error, quote=False),
             days=box.LEAD_FRESH_FOR.days,
         )
-

@@ -54,9 +54,7 @@ class FirstContact:
                 keys.append(fsm_context.key)
         if self.users.dialog_ids is not None:  # before any update needs an id
             await self.users.dialog_ids.load(session)
-        keeps = [
-            await self.users.first_contact(session, senders), await self.storage.prefetch(session, keys)
-        ]
+        keeps = [await self.users.first_contact(session, senders), await self.storage.prefetch(session, keys)]
 
         def remember() -> None:
             for keep in keeps:

@@ -289,9 +289,7 @@ async def next_attempt_at(session: AsyncSession) -> datetime | None:
     if not count:
         return None
     has_new = await session.scalar(
-        select(Lead.id)
-        .where(Lead.delivery_status.in_(UNDELIVERED), Lead.next_attempt_at.is_(None))
-        .limit(1)
+        select(Lead.id).where(Lead.delivery_status.in_(UNDELIVERED), Lead.next_attempt_at.is_(None)).limit(1)
     )
     if has_new is not None or earliest is None:
         return utc_now()
@@ -555,6 +553,8 @@ async def crm_deliveries(session: AsyncSession, lead_id: int | None = None) -> l
     if lead_id is not None:
         query = query.where(CrmDelivery.lead_id == lead_id)
     return list(await session.scalars(query))
+
+
 async def to_escalate(session: AsyncSession, *, due_before: datetime, limit: int) -> list[Lead]:
     """Delivered, unclaimed leads written before ``due_before`` the admins were not told of."""
     rows = await session.scalars(

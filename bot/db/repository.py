@@ -133,6 +133,8 @@ async def referred_count(session: AsyncSession, telegram_id: int) -> int:
 
 async def set_currency(session: AsyncSession, telegram_id: int, currency: str) -> None:
     await session.execute(update(User).where(User.telegram_id == telegram_id).values(currency=currency))
+
+
 USER_REFRESHED = {
     column: f"excluded.{column}"
     for column in ("username", "first_name", "language_from_telegram", "last_seen_at")

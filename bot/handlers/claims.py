@@ -93,7 +93,7 @@ async def on_claim(
     lead_outbox: LeadOutbox | None = None,
     on_lead_claimed: Sequence[ClaimHook] = (),
 ) -> None:
-    """"Беру" on a card: the first press claims the lead (one conditional UPDATE: of two presses at
+    """ "Беру" on a card: the first press claims the lead (one conditional UPDATE: of two presses at
     once exactly one wins) and the outbox edits the card to name the manager; a later press is told
     who has it. Only from the sales chat (a button elsewhere is forged)."""
     lang = settings.default_language
@@ -133,7 +133,7 @@ async def on_claim(
 
 
 def make_sales_router() -> Router:
-    """"Беру" in the sales chat and the user's answers to the questions after a lead; before the
+    """ "Беру" in the sales chat and the user's answers to the questions after a lead; before the
     groups' router (which answers any other group button)."""
     router = Router(name="sales")
     router.callback_query.register(on_claim, ClaimCB.filter())

@@ -135,7 +135,7 @@ async def on_quote_button(query: CallbackQuery, ctx: Ctx, callback_answer: Callb
 
 
 async def on_reserve_button(query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAnswer) -> None:
-    """"📅 Reserve" under a result: a hold request for the offer the last answer recommends (sized
+    """ "📅 Reserve" under a result: a hold request for the offer the last answer recommends (sized
     again: with the availability in force now, so a server taken since is not the one held)."""
     state = await DialogState.load(ctx.state)
     if not isinstance(query.message, Message) or query.message.message_id != state.msg_id:
@@ -441,7 +441,7 @@ async def cmd_cancel_form(message: Message, ctx: Ctx) -> None:
 
 
 async def on_sales_quote(query: CallbackQuery, ctx: Ctx) -> None:
-    """"Ask for a price" under the price list, a comparison or the "other task" note: the form, with the
+    """ "Ask for a price" under the price list, a comparison or the "other task" note: the form, with the
     last answer's configuration when there is one."""
     if not isinstance(query.message, Message):
         return

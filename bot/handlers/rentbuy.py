@@ -1,4 +1,4 @@
-""""Купить или арендовать?" / "rent or buy?" (read by `core.parse.price.rent_buy_question`): the rent
+""" "Купить или арендовать?" / "rent or buy?" (read by `core.parse.price.rent_buy_question`): the rent
 of a server for the user's workload against buying it, from the operator's purchase file
 (`PURCHASE_FILE`, computed by `core.inverse.purchase.rent_or_buy`), with the break-even month.
 

@@ -218,6 +218,7 @@ class WebApp:
 
     async def models(self, request: web.Request) -> web.StreamResponse:
         from core.model import hub as hf
+
         self.user_of(request, "button")
         query = request.query.get("q", "")[:MAX_QUERY].strip()
         catalog = await self.catalog()

@@ -341,5 +341,3 @@ class ModelSpec(BaseModel):
         if wide and self.layers and max(wide.attention_layers, wide.mlp_layers) > self.layers:
             raise ValueError("unquantized attention_layers / mlp_layers exceed layers")
         return self
-
-

@@ -57,9 +57,7 @@ def compare(
     return out
 
 
-def comparison_answer(
-    rows: Sequence[Compared], lang: str, currency: str | None = None
-) -> ComparisonAnswer:
+def comparison_answer(rows: Sequence[Compared], lang: str, currency: str | None = None) -> ComparisonAnswer:
     lang = normalize_lang(lang)
     title = headline_settings(rows[0].result, lang)
     lines = []

@@ -174,8 +174,11 @@ def build_answer(
         verdict=cards[0].verdict if cards else (rec.verdict if rec else None),
         tight=_tight_line(result, lang, currency),
         taken=next(
-            (f"⏳ {t('assumption-offer_sold_out', lang, **a.params)}"
-             for a in result.assumptions if a.code == "offer_sold_out"),
+            (
+                f"⏳ {t('assumption-offer_sold_out', lang, **a.params)}"
+                for a in result.assumptions
+                if a.code == "offer_sold_out"
+            ),
             None,
         ),
         card_read=next((t(f"assumption-{CARD_READ}", lang, **n.params) for n in read), None),
@@ -230,9 +233,7 @@ def _shown_breakdown(result: Result, target: Verdict | None) -> tuple[tuple[str,
     return config, result.breakdown
 
 
-def _cards(
-    result: Result, target: Verdict | None, lang: str, shown: tuple[str, int]
-) -> tuple[CardFit, ...]:
+def _cards(result: Result, target: Verdict | None, lang: str, shown: tuple[str, int]) -> tuple[CardFit, ...]:
     """The user's card (when named) and the recommended configuration (when another), the lead's
     first; `shown`: the configuration whose breakdown the answer shows."""
     rows: list[tuple[Verdict, bool]] = [(target, True)] if target is not None else []
@@ -405,5 +406,3 @@ def _verdicts(result: Result, target: Verdict | None) -> list[Verdict]:
     if target is not None and all((v.gpu, v.count) != (target.gpu, target.count) for v in rows):
         rows.insert(0, target)
     return rows
-
-

@@ -99,9 +99,7 @@ def _priced(o: RentalOffer) -> bool:
     return o.availability == "available" and o.currency is not None and has_price
 
 
-def _gpu_line(
-    gpu: str, offers: list[RentalOffer], catalog: Catalog, lang: str, currency: str | None
-) -> str:
+def _gpu_line(gpu: str, offers: list[RentalOffer], catalog: Catalog, lang: str, currency: str | None) -> str:
     """'• RTX 4090 48 GB: 1× — from 149 ₽/h; 2×, 4× — price on request; 8× — taken now'."""
     items = []
     unpriced = []

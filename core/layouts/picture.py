@@ -304,46 +304,87 @@ def draw(lay: Layout) -> Figure:
     for row, heading in enumerate(fitted_headings):
         for text, colour in heading:
             top -= len(text.splitlines()) * line_h
-            pen.text(left, top + 0.004, text, LABEL_PT, va="bottom", fontweight="bold", color=colour,
-                     linespacing=LINE_SPACING)
+            pen.text(
+                left,
+                top + 0.004,
+                text,
+                LABEL_PT,
+                va="bottom",
+                fontweight="bold",
+                color=colour,
+                linespacing=LINE_SPACING,
+            )
         tops.append(top - 0.004)
         top -= 0.004 + bar_h + gap + labelled[row] * line_h + gap
 
     def add_bar(row: int, start: float, size: float, colour: str, gid: str) -> None:
         fig.add_artist(
-            Rectangle((x_of(start), tops[row] - bar_h), width * size / lay.axis_max, bar_h,
-                      facecolor=colour, edgecolor="white", linewidth=2, gid=gid)
+            Rectangle(
+                (x_of(start), tops[row] - bar_h),
+                width * size / lay.axis_max,
+                bar_h,
+                facecolor=colour,
+                edgecolor="white",
+                linewidth=2,
+                gid=gid,
+            )
         )
 
     for seg in lay.segments:
         add_bar(0, seg.start, seg.size, seg.colour, f"segment:{seg.code}")
         if width * seg.size / lay.axis_max >= pen.width(seg.size_text, LABEL_PT, True) + 0.01:
             dark = seg.code in DARK_TEXT_ON
-            pen.text(x_of(seg.start + seg.size / 2), tops[0] - bar_h / 2, seg.size_text, LABEL_PT,
-                     ha="center", va="center", fontweight="bold", color="#111111" if dark else "white")
+            pen.text(
+                x_of(seg.start + seg.size / 2),
+                tops[0] - bar_h / 2,
+                seg.size_text,
+                LABEL_PT,
+                ha="center",
+                va="center",
+                fontweight="bold",
+                color="#111111" if dark else "white",
+            )
     for i, bar in enumerate(lay.bars):
         add_bar(bar.row, 0, bar.size, bar.colour, f"bar:{i}")
     below = [tops[row] - bar_h - gap for row in range(rows)]
     for i, mark in enumerate(lay.marks):
         x = x_of(mark.at)
         fig.add_artist(
-            Line2D([x, x], [below[mark.row], tops[mark.row] + 0.004], color=mark.colour,
-                   linewidth=4, linestyle=(0, (3, 1.5)) if mark.own else "-", gid=f"card:{i}")
+            Line2D(
+                [x, x],
+                [below[mark.row], tops[mark.row] + 0.004],
+                color=mark.colour,
+                linewidth=4,
+                linestyle=(0, (3, 1.5)) if mark.own else "-",
+                gid=f"card:{i}",
+            )
         )
         # the card's label beside its line, on the side with room for it
         label_w = pen.width(mark.label, LABEL_PT)
         on_right = x + pad + label_w <= left + width
-        pen.text(x + pad if on_right else x - pad, below[mark.row], mark.label, LABEL_PT,
-                 ha="left" if on_right else "right", va="top", color=mark.colour, gid=f"capacity:{i}")
+        pen.text(
+            x + pad if on_right else x - pad,
+            below[mark.row],
+            mark.label,
+            LABEL_PT,
+            ha="left" if on_right else "right",
+            va="top",
+            color=mark.colour,
+            gid=f"capacity:{i}",
+        )
         below[mark.row] -= line_h
 
     for row, entries in enumerate(legend):
         top = legend_top - row * line_h
         for x, seg in entries:
-            fig.add_artist(Rectangle((x, top - line_h * 0.8), 0.022, line_h * 0.7, facecolor=seg.colour,
-                                     edgecolor="none"))
-            pen.text(x + LEGEND_SWATCH, top - line_h * 0.45, seg.label, LABEL_PT, va="center",
-                     color="#222222")
+            fig.add_artist(
+                Rectangle(
+                    (x, top - line_h * 0.8), 0.022, line_h * 0.7, facecolor=seg.colour, edgecolor="none"
+                )
+            )
+            pen.text(
+                x + LEGEND_SWATCH, top - line_h * 0.45, seg.label, LABEL_PT, va="center", color="#222222"
+            )
     return fig
 
 

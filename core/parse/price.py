@@ -64,8 +64,10 @@ def words(path: Path = PRICES_FILE) -> _Words:
     patterns = {}
     for name in WORD_LISTS:
         entries = raw.get(name)
-        if not isinstance(entries, list) or not entries or not all(
-            isinstance(e, str) and e.strip() for e in entries
+        if (
+            not isinstance(entries, list)
+            or not entries
+            or not all(isinstance(e, str) and e.strip() for e in entries)
         ):
             raise CatalogError(f"{path}: `{name}` must be a list of words", field=name)
         patterns[name] = re.compile("|".join(_entry(_normalize(e)) for e in entries))

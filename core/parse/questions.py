@@ -44,7 +44,10 @@ _EXAMPLES = gated(re.compile(_COUNT + r"\s*" + _EXAMPLE_WORD), _EXAMPLE_WORD)
 _TOKEN_WORD = r"(?:токен\w*|tokens?)"
 _PER_EXAMPLE = gated(
     re.compile(
-        r"(?:по|длиной|длина|в\s+среднем|of|each\s+of|averag\w*|~)\s*" + _COUNT + r"\s*" + _TOKEN_WORD
+        r"(?:по|длиной|длина|в\s+среднем|of|each\s+of|averag\w*|~)\s*"
+        + _COUNT
+        + r"\s*"
+        + _TOKEN_WORD
         + r"(?:\s+(?:each|каждый|каждого))?"
         r"|" + _COUNT + r"\s*" + _TOKEN_WORD + r"\s+(?:each|на\s+пример|per\s+(?:example|sample|request))"
     ),
@@ -69,7 +72,8 @@ _OUTPUTS = gated(re.compile(_COUNT + r"\s*" + _OUTPUT_WORD), _OUTPUT_WORD)
 _GB_WORD = r"(?:gb|gib|гб|гиб|гигабайт\w*|gigabytes?)"
 _MEMORY = gated(
     re.compile(
-        r"(?:(?:на|в|с|on|with|in)\s+)?(?<![\w.])(\d{1,4}(?:\.\d+)?)\s*" + _GB_WORD
+        r"(?:(?:на|в|с|on|with|in)\s+)?(?<![\w.])(\d{1,4}(?:\.\d+)?)\s*"
+        + _GB_WORD
         + r"(?:\s+(?:vram|видеопамят\w*|памят\w*|of\s+vram))?(?![\w])"
     ),
     _GB_WORD,
@@ -95,9 +99,9 @@ class _Row(BaseModel):
 
 
 class _SolveRow(_Row):
-    value: Literal[
-        "context_length", "concurrency", "batch_size", "seq_len", "precision", "model"
-    ] = Field(description="a Request.solve_for")
+    value: Literal["context_length", "concurrency", "batch_size", "seq_len", "precision", "model"] = Field(
+        description="a Request.solve_for"
+    )
 
 
 class _File(BaseModel):

@@ -30,6 +30,11 @@ def upgrade() -> None:
 def downgrade() -> None:
     with op.batch_alter_table("leads") as batch_op:
         for column in (
-            "alerted_at", "user_told_at", "confirm_message_id", "revision", "notes", "card_message_id"
+            "alerted_at",
+            "user_told_at",
+            "confirm_message_id",
+            "revision",
+            "notes",
+            "card_message_id",
         ):
             batch_op.drop_column(column)

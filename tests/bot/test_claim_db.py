@@ -99,9 +99,7 @@ async def test_leads_from_before_the_claim_button_are_never_reminded(empty_url: 
         async with engine.begin() as connection:
             now = utc_now()
             await connection.execute(
-                text(
-                    "INSERT INTO users (telegram_id, created_at, last_seen_at) VALUES (1, :now, :now)"
-                ),
+                text("INSERT INTO users (telegram_id, created_at, last_seen_at) VALUES (1, :now, :now)"),
                 {"now": now},
             )
             await connection.execute(

@@ -177,7 +177,7 @@ def test_a_steps_answer_wins_over_extra() -> None:
 
 
 def test_a_step_without_typical_offers_the_cores_default_as_a_button() -> None:
-    """"Typical" is dropped only where it would repeat a button: the step's default is the core's and
+    """ "Typical" is dropped only where it would repeat a button: the step's default is the core's and
     one of its options."""
     catalog = default_catalog()
     dropped = [s for s in flow.STEPS.values() if s.default is not None]

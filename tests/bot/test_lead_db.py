@@ -18,8 +18,6 @@ sessionmaker = both_backends.sessionmaker
 ANN = 2001
 
 
-
-
 async def new_lead(session: AsyncSession, key: str, **at: object) -> Lead:
     if await repo.get_user(session, ANN) is None:
         await repo.upsert_user(

@@ -22,8 +22,6 @@ sessionmaker = both_backends.sessionmaker
 ALICE, BOB, CAROL = 1001, 1002, 1003
 
 
-
-
 async def add_user(session: AsyncSession, telegram_id: int, source: str | None = None) -> User:
     return await repo.upsert_user(
         session,

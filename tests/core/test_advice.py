@@ -25,7 +25,6 @@ def test_verdict_thresholds() -> None:
     assert verdict_kind(usable + 1, usable) == "does_not_fit"
 
 
-
 def test_verdicts_step_through_card_counts_until_one_fits() -> None:
     result = run(task="inference", model="llama-70b", engine="vllm")
     on_24 = [v for v in result.verdicts if v.gpu == "card24"]

@@ -362,8 +362,10 @@ def test_the_speed_in_total_is_named_for_several_users(users: int) -> None:
 @pytest.mark.parametrize(
     ("lang", "line"),
     [
-        ("ru", "Дешевле всего: 1× RTX 4090 48 GB, от 149 ₽/ч · быстрее всего: 1× B200 180 GB, "
-               "цена по запросу"),
+        (
+            "ru",
+            "Дешевле всего: 1× RTX 4090 48 GB, от 149 ₽/ч · быстрее всего: 1× B200 180 GB, цена по запросу",
+        ),
         ("en", "Cheapest: 1× RTX 4090 48 GB, from 149 ₽/h · fastest: 1× B200 180 GB, price on request"),
     ],
 )
@@ -456,10 +458,16 @@ BF16 = {"task": "inference", "model": "llama-3.1-8b", "precision": "bf16", "cont
 @pytest.mark.parametrize(
     ("lang", "change"),
     [
-        ("ru", "Было: 33,6 ГБ на карту · 1× RTX 4090 48 GB · от 149 ₽/ч → "
-               "стало: 24,0 ГБ на карту · 1× RTX 4090 48 GB · от 149 ₽/ч"),
-        ("en", "Before: 33.6 GB per card · 1× RTX 4090 48 GB · from 149 ₽/h → "
-               "now: 24.0 GB per card · 1× RTX 4090 48 GB · from 149 ₽/h"),
+        (
+            "ru",
+            "Было: 33,6 ГБ на карту · 1× RTX 4090 48 GB · от 149 ₽/ч → "
+            "стало: 24,0 ГБ на карту · 1× RTX 4090 48 GB · от 149 ₽/ч",
+        ),
+        (
+            "en",
+            "Before: 33.6 GB per card · 1× RTX 4090 48 GB · from 149 ₽/h → "
+            "now: 24.0 GB per card · 1× RTX 4090 48 GB · from 149 ₽/h",
+        ),
     ],
 )
 def test_the_change_line_says_before_and_after(lang: str, change: str) -> None:

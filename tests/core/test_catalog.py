@@ -208,8 +208,17 @@ def test_two_models_of_one_kind_with_one_rank_is_a_catalogue_error(tmp_path: Pat
 
 def test_a_rank_without_popular_is_a_catalogue_error() -> None:
     with pytest.raises(ValidationError, match="popularity"):
-        ModelSpec.model_validate({"id": "x", "name": "X", "family": "x", "kind": "llm", "params_b": 1,
-                                  "source": "s", "popularity": 3})
+        ModelSpec.model_validate(
+            {
+                "id": "x",
+                "name": "X",
+                "family": "x",
+                "kind": "llm",
+                "params_b": 1,
+                "source": "s",
+                "popularity": 3,
+            }
+        )
 
 
 # --- lookup --------------------------------------------------------------------------------------

@@ -86,7 +86,7 @@ def test_the_answer_prices_the_recommendation_in_the_users_currency(tmp_path: Pa
 
 
 def test_a_file_with_two_main_currencies_is_refused_naming_the_row(tmp_path: Path) -> None:
-    """"Cheapest" compares prices as numbers: 900 KZT is not dearer than 149 RUB. The file is refused
+    """ "Cheapest" compares prices as numbers: 900 KZT is not dearer than 149 RUB. The file is refused
     rather than ranked across currencies."""
     two = 'price_per_hour = 290\ncurrency = "RUB"'
     mixed = TENGE_OFFERS.replace(two, 'price_per_hour = 90\ncurrency = "KZT"')

@@ -242,7 +242,11 @@ def test_diffusion_training_honours_num_gpus_and_sharding() -> None:
         sharding="fsdp",
     )
     ddp = run(
-        task="training", model="flux.1-dev", method="full", optimizer="adamw_8bit", num_gpus=4,
+        task="training",
+        model="flux.1-dev",
+        method="full",
+        optimizer="adamw_8bit",
+        num_gpus=4,
         sharding="none",
     )
     assert fsdp.total_bytes < one.total_bytes / 2
@@ -275,7 +279,10 @@ def test_model_offload_is_the_standard_recipe_not_a_last_resort() -> None:
 # --- issue 20: torchao is not bitsandbytes ------------------------------------------------------------
 
 FLUX_INT8_OFFLOADED = dict(
-    task="image_generation", model="flux.1-dev", precision="int8", resolution=[1024, 1024],
+    task="image_generation",
+    model="flux.1-dev",
+    precision="int8",
+    resolution=[1024, 1024],
     cpu_offload="model",
 )
 

@@ -76,8 +76,12 @@ def test_eager_transformers_generate_is_launch_bound() -> None:
     for case in (c for c in CASES if c["id"] in ("s022", "s023")):
         assert predicted(case) == pytest.approx(case["tokens_per_s"], rel=0.15), case["id"]
     eager = {
-        "request": {"task": "inference", "model": "llama-3.1-8b", "precision": "fp8",
-                    "engine": "transformers"},
+        "request": {
+            "task": "inference",
+            "model": "llama-3.1-8b",
+            "precision": "fp8",
+            "engine": "transformers",
+        },
         "gpu": "h100-sxm",
         "count": 1,
     }

@@ -57,7 +57,8 @@ def test_each_extra_model_is_sized_as_a_served_encoder() -> None:
         assert (part.context_length, part.batch_size) == (512, 32)
     # the request is echoed with the defaults the sizing used
     assert [(m.role, m.precision, m.context_length) for m in result.request.extra_models] == [
-        ("embedding", "bf16", 512), ("reranker", "bf16", 512)
+        ("embedding", "bf16", 512),
+        ("reranker", "bf16", 512),
     ]
 
 
@@ -90,8 +91,12 @@ def test_an_unknown_extra_model_names_its_field() -> None:
         ("RAG: llama 3.1 8b, e5-large, reranker", "llama-3.1-8b", ["e5-large-v2", PAIR[1]], None),
         ("RAG на llama 3.1 8b int4 32k", "llama-3.1-8b", ["bge-m3"], None),  # RAG alone: the default embedder
         ("llama 3.1 8b и эмбеддер на 3090", "llama-3.1-8b", ["bge-m3"], ["rtx3090"]),
-        ("qwen2.5 7b with multilingual-e5-large and jina-embeddings-v3 on h100", "qwen2.5-7b",
-         ["multilingual-e5-large", "jina-embeddings-v3"], ["h100-sxm"]),
+        (
+            "qwen2.5 7b with multilingual-e5-large and jina-embeddings-v3 on h100",
+            "qwen2.5-7b",
+            ["multilingual-e5-large", "jina-embeddings-v3"],
+            ["h100-sxm"],
+        ),
     ],
 )
 def test_stacks_as_users_type_them(text: str, model: str, extras: list[str], gpus: list[str] | None) -> None:

@@ -117,6 +117,7 @@ def test_a_method_mitigation_is_sized_as_choosing_that_method(request_fields: di
 
 def test_mitigations_that_fit_come_before_those_that_do_not() -> None:
     result = run(task="training", model="llama-3.1-70b", method="full")
+
     def rank(action: str, fits: bool, count: int | None) -> int:
         if action == "cpu_offload":
             return 3  # the last resort

@@ -39,7 +39,9 @@ async def test_photo_and_document_uploads(bot: Bot, chat: int, sandbox: Sandbox)
     assert sandbox.upload(uploaded_id) == b"\x89PNG..."
     history = sandbox.chat(chat)
     assert [(m.has_photo, m.has_document, m.text) for m in history] == [
-        (True, False, "chart"), (False, True, None), (True, False, None)
+        (True, False, "chart"),
+        (False, True, None),
+        (True, False, None),
     ]
     uploaded = sandbox.telegram.files[history[0].photos[0]]
     assert getattr(uploaded, "content", None) == b"\x89PNG..."
@@ -60,7 +62,8 @@ async def test_chat_action(bot: Bot, chat: int) -> None:
 
 async def test_commands_are_stored_per_scope_and_language(bot: Bot, sandbox: Sandbox) -> None:
     english = [
-        BotCommand(command="start", description="Start"), BotCommand(command="help", description="Help")
+        BotCommand(command="start", description="Start"),
+        BotCommand(command="help", description="Help"),
     ]
     russian = [BotCommand(command="start", description="Начать")]
     await bot.set_my_commands(english)

@@ -134,9 +134,16 @@ async def test_webhook_retries_until_accepted(sandbox: Sandbox, bot: Bot) -> Non
     await web.TCPSite(runner, "127.0.0.1", 0).start()
     try:
         await bot.set_webhook(f"http://127.0.0.1:{runner.addresses[0][1]}/hook", secret_token=SECRET)
-        update_id = await sandbox.deliver_raw({"message": {
-            "message_id": 1, "date": 0, "chat": {"id": 1, "type": "private"}, "text": "hi",
-        }})
+        update_id = await sandbox.deliver_raw(
+            {
+                "message": {
+                    "message_id": 1,
+                    "date": 0,
+                    "chat": {"id": 1, "type": "private"},
+                    "text": "hi",
+                }
+            }
+        )
         for _ in range(200):
             if len(received) == 3 and (await bot.get_webhook_info()).pending_update_count == 0:
                 break

@@ -17,8 +17,19 @@ from ..telegram import FakeTelegram
 from . import api_method
 
 CHAT_ACTIONS = frozenset(
-    {"typing", "upload_photo", "record_video", "upload_video", "record_voice", "upload_voice",
-     "upload_document", "choose_sticker", "find_location", "record_video_note", "upload_video_note"}
+    {
+        "typing",
+        "upload_photo",
+        "record_video",
+        "upload_video",
+        "record_voice",
+        "upload_voice",
+        "upload_document",
+        "choose_sticker",
+        "find_location",
+        "record_video_note",
+        "upload_video_note",
+    }
 )
 NOT_MODIFIED = (
     "message is not modified: specified new message content and reply markup are exactly the same "
@@ -57,15 +68,24 @@ def _replied_message_id(chat: ChatLog, params: Params) -> int | None:
     raise bad_request("message to be replied not found")
 
 
-def _send(telegram: FakeTelegram, params: Params, formatted: FormattedText, source: str | None,
-          **media: Any) -> dict[str, Any]:
+def _send(
+    telegram: FakeTelegram, params: Params, formatted: FormattedText, source: str | None, **media: Any
+) -> dict[str, Any]:
     chat = telegram.chat_of(params)
     markup = validate_reply_markup(params.json("reply_markup"))
     reply_to = _replied_message_id(chat, params)
     message = ChatMessage(
-        message_id=chat.allocate_id(), chat_id=chat.chat.id, from_bot=True, sender=telegram.bot_user,
-        text=formatted.text or None, source_text=source, parse_mode=params.text("parse_mode"),
-        entities=formatted.entities, reply_markup=markup, reply_to_message_id=reply_to, **media,
+        message_id=chat.allocate_id(),
+        chat_id=chat.chat.id,
+        from_bot=True,
+        sender=telegram.bot_user,
+        text=formatted.text or None,
+        source_text=source,
+        parse_mode=params.text("parse_mode"),
+        entities=formatted.entities,
+        reply_markup=markup,
+        reply_to_message_id=reply_to,
+        **media,
     )
     chat.add(message)
     return message.to_json(chat)
@@ -85,8 +105,9 @@ def _send_file(telegram: FakeTelegram, params: Params, kind: str) -> tuple[Forma
     if file is None:
         raise bad_request(f"there is no {kind} in the request")
     caption = params.text("caption")
-    formatted = format_text(caption, params.text("parse_mode"), _entities(params, "caption_entities"),
-                            caption=True)
+    formatted = format_text(
+        caption, params.text("parse_mode"), _entities(params, "caption_entities"), caption=True
+    )
     if isinstance(file, str):  # a file_id of an earlier upload, or a URL Telegram would fetch
         if file not in telegram.files and not file.startswith(("http://", "https://")):
             raise bad_request("wrong file identifier/HTTP URL specified")
@@ -109,8 +130,15 @@ async def send_document(telegram: FakeTelegram, params: Params) -> Any:
     formatted, file_id, name = _send_file(telegram, params, "document")
     upload = telegram.files.get(file_id)
     size = len(upload.content) if isinstance(upload, Upload) else None
-    return _send(telegram, params, formatted, params.text("caption"), document_name=name,
-                 document_file_id=file_id, document_size=size)
+    return _send(
+        telegram,
+        params,
+        formatted,
+        params.text("caption"),
+        document_name=name,
+        document_file_id=file_id,
+        document_size=size,
+    )
 
 
 def _editable(telegram: FakeTelegram, params: Params) -> ChatMessage | None:
@@ -123,9 +151,7 @@ def _editable(telegram: FakeTelegram, params: Params) -> ChatMessage | None:
     return message
 
 
-def _apply_edit(
-    telegram: FakeTelegram, message: ChatMessage, content: dict[str, Any], **extra: Any
-) -> Any:
+def _apply_edit(telegram: FakeTelegram, message: ChatMessage, content: dict[str, Any], **extra: Any) -> Any:
     """Edit what a client shows (``content``); an edit that changes nothing is refused like Telegram."""
     if all(getattr(message, name) == value for name, value in content.items()):
         raise bad_request(NOT_MODIFIED)
@@ -157,8 +183,9 @@ async def edit_message_text(telegram: FakeTelegram, params: Params) -> Any:
 async def edit_message_caption(telegram: FakeTelegram, params: Params) -> Any:
     message = _editable(telegram, params)
     caption = params.text("caption")
-    formatted = format_text(caption, params.text("parse_mode"), _entities(params, "caption_entities"),
-                            caption=True)
+    formatted = format_text(
+        caption, params.text("parse_mode"), _entities(params, "caption_entities"), caption=True
+    )
     markup = _inline_markup(params)
     if message is None:
         return True

@@ -31,7 +31,9 @@ async def answer_callback_query(telegram: FakeTelegram, params: Params) -> Any:
         raise bad_request("MESSAGE_TOO_LONG")
     query.answered = True
     query.answer = {
-        "text": text, "show_alert": params.flag("show_alert"), "url": params.text("url"),
+        "text": text,
+        "show_alert": params.flag("show_alert"),
+        "url": params.text("url"),
         "cache_time": params.integer("cache_time") or 0,
     }
     return True
@@ -52,7 +54,9 @@ async def answer_inline_query(telegram: FakeTelegram, params: Params) -> Any:
         raise bad_request("RESULT_ID_DUPLICATE")
     query.answered = True
     query.answer = {
-        "results": results, "cache_time": params.integer("cache_time"),
-        "is_personal": params.flag("is_personal"), "next_offset": params.text("next_offset"),
+        "results": results,
+        "cache_time": params.integer("cache_time"),
+        "is_personal": params.flag("is_personal"),
+        "next_offset": params.text("next_offset"),
     }
     return True

@@ -121,10 +121,18 @@ async def get_chat_menu_button(telegram: FakeTelegram, params: Params) -> Any:
 async def get_chat(telegram: FakeTelegram, params: Params) -> Any:
     chat = telegram.chat_of(params).chat
     info = ChatFullInfo(
-        id=chat.id, type=chat.type, first_name=chat.first_name, last_name=chat.last_name,
-        username=chat.username, accent_color_id=0, max_reaction_count=11,
+        id=chat.id,
+        type=chat.type,
+        first_name=chat.first_name,
+        last_name=chat.last_name,
+        username=chat.username,
+        accent_color_id=0,
+        max_reaction_count=11,
         accepted_gift_types=AcceptedGiftTypes(
-            unlimited_gifts=True, limited_gifts=True, unique_gifts=True, premium_subscription=True,
+            unlimited_gifts=True,
+            limited_gifts=True,
+            unique_gifts=True,
+            premium_subscription=True,
             gifts_from_channels=True,
         ),
     )

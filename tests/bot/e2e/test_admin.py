@@ -187,9 +187,7 @@ async def test_stats_shows_the_pictures_skipped_under_load(
     """Issue 19, item 9: under load most pictures were skipped (by design) and nothing said so; /stats
     now counts them (this process, since its start)."""
     monkeypatch.setattr(dialog, "PICTURES", pictures.Pictures(max_pending=0))  # always busy: skips
-    async with running_bot(
-        tmp_path, template_db, admin_ids=frozenset({ADMIN_ID}), answer_pictures=True
-    ) as h:
+    async with running_bot(tmp_path, template_db, admin_ids=frozenset({ADMIN_ID}), answer_pictures=True) as h:
         asker = h.user(language_code="en")
         for question in (QUESTION, "qwen 2.5 7b fp16"):
             (answer,) = await asker.send(question)  # the text answer, no picture after it

@@ -99,9 +99,7 @@ async def test_the_webhook_gets_one_signed_event_per_lead_through_refusals(
         hook.fail(503)
         hook.hang()
         hook.lose_answer()  # the receiver took it; the bot heard a 500 and retries with the same key
-        async with bot_with(
-            tmp_path, template_db, crm_webhook_url=hook.url, crm_webhook_secret=SECRET
-        ) as h:
+        async with bot_with(tmp_path, template_db, crm_webhook_url=hook.url, crm_webhook_secret=SECRET) as h:
             user = h.user(username="ann_k", first_name="Ann")
             await quote_from_a_result(user, "@ann_k")
             await wait_cards(h, 1)  # the card does not wait for the CRM
@@ -116,9 +114,10 @@ async def test_the_webhook_gets_one_signed_event_per_lead_through_refusals(
     assert hook.requests[2].at - hook.requests[1].at >= 1.0  # Retry-After respected
     (body,) = hook.deals.values()
     raw = hook.requests[-1].raw
-    assert hook.requests[-1].headers["X-GPUFit-Signature"] == "sha256=" + hmac.new(
-        SECRET.encode(), raw, hashlib.sha256
-    ).hexdigest()
+    assert (
+        hook.requests[-1].headers["X-GPUFit-Signature"]
+        == "sha256=" + hmac.new(SECRET.encode(), raw, hashlib.sha256).hexdigest()
+    )
     assert body["event"] == "lead.created" and body["lead_id"] == 1
     assert body["telegram_user_id"] == user.id and body["username"] == "ann_k"
     assert body["contact"] == {"kind": "telegram", "value": "@ann_k"} and body["comment"] == "Срочно"
@@ -229,7 +228,7 @@ async def test_amocrm_makes_one_deal_through_a_timeout_a_lost_answer_and_a_resta
             (row,) = await wait_deliveries(h, all_sent(1), "amoCRM has the deal")
             assert len(admin_messages(h, ADMIN)) == 1
     assert amo.violations == []
-    (deal_id, deal), = amo.leads.items()
+    ((deal_id, deal),) = amo.leads.items()
     assert row.remote_id == str(deal_id) and deal["contact_id"] == contact
     assert deal["name"].startswith("Инференс Llama 3.1 8B · 1× RTX 4090 48 GB · от 149 ₽/ч · gpufit-1-")
     assert deal["price"] == 149 and deal["_embedded"]["contacts"] == [{"id": contact}]
@@ -245,12 +244,13 @@ async def test_amocrm_makes_one_deal_through_a_timeout_a_lost_answer_and_a_resta
 async def test_a_claim_and_the_users_answers_reach_the_webhook_once(
     tmp_path: Path, template_db: Path
 ) -> None:
-    """"✋ Беру" on the card: the webhook gets `lead.claimed` for that lead, with who took it, once
+    """ "✋ Беру" on the card: the webhook gets `lead.claimed` for that lead, with who took it, once
     (a second press by another manager changes nothing); the user's answers to the optional
     questions (when, how long) come as `lead.qualified`."""
-    async with FakeWebhook(SECRET) as hook, bot_with(
-        tmp_path, template_db, crm_webhook_url=hook.url, crm_webhook_secret=SECRET
-    ) as h:
+    async with (
+        FakeWebhook(SECRET) as hook,
+        bot_with(tmp_path, template_db, crm_webhook_url=hook.url, crm_webhook_secret=SECRET) as h,
+    ):
         user = h.user(username="ann_k", first_name="Ann")
         await quote_from_a_result(user, "@ann_k")
         (card,) = await wait_cards(h, 1)

@@ -90,7 +90,8 @@ async def test_a_new_users_first_updates_issue_no_statement_of_their_own(harness
     ]
     await user.press("s:task:finetune")
     assert [(d.task, d.status) for d in await harness.dialogs(user.id)] == [
-        ("inference", "abandoned"), ("finetune", "started")
+        ("inference", "abandoned"),
+        ("finetune", "started"),
     ]
     shown = [b.callback_data or "" for r in user.last_message().buttons for b in r]
     assert any(data.startswith("s:model:") for data in shown), shown

@@ -50,7 +50,7 @@ async def test_the_llm_list_starts_with_what_people_run_now(harness: Harness) ->
 
 
 async def test_typical_only_where_it_is_not_one_of_the_buttons(harness: Harness) -> None:
-    """"Типично" is the core's default: offered for the precision (the checkpoint's own format), not
+    """ "Типично" is the core's default: offered for the precision (the checkpoint's own format), not
     for the context (the default, 4K, is a button) nor the users (1 is a button)."""
     user = harness.user(language_code="ru")
     await user.send("/start")

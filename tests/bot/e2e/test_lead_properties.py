@@ -49,18 +49,22 @@ def sendable(comment: str) -> bool:
     return bool(stripped) and not stripped.startswith("/")
 
 
-COMMENTS = st.one_of(
-    st.text(min_size=1, max_size=300),
-    st.text(alphabet=st.sampled_from("<>&\"'; \n"), min_size=1, max_size=TELEGRAM_LIMIT),
-    st.text(alphabet=st.characters(exclude_categories=("Cs",)), min_size=1000, max_size=TELEGRAM_LIMIT),
-    st.builds(lambda c, n: c * n, st.sampled_from(["<", "&", "😀", "<b>", "&amp;"]), st.integers(1, 4096)),
-).map(within_limit).filter(sendable)
+COMMENTS = (
+    st.one_of(
+        st.text(min_size=1, max_size=300),
+        st.text(alphabet=st.sampled_from("<>&\"'; \n"), min_size=1, max_size=TELEGRAM_LIMIT),
+        st.text(alphabet=st.characters(exclude_categories=("Cs",)), min_size=1000, max_size=TELEGRAM_LIMIT),
+        st.builds(
+            lambda c, n: c * n, st.sampled_from(["<", "&", "😀", "<b>", "&amp;"]), st.integers(1, 4096)
+        ),
+    )
+    .map(within_limit)
+    .filter(sendable)
+)
 
 
 @pytest.fixture
-async def sales(
-    tmp_path: Path, template_db: Path, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[Harness]:
+async def sales(tmp_path: Path, template_db: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Harness]:
     monkeypatch.setattr(outbox, "BACKOFF_BASE_S", 0.01)
     monkeypatch.setattr(outbox, "BACKOFF_MAX_S", 0.05)
     async with running_bot(tmp_path, template_db, sales_chat_id=SALES_CHAT) as h:

@@ -179,7 +179,7 @@ async def test_the_picture_draws_the_configuration_and_breakdown_of_the_text(
 
 
 async def test_a_bare_4090_is_said_after_the_model_is_chosen_too(harness: Harness) -> None:
-    """"ллама 70б" names several models: the dialog asks which, and the answer then still says how the
+    """ "ллама 70б" names several models: the dialog asks which, and the answer then still says how the
     card was read, with its switch."""
     user = harness.user(language_code="ru")
     await user.send("мне нужно запустить лламу 70б на две 4090, влезет?")

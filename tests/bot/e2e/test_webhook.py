@@ -151,7 +151,7 @@ async def closed_with(reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 HALF_HEAD = b"POST /webhook HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: applica"
 HALF_BODY = (
     b"POST /webhook HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-    b"X-Telegram-Bot-Api-Secret-Token: " + SECRET.encode() + b"\r\nContent-Length: 1000\r\n\r\n{\"update_id\""
+    b"X-Telegram-Bot-Api-Secret-Token: " + SECRET.encode() + b'\r\nContent-Length: 1000\r\n\r\n{"update_id"'
 )
 HALF_SENT = 30  # of each kind
 
