@@ -1,23 +1,8 @@
 """The command line as callers use it: a subprocess reading JSON on stdin."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "core", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-        check=False,
-    )
+from tests.core.cli_runner import cli
 
 
 def test_estimate_json_round_trip() -> None:

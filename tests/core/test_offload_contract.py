@@ -4,9 +4,6 @@ type, and the answer every layout reads, in Russian and English."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -17,21 +14,9 @@ from core.inverse.solve import run
 from core.language.answer import build_answer
 from core.layouts.plain import layout
 from core.parse import parse
+from tests.core.cli_runner import cli
 
-ROOT = Path(__file__).resolve().parents[2]
 CATALOG = default_catalog()
-
-
-def cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "core", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-        check=False,
-    )
 
 
 def test_estimate_json_fills_the_offload() -> None:
