@@ -40,8 +40,8 @@ de-duplication. A replayed update does not send again what it sent before: withi
 (bot.sent_calls). One window remains: a crash between Telegram's answer and the journal's write (one
 Redis round trip), or anywhere between a call and the final commit without Redis (the embedded
 SQLite restarted after a kill -9), replays that reply (Telegram has no idempotent send). Updates
-are handled in order per user (the dispatcher's event isolation; tasks are created in update order,
-recovered ones first), except that an update waiting to be retried after an outage may be overtaken.
+are handled in order per sender: tasks are created in update order (recovered ones first), and each
+waits for the sender's previous one to finish, retries after an outage included.
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ from datetime import timedelta
 from typing import Any
 
 from aiogram import Bot, Dispatcher
+from aiogram.dispatcher.middlewares.user_context import UserContextMiddleware
 from aiogram.methods import GetUpdates
 from aiogram.types import Update
 from aiogram.utils.backoff import Backoff, BackoffConfig
@@ -88,6 +89,18 @@ RETRY_FOR_S = 23 * 3600.0
 """Telegram redelivers an update for a day: retried for that long, then apologised for."""
 PRUNE_INTERVAL_S = 600.0
 DEFAULT_BACKOFF = BackoffConfig(min_delay=1.0, max_delay=5.0, factor=1.3, jitter=0.1)
+
+
+Sender = tuple[int | None, int | None]
+"""(chat id, user id) of an update, as aiogram's event context resolves them."""
+
+
+def sender_of(update: Update) -> Sender | None:
+    """Who an update is from (None: from nobody, such as a poll's state)."""
+    context = UserContextMiddleware.resolve_event_context(update)
+    if context.chat is None and context.user is None:
+        return None
+    return (context.chat_id, context.user_id)
 
 
 def update_payload(update: Update) -> dict[str, Any]:
@@ -194,6 +207,7 @@ class InboxDispatcher(Dispatcher):
         self.outages = Outages()
         self.sent_journal: sent_calls.RedisJournal | None = None  # replicas: what each update sent
         self.handling: dict[int, asyncio.Task[None]] = {}
+        self.latest: dict[Sender, asyncio.Task[None]] = {}  # each sender's last update in hand
         self.draining = asyncio.Event()
         self._maintenance: asyncio.Task[None] | None = None
         self._heartbeat: asyncio.Task[None] | None = None
@@ -208,12 +222,33 @@ class InboxDispatcher(Dispatcher):
         update_id = update.update_id
         if update_id in self.handling:
             return None
-        task = asyncio.create_task(self._handle(bot, update, kwargs, fresh=fresh))
+        sender = sender_of(update)
+        earlier = self.latest.get(sender) if sender is not None else None
+        task = asyncio.create_task(self._handle(bot, update, kwargs, fresh=fresh, after=earlier))
         self.handling[update_id] = task
         task.add_done_callback(lambda _: self.handling.pop(update_id, None))
+        if sender is not None:
+            self.latest[sender] = task
+            task.add_done_callback(lambda done: self._forget_latest(sender, done))
         return task
 
-    async def _handle(self, bot: Bot, update: Update, kwargs: dict[str, Any], *, fresh: bool) -> None:
+    def _forget_latest(self, sender: Sender, task: asyncio.Task[None]) -> None:
+        if self.latest.get(sender) is task:
+            del self.latest[sender]
+
+    async def _handle(
+        self,
+        bot: Bot,
+        update: Update,
+        kwargs: dict[str, Any],
+        *,
+        fresh: bool,
+        after: asyncio.Task[None] | None = None,
+    ) -> None:
+        """Handle the update, retried while the infrastructure fails; ``after``: the sender's
+        previous update, finished first (also while it waits for a retry: it is not overtaken)."""
+        if after is not None and not after.done():
+            await asyncio.wait([after])
         loop = asyncio.get_running_loop()
         give_up_at = loop.time() + RETRY_FOR_S
         backoff = Backoff(config=self.retry_backoff)

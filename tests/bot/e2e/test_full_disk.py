@@ -19,15 +19,18 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from aiogram.utils.backoff import BackoffConfig
 
-from tests.bot.e2e.conftest import running_bot
+from tests.bot.e2e.conftest import result_mark, running_bot
 from tests.bot.e2e.test_outages import (
     WAVE,
     assert_answered_once,
     burst_through_an_outage,
     failures_logged,
     handled,
+    notices,
     outage_lines,
+    said_to,
 )
 
 
@@ -72,3 +75,28 @@ async def test_a_full_disk_mid_burst_delays_the_answers_and_loses_none(
     lines = outage_lines(caplog)
     assert len(lines) == 2 and "failing" in lines[0] and "back" in lines[1], lines
     assert failures_logged(caplog) == []
+
+
+async def test_a_question_waiting_to_be_retried_is_not_overtaken_by_the_users_next(
+    tmp_path: Path, template_db: Path
+) -> None:
+    with refusing_disk() as disk:
+        async with running_bot(tmp_path, template_db) as h:
+            assert h.app is not None
+            # Long enough for the second question to arrive while the first waits for its retry.
+            h.app.inbox_dp.retry_backoff = BackoffConfig(min_delay=1.0, max_delay=2.0, factor=1.5, jitter=0)
+            user = h.user()
+
+            def results() -> list[str]:
+                return [said for said in said_to(h.sandbox, user.id) if result_mark() in said]
+
+            await user.post("mistral 7b")  # the bot is up and knows the user
+            await h.sandbox.wait_for(lambda: len(results()) == 1, "the first question answered")
+            await disk.fill()
+            await user.post("qwen3 8b int4 8k")
+            await h.sandbox.wait_for(lambda: notices(h.sandbox, [user.id]) == 1, "told to wait")
+            await disk.free()
+            await user.post("llama 3.1 70b int4")
+            await h.sandbox.wait_for(lambda: len(results()) == 3, "both questions answered")
+            _, first, second = results()
+            assert "Qwen3" in first and "70B" in second, (first, second)
