@@ -26,6 +26,58 @@ def fixture_config(hf_id: str) -> dict[str, Any]:
     return loaded
 
 
+class _Handler(BaseHTTPRequestHandler):
+    """Answers as `hub` says (set on a subclass per FakeHub)."""
+
+    hub: FakeHub
+
+    def do_GET(self) -> None:
+        hub = self.hub
+        hub.requests.append(self.path)
+        if hub.stall:
+            hub._release.wait()
+            return
+        if hub.huge:
+            return self.endless()
+        status, body = hub.answer(self.path)
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        head = (
+            f"HTTP/1.1 {status} {self.responses.get(status, ('',))[0]}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+        ).encode()
+        if hub.drip_s is None:
+            self.wfile.write(head + data)
+            return
+        self.drip(head + data, hub.drip_s)
+
+    def drip(self, answer: bytes, every_s: float) -> None:
+        """`answer` one byte every `every_s` seconds, until the server stops or the client gives up."""
+        self.close_connection = True
+        for i in range(len(answer)):
+            if self.hub._release.wait(every_s):
+                return
+            try:
+                self.wfile.write(answer[i : i + 1])
+                self.wfile.flush()
+            except OSError:  # the client gave up
+                return
+
+    def endless(self) -> None:
+        self.close_connection = True
+        self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n[")
+        chunk = b"1," * 32_768
+        for _ in range(HUGE_CHUNKS):  # bounded, in case a client never stops reading
+            if self.hub._release.is_set():
+                return
+            try:
+                self.wfile.write(chunk)
+            except OSError:
+                return
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
 class FakeHub:
     def __init__(self, models: dict[str, tuple[dict[str, Any], dict[str, int] | None]]) -> None:
         self.models = {k.lower(): v for k, v in models.items()}
@@ -36,51 +88,8 @@ class FakeHub:
         self.raw_configs: dict[str, bytes] = {}
         self.requests: list[str] = []
         self._release = threading.Event()
-        hub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                hub.requests.append(self.path)
-                if hub.stall:
-                    hub._release.wait()
-                    return
-                if hub.huge:
-                    return self.endless()
-                status, body = hub.answer(self.path)
-                data = body if isinstance(body, bytes) else json.dumps(body).encode()
-                head = (
-                    f"HTTP/1.1 {status} {self.responses.get(status, ('',))[0]}\r\n"
-                    f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
-                ).encode()
-                if hub.drip_s is None:
-                    self.wfile.write(head + data)
-                    return
-                self.close_connection = True
-                for i in range(len(head + data)):
-                    if hub._release.wait(hub.drip_s):
-                        return
-                    try:
-                        self.wfile.write((head + data)[i : i + 1])
-                        self.wfile.flush()
-                    except OSError:  # the client gave up
-                        return
-
-            def endless(self) -> None:
-                self.close_connection = True
-                self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n[")
-                chunk = b"1," * 32_768
-                for _ in range(HUGE_CHUNKS):  # bounded, in case a client never stops reading
-                    if hub._release.is_set():
-                        return
-                    try:
-                        self.wfile.write(chunk)
-                    except OSError:
-                        return
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        handler = type("Handler", (_Handler,), {"hub": self})
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
         # stop() waits for serve_forever's next poll: 0.05 s instead of its default 0.5 s per test
         self._thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)

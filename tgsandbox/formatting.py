@@ -51,6 +51,14 @@ ENTITY_TYPE_BY_TAG = {
     "tg-emoji": "custom_emoji",
 }
 NAMED_ENTITIES = {"lt": "<", "gt": ">", "amp": "&", "quot": '"'}
+# The attributes that give a tag its argument (a link's URL, a code block's language, ...): the value,
+# less the prefix, which it must start with
+_ARGUMENT_PREFIXES = {
+    ("a", "href"): "",
+    ("code", "class"): "language-",
+    ("span", "class"): "tg-",
+    ("tg-emoji", "emoji-id"): "",
+}
 MAX_TEXT_LENGTH = 4096
 MAX_CAPTION_LENGTH = 1024
 
@@ -161,47 +169,54 @@ class _HtmlParser:
         self.pos += 1  # past ">"
 
     def attributes(self, tag: str, begin: int) -> tuple[str, bool]:
-        unclosed = _parse_error(f"Unclosed start tag at byte offset {self.byte_offset(begin)}")
         argument, expandable = "", False
         while self.peek() != ">":
-            while self.peek().isspace():
-                self.pos += 1
+            self.skip_spaces()
             if self.peek() == ">":
                 break
-            name_begin = self.pos
-            while self.peek() and not self.peek().isspace() and self.peek() not in "=>":
-                self.pos += 1
-            attribute = self.source[name_begin : self.pos].lower()
-            if not attribute:
-                raise _parse_error(
-                    f'Empty attribute name in the tag "{tag}" at byte offset {self.byte_offset(begin)}'
-                )
-            while self.peek().isspace():
-                self.pos += 1
-            if not self.peek():
-                raise unclosed
-            if self.peek() != "=":
+            attribute = self.attribute_name(tag, begin)
+            value = self.assigned_value(begin)
+            if value is None:  # a bare attribute
                 expandable = expandable or (tag == "blockquote" and attribute == "expandable")
                 continue
-            self.pos += 1
-            while self.peek().isspace():
-                self.pos += 1
-            if not self.peek():
-                raise unclosed
-            value = self.attribute_value()
-            if not self.peek():
-                raise unclosed
-            if tag == "a" and attribute == "href":
-                argument = value
-            elif tag == "code" and attribute == "class" and value.startswith("language-"):
-                argument = value.removeprefix("language-")
-            elif tag == "span" and attribute == "class" and value.startswith("tg-"):
-                argument = value.removeprefix("tg-")
-            elif tag == "tg-emoji" and attribute == "emoji-id":
-                argument = value
-            elif tag == "blockquote" and attribute == "expandable":
+            prefix = _ARGUMENT_PREFIXES.get((tag, attribute))
+            if prefix is not None and value.startswith(prefix):
+                argument = value.removeprefix(prefix)
+            elif (tag, attribute) == ("blockquote", "expandable"):
                 expandable = True
         return argument, expandable
+
+    def skip_spaces(self) -> None:
+        while self.peek().isspace():
+            self.pos += 1
+
+    def attribute_name(self, tag: str, begin: int) -> str:
+        name_begin = self.pos
+        while self.peek() and not self.peek().isspace() and self.peek() not in "=>":
+            self.pos += 1
+        attribute = self.source[name_begin : self.pos].lower()
+        if not attribute:
+            raise _parse_error(
+                f'Empty attribute name in the tag "{tag}" at byte offset {self.byte_offset(begin)}'
+            )
+        return attribute
+
+    def assigned_value(self, begin: int) -> str | None:
+        """After an attribute's name: the value after "=", or None when no "=" follows."""
+        unclosed = _parse_error(f"Unclosed start tag at byte offset {self.byte_offset(begin)}")
+        self.skip_spaces()
+        if not self.peek():
+            raise unclosed
+        if self.peek() != "=":
+            return None
+        self.pos += 1
+        self.skip_spaces()
+        if not self.peek():
+            raise unclosed
+        value = self.attribute_value()
+        if not self.peek():
+            raise unclosed
+        return value
 
     def attribute_value(self) -> str:
         quote = self.peek()

@@ -308,36 +308,67 @@ class ModelSpec(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> ModelSpec:
-        if self.kind in (ModelKind.IMAGE, ModelKind.VIDEO):
-            if not self.components:
-                raise ValueError("a diffusion model needs `components`")
-            if not any(c.role == "denoiser" for c in self.components):
-                raise ValueError("a diffusion pipeline needs a denoiser component")
-            if self.native_precision is not None:
-                raise ValueError("a diffusion pipeline gives its precisions per component")
-        else:
-            for name in ("layers", "hidden_size", "attention_heads", "vocab_size"):
-                if getattr(self, name) is None:
-                    raise ValueError(f"a {self.kind} model needs `{name}`")
-        if self.kv_heads and self.attention_heads and self.attention_heads % self.kv_heads:
-            raise ValueError("attention_heads must be a multiple of kv_heads")
-        if (self.kind is ModelKind.SPEECH) != (self.speech is not None):
-            raise ValueError("a speech model (kind speech) needs [model.speech], and only it")
-        if (self.kind is ModelKind.TTS) != bool(self.tts):
-            raise ValueError("a text-to-speech model (kind tts) needs [[model.tts]] stages, and only it")
-        if self.kind is ModelKind.SPEECH and not self.encoder_layers:
-            raise ValueError("a speech model needs `encoder_layers`")
-        if (self.experts is None) != (self.active_experts is None):
-            raise ValueError("set both `experts` and `active_experts` or neither")
-        if self.experts and self.active_experts and self.active_experts > self.experts:
-            raise ValueError("active_experts exceeds experts")
-        if self.active_params_b and self.active_params_b > self.params_b:
-            raise ValueError("active_params_b exceeds params_b")
-        if self.sliding_window_layers and self.layers and self.sliding_window_layers > self.layers:
-            raise ValueError("sliding_window_layers exceeds layers")
-        if self.recurrent and self.layers and self.recurrent.layers > self.layers:
-            raise ValueError("recurrent layers exceed layers")
-        wide = self.unquantized
-        if wide and self.layers and max(wide.attention_layers, wide.mlp_layers) > self.layers:
-            raise ValueError("unquantized attention_layers / mlp_layers exceed layers")
+        problem = next((message for broken, message in self._problems() if broken), None)
+        if problem is not None:
+            raise ValueError(problem)
         return self
+
+    def _problems(self) -> list[tuple[bool, str]]:
+        """Each rule a spec must keep: (broken, what to say), in the order they are checked."""
+        diffusion = self.kind in (ModelKind.IMAGE, ModelKind.VIDEO)
+        wide = self.unquantized
+        return [
+            (diffusion and not self.components, "a diffusion model needs `components`"),
+            (
+                diffusion and not any(c.role == "denoiser" for c in self.components),
+                "a diffusion pipeline needs a denoiser component",
+            ),
+            (
+                diffusion and self.native_precision is not None,
+                "a diffusion pipeline gives its precisions per component",
+            ),
+            *(
+                (not diffusion and getattr(self, name) is None, f"a {self.kind} model needs `{name}`")
+                for name in ("layers", "hidden_size", "attention_heads", "vocab_size")
+            ),
+            (
+                bool(self.kv_heads and self.attention_heads and self.attention_heads % self.kv_heads),
+                "attention_heads must be a multiple of kv_heads",
+            ),
+            (
+                (self.kind is ModelKind.SPEECH) != (self.speech is not None),
+                "a speech model (kind speech) needs [model.speech], and only it",
+            ),
+            (
+                (self.kind is ModelKind.TTS) != bool(self.tts),
+                "a text-to-speech model (kind tts) needs [[model.tts]] stages, and only it",
+            ),
+            (
+                self.kind is ModelKind.SPEECH and not self.encoder_layers,
+                "a speech model needs `encoder_layers`",
+            ),
+            (
+                (self.experts is None) != (self.active_experts is None),
+                "set both `experts` and `active_experts` or neither",
+            ),
+            (
+                bool(self.experts and self.active_experts and self.active_experts > self.experts),
+                "active_experts exceeds experts",
+            ),
+            (
+                bool(self.active_params_b and self.active_params_b > self.params_b),
+                "active_params_b exceeds params_b",
+            ),
+            (
+                bool(self.sliding_window_layers and self.layers and self.sliding_window_layers > self.layers),
+                "sliding_window_layers exceeds layers",
+            ),
+            (
+                bool(self.recurrent and self.layers and self.recurrent.layers > self.layers),
+                "recurrent layers exceed layers",
+            ),
+            (
+                bool(wide and self.layers and max(wide.attention_layers, wide.mlp_layers) > self.layers),
+                "unquantized attention_layers / mlp_layers exceed layers",
+            ),
+        ]

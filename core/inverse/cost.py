@@ -28,15 +28,37 @@ its own. No figure: no time, said so — never a guess.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
-from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from core.catalogue.catalog import Catalog, default_catalog
-from core.catalogue.load import DATA_DIR, load_rows
-from core.contract import Assumption, Cost, CostOption, Method, Recommendation, Request, Result, Task
+from core.catalogue.catalog import Catalog
+from core.contract import Assumption, Cost, Method, Request, Result, Task
+from core.inverse.cost_generation import Figure, _generation, figure_for, figures
+from core.inverse.cost_options import SECONDS_AN_HOUR, _active_params, _configs, _option, _peak_flops
 from core.language.words import note
+
+__all__ = [  # figures and figure_for live in core.inverse.cost_generation, and are still read from here
+    "BATCH_FILL",
+    "DEFAULT_OUTPUTS",
+    "DEFAULT_PROMPT_TOKENS",
+    "DEFAULT_TOKENS_PER_REQUEST",
+    "FROZEN_BASE_FLOPS_FACTOR",
+    "FULL_FLOPS_FACTOR",
+    "HOURS_A_DAY",
+    "MFU_FULL",
+    "MFU_LORA",
+    "MFU_QLORA",
+    "PREFILL_MFU",
+    "RECOMPUTE_FLOPS",
+    "SECONDS_AN_HOUR",
+    "Figure",
+    "attach_cost",
+    "cost_of",
+    "figure_for",
+    "figures",
+    "flops_factor",
+    "mfu_range",
+    "training_tokens",
+    "wants_cost",
+]
 
 FULL_FLOPS_FACTOR = 6.0  # Kaplan et al. 2020 §2.1
 FROZEN_BASE_FLOPS_FACTOR = 4.0  # LoRA/QLoRA: forward + activation gradients, no weight gradients
@@ -60,50 +82,6 @@ DEFAULT_TOKENS_PER_REQUEST = 500  # a chat answer of a few paragraphs
 DEFAULT_PROMPT_TOKENS = 1000  # a question with some context or a short system prompt
 DEFAULT_OUTPUTS = 1000  # "the cost of 1,000 images"
 HOURS_A_DAY = 24
-SECONDS_AN_HOUR = 3600
-
-
-class Figure(BaseModel):
-    """A published generation time (one row of throughput.toml)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    id: str
-    model: str
-    gpus: list[str] = Field(min_length=1)
-    resolution: tuple[int, int]
-    frames: int | None = Field(default=None, gt=0, description="video: the clip length measured")
-    steps: int = Field(gt=0)
-    borrowed: dict[str, str] = Field(
-        default_factory=dict,
-        description="set by `figures`: card → the card measured (gpus.toml same_compute_as)",
-    )
-    seconds_low: float = Field(gt=0)
-    seconds_high: float = Field(gt=0)
-    source: str = Field(min_length=1)
-
-
-def figures(catalog: Catalog | None = None) -> tuple[Figure, ...]:
-    """The published figures, each extended to the cards whose catalogue row says `same_compute_as`
-    a card measured; `borrowed` says, for the answer's note, which card was measured (the row keeps
-    its own source)."""
-    same = {
-        g.id: g.same_compute_as for g in (catalog or default_catalog()).gpus.values() if g.same_compute_as
-    }
-    extended = []
-    for row in _published():
-        more = {
-            card: measured for card, measured in same.items() if measured in row.gpus and card not in row.gpus
-        }
-        extended.append(
-            row.model_copy(update={"gpus": [*row.gpus, *more], "borrowed": more}) if more else row
-        )
-    return tuple(extended)
-
-
-@lru_cache(maxsize=1)
-def _published(path: Path = DATA_DIR / "throughput.toml") -> tuple[Figure, ...]:
-    return tuple(load_rows(path, "figure", Figure))
 
 
 def wants_cost(req: Request) -> bool:
@@ -124,92 +102,6 @@ def cost_of(result: Result, catalog: Catalog) -> tuple[Cost | None, list[Assumpt
     if req.task in (Task.IMAGE_GENERATION, Task.VIDEO_GENERATION) and req.outputs:
         return _generation(result, catalog)
     return None, []
-
-
-# --- the configurations priced ---------------------------------------------------------------------
-
-
-def _configs(result: Result, catalog: Catalog) -> list[tuple[Recommendation, str]]:
-    """The recommendation, the fastest offer, and the recommended card with twice the cards where an
-    offer has them: at most three."""
-    rec = result.recommendation
-    if rec is None:
-        return []
-    out = [(rec, "recommended")]
-    out += [(a, a.reason) for a in result.alternatives if (a.gpu, a.count) != (rec.gpu, rec.count)][:1]
-    more = next(
-        (
-            o
-            for o in catalog.offers
-            if o.gpu == rec.gpu and o.count == rec.count * 2 and o.availability == "available"
-        ),
-        None,
-    )
-    if more is not None and all((r.gpu, r.count) != (more.gpu, more.count) for r, _ in out):
-        out.append(
-            (
-                rec.model_copy(
-                    update={
-                        "count": more.count,
-                        "offer_id": more.id,
-                        "url": more.url,
-                        "price_per_hour": more.price_per_hour,
-                        "currency": more.currency,
-                        "price_is_from": more.price_is_from,
-                        "prices": {k: (p.price_per_hour, p.price_per_month) for k, p in more.prices.items()},
-                    }
-                ),
-                "more_cards",
-            )
-        )
-    return out
-
-
-def _costs(hours: tuple[float, float] | None, hourly: float) -> tuple[float | None, float | None]:
-    return (_round(hours[0] * hourly), _round(hours[1] * hourly)) if hours else (None, None)
-
-
-def _option(
-    rec: Recommendation, reason: str, hours: tuple[float, float] | None, **extra: float | int
-) -> CostOption:
-    price = rec.price_per_hour if rec.in_offers else None
-    return CostOption(
-        gpu=rec.gpu,
-        gpu_name=rec.gpu_name,
-        count=rec.count,
-        reason=reason,
-        offer_id=rec.offer_id,
-        url=rec.url,
-        price_per_hour=price,
-        currency=rec.currency if price is not None else None,
-        price_is_from=rec.price_is_from,
-        hours_low=_round(hours[0]) if hours else None,
-        hours_high=_round(hours[1]) if hours else None,
-        gpu_hours_low=_round(hours[0] * rec.count) if hours else None,
-        gpu_hours_high=_round(hours[1] * rec.count) if hours else None,
-        cost_low=_round(hours[0] * price) if hours and price is not None else None,
-        cost_high=_round(hours[1] * price) if hours and price is not None else None,
-        prices={
-            code: (hourly, *_costs(hours, hourly))
-            for code, (hourly, _) in rec.prices.items()
-            if hourly is not None and price is not None
-        },
-        **extra,
-    )
-
-
-def _round(x: float) -> float:
-    """Three significant digits: ranges, not false precision."""
-    return float(f"{x:.3g}")
-
-
-def _peak_flops(catalog: Catalog, gpu: str) -> float | None:
-    spec = catalog.gpus.get(gpu)
-    return spec.fp16_tflops * 1e12 if spec is not None and spec.fp16_tflops else None
-
-
-def _active_params(result: Result) -> float:
-    return (result.model.active_params_b or result.model.params_b) * 1e9
 
 
 # --- training ------------------------------------------------------------------------------------
@@ -304,99 +196,4 @@ def _serving(result: Result, catalog: Catalog) -> tuple[Cost, list[Assumption]]:
         prompt_tokens=prompt,
         options=options,
     )
-    return cost, notes
-
-
-# --- generation ----------------------------------------------------------------------------------
-
-
-def figure_for(
-    model: str | None,
-    gpu: str,
-    resolution: tuple[int, int] | None,
-    frames: int | None = None,
-    catalog: Catalog | None = None,
-) -> Figure | None:
-    """The figure for that model on that card at that resolution (and, for a clip, that length)."""
-    return next(
-        (
-            f
-            for f in figures(catalog)
-            if f.model == model
-            and gpu in f.gpus
-            and (resolution is None or tuple(resolution) == f.resolution)
-            and (f.frames is None or frames is None or frames == f.frames)
-        ),
-        None,
-    )
-
-
-def _generation(result: Result, catalog: Catalog) -> tuple[Cost, list[Assumption]]:
-    req = result.request
-    assert req.outputs is not None
-    model = result.model.id
-    options = []
-    sources: list[str] = []
-    configs = _configs(result, catalog)
-    priced = {(r.gpu, r.count) for r, _ in configs}
-    for offer in catalog.offers:  # cards with a published figure that fit, when ours have none
-        fits = any(
-            v.gpu == offer.gpu and v.count <= offer.count and v.verdict != "does_not_fit"
-            for v in result.verdicts
-        )
-        published = figure_for(model, offer.gpu, req.resolution, req.frames, catalog)
-        if fits and (offer.gpu, offer.count) not in priced and published:
-            gpu = catalog.gpus[offer.gpu]
-            rec = Recommendation(
-                gpu=gpu.id,
-                gpu_name=gpu.name,
-                count=offer.count,
-                offer_id=offer.id,
-                url=offer.url,
-                price_per_hour=offer.price_per_hour,
-                currency=offer.currency,
-                price_is_from=offer.price_is_from,
-                prices={k: (p.price_per_hour, p.price_per_month) for k, p in offer.prices.items()},
-                bytes_per_gpu=result.total_bytes,
-                verdict="fits",
-            )
-            configs.append((rec, "published_figure"))
-            priced.add((offer.gpu, offer.count))
-            break
-    borrowed: list[Assumption] = []
-    video = req.task is Task.VIDEO_GENERATION
-    for rec, reason in configs:
-        fig = figure_for(model, rec.gpu, req.resolution, req.frames, catalog)
-        if fig is None:
-            options.append(_option(rec, reason, None))
-            continue
-        if fig.source not in sources:
-            sources.append(fig.source)
-        measured = fig.borrowed.get(rec.gpu)
-        if measured is not None and not borrowed:
-            borrowed.append(
-                note(
-                    "cost_figure_same_compute",
-                    card=rec.gpu_name,
-                    measured=catalog.gpus[measured].name,
-                )
-            )
-        hours = tuple(
-            req.outputs * s / rec.count / SECONDS_AN_HOUR for s in (fig.seconds_low, fig.seconds_high)
-        )
-        options.append(
-            _option(
-                rec,
-                reason,
-                (hours[0], hours[1]),
-                seconds_per_output_low=fig.seconds_low,
-                seconds_per_output_high=fig.seconds_high,
-            )
-        )
-    notes = (
-        [note("cost_generation_figures_video" if video else "cost_generation_figures"), *borrowed]
-        if sources
-        else [note("cost_no_figure", model=result.model.name)]
-    )
-    cost = Cost(kind="generation", outputs=req.outputs, source="; ".join(sources) or None, options=options)
     return cost, notes

@@ -3,7 +3,7 @@ model of the family, that fits — the first rung that does, estimated one candi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,12 +93,64 @@ class Fit:
     result: Result
 
 
-def solve_step(
-    base: Request, field: SolveFor, target: Target, catalog: Catalog, hub: Hub | None = None
-) -> tuple[Result, Solved]:
-    """Precision (the ladder, best quality first) or model (the family, largest first): the first value
-    that fits with the recommended headroom leads; a better one before it that fits only tight is
-    `tight_value`; `next_value` is the one just above the first that fits at all."""
+@dataclass(frozen=True)
+class _Steps:
+    """The values one inverse question steps through (precisions, or models each in its formats) and
+    the judge that sizes each candidate."""
+
+    base: Request
+    target: Target
+    judge: Judge
+    name: str  # the request field stepped: "precision" or "model"
+    values: Sequence[str]
+    specs: list[ModelSpec]  # the models stepped through (empty when stepping precisions)
+
+    def formats(self, index: int) -> list[Precision | None]:
+        return _formats(self.base, self.target, self.specs[index]) if self.specs else [None]
+
+    def variant(self, index: int, precision: Precision | None) -> Request:
+        changes: dict[str, Any] = {self.name: self.values[index]}
+        if precision is not None:
+            changes["precision"] = precision
+        return self.judge.variant(**changes)
+
+    def key(self, index: int, precision: Precision | None) -> tuple[tuple[str, Any], ...]:
+        return ((self.name, self.values[index]), ("precision", str(precision) if precision else None))
+
+    def fits(self) -> Iterator[Fit]:
+        """Every candidate that fits at all, in the order searched, estimated only when asked for."""
+        for index in range(len(self.values)):
+            tried = self.formats(index)
+            if not self.judge.near_edge(self.variant(index, tried[-1])):
+                continue  # too large even in its smallest format, by the quick sums
+            for precision in tried:
+                if not self.judge.near_edge(self.variant(index, precision)):
+                    continue
+                result = self.judge.exact(self.variant(index, precision), self.key(index, precision))
+                if result is not None:
+                    yield Fit(index, precision, result)
+
+    def search(self) -> tuple[Fit | None, Fit | None, int | None]:
+        """(the first fit with headroom, a better one before it that fits only tight, the index of the
+        first value that fits at all); with nothing that has headroom, the tight fit leads."""
+        lead: Fit | None = None
+        tight: Fit | None = None
+        first_fit: int | None = None
+        for fit in self.fits():
+            first_fit = fit.index if first_fit is None else first_fit
+            if self.judge.comfortable(fit.result):
+                lead = fit
+                break
+            tight = tight or fit
+        if lead is None and tight is not None:  # nothing with headroom: the tight fit leads
+            lead, tight = tight, None
+        return lead, tight, first_fit
+
+
+def _steps(
+    base: Request, field: SolveFor, target: Target, catalog: Catalog, hub: Hub | None
+) -> tuple[_Steps, str | None]:
+    """What `solve_step` steps through, and the family named (a model search from a named model)."""
     if base.model == ANY_MODEL and field is SolveFor.MODEL:
         spec = None
     else:
@@ -117,45 +169,22 @@ def solve_step(
     judge = Judge(base, target, catalog, hub=hub)
     judge.max_runs = MAX_STEP_ESTIMATES
     family = spec.family if field is SolveFor.MODEL and spec is not None else None
+    return _Steps(base, target, judge, name, values, specs), family
 
-    def formats(index: int) -> list[Precision | None]:
-        return _formats(base, target, specs[index]) if specs else [None]
 
-    def variant(index: int, precision: Precision | None) -> Request:
-        changes: dict[str, Any] = {name: values[index]}
-        if precision is not None:
-            changes["precision"] = precision
-        return judge.variant(**changes)
-
-    def key(index: int, precision: Precision | None) -> tuple[tuple[str, Any], ...]:
-        return ((name, values[index]), ("precision", str(precision) if precision else None))
-
-    lead: Fit | None = None
-    tight: Fit | None = None
-    first_fit: int | None = None
-    for index in range(len(values)):
-        tried = formats(index)
-        if not judge.near_edge(variant(index, tried[-1])):
-            continue  # too large even in its smallest format, by the quick sums
-        for precision in tried:
-            if not judge.near_edge(variant(index, precision)):
-                continue
-            result = judge.exact(variant(index, precision), key(index, precision))
-            if result is None:
-                continue
-            first_fit = index if first_fit is None else first_fit
-            if judge.comfortable(result):
-                lead = Fit(index, precision, result)
-                break
-            tight = tight or Fit(index, precision, result)
-        if lead is not None:
-            break
-    if lead is None and tight is not None:  # nothing with headroom: the tight fit leads
-        lead, tight = tight, None
+def solve_step(
+    base: Request, field: SolveFor, target: Target, catalog: Catalog, hub: Hub | None = None
+) -> tuple[Result, Solved]:
+    """Precision (the ladder, best quality first) or model (the family, largest first): the first value
+    that fits with the recommended headroom leads; a better one before it that fits only tight is
+    `tight_value`; `next_value` is the one just above the first that fits at all."""
+    steps, family = _steps(base, field, target, catalog, hub)
+    judge, values = steps.judge, steps.values
+    lead, tight, first_fit = steps.search()
     top = values[0]
     if lead is None or first_fit is None:
-        smallest = formats(len(values) - 1)[-1]
-        shown = estimate(variant(len(values) - 1, smallest), catalog, hub=hub)
+        smallest = steps.formats(len(values) - 1)[-1]
+        shown = estimate(steps.variant(len(values) - 1, smallest), catalog, hub=hub)
         return shown, solved_answer(field, judge, shown, None, values[-1], None, top, "nothing_fits", family)
     found = lead.result
     extra: dict[str, Any] = {"precision": str(lead.precision) if lead.precision else None}
@@ -169,8 +198,8 @@ def solve_step(
         solved = solved_answer(field, judge, found, values[lead.index], None, None, top, "catalogue", family)
         return found, solved.model_copy(update=extra)
     above_index = first_fit - 1
-    smallest = formats(above_index)[-1]
-    above = judge.result(variant(above_index, smallest), key(above_index, smallest))
+    smallest = steps.formats(above_index)[-1]
+    above = judge.result(steps.variant(above_index, smallest), steps.key(above_index, smallest))
     solved = solved_answer(
         field, judge, found, values[lead.index], values[above_index], above, top, "memory", family
     )

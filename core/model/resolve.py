@@ -179,10 +179,37 @@ def spec_from_custom(model: CustomModel, catalog: Catalog) -> tuple[ModelSpec, l
     reference = typical_reference(dense_b, catalog)
     typical = _scaled_shape(reference, dense_b)
     given = {f: getattr(model, f) for f in _ARCH_FIELDS if getattr(model, f) is not None}
-    shape = {**typical, **given}
     filled = [f for f in _ARCH_FIELDS if f not in given]
     assumptions: list[Assumption] = []
-    # Keep the filled numbers consistent with what was given.
+    shape = _custom_shape(given, typical, filled, assumptions)
+    if filled:
+        assumptions.append(note("custom_filled", fields=", ".join(filled), reference=reference.name))
+    moe = _custom_moe(model, shape, assumptions)
+    try:
+        spec = ModelSpec(
+            id="custom",
+            name=f"Custom {model.params_b:g}B model",
+            family="custom",
+            kind=ModelKind.LLM,
+            source="architecture given in the request",
+            params_b=model.params_b,
+            tied_embeddings=model.tied_embeddings,
+            gated_ffn=_custom_gated(model, given, reference),
+            max_context=reference.max_context,
+            **shape,
+            **moe,
+        )
+    except ValidationError as e:
+        raise CoreError(f"inconsistent model architecture: {e.errors()[0]['msg']}", field="model") from e
+    return spec, assumptions
+
+
+def _custom_shape(
+    given: dict[str, int], typical: dict[str, int], filled: list[str], assumptions: list[Assumption]
+) -> dict[str, int]:
+    """The typical shape with the given numbers in it, and the filled numbers kept consistent with
+    what was given (a `kv_heads` taken as full multi-head attention leaves `filled`)."""
+    shape = {**typical, **given}
     if "hidden_size" in given and "intermediate_size" not in given:
         ratio = typical["intermediate_size"] / typical["hidden_size"]
         shape["intermediate_size"] = _round_to(given["hidden_size"] * ratio, 256)
@@ -207,35 +234,25 @@ def spec_from_custom(model: CustomModel, catalog: Catalog) -> tuple[ModelSpec, l
             f"({shape['kv_heads']})",
             field="model",
         )
-    if filled:
-        assumptions.append(note("custom_filled", fields=", ".join(filled), reference=reference.name))
-    moe: dict[str, int | float] = {}
-    if model.experts or model.active_experts:
-        if not model.experts:
-            raise CoreError("active_experts given without experts", field="model")
-        active = model.active_experts or min(_TYPICAL_ACTIVE_EXPERTS, model.experts)
-        if not model.active_experts:
-            assumptions.append(note("custom_active_experts", active_experts=active))
-        moe = {"experts": model.experts, "active_experts": active}
-        if model.experts > 1:
-            moe["active_params_b"] = _active_share(shape, model.params_b, model.experts, active)
-    try:
-        spec = ModelSpec(
-            id="custom",
-            name=f"Custom {model.params_b:g}B model",
-            family="custom",
-            kind=ModelKind.LLM,
-            source="architecture given in the request",
-            params_b=model.params_b,
-            tied_embeddings=model.tied_embeddings,
-            gated_ffn=_custom_gated(model, given, reference),
-            max_context=reference.max_context,
-            **shape,
-            **moe,
-        )
-    except ValidationError as e:
-        raise CoreError(f"inconsistent model architecture: {e.errors()[0]['msg']}", field="model") from e
-    return spec, assumptions
+    return shape
+
+
+def _custom_moe(
+    model: CustomModel, shape: dict[str, int], assumptions: list[Assumption]
+) -> dict[str, int | float]:
+    """A custom MoE's experts, the experts active per token (typical when not given) and its active
+    parameters; empty for a dense model."""
+    if not (model.experts or model.active_experts):
+        return {}
+    if not model.experts:
+        raise CoreError("active_experts given without experts", field="model")
+    active = model.active_experts or min(_TYPICAL_ACTIVE_EXPERTS, model.experts)
+    if not model.active_experts:
+        assumptions.append(note("custom_active_experts", active_experts=active))
+    moe: dict[str, int | float] = {"experts": model.experts, "active_experts": active}
+    if model.experts > 1:
+        moe["active_params_b"] = _active_share(shape, model.params_b, model.experts, active)
+    return moe
 
 
 def _custom_gated(model: CustomModel, given: dict[str, int], reference: ModelSpec) -> bool | None:

@@ -10,13 +10,14 @@ After an answer, `follow_up("а в int4?", previous)` changes what the text name
 request; `comparison("сравни 4090 48 и h100 для llama 3.1 70b")` and
 `comparison_follow_up("сравни с h100", previous)` read a workload and the cards to compare.
 
-How the text is read (`reading`): Hugging Face ids first, then the longest runs of words naming a
-catalogue model or GPU (`names`: so "phi 3 mini 4k" stays a name and "4k" is not taken as a
-context; "4090 48" is the 48 GB card and "2× h100" two of them), then keywords and numbers with
-their units (`vocabulary`: the words are data, `core/data/vocabulary.toml`, validated at load),
-each match consumed so no word counts twice. Model names are matched by the catalogue
-(`Catalog.find_model`, `Catalog.models_named`, `Catalog.search`) and sizes read by its one size
-reader (`core.catalogue.sizes.find_size`, the one `core.model.resolve.parse_size` uses too).
+How the text is read (`reading`; the settings in `settings`, the task and bare numbers in `task`):
+Hugging Face ids first, then the longest runs of words naming a catalogue model or GPU (`names`: so "phi
+3 mini 4k" stays a name and "4k" is not taken as a context; "4090 48" is the 48 GB card and "2× h100"
+two of them), then keywords and numbers with their units (`vocabulary`: the words are data,
+`core/data/vocabulary.toml`, validated at load; the fixed shapes in `grammar`), each match consumed so
+no word counts twice. Model names are matched by the catalogue (`Catalog.find_model`,
+`Catalog.models_named`, `Catalog.search`) and sizes read by its one size reader
+(`core.catalogue.sizes.find_size`, the one `core.model.resolve.parse_size` uses too).
 
 Decisions a practitioner would make, reported as notes (`understand`) so an answer can say so:
 - "fine-tune" / "дообучение" without a method means LoRA, what almost everyone runs unless they
@@ -36,8 +37,8 @@ Bounded work: only the first `MAX_TEXT_CHARS` characters are read (a longer mess
 (`Catalog.is_name_key`, a run growing only while its key starts a name: `Catalog.is_name_prefix`),
 and fuzzy search reads at most `core.catalogue.names.MAX_SEARCH_WORDS` words, each compared once per
 catalogue (`Catalog.fuzzy_comparisons` counts the comparisons). A number-led pattern runs only where
-its keyword is in the text (`vocabulary.gated`), a word table's rows only where their joined pattern
-finds something (`vocabulary.table_gate`): a text full of numbers is not backtracked per pattern.
+its keyword is in the text (`patterns.gated`), a word table's rows only where their joined pattern
+finds something (`patterns.table_gate`): a text full of numbers is not backtracked per pattern.
 """
 
 from __future__ import annotations
@@ -57,7 +58,9 @@ from core.parse.followup import (
     follow_up,
     follow_up_reading,
 )
-from core.parse.reading import _resolution, _resolution_in_bounds, catalog_or_default, read
+from core.parse.grammar import _BARE_NUMBER, _RESOLUTION, _VIDEO_P
+from core.parse.reading import catalog_or_default, read
+from core.parse.settings import _resolution, _resolution_in_bounds
 from core.parse.text import (
     _NUMK,
     MAX_CANDIDATES,
@@ -70,7 +73,6 @@ from core.parse.text import (
     _normalize,
     _tokens_count,
 )
-from core.parse.vocabulary import _BARE_NUMBER, _RESOLUTION, _VIDEO_P
 
 __all__ = [
     "MAX_CANDIDATES",

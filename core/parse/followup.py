@@ -17,9 +17,10 @@ from core.catalogue.catalog import Catalog
 from core.contract import Assumption, Engine, Precision, Request, SolveFor, StackModel, Task
 from core.formulas.precision import is_gguf
 from core.language.words import note
+from core.parse.grammar import _GGUF_OF
 from core.parse.reading import catalog_or_default, read
 from core.parse.text import Reading, _normalize, _validation_error
-from core.parse.vocabulary import _GGUF_OF, vocabulary
+from core.parse.vocabulary import vocabulary
 from core.sizing import stack
 
 Config = tuple[str, int]

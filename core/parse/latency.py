@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 
 from core.contract import Task
+from core.parse.patterns import gated
 from core.parse.text import Fields, _Text
-from core.parse.vocabulary import gated
 
 _NUMBER = r"(?<![\w.])(\d{1,7}(?:\.\d{1,3})?)"
 _RPS_WORD = (

@@ -15,8 +15,9 @@ from core.catalogue.catalog import Catalog
 from core.catalogue.gpus import GpuSpec
 from core.catalogue.models import ModelSpec
 from core.catalogue.names import has_variant_part, normalize_name
+from core.parse.grammar import _CONTEXT, _SEQ_LEN
 from core.parse.text import Fields, _Text
-from core.parse.vocabulary import _CONTEXT, _SEQ_LEN, Vocabulary, vocabulary
+from core.parse.vocabulary import Vocabulary, vocabulary
 
 MAX_WINDOW = 6  # longest model/GPU name, in words, looked for in the text
 MAX_CARDS = 64  # a count written next to a card name ("16x h100"); larger is something else

@@ -25,8 +25,8 @@ from core.catalogue.load import DATA_DIR, read_toml
 from core.contract import Assumption, SolveFor, Task
 from core.errors import CatalogError
 from core.language.words import note
+from core.parse.patterns import _compiles, _word_regex, gated, spelling
 from core.parse.text import Fields, _number, _Text
-from core.parse.vocabulary import _compiles, _word_regex, gated, spelling
 
 QUESTIONS_FILE = DATA_DIR / "questions.toml"
 DEFAULT_OUTPUTS = 1000  # "how much do images cost": the price of a thousand

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from core.catalogue.catalog import Catalog
 from core.contract import SpeculativeMethod
-from core.parse.vocabulary import _word_regex, spelling
+from core.parse.patterns import _word_regex, spelling
 from core.sizing.speculative import methods
 
 MAX_DRAFT_WORDS = 6  # "qwen2.5 coder 1.5b instruct": past any model name's length

@@ -12,7 +12,8 @@ from pydantic import ValidationError
 
 from core.contract import Assumption, Request, Task
 from core.errors import ParseError
-from core.parse.vocabulary import _GATES, _NUM_UNIT, vocabulary
+from core.parse.patterns import _GATES, _NUM_UNIT
+from core.parse.vocabulary import vocabulary
 
 Fields = dict[str, Any]
 

@@ -1,4 +1,4 @@
-"""The words the parser knows, read from `core/data/vocabulary.toml`, and the grammar around them.
+"""The words the parser knows, read from `core/data/vocabulary.toml`.
 
 The word lists (engines, precisions, methods, tasks, counts, number words, filler…) are data: rows
 of plain `words` (a trailing "*" allows any ending) and, where a word is not enough, `pattern`s
@@ -6,15 +6,14 @@ of plain `words` (a trailing "*" allows any ending) and, where a word is not eno
 loaded, once: a bad row raises `CatalogError` naming the file, the table, the row and the field.
 `GPUFIT_VOCABULARY` names another file (an operator's, or a test's) in place of the shipped one.
 
-What stays here is grammar, not vocabulary: how a number carries its unit, a KV-cache setting, a
-LoRA rank, a resolution.
+The grammar is not here but in `core.parse.grammar` (how a number carries its unit, a KV-cache
+setting, a LoRA rank, a resolution); the regex helpers and gates are `core.parse.patterns`.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -35,65 +34,32 @@ from core.contract import (
     Task,
 )
 from core.errors import CatalogError
+from core.parse.patterns import (
+    _TABLE_GATES,
+    Table,
+    _compiles,
+    _word_regex,
+    _words,
+    gated,
+    spelling,
+    table_gate,
+)
 
 VOCABULARY_FILE = DATA_DIR / "vocabulary.toml"
 VOCABULARY_ENV = "GPUFIT_VOCABULARY"  # another vocabulary file in place of the shipped one
-
-Table = list[tuple[re.Pattern[str], Any]]
-
-# a count with an optional k/M suffix; a period may end the sentence ("до 16к."), not a decimal
-_NUM_UNIT = r"(\d+(?:\.\d+)?)\s?(k|m)?(?!\w|\.\d)"
 # a name may run into a number ("ллама3", "ван2.1"), not into more letters ("ламповый")
 _NO_LETTER_AFTER = r")(?![^\W\d_])"
-
-
-# pattern → a part every match of it holds: where the part (searched alone, a cheap scan from its first
-# letters) is nowhere in the text, the pattern is not run (a number-led one backtracks at every number)
-_GATES: dict[re.Pattern[str], re.Pattern[str]] = {}
-
-
-def gated(pattern: re.Pattern[str], needs: str) -> re.Pattern[str]:
-    """`pattern`, taken (`core.parse.text._Text.take`) only from a text where the regex `needs` finds
-    something: `needs` must be a part no match of `pattern` can do without (its keyword after an
-    optional number)."""
-    _GATES[pattern] = re.compile(needs)
-    return pattern
-
-
-# a table's rows in one pattern (a match of a row is a match of it): a text it misses needs no row
-_TABLE_GATES: dict[int, tuple[Table, re.Pattern[str]]] = {}
-
-
-def table_gate(table: Table) -> re.Pattern[str] | None:
-    """The one pattern all rows of a vocabulary table make, or None for a table not compiled here."""
-    entry = _TABLE_GATES.get(id(table))
-    return entry[1] if entry is not None and entry[0] is table else None
-
-
-def _words(*patterns: str) -> re.Pattern[str]:
-    return re.compile(r"(?<![\w.])(?:" + "|".join(patterns) + r")(?![\w])")
-
-
-# --- the file's rows ---------------------------------------------------------------------------------
-
-
-def spelling(word: str) -> str:
-    """A word as the parser sees text: NFKC, lower case, "ё" as "е", single spaces."""
-    return " ".join(unicodedata.normalize("NFKC", word).lower().replace("ё", "е").split())
-
-
-def _word_regex(word: str) -> str:
-    """A plain word → its regular expression: "пользовател*" → "пользовател\\w*"."""
-    stem, any_ending = (word[:-1], True) if word.endswith("*") else (word, False)
-    return r"\s+".join(re.escape(part) for part in stem.split()) + (r"\w*" if any_ending else "")
-
-
-def _compiles(pattern: str) -> str:
-    try:
-        re.compile(pattern)
-    except re.error as e:
-        raise ValueError(f"pattern {pattern!r} does not compile: {e}") from None
-    return pattern
+__all__ = [  # the helpers that lived here before core.parse.patterns, still importable from here
+    "VOCABULARY_ENV",
+    "VOCABULARY_FILE",
+    "Table",
+    "Vocabulary",
+    "gated",
+    "load_vocabulary",
+    "spelling",
+    "table_gate",
+    "vocabulary",
+]
 
 
 class _Row(BaseModel):
@@ -401,44 +367,3 @@ def _compile(path: Path, rows: dict[str, list[Any]]) -> Vocabulary:
         unsized=table("unsized"),
         ram_offload=table("ram_offload"),
     )
-
-
-# --- grammar: settings whose shape is fixed --------------------------------------------------------
-
-_BIT = r"[\s_-]?(?:bit|бит)\w*"
-_KV_VALUE = r"(fp8|fp16|bf16|int8|int4|8" + _BIT + r"|4" + _BIT + ")"
-_KV_CACHE = [
-    _words(r"kv[\s_-]*(?:cache|кэш\w*|кеш\w*)?[\s_-]*(?:in[\s_-]+|в[\s_-]+)?" + _KV_VALUE),
-    _words(_KV_VALUE + r"[\s_-]*kv(?:[\s_-]*(?:cache|кэш\w*|кеш\w*))?"),
-]
-_GGUF_OF = {Precision.INT8: Precision.Q8_0, Precision.INT4: Precision.Q4_K_M}
-_LORA_RANK = _words(r"(?:lora[\s_-]*)?(?:rank|ранг\w*)\s*[=:]?\s*(\d+)", r"r\s*=\s*(\d+)")
-
-_RESOLUTION = re.compile(
-    r"(?<![\w.])(\d{2,12})\s*(?:x|на|by)\s*(\d{2,12})(?![\d.])"
-    r"(?!\s*(?:[bm](?!\w)|x|gpu|гпу|карт|видеокарт|card))"
-)
-_VIDEO_P = re.compile(r"(?<![\w.])(\d{3,4})p(?!\w)")
-_BARE_NUMBER = re.compile(r"(?<![\w.])(\d{3,})(?![\w.])")
-_BARE_K = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(k|m)(?![\w.])")
-
-# "на двух", "on 4": a small count after "на"/"on" with no noun is cards ("на двух картах" said short)
-_ON_CARDS = _words(r"(?:на|on)\s+(\d{1,2})(?!\s*(?:gb|гб|gib|гиб|g|г|гиг\w*|%|процент\w*)(?!\w))")
-
-_SEQ_LEN = [
-    _words(r"(?:max[\s_-]*)?seq(?:uence)?[\s_-]*(?:len(?:gth)?)?\s*[=:]?\s*" + _NUM_UNIT),
-    _words(r"(?:длин\w*\s+)?последовательност\w*\s*[=:]?\s*" + _NUM_UNIT),
-]
-_CONTEXT = [
-    _words(
-        r"(?:контекст\w*|context(?:[\s_-]*(?:length|len|window|size))?|ctx|num[\s_-]*ctx|"
-        r"max[\s_-]*model[\s_-]*len|окн\w*(?:\s+контекст\w*)?)\s*[=:]?\s*(?:в\s+|of\s+|на\s+|до\s+|up\s+to\s+)?"
-        + _NUM_UNIT
-        + r"(?:\s*(?:токен\w*|tokens?))?"
-    ),
-    gated(
-        _words(_NUM_UNIT + r"\s*(?:токен\w*\s+|tokens?\s+)?(?:контекст\w*|context|ctx)"),
-        r"контекст|context|ctx",
-    ),
-    gated(_words(_NUM_UNIT + r"\s*(?:токен\w*|tokens?)"), r"токен|token"),
-]

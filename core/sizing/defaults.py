@@ -56,33 +56,8 @@ def fill_defaults(
     req = req.model_copy(update=mm_update)
     update: dict[str, Any] = dict(mm_update)
 
-    precision = req.precision
-    if precision is None:
-        if diffusion:
-            precision = next(c.precision for c in spec.components if c.role == "denoiser")
-        elif req.task is Task.TRAINING and req.method is Method.QLORA:
-            precision = Precision.NF4
-        elif req.task is Task.INFERENCE and spec.native_precision is not None:
-            precision = spec.native_precision
-        else:
-            precision = Precision.BF16  # training dequantizes a quantized checkpoint to bf16
-        if no_bf16 and precision is Precision.BF16:
-            precision = Precision.FP16
-            notes.append(note("no_bf16_fp16"))
-        if precision is spec.native_precision and req.task is Task.INFERENCE:
-            notes.append(note("native_precision", precision=str(precision)))
-        else:
-            notes.append(note("default_precision", precision=str(precision)))
-    elif (
-        req.task is Task.TRAINING
-        and req.method is Method.QLORA
-        and precision
-        not in (Precision.NF4, Precision.INT4, Precision.GPTQ_INT4, Precision.AWQ_INT4, Precision.INT8)
-    ):  # an int8 base (bitsandbytes load_in_8bit + LoRA, peft's 8-bit recipe) stays int8
-        notes.append(note("qlora_base_nf4", compute=str(precision)))
-        precision = Precision.NF4
+    precision = _precision(req, spec, diffusion, no_bf16, notes)
     update["precision"] = precision
-
     engine = req.engine
     if engine is None:
         engine = _default_engine(req, diffusion, precision, spec)
@@ -96,45 +71,106 @@ def fill_defaults(
         update["gpu_memory_utilization"] = VLLM_GPU_MEMORY_UTILIZATION
 
     if not diffusion:
-        context = req.context_length
-        if context is None:
-            context = min(DEFAULT_CONTEXT, spec.max_context or DEFAULT_CONTEXT)
-            if req.task is Task.INFERENCE and spec.kind not in (ModelKind.SPEECH, ModelKind.TTS):
-                notes.append(note("default_context", context_length=context))
-        elif spec.max_context and context > spec.max_context:
-            notes.append(note("context_beyond_model", max_context=spec.max_context))
-        update["context_length"] = context
-        if req.kv_cache_precision is None:
-            kv = (
-                KvPrecision.FP32
-                if precision is Precision.FP32
-                else KvPrecision.FP16
-                if engine is Engine.LLAMA_CPP
-                else KvPrecision.BF16
-            )
-            update["kv_cache_precision"] = kv
-        if req.seq_len is None:
-            seq = min(DEFAULT_SEQ_LEN, spec.max_context or DEFAULT_SEQ_LEN)
-            update["seq_len"] = seq
-            if req.task is Task.TRAINING:
-                notes.append(note("default_seq_len", seq_len=seq))
+        update.update(_sequence_defaults(req, spec, precision, engine, notes))
     update.update(fill_speculative(req, spec, default_catalog()))  # extension: speculative decoding
-    if req.sharding is None:
-        # training on several cards is launched sharded (FSDP FULL_SHARD / ZeRO-3): plain replicas
-        # would need the one-card memory on every card. The rule `Sizer.count_changes` applies to
-        # every other count, so the cards asked for and those recommended are sized alike.
-        update["sharding"] = Sharding.NONE
-        if req.task is Task.TRAINING and req.num_gpus > 1:
-            update["sharding"] = Sharding.FSDP
-            notes.append(note("named_count_fsdp", num_gpus=req.num_gpus))
+    update.update(_sharding(req, notes))
+    update.update(_training_defaults(req, spec, precision, engine, notes))
+    if diffusion:
+        update.update(_picture_defaults(req, spec))
+    return req.model_copy(update=update), notes
+
+
+def _precision(
+    req: Request, spec: ModelSpec, diffusion: bool, no_bf16: bool, notes: list[Assumption]
+) -> Precision:
+    """The weight precision: the one asked for (a QLoRA base made 4-bit), else the default."""
+    precision = req.precision
+    if precision is None:
+        return _default_precision(req, spec, diffusion, no_bf16, notes)
+    if (
+        req.task is Task.TRAINING
+        and req.method is Method.QLORA
+        and precision
+        not in (Precision.NF4, Precision.INT4, Precision.GPTQ_INT4, Precision.AWQ_INT4, Precision.INT8)
+    ):  # an int8 base (bitsandbytes load_in_8bit + LoRA, peft's 8-bit recipe) stays int8
+        notes.append(note("qlora_base_nf4", compute=str(precision)))
+        return Precision.NF4
+    return precision
+
+
+def _default_precision(
+    req: Request, spec: ModelSpec, diffusion: bool, no_bf16: bool, notes: list[Assumption]
+) -> Precision:
+    """The denoiser's precision, nf4 for QLoRA, the checkpoint's for inference, else bf16."""
+    if diffusion:
+        precision = next(c.precision for c in spec.components if c.role == "denoiser")
+    elif req.task is Task.TRAINING and req.method is Method.QLORA:
+        precision = Precision.NF4
+    elif req.task is Task.INFERENCE and spec.native_precision is not None:
+        precision = spec.native_precision
+    else:
+        precision = Precision.BF16  # training dequantizes a quantized checkpoint to bf16
+    if no_bf16 and precision is Precision.BF16:
+        precision = Precision.FP16
+        notes.append(note("no_bf16_fp16"))
+    if precision is spec.native_precision and req.task is Task.INFERENCE:
+        notes.append(note("native_precision", precision=str(precision)))
+    else:
+        notes.append(note("default_precision", precision=str(precision)))
+    return precision
+
+
+def _sequence_defaults(
+    req: Request, spec: ModelSpec, precision: Precision, engine: Engine, notes: list[Assumption]
+) -> dict[str, Any]:
+    """A language model's context length, KV cache precision and training sequence length."""
+    update: dict[str, Any] = {"context_length": _context_length(req, spec, notes)}
+    if req.kv_cache_precision is None:
+        update["kv_cache_precision"] = (
+            KvPrecision.FP32
+            if precision is Precision.FP32
+            else KvPrecision.FP16
+            if engine is Engine.LLAMA_CPP
+            else KvPrecision.BF16
+        )
+    if req.seq_len is None:
+        seq = min(DEFAULT_SEQ_LEN, spec.max_context or DEFAULT_SEQ_LEN)
+        update["seq_len"] = seq
+        if req.task is Task.TRAINING:
+            notes.append(note("default_seq_len", seq_len=seq))
+    return update
+
+
+def _context_length(req: Request, spec: ModelSpec, notes: list[Assumption]) -> int:
+    context = req.context_length
+    if context is None:
+        context = min(DEFAULT_CONTEXT, spec.max_context or DEFAULT_CONTEXT)
+        if req.task is Task.INFERENCE and spec.kind not in (ModelKind.SPEECH, ModelKind.TTS):
+            notes.append(note("default_context", context_length=context))
+    elif spec.max_context and context > spec.max_context:
+        notes.append(note("context_beyond_model", max_context=spec.max_context))
+    return context
+
+
+def _sharding(req: Request, notes: list[Assumption]) -> dict[str, Any]:
+    if req.sharding is not None:
+        return {}
+    # training on several cards is launched sharded (FSDP FULL_SHARD / ZeRO-3): plain replicas
+    # would need the one-card memory on every card. The rule `Sizer.count_changes` applies to
+    # every other count, so the cards asked for and those recommended are sized alike.
+    if req.task is Task.TRAINING and req.num_gpus > 1:
+        notes.append(note("named_count_fsdp", num_gpus=req.num_gpus))
+        return {"sharding": Sharding.FSDP}
+    return {"sharding": Sharding.NONE}
+
+
+def _training_defaults(
+    req: Request, spec: ModelSpec, precision: Precision, engine: Engine, notes: list[Assumption]
+) -> dict[str, Any]:
+    """Mixed precision, the adapter's dtype and gradient checkpointing."""
+    update: dict[str, Any] = {}
     if req.mixed_precision is None:
-        full = req.method is Method.FULL and req.task is Task.TRAINING
-        mixed = MixedPrecision.NONE
-        if full and precision in (Precision.FP32, Precision.BF16):
-            mixed = MixedPrecision.BF16
-        elif full and precision is Precision.FP16:  # fp16 weights ask for fp16 AMP (pre-Ampere cards)
-            mixed = MixedPrecision.FP16
-        update["mixed_precision"] = mixed
+        update["mixed_precision"] = _mixed_precision(req, precision)
     if req.task is Task.TRAINING and req.method is not Method.FULL and req.adapter_dtype is None:
         update["adapter_dtype"] = default_adapter_dtype(engine)
     if req.gradient_checkpointing is None:
@@ -143,12 +179,27 @@ def fill_defaults(
         update["gradient_checkpointing"] = checkpointing
         if why:
             notes.append(note(why))
-    if diffusion:
-        if req.resolution is None:
-            update["resolution"] = spec.default_resolution or DEFAULT_RESOLUTION
-        if spec.kind is ModelKind.VIDEO and req.frames is None:
-            update["frames"] = spec.default_frames or DEFAULT_FRAMES
-    return req.model_copy(update=update), notes
+    return update
+
+
+def _mixed_precision(req: Request, precision: Precision) -> MixedPrecision:
+    if req.method is not Method.FULL or req.task is not Task.TRAINING:
+        return MixedPrecision.NONE
+    if precision in (Precision.FP32, Precision.BF16):
+        return MixedPrecision.BF16
+    if precision is Precision.FP16:  # fp16 weights ask for fp16 AMP (pre-Ampere cards)
+        return MixedPrecision.FP16
+    return MixedPrecision.NONE
+
+
+def _picture_defaults(req: Request, spec: ModelSpec) -> dict[str, Any]:
+    """An image or video pipeline's resolution, and a video's frame count."""
+    update: dict[str, Any] = {}
+    if req.resolution is None:
+        update["resolution"] = spec.default_resolution or DEFAULT_RESOLUTION
+    if spec.kind is ModelKind.VIDEO and req.frames is None:
+        update["frames"] = spec.default_frames or DEFAULT_FRAMES
+    return update
 
 
 def _default_engine(req: Request, diffusion: bool, precision: Precision, spec: ModelSpec) -> Engine:

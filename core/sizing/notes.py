@@ -39,46 +39,8 @@ def method_notes(
 ) -> list[Assumption]:
     """How the workload was sized, in plain words (stable codes, listed in docs/estimator.md)."""
     assert req.precision
-    notes = [
-        note(
-            "overhead",
-            context_bytes=CUDA_CONTEXT_BYTES,
-        )
-    ]
-    if spec.is_moe and spec.active_params_b:
-        notes.append(
-            note(
-                "moe_total_params",
-                total_b=spec.params_b,
-                active_b=spec.active_params_b,
-            )
-        )
-    if req.precision in EXPERTS_ONLY_ON_MOE and arch is not None and arch.experts > 1:
-        notes.append(
-            note(
-                "experts_only_quantized",
-                precision=str(req.precision),
-            )
-        )
-    elif req.precision in KEEPS_EMBEDDINGS_WIDE and arch is not None and not qlora_upcasts(req):
-        # QLoRA through peft casts them to fp32 instead (`qlora_fp32_upcast` says so): one note
-        notes.append(
-            note(
-                "embeddings_wide",
-                precision=str(req.precision),
-            )
-        )
-    if arch is not None and spec.kind not in (ModelKind.IMAGE, ModelKind.VIDEO):
-        reserve = loading_reserve_in_flight(req, spec, arch)
-        if reserve:
-            notes.append(note("loading_reserve", gb=round(reserve / GiB, 2)))
-    if is_gguf(req.precision) and spec.kind not in (ModelKind.IMAGE, ModelKind.VIDEO):
-        notes.append(
-            note(
-                "gguf_average_bits",
-                precision=str(req.precision),
-            )
-        )
+    notes = [note("overhead", context_bytes=CUDA_CONTEXT_BYTES)]
+    notes += _weights_notes(req, spec, arch)
     if req.task is Task.TRAINING:
         notes.extend(_training_notes(req, step_is_peak=parts.get("activations", 0.0) <= 0))
     if spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO):
@@ -86,76 +48,49 @@ def method_notes(
             notes.extend(_diffusion_notes(req, spec))
     elif req.task is Task.INFERENCE and spec.kind not in (ModelKind.SPEECH, ModelKind.TTS):  # own notes
         notes.append(
-            note(
-                "kv_full_context",
-                concurrency=req.concurrency,
-                context_length=req.context_length or 0,
-            )
+            note("kv_full_context", concurrency=req.concurrency, context_length=req.context_length or 0)
         )
+    return notes + _placement_notes(req, spec, arch)
+
+
+def _weights_notes(req: Request, spec: ModelSpec, arch: Arch | None) -> list[Assumption]:
+    """How the weights were counted: experts, what a format keeps wide, the loading reserve, GGUF."""
+    assert req.precision
+    notes: list[Assumption] = []
+    diffusion = spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO)
+    if spec.is_moe and spec.active_params_b:
+        notes.append(note("moe_total_params", total_b=spec.params_b, active_b=spec.active_params_b))
+    if req.precision in EXPERTS_ONLY_ON_MOE and arch is not None and arch.experts > 1:
+        notes.append(note("experts_only_quantized", precision=str(req.precision)))
+    elif req.precision in KEEPS_EMBEDDINGS_WIDE and arch is not None and not qlora_upcasts(req):
+        # QLoRA through peft casts them to fp32 instead (`qlora_fp32_upcast` says so): one note
+        notes.append(note("embeddings_wide", precision=str(req.precision)))
+    if arch is not None and not diffusion:
+        reserve = loading_reserve_in_flight(req, spec, arch)
+        if reserve:
+            notes.append(note("loading_reserve", gb=round(reserve / GiB, 2)))
+    if is_gguf(req.precision) and not diffusion:
+        notes.append(note("gguf_average_bits", precision=str(req.precision)))
+    return notes
+
+
+def _placement_notes(req: Request, spec: ModelSpec, arch: Arch | None) -> list[Assumption]:
+    """Where the memory sits: vLLM's preallocation, CPU offload, the split over several cards."""
+    notes: list[Assumption] = []
     if req.engine is Engine.VLLM and req.task is Task.INFERENCE:
-        notes.append(
-            note(
-                "vllm_preallocates",
-            )
-        )
+        notes.append(note("vllm_preallocates"))
     if req.cpu_offload is not CpuOffload.NONE and spec.kind not in (ModelKind.IMAGE, ModelKind.VIDEO):
-        if req.task is Task.INFERENCE:
-            notes.append(
-                note(
-                    "cpu_offload_layers",
-                    cpu_offload=str(req.cpu_offload),
-                )
-            )
-        else:
-            notes.append(
-                note(
-                    "cpu_offload_zero",
-                    cpu_offload=str(req.cpu_offload),
-                )
-            )
+        code = "cpu_offload_layers" if req.task is Task.INFERENCE else "cpu_offload_zero"
+        notes.append(note(code, cpu_offload=str(req.cpu_offload)))
     if req.num_gpus > 1 and arch is not None and not tensor_parallel_divides(req, arch, req.num_gpus):
-        notes.append(
-            note(
-                "tensor_parallel_heads",
-                heads=arch.a,
-                num_gpus=req.num_gpus,
-            )
-        )
+        notes.append(note("tensor_parallel_heads", heads=arch.a, num_gpus=req.num_gpus))
     if req.num_gpus > 1:
-        notes.append(
-            note(
-                "multi_gpu_split",
-                num_gpus=req.num_gpus,
-            )
-        )
+        notes.append(note("multi_gpu_split", num_gpus=req.num_gpus))
     return notes
 
 
 def _training_notes(req: Request, step_is_peak: bool) -> list[Assumption]:
-    notes: list[Assumption] = []
-    if req.method is Method.FULL and req.mixed_precision is not MixedPrecision.NONE:
-        if req.sharding in (None, Sharding.NONE):
-            notes.append(
-                note(
-                    "mixed_precision_amp",
-                )
-            )
-        else:
-            notes.append(
-                note(
-                    "mixed_precision_zero",
-                )
-            )
-    if req.method is not Method.FULL and req.adapter_dtype is AdapterDtype.BF16:
-        if req.engine is not Engine.TORCHTUNE:  # torchtune_features says it
-            notes.append(note("lora_adapters_bf16", rank=req.lora_rank))
-    elif req.method is not Method.FULL:
-        notes.append(
-            note(
-                "lora_adapters_fp32",
-                rank=req.lora_rank,
-            )
-        )
+    notes = _training_precision_notes(req)
     if req.engine is Engine.TORCHTUNE:
         notes.append(note("torchtune_features"))
     if req.torch_compile:
@@ -167,24 +102,26 @@ def _training_notes(req: Request, step_is_peak: bool) -> list[Assumption]:
     ):
         notes.append(note("zero_buckets", bucket_elements=f"{ZERO_REDUCE_BUCKET_ELEMENTS:.0e}"))
     if qlora_upcasts(req):
-        notes.append(
-            note(
-                "qlora_fp32_upcast",
-            )
-        )
+        notes.append(note("qlora_fp32_upcast"))
     if req.engine is Engine.UNSLOTH:
-        notes.append(
-            note(
-                "unsloth_features",
-            )
-        )
+        notes.append(note("unsloth_features"))
     if req.attention.value == "eager":
-        notes.append(
-            note(
-                "eager_attention_scores",
-            )
-        )
+        notes.append(note("eager_attention_scores"))
     notes.append(_training_peak_note(req, step_is_peak))
+    return notes
+
+
+def _training_precision_notes(req: Request) -> list[Assumption]:
+    """Mixed precision (AMP, or sharded by ZeRO/FSDP) and the adapters' dtype."""
+    notes: list[Assumption] = []
+    if req.method is Method.FULL and req.mixed_precision is not MixedPrecision.NONE:
+        sharded = req.sharding not in (None, Sharding.NONE)
+        notes.append(note("mixed_precision_zero" if sharded else "mixed_precision_amp"))
+    if req.method is not Method.FULL and req.adapter_dtype is AdapterDtype.BF16:
+        if req.engine is not Engine.TORCHTUNE:  # torchtune_features says it
+            notes.append(note("lora_adapters_bf16", rank=req.lora_rank))
+    elif req.method is not Method.FULL:
+        notes.append(note("lora_adapters_fp32", rank=req.lora_rank))
     return notes
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from core.catalogue.catalog import default_catalog
 from core.contract import Result
 from core.errors import CoreError
-from core.language.answer import build_answer
+from core.language.answer import Answer, build_answer
 from core.language.phrases import format_bytes
 from core.layouts.plain import layout
 from core.sizing.estimate import estimate
@@ -73,6 +73,12 @@ def test_every_size_is_per_card_the_breakdown_adds_up_and_no_fit_beyond_the_band
         return
     answer = build_answer(result, "ru")
     text = layout(answer)
+    assert_every_size_is_per_card(text)
+    assert_the_breakdown_adds_up(result, answer)
+    assert_no_fit_beyond_the_band(result, text)
+
+
+def assert_every_size_is_per_card(text: str) -> None:
     assumptions = "Допущения:"
     for block in text.split("\n\n"):
         if block.startswith(assumptions):
@@ -82,7 +88,9 @@ def test_every_size_is_per_card_the_breakdown_adds_up_and_no_fit_beyond_the_band
             if SIZE.search(line):
                 assert any(m in line or m in heading for m in PER_CARD), line
 
-    # the breakdown adds up to the figure its heading and the lead give
+
+def assert_the_breakdown_adds_up(result: Result, answer: Answer) -> None:
+    """The breakdown adds up to the figure its heading and the lead give."""
     total = sum(answer.part_bytes)
     figure = format_bytes(total, "ru")
     assert figure in answer.parts_title
@@ -95,7 +103,9 @@ def test_every_size_is_per_card_the_breakdown_adds_up_and_no_fit_beyond_the_band
     )
     assert abs(total - lead_figure) <= len(answer.part_bytes) + 1, (total, lead_figure)
 
-    # nothing shown as a fit beyond the tight band: the verdicts, and their words
+
+def assert_no_fit_beyond_the_band(result: Result, text: str) -> None:
+    """Nothing shown as a fit beyond the tight band: the verdicts, and their words."""
     shown = [*result.verdicts, *([result.target] if result.target else [])]
     for v in shown:
         if v.verdict != "does_not_fit":
