@@ -161,14 +161,7 @@ def advise(
     if spec.kind in (ModelKind.SPEECH, ModelKind.TTS):
         speeds = []  # a text decode speed says nothing of audio transcribed or spoken per second
     if speeds:
-        notes.append(note("decode_bandwidth_bound", efficiency=DECODE_BANDWIDTH_EFFICIENCY))
-        notes += _multi_gpu_decode_notes(req, [(g, n) for g, n in configs if n > 1])
-        if arch is not None and arch.experts > 1:
-            notes.append(note("decode_moe_layers", layers=arch.L, us=round(moe_layer_s(req.engine) * 1e6)))
-        if arch is not None and eager_launch_s(arch, req.engine):
-            launch = eager_launch_s(arch, req.engine)
-            ms, speed = round(launch * 1e3), round(1 / launch)
-            notes.append(note("decode_eager_launch", layers=arch.L, ms=ms, tokens_per_s=speed))
+        notes += _decode_notes(req, arch, configs)
     if named:  # the configurations recommended on other GPUs get their verdict rows too
         shown = {v.gpu for v in rows}
         rows += [
@@ -228,6 +221,19 @@ def serving_capacity(
         context_length=req.context_length,
         max_concurrency=round(concurrency, 2),
     )
+
+
+def _decode_notes(req: Request, arch: Arch | None, configs: list[tuple[GpuSpec, int]]) -> list[Assumption]:
+    """What the decode speeds shown assume (core.advice.speed)."""
+    notes = [note("decode_bandwidth_bound", efficiency=DECODE_BANDWIDTH_EFFICIENCY)]
+    notes += _multi_gpu_decode_notes(req, [(g, n) for g, n in configs if n > 1])
+    if arch is not None and arch.experts > 1:
+        notes.append(note("decode_moe_layers", layers=arch.L, us=round(moe_layer_s(req.engine) * 1e6)))
+    if arch is not None and eager_launch_s(arch, req.engine):
+        launch = eager_launch_s(arch, req.engine)
+        ms, speed = round(launch * 1e3), round(1 / launch)
+        notes.append(note("decode_eager_launch", layers=arch.L, ms=ms, tokens_per_s=speed))
+    return notes
 
 
 def _multi_gpu_decode_notes(req: Request, configs: list[tuple[GpuSpec, int]]) -> list[Assumption]:
