@@ -25,6 +25,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from core.advice.sizing import variant
 from core.catalogue.catalog import Catalog
 from core.catalogue.gpus import GpuSpec
 from core.catalogue.load import DATA_DIR, read_toml
@@ -274,9 +275,9 @@ def attach_latency(result: Result, spec: ModelSpec, arch: Arch | None, catalog: 
         gpu = catalog.gpus.get(t.gpu)
         p = prefill(spec, arch, gpu, t.count, req.engine, req.precision, tokens) if gpu else None
         ttft = round(p.seconds + 1 / t.tokens_per_s, 3) if p and t.tokens_per_s > 0 else None
-        speeds.append(t.model_copy(update={"ttft_s": ttft}))
+        speeds.append(variant(t, {"ttft_s": ttft}))
     latency = _latency(result, spec, arch, catalog, speeds, tokens)
-    return result.model_copy(update={"throughput": speeds, "latency": latency})
+    return variant(result, {"throughput": speeds, "latency": latency})
 
 
 def _latency(
@@ -319,8 +320,9 @@ def _latency(
         max_in_flight=_max_in_flight(result, gpu, count, usable, catalog),
     )
     plan = servers_for(load)
-    return latency.model_copy(
-        update={
+    return variant(
+        latency,
+        {
             "requests_per_second": load.rps,
             "ttft_target_s": load.target,
             "output_tokens": load.output_tokens,
@@ -333,5 +335,5 @@ def _latency(
             "max_in_flight": load.max_in_flight,
             "limit": plan.limit,
             "met": plan.met,
-        }
+        },
     )

@@ -7,7 +7,9 @@ which it would.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from core.advice.offload import mitigation
@@ -102,7 +104,10 @@ class _Found:
         if budgets is None:
             budgets = self._budgets[share] = [(budget_bytes(g.usable_bytes, share), g) for g in self._by_size]
         bands = self.sizer.bands
-        return next((g for budget, g in budgets if fits_within(needed, budget, bands)), None)
+        # the budgets grow down the list and a need that fits one fits every larger one: the first
+        # that fits by bisection, as a scan would find it
+        first = bisect_left(budgets, True, key=lambda b: fits_within(needed, b[0], bands))
+        return budgets[first][1] if first < len(budgets) else None
 
     def fits(self, needed: int) -> bool:
         return self.smallest_fitting(needed) is not None
@@ -443,6 +448,7 @@ def _smaller_model(spec: ModelSpec, catalog: Catalog) -> ModelSpec | None:
 _SIZE_SUFFIX = re.compile(r"-\d+(?:\.\d+)?(?:x\d+(?:\.\d+)?)?[bm](?:-.*)?$")
 
 
+@lru_cache(maxsize=1024)
 def _model_line(model_id: str) -> str:
     """A catalogue id without its size: "llama-3.1-70b" → "llama-3.1", "qwen3-30b-a3b" → "qwen3"."""
     return _SIZE_SUFFIX.sub("", model_id)

@@ -101,9 +101,13 @@ def rank_key(c: Candidate, policy: RankingPolicy) -> tuple[Any, ...]:
 
 def _rank_key(c: Candidate, keys: tuple[RankKey, ...]) -> tuple[Any, ...]:
     # `policy.keys` builds its list on every read: the callers below read it once per ranking.
-    if keys not in c._ranks:
-        c._ranks[keys] = (*(v for key in keys for v in _rank_value(c, key)), c.position)
-    return c._ranks[keys]
+    found = c._ranks.get(keys)
+    if found is None:
+        values: list[Any] = []
+        for key in keys:
+            values += _rank_value(c, key)
+        found = c._ranks[keys] = (*values, c.position)
+    return found
 
 
 def best(candidates: list[Candidate], policy: RankingPolicy) -> Candidate | None:

@@ -6,9 +6,9 @@ Every configuration is sized by re-running the component formulas on a variant o
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 
 from core.catalogue.gpus import GpuSpec
 from core.catalogue.models import ModelKind, ModelSpec
@@ -26,18 +26,22 @@ TIGHT_HEADROOM = DEFAULT_BANDS.comfortable
 
 _VERDICT_LIST = TypeAdapter(list[Verdict])
 _set_attr = object.__setattr__
+M = TypeVar("M", bound=BaseModel)
 
 
-def variant(req: Request, changes: dict[str, Any]) -> Request:
-    """`req.model_copy(update=changes)`, the same object (fields, fields set), without pydantic's
-    generic copy: the sizing of every mitigation and offload split makes one, ~20 per estimate.
-    As with `model_copy`, `changes` are trusted (not validated)."""
-    new = Request.__new__(Request)
-    fields = req.__dict__.copy()
+def variant(model: M, changes: dict[str, Any]) -> M:
+    """`model.model_copy(update=changes)`, the same object (fields, fields set), without pydantic's
+    generic copy: the sizing of each mitigation and offload split makes one, ~20 per estimate. As with
+    `model_copy`, `changes` are trusted (not validated)."""
+    if model.__pydantic_extra__ is not None or model.__pydantic_private__ is not None:
+        return model.model_copy(update=changes)
+    cls = type(model)
+    new = cls.__new__(cls)
+    fields = model.__dict__.copy()
     fields.update(changes)
     _set_attr(new, "__dict__", fields)
-    _set_attr(new, "__pydantic_extra__", None)  # extra="forbid": there are none
-    _set_attr(new, "__pydantic_fields_set__", req.__pydantic_fields_set__ | changes.keys())
+    _set_attr(new, "__pydantic_extra__", None)
+    _set_attr(new, "__pydantic_fields_set__", model.__pydantic_fields_set__ | changes.keys())
     _set_attr(new, "__pydantic_private__", None)
     return new
 
