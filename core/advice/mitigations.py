@@ -11,6 +11,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from core.advice.offload import mitigation
 from core.catalogue.catalog import Catalog
@@ -29,7 +30,7 @@ from core.contract import (
     Sharding,
     Task,
 )
-from core.formulas.params import arch_of
+from core.formulas.params import Arch, arch_of
 from core.formulas.precision import QUANTIZED_ON_LOAD, bits_per_weight, kv_bytes_per_element
 from core.formulas.vllm import budget_bytes
 from core.sizing.defaults_multimodal import SPEECH_PRECISIONS
@@ -250,11 +251,12 @@ def _diffusion(f: _Found) -> None:
 
 def _smaller(f: _Found) -> None:
     """The same family's next smaller model (core.advice.mitigations `_smaller_model`)."""
-    smaller = _smaller_model(f.spec, f.catalog)
-    if smaller is not None:
+    found = _smaller_of(f.spec, f.catalog)
+    if found is not None:
+        smaller, arch = found
         f.add(
             "smaller_model",
-            dict(spec=smaller, arch=arch_of(smaller), model=smaller.id),
+            dict(spec=smaller, arch=arch, model=smaller.id),
             model=smaller.id,
             model_name=smaller.name,  # the catalogue's display name, for the words
         )
@@ -436,6 +438,22 @@ def _int4_for(req: Request) -> Precision:
     if req.engine is Engine.VLLM:
         return Precision.AWQ_INT4
     return Precision.NF4
+
+
+# Per catalogue (the offers-only copies the bot makes share its models): a model's smaller one and
+# its Arch, by what `_smaller_model` reads of the model. Catalogue facts, the same for every request.
+_SMALLER: WeakKeyDictionary[Catalog, dict[tuple[Any, ...], tuple[ModelSpec, Arch | None] | None]]
+_SMALLER = WeakKeyDictionary()
+
+
+def _smaller_of(spec: ModelSpec, catalog: Catalog) -> tuple[ModelSpec, Arch | None] | None:
+    """`_smaller_model` and its Arch, memoised per catalogue."""
+    known = _SMALLER.setdefault(catalog, {})
+    key = (spec.id, spec.family, spec.kind, spec.params_b)
+    if key not in known:
+        smaller = _smaller_model(spec, catalog)
+        known[key] = (smaller, arch_of(smaller)) if smaller is not None else None
+    return known[key]
 
 
 def _smaller_model(spec: ModelSpec, catalog: Catalog) -> ModelSpec | None:

@@ -23,9 +23,11 @@ from .sizing import Sizer, verdict_kind
 _DIFFUSION = (ModelKind.IMAGE, ModelKind.VIDEO)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Candidate:
-    """A configuration that fits (or fits tightly): an offer, or a catalogue one (`offer` None)."""
+    """A configuration that fits (or fits tightly): an offer, or a catalogue one (`offer` None).
+    Read-only by convention, not frozen: ~20 are built per estimate, and a frozen dataclass sets
+    each field through object.__setattr__ (four times the cost)."""
 
     gpu: GpuSpec
     count: int

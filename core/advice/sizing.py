@@ -199,11 +199,11 @@ def verdicts(gpus: list[GpuSpec], sizer: Sizer) -> list[Verdict]:
     """Each GPU at 1, 2, 4, 8 cards, stopping at the first count that fits. Validated in one call:
     ~80 verdicts per estimate, one pydantic call each would dominate the estimate's time."""
     counts = [n for n in CARD_COUNTS if sizer.splits(n)]
-    rows = []
+    bands, at_count, rows = sizer.bands, sizer.at_count, []
     for gpu in gpus:
         usable = sizer.usable(gpu)
         for count in counts:
-            row = verdict_fields(gpu.id, gpu.name, usable, count, sizer.at_count(count), sizer.bands)
+            row = verdict_fields(gpu.id, gpu.name, usable, count, at_count(count), bands)
             rows.append(row)
             if row["verdict"] == "fits":
                 break
