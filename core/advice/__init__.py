@@ -127,7 +127,7 @@ def advise(
     rows = verdicts(named or list(catalog.gpus.values()), sizer)
     pick, fast, roomy = _choose(req, catalog, sizer, named, rows)
     recommendation = _with_breakdown(recommend(pick, "cheapest"), sizer) if pick else None
-    alternatives = [_with_breakdown(recommend(fast, "fastest"), sizer)] if fast and fast != pick else []
+    alternatives = [_with_breakdown(recommend(fast, "fastest"), sizer)] if fast and fast is not pick else []
     target = verdict(named[0], req.num_gpus, total, sizer.usable(named[0]), sizer.bands) if named else None
 
     notes: list[Assumption] = []

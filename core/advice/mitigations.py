@@ -13,6 +13,8 @@ from functools import lru_cache
 from typing import Any
 from weakref import WeakKeyDictionary
 
+from pydantic import TypeAdapter
+
 from core.advice.offload import mitigation
 from core.catalogue.catalog import Catalog
 from core.catalogue.gpus import GpuSpec
@@ -47,6 +49,8 @@ MIN_CONTEXT = 1024
 # of the same size that load as stored (AWQ/GPTQ on the Hub, GGUF): offered for those.
 PREQUANTIZED_MAX_BITS = 5
 MIN_SEQ_LEN = 512
+# ~7 mitigations per estimate, validated in one call (as core.advice.sizing does the verdicts)
+_MITIGATION_LIST = TypeAdapter(list[Mitigation])
 
 
 def mitigations(
@@ -65,7 +69,7 @@ def mitigations(
     found = _Found(req, given or req, spec, catalog, sizer, total, targets)
     for rule in _RULES:
         rule(found)
-    return sorted(found.out, key=_fit_rank)
+    return _MITIGATION_LIST.validate_python(sorted(found.out, key=_fit_rank))
 
 
 class _Found:
@@ -85,7 +89,7 @@ class _Found:
         self.req, self.given, self.spec, self.catalog = req, given, spec, catalog
         self.sizer, self.total, self.targets = sizer, total, targets
         self.count = req.num_gpus
-        self.out: list[Mitigation] = []
+        self.out: list[dict[str, Any]] = []  # the fields of each `Mitigation`, validated together
         self.diffusion = spec.kind in (ModelKind.IMAGE, ModelKind.VIDEO)
         # faster-whisper / transformers Whisper: int8 at the least; Bark, XTTS, F5-TTS: fp16 at the
         # least (core.sizing.defaults_tts)
@@ -133,17 +137,17 @@ class _Found:
                         fit_n = m
                         break
         self.out.append(
-            Mitigation(
-                action=action,
-                saves_bytes=total - variant_total,
-                total_bytes=variant_total,
-                fits=gpu is not None and fit_n == n,
-                fits_on=f"{fit_n}x {gpu.id}" if gpu else None,
-                fits_gpu=gpu.id if gpu else None,
-                fits_gpu_name=gpu.name if gpu else None,
-                fits_count=fit_n if gpu else None,
-                params=params,
-            )
+            {
+                "action": action,
+                "saves_bytes": total - variant_total,
+                "total_bytes": variant_total,
+                "fits": gpu is not None and fit_n == n,
+                "fits_on": f"{fit_n}x {gpu.id}" if gpu else None,
+                "fits_gpu": gpu.id if gpu else None,
+                "fits_gpu_name": gpu.name if gpu else None,
+                "fits_count": fit_n if gpu else None,
+                "params": params,
+            }
         )
 
     def largest_fitting(self, values: list[int], make: Callable[[int], dict[str, Any]]) -> int | None:
@@ -296,15 +300,15 @@ def _ram_offload(f: _Found) -> None:
     )
 
 
-def _fit_rank(m: Mitigation) -> int:
+def _fit_rank(m: dict[str, Any]) -> int:
     """0: fits the requested cards; 1: fits on more cards; 2: does not fit anywhere tried; 3: CPU
     offload for experiments, the last resort whatever it fits (a diffusion pipeline's model offload
-    is its standard recipe, ranked by fit like the rest)."""
-    if m.action == "cpu_offload" and m.params.get("experiments_only", 1):
+    is its standard recipe, ranked by fit like the rest). `m`: a mitigation's fields."""
+    if m["action"] == "cpu_offload" and m["params"].get("experiments_only", 1):
         return 3
-    if m.action == "more_gpus":
+    if m["action"] == "more_gpus":
         return 1  # it fits by construction, on more cards than asked
-    return 0 if m.fits else 1 if m.fits_count else 2
+    return 0 if m["fits"] else 1 if m["fits_count"] else 2
 
 
 def _training_steps(f: _Found) -> None:
