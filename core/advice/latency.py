@@ -18,6 +18,7 @@ system at the decode speed of one user) fit the KV cache of a server.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -88,6 +89,7 @@ def efficiency_rows() -> tuple[_Row, ...]:
     return tuple(load_efficiency())
 
 
+@lru_cache(maxsize=256)
 def efficiency(engine: Engine | None, precision: Precision) -> _Row:
     """The row for `engine` and the weights' kind: the engine's own first, else any engine's."""
     kind = "quantized" if is_quantized(precision) and precision not in FP8_COMPUTE else "16bit"
@@ -270,18 +272,31 @@ def attach_latency(result: Result, spec: ModelSpec, arch: Arch | None, catalog: 
     tokens = prompt_tokens(result)
     if req.task is not Task.INFERENCE or arch is None or req.precision is None or tokens <= 0:
         return result
+    precision = req.precision
+    prefills: dict[tuple[str, int], Prefill | None] = {}  # the shown configuration is one of the speeds'
+
+    def prefill_on(gpu: GpuSpec, count: int) -> Prefill | None:
+        key = (gpu.id, count)
+        if key not in prefills:
+            prefills[key] = prefill(spec, arch, gpu, count, req.engine, precision, tokens)
+        return prefills[key]
+
     speeds = []
     for t in result.throughput:
         gpu = catalog.gpus.get(t.gpu)
-        p = prefill(spec, arch, gpu, t.count, req.engine, req.precision, tokens) if gpu else None
+        p = prefill_on(gpu, t.count) if gpu else None
         ttft = round(p.seconds + 1 / t.tokens_per_s, 3) if p and t.tokens_per_s > 0 else None
         speeds.append(variant(t, {"ttft_s": ttft}))
-    latency = _latency(result, spec, arch, catalog, speeds, tokens)
+    latency = _latency(result, catalog, speeds, tokens, prefill_on)
     return variant(result, {"throughput": speeds, "latency": latency})
 
 
 def _latency(
-    result: Result, spec: ModelSpec, arch: Arch, catalog: Catalog, speeds: list[Throughput], tokens: int
+    result: Result,
+    catalog: Catalog,
+    speeds: list[Throughput],
+    tokens: int,
+    prefill_on: Callable[[GpuSpec, int], Prefill | None],
 ) -> Latency | None:
     req = result.request
     shown = _shown(result)
@@ -289,7 +304,7 @@ def _latency(
         return None
     gpu_id, name, count, usable = shown
     gpu = catalog.gpus[gpu_id]
-    p = prefill(spec, arch, gpu, count, req.engine, req.precision, tokens)
+    p = prefill_on(gpu, count)
     if p is None:
         return None
     speed = next((t.tokens_per_s for t in speeds if (t.gpu, t.count) == (gpu_id, count)), None)

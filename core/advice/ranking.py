@@ -40,16 +40,15 @@ class Candidate:
     _ranks: dict[tuple[RankKey, ...], tuple[Any, ...]] = field(
         default_factory=dict, compare=False, repr=False
     )
+    # read by every ranking (~50 times an estimate): worked out once, from the fields above
+    headroom: float = field(init=False, compare=False, repr=False)
+    price: float | None = field(init=False, compare=False, repr=False)  # the hourly price; None: on request
 
-    @property
-    def headroom(self) -> float:
+    def __post_init__(self) -> None:
         usable = self.usable or self.gpu.usable_bytes
-        return (usable - self.needed) / usable
-
-    @property
-    def price(self) -> float | None:
-        """The hourly price; None ("on request") where the offer is rented only on request."""
-        return self.offer.price_per_hour if self.offer and self.offer.availability == "available" else None
+        self.headroom = (usable - self.needed) / usable
+        offer = self.offer
+        self.price = offer.price_per_hour if offer and offer.availability == "available" else None
 
 
 def offer_candidates(
