@@ -1,7 +1,8 @@
 """What to do when the request does not fit the target cards: mitigations, cheapest first as in
 practice, each sized in full (a request variant through the same formulas) and checked against the
 target GPUs at the requested card count; when it still does not fit there, the fewest cards on
-which it would.
+which it would. Each kind of mitigation is a rule of `_RULES`, run in that order; the list is then
+sorted by fit (stable: that order stays within each fit).
 """
 
 from __future__ import annotations
