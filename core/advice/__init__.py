@@ -57,6 +57,7 @@ from .sizing import (
     Sizer,
     fits_within,
     tensor_parallel_divides,
+    variant,
     verdict,
     verdict_fields,
     verdict_kind,
@@ -297,7 +298,7 @@ def _with_breakdown(rec: Recommendation, sizer: Sizer) -> Recommendation:
     breakdown = {k: v for k, v in parts.items() if v > 0 or k == "overhead"}
     if sizer.extra_bytes:
         breakdown["extra_models"] = sizer.extra_bytes
-    return rec.model_copy(update={"breakdown": breakdown})
+    return variant(rec, {"breakdown": breakdown})
 
 
 def _unique(gpus: Iterable[GpuSpec]) -> list[GpuSpec]:

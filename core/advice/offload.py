@@ -119,7 +119,7 @@ def offload_request(req: Request, spec: ModelSpec) -> tuple[Request, list[Assump
     elif req.offload is OffloadMode.EXPERTS and not moe:
         update["offload"] = OffloadMode.LAYERS
         notes.append(note("offload_dense_layers"))
-    return req.model_copy(update=update), notes
+    return variant(req, update), notes
 
 
 def target(req: Request, catalog: Catalog) -> tuple[GpuSpec | None, int]:
@@ -268,11 +268,11 @@ def answer(req: Request, spec: ModelSpec, arch: Arch | None, catalog: Catalog, t
     if gpu is None:
         return None
     assert req.precision
-    full = need(req.model_copy(update={"gpu_layers": None, "n_cpu_moe": None}), spec, arch)
+    full = need(variant(req, {"gpu_layers": None, "n_cpu_moe": None}), spec, arch)
     s = fo.split(arch, req.precision, req.gpu_layers, req.n_cpu_moe)
     on_gpu, on_ram, kv_ram = step_bytes(req, spec, arch)
     ram_gb_s, source, ram_gb = _ram_side(req, gpu, count, catalog)
-    full_gpu, _, _ = step_bytes(req.model_copy(update={"gpu_layers": None, "n_cpu_moe": None}), spec, arch)
+    full_gpu, _, _ = step_bytes(variant(req, {"gpu_layers": None, "n_cpu_moe": None}), spec, arch)
     limit = round(gpu.usable_bytes * (1 - catalog.ranking.tight_headroom))
     mode = OffloadMode.EXPERTS if req.n_cpu_moe else (req.offload or OffloadMode.LAYERS)
     return Offload(
@@ -323,7 +323,7 @@ def mitigation(
         return None
     mode = OffloadMode.EXPERTS if arch.experts > 1 else OffloadMode.LAYERS
     try:
-        base, _ = offload_request(req.model_copy(update={"offload": mode, "engine": None}), spec)
+        base, _ = offload_request(variant(req, {"offload": mode, "engine": None}), spec)
     except EstimateError:
         return None
     base = variant(base, {"gpu_memory_utilization": None, "kv_cache_precision": KvPrecision.FP16})
