@@ -57,6 +57,7 @@ from .sizing import (
     Sizer,
     fits_within,
     tensor_parallel_divides,
+    variant,
     verdict,
     verdict_fields,
     verdict_kind,
@@ -127,7 +128,7 @@ def advise(
     rows = verdicts(named or list(catalog.gpus.values()), sizer)
     pick, fast, roomy = _choose(req, catalog, sizer, named, rows)
     recommendation = _with_breakdown(recommend(pick, "cheapest"), sizer) if pick else None
-    alternatives = [_with_breakdown(recommend(fast, "fastest"), sizer)] if fast and fast != pick else []
+    alternatives = [_with_breakdown(recommend(fast, "fastest"), sizer)] if fast and fast is not pick else []
     target = verdict(named[0], req.num_gpus, total, sizer.usable(named[0]), sizer.bands) if named else None
 
     notes: list[Assumption] = []
@@ -161,14 +162,7 @@ def advise(
     if spec.kind in (ModelKind.SPEECH, ModelKind.TTS):
         speeds = []  # a text decode speed says nothing of audio transcribed or spoken per second
     if speeds:
-        notes.append(note("decode_bandwidth_bound", efficiency=DECODE_BANDWIDTH_EFFICIENCY))
-        notes += _multi_gpu_decode_notes(req, [(g, n) for g, n in configs if n > 1])
-        if arch is not None and arch.experts > 1:
-            notes.append(note("decode_moe_layers", layers=arch.L, us=round(moe_layer_s(req.engine) * 1e6)))
-        if arch is not None and eager_launch_s(arch, req.engine):
-            launch = eager_launch_s(arch, req.engine)
-            ms, speed = round(launch * 1e3), round(1 / launch)
-            notes.append(note("decode_eager_launch", layers=arch.L, ms=ms, tokens_per_s=speed))
+        notes += _decode_notes(req, arch, configs)
     if named:  # the configurations recommended on other GPUs get their verdict rows too
         shown = {v.gpu for v in rows}
         rows += [
@@ -228,6 +222,19 @@ def serving_capacity(
         context_length=req.context_length,
         max_concurrency=round(concurrency, 2),
     )
+
+
+def _decode_notes(req: Request, arch: Arch | None, configs: list[tuple[GpuSpec, int]]) -> list[Assumption]:
+    """What the decode speeds shown assume (core.advice.speed)."""
+    notes = [note("decode_bandwidth_bound", efficiency=DECODE_BANDWIDTH_EFFICIENCY)]
+    notes += _multi_gpu_decode_notes(req, [(g, n) for g, n in configs if n > 1])
+    if arch is not None and arch.experts > 1:
+        notes.append(note("decode_moe_layers", layers=arch.L, us=round(moe_layer_s(req.engine) * 1e6)))
+    if arch is not None and eager_launch_s(arch, req.engine):
+        launch = eager_launch_s(arch, req.engine)
+        ms, speed = round(launch * 1e3), round(1 / launch)
+        notes.append(note("decode_eager_launch", layers=arch.L, ms=ms, tokens_per_s=speed))
+    return notes
 
 
 def _multi_gpu_decode_notes(req: Request, configs: list[tuple[GpuSpec, int]]) -> list[Assumption]:
@@ -291,7 +298,7 @@ def _with_breakdown(rec: Recommendation, sizer: Sizer) -> Recommendation:
     breakdown = {k: v for k, v in parts.items() if v > 0 or k == "overhead"}
     if sizer.extra_bytes:
         breakdown["extra_models"] = sizer.extra_bytes
-    return rec.model_copy(update={"breakdown": breakdown})
+    return variant(rec, {"breakdown": breakdown})
 
 
 def _unique(gpus: Iterable[GpuSpec]) -> list[GpuSpec]:

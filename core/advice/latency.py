@@ -18,6 +18,7 @@ system at the decode speed of one user) fit the KV cache of a server.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from core.advice.sizing import variant
 from core.catalogue.catalog import Catalog
 from core.catalogue.gpus import GpuSpec
 from core.catalogue.load import DATA_DIR, read_toml
@@ -87,6 +89,7 @@ def efficiency_rows() -> tuple[_Row, ...]:
     return tuple(load_efficiency())
 
 
+@lru_cache(maxsize=256)
 def efficiency(engine: Engine | None, precision: Precision) -> _Row:
     """The row for `engine` and the weights' kind: the engine's own first, else any engine's."""
     kind = "quantized" if is_quantized(precision) and precision not in FP8_COMPUTE else "16bit"
@@ -269,18 +272,31 @@ def attach_latency(result: Result, spec: ModelSpec, arch: Arch | None, catalog: 
     tokens = prompt_tokens(result)
     if req.task is not Task.INFERENCE or arch is None or req.precision is None or tokens <= 0:
         return result
+    precision = req.precision
+    prefills: dict[tuple[str, int], Prefill | None] = {}  # the shown configuration is one of the speeds'
+
+    def prefill_on(gpu: GpuSpec, count: int) -> Prefill | None:
+        key = (gpu.id, count)
+        if key not in prefills:
+            prefills[key] = prefill(spec, arch, gpu, count, req.engine, precision, tokens)
+        return prefills[key]
+
     speeds = []
     for t in result.throughput:
         gpu = catalog.gpus.get(t.gpu)
-        p = prefill(spec, arch, gpu, t.count, req.engine, req.precision, tokens) if gpu else None
+        p = prefill_on(gpu, t.count) if gpu else None
         ttft = round(p.seconds + 1 / t.tokens_per_s, 3) if p and t.tokens_per_s > 0 else None
-        speeds.append(t.model_copy(update={"ttft_s": ttft}))
-    latency = _latency(result, spec, arch, catalog, speeds, tokens)
-    return result.model_copy(update={"throughput": speeds, "latency": latency})
+        speeds.append(variant(t, {"ttft_s": ttft}))
+    latency = _latency(result, catalog, speeds, tokens, prefill_on)
+    return variant(result, {"throughput": speeds, "latency": latency})
 
 
 def _latency(
-    result: Result, spec: ModelSpec, arch: Arch, catalog: Catalog, speeds: list[Throughput], tokens: int
+    result: Result,
+    catalog: Catalog,
+    speeds: list[Throughput],
+    tokens: int,
+    prefill_on: Callable[[GpuSpec, int], Prefill | None],
 ) -> Latency | None:
     req = result.request
     shown = _shown(result)
@@ -288,7 +304,7 @@ def _latency(
         return None
     gpu_id, name, count, usable = shown
     gpu = catalog.gpus[gpu_id]
-    p = prefill(spec, arch, gpu, count, req.engine, req.precision, tokens)
+    p = prefill_on(gpu, count)
     if p is None:
         return None
     speed = next((t.tokens_per_s for t in speeds if (t.gpu, t.count) == (gpu_id, count)), None)
@@ -319,8 +335,9 @@ def _latency(
         max_in_flight=_max_in_flight(result, gpu, count, usable, catalog),
     )
     plan = servers_for(load)
-    return latency.model_copy(
-        update={
+    return variant(
+        latency,
+        {
             "requests_per_second": load.rps,
             "ttft_target_s": load.target,
             "output_tokens": load.output_tokens,
@@ -333,5 +350,5 @@ def _latency(
             "max_in_flight": load.max_in_flight,
             "limit": plan.limit,
             "met": plan.met,
-        }
+        },
     )

@@ -21,6 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
+from core.advice.sizing import variant
 from core.catalogue.catalog import Catalog
 from core.catalogue.gpus import GpuSpec
 from core.catalogue.load import DATA_DIR, read_toml
@@ -374,4 +375,4 @@ def with_launch(result: Result, spec: ModelSpec, arch: Arch | None, catalog: Cat
     """`result` with its launch commands (`launch_commands`), for the configuration it shows."""
     gpu_id, _ = shown_config(result)
     commands = launch_commands(result, spec, arch, catalog.gpus.get(gpu_id) if gpu_id else None)
-    return result.model_copy(update={"launch_commands": commands}) if commands else result
+    return variant(result, {"launch_commands": commands}) if commands else result

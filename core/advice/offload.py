@@ -14,6 +14,7 @@ Guarantees:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -21,6 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core.advice.decode import DECODE_BANDWIDTH_EFFICIENCY, decode_weight_bytes, moe_layer_s
+from core.advice.sizing import variant
 from core.catalogue.catalog import Catalog
 from core.catalogue.gpus import GpuSpec
 from core.catalogue.load import DATA_DIR, read_toml
@@ -117,7 +119,7 @@ def offload_request(req: Request, spec: ModelSpec) -> tuple[Request, list[Assump
     elif req.offload is OffloadMode.EXPERTS and not moe:
         update["offload"] = OffloadMode.LAYERS
         notes.append(note("offload_dense_layers"))
-    return req.model_copy(update=update), notes
+    return variant(req, update), notes
 
 
 def target(req: Request, catalog: Catalog) -> tuple[GpuSpec | None, int]:
@@ -135,43 +137,60 @@ def need(req: Request, spec: ModelSpec, arch: Arch) -> int:
     return sum(round(v) for k, v in peak_breakdown(req, spec, arch).items() if v > 0 or k == "overhead")
 
 
-def _largest(fits: Any, lo: int, hi: int) -> int | None:
-    """The largest v in [lo, hi] with fits(v), fits monotone (true, then false); None if fits(lo) fails."""
-    if not fits(lo):
-        return None
-    if fits(hi):
+def _largest(size: Callable[[int], int], lo: int, hi: int, limit: int) -> int | None:
+    """The largest v in [lo, hi] with size(v) <= limit, size non-decreasing in v; None if even size(lo)
+    is above. The answer of a bisection, in fewer sizings: the need of a split is near linear in it, so
+    the first probes are where the line through both ends crosses `limit` and its neighbour."""
+    top = size(hi)
+    if top <= limit:
         return hi
-    good, bad = lo, hi
+    bottom = size(lo)
+    if bottom > limit:
+        return None
+    good, bad = lo, hi  # size(good) <= limit < size(bad), kept so by every probe
+    probe = lo + (limit - bottom) * (hi - lo) // (top - bottom)
+    for _ in range(2):
+        if not good < probe < bad:
+            break
+        if size(probe) <= limit:
+            good, probe = probe, probe + 1
+        else:
+            bad, probe = probe, probe - 1
     while bad - good > 1:
         mid = (good + bad) // 2
-        good, bad = (mid, bad) if fits(mid) else (good, mid)
+        good, bad = (mid, bad) if size(mid) <= limit else (good, mid)
     return good
 
 
 def pick(req: Request, spec: ModelSpec, arch: Arch, limit: int) -> Request:
     """Fill `gpu_layers` (mode layers) or `n_cpu_moe` (mode experts) so the need fits `limit` per card."""
+    return _pick(req, spec, arch, limit)[0]
+
+
+def _pick(req: Request, spec: ModelSpec, arch: Arch, limit: int) -> tuple[Request, int | None]:
+    """`pick`, and the need of the request it returns (None where it sized none: nothing to fill)."""
+    needs: dict[tuple[int | None, int | None], int] = {}  # by (gpu_layers, n_cpu_moe): all else is `req`'s
+
+    def sized(r: Request) -> int:
+        key = (r.gpu_layers, r.n_cpu_moe)
+        if key not in needs:
+            needs[key] = need(r, spec, arch)
+        return needs[key]
+
     if req.offload is OffloadMode.EXPERTS and req.n_cpu_moe is None:
-        gpu_layers = req.gpu_layers
+        base = req  # fewer blocks in RAM fit the worse: search on L − n
 
-        def fits_moe(n: int) -> bool:  # fewer blocks in RAM fit the worse: search on L − n
-            return (
-                need(req.model_copy(update={"n_cpu_moe": arch.L - n, "gpu_layers": gpu_layers}), spec, arch)
-                <= limit
-            )
-
-        kept = _largest(fits_moe, 0, arch.L)
+        kept = _largest(lambda n: sized(variant(base, {"n_cpu_moe": arch.L - n})), 0, arch.L, limit)
         if kept is not None:
-            return req.model_copy(update={"n_cpu_moe": arch.L - kept})
-        req = req.model_copy(update={"n_cpu_moe": arch.L})
+            picked = variant(req, {"n_cpu_moe": arch.L - kept})
+            return picked, needs[(picked.gpu_layers, picked.n_cpu_moe)]
+        req = variant(req, {"n_cpu_moe": arch.L})
     if req.gpu_layers is None and req.offload is not None:
-        top = fo.total_layers(arch)
-
-        def fits_layers(k: int) -> bool:
-            return need(req.model_copy(update={"gpu_layers": k}), spec, arch) <= limit
-
-        value = _largest(fits_layers, 0, top)
-        return req.model_copy(update={"gpu_layers": top if value == top else (value or 0)})
-    return req
+        top, layered = fo.total_layers(arch), req
+        value = _largest(lambda k: sized(variant(layered, {"gpu_layers": k})), 0, top, limit)
+        picked = variant(req, {"gpu_layers": top if value == top else (value or 0)})
+        return picked, needs[(picked.gpu_layers, picked.n_cpu_moe)]
+    return req, None
 
 
 def prepare(req: Request, spec: ModelSpec, arch: Arch | None, catalog: Catalog) -> Request:
@@ -249,11 +268,11 @@ def answer(req: Request, spec: ModelSpec, arch: Arch | None, catalog: Catalog, t
     if gpu is None:
         return None
     assert req.precision
-    full = need(req.model_copy(update={"gpu_layers": None, "n_cpu_moe": None}), spec, arch)
+    full = need(variant(req, {"gpu_layers": None, "n_cpu_moe": None}), spec, arch)
     s = fo.split(arch, req.precision, req.gpu_layers, req.n_cpu_moe)
     on_gpu, on_ram, kv_ram = step_bytes(req, spec, arch)
     ram_gb_s, source, ram_gb = _ram_side(req, gpu, count, catalog)
-    full_gpu, _, _ = step_bytes(req.model_copy(update={"gpu_layers": None, "n_cpu_moe": None}), spec, arch)
+    full_gpu, _, _ = step_bytes(variant(req, {"gpu_layers": None, "n_cpu_moe": None}), spec, arch)
     limit = round(gpu.usable_bytes * (1 - catalog.ranking.tight_headroom))
     mode = OffloadMode.EXPERTS if req.n_cpu_moe else (req.offload or OffloadMode.LAYERS)
     return Offload(
@@ -304,13 +323,13 @@ def mitigation(
         return None
     mode = OffloadMode.EXPERTS if arch.experts > 1 else OffloadMode.LAYERS
     try:
-        base, _ = offload_request(req.model_copy(update={"offload": mode, "engine": None}), spec)
+        base, _ = offload_request(variant(req, {"offload": mode, "engine": None}), spec)
     except EstimateError:
         return None
-    base = base.model_copy(update={"gpu_memory_utilization": None, "kv_cache_precision": KvPrecision.FP16})
-    picked = pick(base, spec, arch, usable)
+    base = variant(base, {"gpu_memory_utilization": None, "kv_cache_precision": KvPrecision.FP16})
+    picked, needed = _pick(base, spec, arch, usable)
     s = fo.split(arch, picked.precision or DEFAULT_GGUF, picked.gpu_layers, picked.n_cpu_moe)
-    if s.gpu_blocks == 0 or need(picked, spec, arch) > usable:
+    if s.gpu_blocks == 0 or (need(picked, spec, arch) if needed is None else needed) > usable:
         return None
     if s.cpu_moe_blocks == 0 and s.gpu_blocks == arch.L and s.output_on_gpu:
         return None  # no offload needed: another mitigation (the GGUF format) says it

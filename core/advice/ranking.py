@@ -23,9 +23,11 @@ from .sizing import Sizer, verdict_kind
 _DIFFUSION = (ModelKind.IMAGE, ModelKind.VIDEO)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Candidate:
-    """A configuration that fits (or fits tightly): an offer, or a catalogue one (`offer` None)."""
+    """A configuration that fits (or fits tightly): an offer, or a catalogue one (`offer` None).
+    Read-only by convention, not frozen: ~20 are built per estimate, and a frozen dataclass sets
+    each field through object.__setattr__ (four times the cost)."""
 
     gpu: GpuSpec
     count: int
@@ -38,16 +40,15 @@ class Candidate:
     _ranks: dict[tuple[RankKey, ...], tuple[Any, ...]] = field(
         default_factory=dict, compare=False, repr=False
     )
+    # read by every ranking (~50 times an estimate): worked out once, from the fields above
+    headroom: float = field(init=False, compare=False, repr=False)
+    price: float | None = field(init=False, compare=False, repr=False)  # the hourly price; None: on request
 
-    @property
-    def headroom(self) -> float:
+    def __post_init__(self) -> None:
         usable = self.usable or self.gpu.usable_bytes
-        return (usable - self.needed) / usable
-
-    @property
-    def price(self) -> float | None:
-        """The hourly price; None ("on request") where the offer is rented only on request."""
-        return self.offer.price_per_hour if self.offer and self.offer.availability == "available" else None
+        self.headroom = (usable - self.needed) / usable
+        offer = self.offer
+        self.price = offer.price_per_hour if offer and offer.availability == "available" else None
 
 
 def offer_candidates(
@@ -101,9 +102,13 @@ def rank_key(c: Candidate, policy: RankingPolicy) -> tuple[Any, ...]:
 
 def _rank_key(c: Candidate, keys: tuple[RankKey, ...]) -> tuple[Any, ...]:
     # `policy.keys` builds its list on every read: the callers below read it once per ranking.
-    if keys not in c._ranks:
-        c._ranks[keys] = (*(v for key in keys for v in _rank_value(c, key)), c.position)
-    return c._ranks[keys]
+    found = c._ranks.get(keys)
+    if found is None:
+        values: list[Any] = []
+        for key in keys:
+            values += _rank_value(c, key)
+        found = c._ranks[keys] = (*values, c.position)
+    return found
 
 
 def best(candidates: list[Candidate], policy: RankingPolicy) -> Candidate | None:

@@ -6,9 +6,9 @@ Every configuration is sized by re-running the component formulas on a variant o
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 
 from core.catalogue.gpus import GpuSpec
 from core.catalogue.models import ModelKind, ModelSpec
@@ -25,6 +25,25 @@ CARD_COUNTS = (1, 2, 4, 8)
 TIGHT_HEADROOM = DEFAULT_BANDS.comfortable
 
 _VERDICT_LIST = TypeAdapter(list[Verdict])
+_set_attr = object.__setattr__
+M = TypeVar("M", bound=BaseModel)
+
+
+def variant(model: M, changes: dict[str, Any]) -> M:
+    """`model.model_copy(update=changes)`, the same object (fields, fields set), without pydantic's
+    generic copy: the sizing of each mitigation and offload split makes one, ~20 per estimate. As with
+    `model_copy`, `changes` are trusted (not validated)."""
+    if model.__pydantic_extra__ is not None or model.__pydantic_private__ is not None:
+        return model.model_copy(update=changes)
+    cls = type(model)
+    new = cls.__new__(cls)
+    fields = model.__dict__.copy()
+    fields.update(changes)
+    _set_attr(new, "__dict__", fields)
+    _set_attr(new, "__pydantic_extra__", None)
+    _set_attr(new, "__pydantic_fields_set__", model.__pydantic_fields_set__ | changes.keys())
+    _set_attr(new, "__pydantic_private__", None)
+    return new
 
 
 class Sizer:
@@ -72,8 +91,8 @@ class Sizer:
         self, key: tuple[Any, ...], changes: dict[str, Any], spec: ModelSpec | None, arch: Arch | None
     ) -> dict[str, float]:
         if key not in self._parts:
-            variant = self.req.model_copy(update=changes) if changes else self.req
-            self._parts[key] = peak_breakdown(variant, spec or self.spec, arch or self.arch)
+            req = variant(self.req, changes) if changes else self.req
+            self._parts[key] = peak_breakdown(req, spec or self.spec, arch or self.arch)
         return self._parts[key]
 
     def _key(self, spec: ModelSpec | None, changes: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -180,11 +199,11 @@ def verdicts(gpus: list[GpuSpec], sizer: Sizer) -> list[Verdict]:
     """Each GPU at 1, 2, 4, 8 cards, stopping at the first count that fits. Validated in one call:
     ~80 verdicts per estimate, one pydantic call each would dominate the estimate's time."""
     counts = [n for n in CARD_COUNTS if sizer.splits(n)]
-    rows = []
+    bands, at_count, rows = sizer.bands, sizer.at_count, []
     for gpu in gpus:
         usable = sizer.usable(gpu)
         for count in counts:
-            row = verdict_fields(gpu.id, gpu.name, usable, count, sizer.at_count(count), sizer.bands)
+            row = verdict_fields(gpu.id, gpu.name, usable, count, at_count(count), bands)
             rows.append(row)
             if row["verdict"] == "fits":
                 break

@@ -49,6 +49,7 @@ MAX_SEARCH_WORDS = 16
 _SIZE_TOKEN_WEIGHT = 2.0
 
 
+@lru_cache(maxsize=4096)  # the same few names, looked up on every estimate (and draft model sized)
 def normalize_name(name: str) -> str:
     """`Llama-3.1-8B`, `llama 3.1 8b` and `meta-llama/Llama-3.1-8B` compare on the last part."""
     tail = name.strip().lower().rsplit("/", 1)[-1]

@@ -68,7 +68,26 @@ def transformer_params(
     return L * per_layer + embedding_params(V, h, tied)
 
 
+# Arch per spec object (by identity; the spec is held, so its id is not reused): an estimate resolves
+# its model's ~3 times and a draft model's once per variant sized. Specs are never changed in place
+# (a changed one is a `model_copy`, a new object). Cleared when full: catalogue specs refill it.
+_ARCHS: dict[int, tuple[ModelSpec, Arch | None]] = {}
+ARCH_MEMO_SIZE = 1024
+
+
 def arch_of(spec: ModelSpec) -> Arch | None:
+    """`Arch` of `spec` (`resolve_arch`), memoised per spec object."""
+    known = _ARCHS.get(id(spec))
+    if known is not None and known[0] is spec:
+        return known[1]
+    if len(_ARCHS) >= ARCH_MEMO_SIZE:
+        _ARCHS.clear()
+    arch = resolve_arch(spec)
+    _ARCHS[id(spec)] = (spec, arch)
+    return arch
+
+
+def resolve_arch(spec: ModelSpec) -> Arch | None:
     """Resolve an LLM/encoder spec into `Arch`; None for specs without a transformer architecture.
 
     Whether the MLP is gated comes from the catalogue (`gated_ffn`); where it is unknown (custom
