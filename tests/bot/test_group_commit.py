@@ -16,12 +16,12 @@ from aiogram.types import Chat, Message, Update, User
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.app import BotDispatcher
 from bot.db import repository
 from bot.db.inbox import Inbox, update_payload
 from bot.db.middleware import DbSessionMiddleware
 from bot.db.models import DialogSession, FsmRecord, ProcessedUpdate
 from bot.db.turn import turn_of
+from bot.dispatcher import BotDispatcher
 from bot.storage import SqlAlchemyStorage
 
 BOT_ID = 42

@@ -14,11 +14,11 @@ from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.app import BotDispatcher
 from bot.db.inbox import Inbox
 from bot.db.middleware import DbSessionMiddleware
 from bot.db.models import FsmRecord
 from bot.dialog_state import DialogState
+from bot.dispatcher import BotDispatcher
 from bot.redis_fsm import PipelinedRedisStorage
 from bot.storage import SqlAlchemyStorage
 

@@ -23,7 +23,8 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from bot.app import build_webhook_app, create_app
+from bot.app import create_app
+from bot.webhook import build_webhook_app
 from tests.bot.e2e.conftest import QUIET_S, Harness, make_settings, text, url_of
 from tgsandbox import Sandbox
 

@@ -16,8 +16,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from pydantic import SecretStr
 
 from bot import dialog, hf_models, outbox, pictures
-from bot.app import build_webhook_app, create_app, ensure_webhook, webhook_runner
+from bot.app import create_app
 from bot.metrics import Timing, fold_sources
+from bot.webhook import build_webhook_app, ensure_webhook, webhook_runner
 from tests.bot.e2e.conftest import QUIET_S, REPLY_TIMEOUT_S, Harness, make_settings, result_mark, text
 from tests.fake_hub import FakeHub, fixture_config
 from tgsandbox import ChatMessage, Sandbox

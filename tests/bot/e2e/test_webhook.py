@@ -20,9 +20,10 @@ from aiohttp import web
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot import app as bot_app
-from bot.app import build_webhook_app, create_app, ensure_webhook, webhook_runner
+from bot import webhook as bot_webhook
+from bot.app import create_app
 from bot.db.models import DIALOG_COMPLETED
+from bot.webhook import build_webhook_app, ensure_webhook, webhook_runner
 from tests.bot.e2e.conftest import (
     QUIET_S,
     REPLY_TIMEOUT_S,
@@ -41,14 +42,14 @@ SECRET = "webhook-secret-123"
 @pytest.fixture
 def head_timeout() -> float:
     """WEBHOOK_HEAD_TIMEOUT_S while the runner is built; a test parametrizes it shorter."""
-    return bot_app.WEBHOOK_HEAD_TIMEOUT_S
+    return bot_webhook.WEBHOOK_HEAD_TIMEOUT_S
 
 
 @pytest.fixture
 async def webhook_harness(
     tmp_path: Path, template_db: Path, head_timeout: float, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[Harness]:
-    monkeypatch.setattr(bot_app, "WEBHOOK_HEAD_TIMEOUT_S", head_timeout)
+    monkeypatch.setattr(bot_webhook, "WEBHOOK_HEAD_TIMEOUT_S", head_timeout)
     db_path = tmp_path / "bot.sqlite3"
     db_path.write_bytes(template_db.read_bytes())
     async with Sandbox(quiet_period=QUIET_S, reply_timeout=REPLY_TIMEOUT_S) as sandbox:
@@ -125,10 +126,10 @@ def message_update(update_id: Any, user_id: Any = 42) -> bytes:
 async def test_a_bad_body_is_a_bad_request_logged_once(
     webhook_harness: Harness, body: bytes, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="bot.app")
+    caplog.set_level(logging.WARNING, logger="bot.webhook")
     status, _ = await post(webhook_harness, body)
     assert status == 400
-    records = [r for r in caplog.records if r.name == "bot.app"]
+    records = [r for r in caplog.records if r.name == "bot.webhook"]
     assert len(records) == 1 and records[0].levelno == logging.WARNING and not records[0].exc_info
     assert not any(r.exc_info for r in caplog.records)  # no traceback anywhere
 
@@ -162,12 +163,12 @@ async def test_half_sent_requests_are_closed_in_time(
 ) -> None:
     """Requests whose head or body never arrives are closed (head) or answered 408 (body) within
     their timeouts; before, aiohttp's defaults kept them open for an hour. The bot still works."""
-    monkeypatch.setattr(bot_app, "WEBHOOK_BODY_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(bot_webhook, "WEBHOOK_BODY_TIMEOUT_S", 1.0)
     port = port_of(webhook_harness)
     start = time.monotonic()
     heads = [await open_half_sent(port, HALF_HEAD) for _ in range(HALF_SENT)]
     bodies = [await open_half_sent(port, HALF_BODY) for _ in range(HALF_SENT)]
-    bound = 2 * max(head_timeout, bot_app.WEBHOOK_BODY_TIMEOUT_S) + 2.0
+    bound = 2 * max(head_timeout, bot_webhook.WEBHOOK_BODY_TIMEOUT_S) + 2.0
     said = await asyncio.gather(*(closed_with(r, w, bound) for r, w in heads + bodies))
     assert time.monotonic() - start < bound
     assert said[:HALF_SENT] == [b""] * HALF_SENT  # the head never came: closed
@@ -178,8 +179,8 @@ async def test_half_sent_requests_are_closed_in_time(
 async def test_too_many_unfinished_bodies_are_refused_at_once(
     webhook_harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(bot_app, "WEBHOOK_MAX_UNFINISHED", 4)
-    monkeypatch.setattr(bot_app, "WEBHOOK_BODY_TIMEOUT_S", 2.0)
+    monkeypatch.setattr(bot_webhook, "WEBHOOK_MAX_UNFINISHED", 4)
+    monkeypatch.setattr(bot_webhook, "WEBHOOK_BODY_TIMEOUT_S", 2.0)
     port = port_of(webhook_harness)
     held = [await open_half_sent(port, HALF_BODY) for _ in range(4)]
     for _ in range(2):  # the fifth and sixth: 503 at once, well before the body timeout
