@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from aiogram import Bot, Router
 from aiogram.types import Message
 from sqlalchemy import select
@@ -74,6 +76,21 @@ async def test_a_failing_update_is_marked_handled_not_retried_forever(
     assert task is not None
     await task
     assert seen == ["boom"] and await rows(sessionmaker) == {2: False}
+
+
+async def test_a_failing_handler_is_logged_once_with_its_update(
+    sessionmaker: async_sessionmaker[AsyncSession], bot: Bot, caplog: pytest.LogCaptureFixture
+) -> None:
+    dp = dispatcher(sessionmaker, [])
+    update = message_update(6, "boom")
+    await dp.inbox.receive(BOT_ID, [(6, update_payload(update))])
+    with caplog.at_level(logging.ERROR):
+        task = dp.handle_in_background(bot, update, fresh=True)
+        assert task is not None
+        await task
+    tracebacks = [r for r in caplog.records if r.exc_info]
+    assert len(tracebacks) == 1 and "Update 6 failed" in tracebacks[0].getMessage()
+    assert await rows(sessionmaker) == {6: False}
 
 
 async def test_only_expired_leases_are_taken_over_by_another_replica(
