@@ -13,23 +13,24 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from aiogram import Bot, Dispatcher
+from aiogram import Bot, Dispatcher, Router
 from aiogram.client.default import DefaultBotProperties
 from aiogram.client.session.middlewares.base import BaseRequestMiddleware, NextRequestMiddlewareType
 from aiogram.client.telegram import PRODUCTION, TelegramAPIServer
 from aiogram.enums import ParseMode
 from aiogram.exceptions import TelegramRetryAfter
-from aiogram.fsm.storage.base import BaseEventIsolation
+from aiogram.fsm.storage.base import BaseEventIsolation, BaseStorage
 from aiogram.fsm.storage.memory import SimpleEventIsolation
 from aiogram.methods import Response, TelegramMethod
 from aiogram.methods.base import TelegramType
 from aiogram_i18n import I18nMiddleware
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot.bot_session import JsonBodySession
 from bot.callback_answers import TicketCallbackAnswerMiddleware
@@ -41,7 +42,8 @@ from bot.db.engine import create_engine, create_sessionmaker, migrate_if_due, sq
 from bot.db.inbox import Inbox, InboxDispatcher
 from bot.db.middleware import CommitBeforeTelegramCall, DbSessionMiddleware
 from bot.dispatcher import BotDispatcher, check_filters_in_place
-from bot.handlers import admin, routers
+from bot.handlers import admin
+from bot.handlers import routers as bot_routers
 from bot.handlers.commands import set_commands
 from bot.i18n import build_i18n
 from bot.sent_calls import RedisJournal, ReplaySentCalls
@@ -139,6 +141,76 @@ def catalog_for(settings: Settings) -> Catalog:
     return load_catalog(offers_file=settings.offers_file) if settings.offers_file else default_catalog()
 
 
+def _users_locks(
+    settings: Settings, storage: BaseStorage, single_process: bool
+) -> tuple[BaseEventIsolation, RedisJournal | None]:
+    """One update per user at a time (a double tap must not run the same step twice), and where an
+    update's sent calls are journalled. Across replicas (Redis) the lock lives in Redis; the embedded
+    database means one process, so a local lock and no journal."""
+    if settings.redis_url:  # imported only then: polling on the database never loads Redis
+        from aiogram.fsm.storage.redis import RedisStorage
+
+        if isinstance(storage, RedisStorage):
+            # replicas: a dead one's locks expire with its leases, renewed by the inbox heartbeat
+            ttl = {} if single_process else {"ttl_ms": int(inbox.LEASE.total_seconds() * 1000)}
+            return storage.create_isolation(**ttl), RedisJournal(storage.redis, settings.redis_key_prefix)
+    return SimpleEventIsolation(), None
+
+
+def build_dispatcher(
+    settings: Settings,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    *,
+    storage: BaseStorage | None = None,
+    isolation: BaseEventIsolation | None = None,
+    i18n: I18nMiddleware | None = None,
+    routers: Sequence[Router] | None = None,
+    **options: Any,
+) -> BotDispatcher:
+    """The Dispatcher as the bot runs it: the inbox, the FSM storage (`build_storage` unless given)
+    and the users' locks, the database, texts, button-answer and dialog-context middlewares in their
+    order, and the bot's routers (``routers`` instead: tests). ``options`` go to BotDispatcher (the
+    grace period, the sweep). Its database middleware is ``dp.sessions``; nothing here calls Telegram."""
+    single_process = sessionmaker.kw["bind"].dialect.name == "sqlite"  # one process owns the database
+    if storage is None:
+        storage = build_storage(settings, sessionmaker)
+    default_isolation, journal = _users_locks(settings, storage, single_process)
+    replicas = {} if single_process else replica_inbox()  # a dead replica's updates taken over in seconds
+    dp = BotDispatcher(
+        inbox=Inbox(sessionmaker),
+        storage=storage,
+        events_isolation=default_isolation if isolation is None else isolation,
+        catalog=catalog_for(settings),
+        settings=settings,
+        **{**replicas, **options},
+    )
+    dp.sent_journal = journal  # replicas: what an update sent, for the one taking it over
+    # A step's dialog writes (and with the FSM in the database its state) commit with its done mark,
+    # in a group commit; the state in Redis is written right before (bot.redis_fsm).
+    sessions = DbSessionMiddleware(sessionmaker, single_process=single_process, defer_writes=True)
+    dp.sessions = sessions
+    dp.update.outer_middleware(sessions)
+    from bot.db.availability import REFRESH_S, LiveAvailability  # /offers off|on over the offers file
+
+    availability = dp[admin.AVAILABILITY_KEY] = LiveAvailability(
+        sessionmaker, None if single_process else REFRESH_S
+    )
+    dp.startup.register(availability.start)
+    dp.shutdown.register(availability.stop)
+    if single_process and isinstance(storage, SqlAlchemyStorage):
+        # New senders' rows and FSM records at receipt, for the whole batch (bot.db.arrivals).
+        dp.inbox.prepare = FirstContact(sessions, storage, dp.fsm)
+    if i18n is None:
+        i18n = build_i18n(settings.default_language)
+    i18n.setup(dp)  # after the DB middleware: the locale comes from the users table
+    dp.callback_query.middleware(TicketCallbackAnswerMiddleware())
+    dp.message.middleware(DialogContextMiddleware())
+    dp.callback_query.middleware(DialogContextMiddleware())
+    dp.include_routers(*(bot_routers() if routers is None else routers))
+    check_filters_in_place(dp)
+    return dp
+
+
 async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
     """Bot + Dispatcher wired as in production; the embedded SQLite database is migrated first."""
     bot = bot or build_bot(settings)
@@ -151,51 +223,8 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
         await migrate_if_due(settings.database_url)
     engine = create_engine(settings.database_url)
     sessionmaker = create_sessionmaker(engine)
-    storage = build_storage(settings, sessionmaker)
-    # One update per user at a time: a double tap must not run the same step twice. Across replicas
-    # (Redis) the lock lives in Redis; the embedded database means one process, so a local lock.
-    isolation: BaseEventIsolation = SimpleEventIsolation()
-    journal = None
-    single_process = engine.dialect.name == "sqlite"  # the embedded database: one process owns it
-    if settings.redis_url:  # imported only then: polling on the database never loads Redis
-        from aiogram.fsm.storage.redis import RedisStorage
-
-        if isinstance(storage, RedisStorage):
-            # replicas: a dead one's locks expire with its leases, renewed by the inbox heartbeat
-            ttl = {} if single_process else {"ttl_ms": int(inbox.LEASE.total_seconds() * 1000)}
-            isolation = storage.create_isolation(**ttl)
-            journal = RedisJournal(storage.redis, settings.redis_key_prefix)
-    replicas = {} if single_process else replica_inbox()  # a dead replica's updates taken over in seconds
-    dp = BotDispatcher(
-        inbox=Inbox(sessionmaker),
-        storage=storage,
-        events_isolation=isolation,
-        catalog=catalog_for(settings),
-        settings=settings,
-        **replicas,
-    )
-    dp.sent_journal = journal  # replicas: what an update sent, for the one taking it over
-    # A step's dialog writes (and with the FSM in the database its state) commit with its done mark,
-    # in a group commit; the state in Redis is written right before (bot.redis_fsm).
-    sessions = DbSessionMiddleware(sessionmaker, single_process=single_process, defer_writes=True)
-    dp.update.outer_middleware(sessions)
-    from bot.db.availability import REFRESH_S, LiveAvailability  # /offers off|on over the offers file
-
-    availability = dp[admin.AVAILABILITY_KEY] = LiveAvailability(
-        sessionmaker, None if single_process else REFRESH_S
-    )
-    dp.startup.register(availability.start)
-    dp.shutdown.register(availability.stop)
-    if single_process and isinstance(storage, SqlAlchemyStorage):
-        # New senders' rows and FSM records at receipt, for the whole batch (bot.db.arrivals).
-        dp.inbox.prepare = FirstContact(sessions, storage, dp.fsm)
     i18n = build_i18n(settings.default_language)
-    i18n.setup(dp)  # after the DB middleware: the locale comes from the users table
-    dp.callback_query.middleware(TicketCallbackAnswerMiddleware())
-    dp.message.middleware(DialogContextMiddleware())
-    dp.callback_query.middleware(DialogContextMiddleware())
-    dp.include_routers(*routers())
-    check_filters_in_place(dp)
+    dp = build_dispatcher(settings, sessionmaker, i18n=i18n)
 
     async def on_startup(bot: Bot) -> None:
         await set_commands(

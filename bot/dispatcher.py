@@ -17,7 +17,7 @@ from aiogram.types import Update
 from bot import callback_answers
 from bot.db.group_receive import GroupReceive
 from bot.db.inbox import InboxDispatcher
-from bot.db.middleware import forget_old_updates
+from bot.db.middleware import DbSessionMiddleware, forget_old_updates
 from bot.storage import DeferredStateMiddleware
 from bot.typing_action import TYPING_AFTER_S, start_typing
 
@@ -40,6 +40,7 @@ class BotDispatcher(InboxDispatcher):
         self.update.outer_middleware(self.fsm)
         self._forgetting: asyncio.Task[None] | None = None
         self.group_receive = GroupReceive(self.inbox)
+        self.sessions: DbSessionMiddleware | None = None  # the database middleware (bot.app.build_dispatcher)
         # Told of each update handled and its seconds (bot.metrics, where /metrics is served).
         self.on_handled: Callable[[Update, float], None] | None = None
 

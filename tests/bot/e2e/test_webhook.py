@@ -12,7 +12,6 @@ import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 import pytest
@@ -34,6 +33,7 @@ from tests.bot.e2e.conftest import (
     result_mark,
     text,
 )
+from tests.bot.updates import message_body
 from tgsandbox import Sandbox
 
 SECRET = "webhook-secret-123"
@@ -103,22 +103,15 @@ async def post(h: Harness, body: bytes) -> tuple[int, str]:
             return response.status, await response.text()
 
 
-def message_update(update_id: Any, user_id: Any = 42) -> bytes:
-    chat = f'{{"id": {user_id}, "type": "private", "first_name": "A"}}'
-    sender = f'{{"id": {user_id}, "is_bot": false, "first_name": "A"}}'
-    message = f'{{"message_id": 1, "date": 1700000000, "chat": {chat}, "from": {sender}, "text": "hi"}}'
-    return f'{{"update_id": {update_id}, "message": {message}}}'.encode()
-
-
 @pytest.mark.parametrize(
     "body",
     [
         b"[" * 100_000 + b"]" * 100_000,  # past the JSON decoder's recursion limit
         b'{"update_id": 1, "message": ' + b'{"a": ' * 5_000 + b"1" + b"}" * 5_001,  # deep, but JSON
-        message_update(2**63),  # past the inbox's 64-bit column: was 503, retried forever
-        message_update(10**30),
-        message_update(7, user_id=2**64),  # the sender's id past 64 bits
-        message_update(-(2**63) - 1),
+        message_body(2**63),  # past the inbox's 64-bit column: was 503, retried forever
+        message_body(10**30),
+        message_body(7, user_id=2**64),  # the sender's id past 64 bits
+        message_body(-(2**63) - 1),
         b"\xff\xfe not utf-8",
     ],
     ids=["nested", "deep-object", "update-id-2^63", "update-id-10^30", "user-id-2^64", "negative", "bytes"],
