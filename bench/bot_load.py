@@ -162,7 +162,8 @@ import gc
 gc.disable()  # as `python -m bot`: no collections while importing; the startup freezes and enables
 import asyncio, os, signal
 from aiohttp import web
-from bot.app import build_webhook_app, create_app
+from bot.app import create_app
+from bot.webhook import build_webhook_app
 from bot.config import load_settings
 
 async def main() -> None:

@@ -138,12 +138,12 @@ def _main(command: str) -> int:
 
 def _runner(settings: Settings, command: str) -> Callable[[], Awaitable[None]]:
     async def run() -> None:
-        from bot.app import run_polling
+        from bot.polling import run_polling
 
         await run_polling(settings)
 
     async def webhook() -> None:
-        from bot.app import run_webhook
+        from bot.webhook import run_webhook
 
         await run_webhook(settings)
 

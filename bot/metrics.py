@@ -1,5 +1,5 @@
 """The operator's view of a running bot: Prometheus metrics, served as ``GET /metrics`` by the webhook
-server (bot.app.build_webhook_app; README, "Metrics").
+server (bot.webhook.build_webhook_app; README, "Metrics").
 
 - **Per app.** Each served app has its own ``CollectorRegistry`` (never prometheus_client's global
   one): two apps in one process (tests, an embedding program) never share or clash on a series.
@@ -194,7 +194,7 @@ class Metrics:
         self.registry.register(_Scraped(self))
 
     def handled(self, update: Update, seconds: float) -> None:
-        """One update handled (bot.app.BotDispatcher.feed_update): counted and timed."""
+        """One update handled (bot.dispatcher.BotDispatcher.feed_update): counted and timed."""
         try:
             kind = update.event_type
         except Exception:  # an update of a type this aiogram does not know
@@ -360,7 +360,7 @@ def _hf_families(hf: HfModels) -> Iterator[Metric]:
 
 def serve(web_app: Any, dp: Any, bot_id: int, *, token: str | None = None) -> Metrics:
     """Add ``GET /metrics`` to the aiohttp app serving the bot's dispatcher ``dp`` (a
-    bot.app.BotDispatcher): its updates timed, its errors counted, its outbox, the pictures and the
+    bot.dispatcher.BotDispatcher): its updates timed, its errors counted, its outbox, the pictures and the
     Hugging Face look-ups read at each scrape. With ``token``, a scrape must send
     ``Authorization: Bearer <token>`` (else 401)."""
     import secrets

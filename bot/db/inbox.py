@@ -56,7 +56,7 @@ from typing import Any
 
 from aiogram import Bot, Dispatcher
 from aiogram.dispatcher.middlewares.user_context import UserContextMiddleware
-from aiogram.methods import GetUpdates
+from aiogram.methods import GetUpdates, TelegramMethod
 from aiogram.types import Update
 from aiogram.utils.backoff import Backoff, BackoffConfig
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -258,7 +258,7 @@ class InboxDispatcher(Dispatcher):
         receipt = Receipt(fresh=fresh)
         while True:
             with sent_calls.attempt(sent):
-                await self._process_update(bot, update, **{**kwargs, RECEIPT_KEY: receipt})
+                await self._feed(bot, update, {**kwargs, RECEIPT_KEY: receipt})
             if receipt.finished:
                 if receipt.failure is None:
                     self.outages.succeeded()
@@ -279,6 +279,17 @@ class InboxDispatcher(Dispatcher):
             await self.inbox.finish(bot.id, update.update_id)
         except Exception:
             log.exception("could not mark update %s handled; it will be handled again", update.update_id)
+
+    async def _feed(self, bot: Bot, update: Update, kwargs: dict[str, Any]) -> None:
+        """One attempt at the update through the public `feed_update`, as aiogram's own polling does
+        it: a Telegram method a handler returns is called, an exception is logged (the receipt in
+        ``kwargs`` says what became of the update)."""
+        try:
+            response = await self.feed_update(bot, update, **kwargs)
+            if isinstance(response, TelegramMethod):
+                await self.silent_call_request(bot, response)
+        except Exception as e:
+            log.exception("Update %s failed - %s: %s", update.update_id, type(e).__name__, e)
 
     async def recover(self, bot: Bot, *, all_of_them: bool, **kwargs: Any) -> int:
         """Handle pending updates (left by a crash, or by a replica whose lease ran out); how many."""
@@ -354,7 +365,8 @@ class InboxDispatcher(Dispatcher):
         tasks_concurrency_limit: int | None = None,
         **kwargs: Any,
     ) -> None:
-        """aiogram's polling loop, confirming a batch only once it is recorded in the inbox."""
+        """The loop aiogram's `start_polling` runs per bot (its only hook), confirming a batch only
+        once it is recorded in the inbox; each update is then handled through `feed_update`."""
         user = await bot.me()
         log.info("Run polling for bot @%s id=%d", user.username, bot.id)
         # The only consumer of this bot's getUpdates: whatever is pending is ours.

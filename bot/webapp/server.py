@@ -1,4 +1,4 @@
-"""Where the page is served: `install` adds it to the webhook server (`bot.app.build_webhook_app`);
+"""Where the page is served: `install` adds it to the webhook server (`bot.webhook.build_webhook_app`);
 in polling mode (and the sandbox) `serve` runs a small aiohttp server of its own. With WEBAPP_URL set
 the bot's menu button opens it (setChatMenuButton with a WebAppInfo, at start)."""
 
@@ -42,7 +42,7 @@ def install(web_app: web.Application, app: App, throttle: Throttle | None = None
 
 async def serve(app: App, host: str, port: int, throttle: Throttle | None = None) -> web.AppRunner:
     """The page on a server of its own (polling mode, the sandbox); `cleanup()` the runner to stop."""
-    from bot.app import webhook_runner
+    from bot.webhook import webhook_runner
 
     web_app = web.Application()
     install(web_app, app, throttle)

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
-from aiogram import Bot
+from aiogram import Bot, Router
+from pydantic import SecretStr
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.app import build_dispatcher
+from bot.config import Settings
 from bot.db.engine import create_engine, create_sessionmaker
+from bot.dispatcher import BotDispatcher
 
 BOT_ID = 42
 
@@ -31,3 +36,14 @@ async def bot() -> AsyncIterator[Bot]:
         yield bot
     finally:
         await bot.session.close()
+
+
+def wired_dispatcher(
+    sessionmaker: async_sessionmaker[AsyncSession], *routers: Router, **options: Any
+) -> BotDispatcher:
+    """The dispatcher as the bot wires it (bot.app.build_dispatcher: its storage, middlewares and
+    their order) on the sessionmaker's database, with ``routers`` instead of the bot's. ``options``:
+    build_dispatcher's (a storage, the users' locks, the inbox's intervals)."""
+    url = sessionmaker.kw["bind"].url.render_as_string(hide_password=False)
+    settings = Settings(_env_file=None, database_url=url, bot_token=SecretStr(f"{BOT_ID}:TEST"))  # type: ignore[call-arg]
+    return build_dispatcher(settings, sessionmaker, routers=routers, **options)

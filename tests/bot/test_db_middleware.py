@@ -9,7 +9,7 @@ from aiogram import Bot, Dispatcher, F, Router
 from aiogram.filters import Command, CommandStart
 from aiogram.fsm.context import FSMContext
 from aiogram.fsm.state import State, StatesGroup
-from aiogram.types import Chat, Message, Update, User
+from aiogram.types import Chat, Message, Update
 from sqlalchemy import event, func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -18,19 +18,11 @@ from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.middleware import DbSessionMiddleware, deep_link_source
 from bot.db.models import User as DbUser
 from bot.storage import SqlAlchemyStorage
-
-USER_ID = 777
+from tests.bot.updates import USER_ID, message_update
 
 
 class Wizard(StatesGroup):
     model = State()
-
-
-def message_update(update_id: int, text: str, user_id: int = USER_ID) -> Update:
-    user = User(id=user_id, is_bot=False, first_name="Ann", username="ann", language_code="en")
-    chat = Chat(id=user_id, type="private")
-    message = Message(message_id=update_id, date=datetime.now(UTC), chat=chat, from_user=user, text=text)
-    return Update(update_id=update_id, message=message)
 
 
 class Fixture:

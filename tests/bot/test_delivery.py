@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from aiogram import Bot, Router
 from aiogram.types import Message
 from sqlalchemy import select
@@ -15,10 +17,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bot.db import repository as repo
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.group_commit import GroupCommit
-from bot.db.inbox import Inbox, InboxDispatcher, update_payload
-from bot.db.middleware import DbSessionMiddleware
+from bot.db.inbox import InboxDispatcher, update_payload
 from bot.db.models import ProcessedUpdate, utc_now
-from tests.bot.test_db_middleware import message_update
+from tests.bot.conftest import wired_dispatcher
+from tests.bot.updates import message_update
 
 BOT_ID = 42
 
@@ -34,10 +36,7 @@ def dispatcher(
         if message.text == "boom":
             raise RuntimeError("handler failed")
 
-    dp = InboxDispatcher(inbox=Inbox(sessionmaker), **kwargs)
-    dp.update.outer_middleware(DbSessionMiddleware(sessionmaker))
-    dp.include_router(router)
-    return dp
+    return wired_dispatcher(sessionmaker, router, **kwargs)
 
 
 async def rows(sessionmaker: async_sessionmaker[AsyncSession]) -> dict[int, bool]:
@@ -74,6 +73,21 @@ async def test_a_failing_update_is_marked_handled_not_retried_forever(
     assert task is not None
     await task
     assert seen == ["boom"] and await rows(sessionmaker) == {2: False}
+
+
+async def test_a_failing_handler_is_logged_once_with_its_update(
+    sessionmaker: async_sessionmaker[AsyncSession], bot: Bot, caplog: pytest.LogCaptureFixture
+) -> None:
+    dp = dispatcher(sessionmaker, [])
+    update = message_update(6, "boom")
+    await dp.inbox.receive(BOT_ID, [(6, update_payload(update))])
+    with caplog.at_level(logging.ERROR):
+        task = dp.handle_in_background(bot, update, fresh=True)
+        assert task is not None
+        await task
+    tracebacks = [r for r in caplog.records if r.exc_info]
+    assert len(tracebacks) == 1 and "Update 6 failed" in tracebacks[0].getMessage()
+    assert await rows(sessionmaker) == {6: False}
 
 
 async def test_only_expired_leases_are_taken_over_by_another_replica(
@@ -160,12 +174,10 @@ async def test_an_update_that_ends_on_a_telegram_call_is_marked_in_a_group(
     async def on_message(message: Message, db: AsyncSession) -> None:
         await db.commit()  # what the commit before the answer leaves: nothing to write
 
-    middleware = DbSessionMiddleware(sessionmaker)
-    dp = InboxDispatcher(inbox=Inbox(sessionmaker))
-    dp.update.outer_middleware(middleware)
-    dp.include_router(router)
+    dp = wired_dispatcher(sessionmaker, router)
+    assert dp.sessions is not None
     updates = [message_update(i, "hi") for i in range(30, 33)]
     await dp.inbox.receive(BOT_ID, [(u.update_id, update_payload(u)) for u in updates])
     await asyncio.gather(*(t for u in updates if (t := dp.handle_in_background(bot, u, fresh=True))))
-    assert middleware.group_commit.groups >= 1
+    assert dp.sessions.group_commit.groups >= 1
     assert await rows(sessionmaker) == {30: False, 31: False, 32: False}

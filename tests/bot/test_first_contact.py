@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import UTC, datetime
 
 import pytest
 from aiogram import Bot
 from aiogram.fsm.middleware import FSMContextMiddleware
 from aiogram.fsm.storage.base import DefaultKeyBuilder, StorageKey
 from aiogram.fsm.storage.memory import SimpleEventIsolation
-from aiogram.types import Chat, Message, Update, User
+from aiogram.types import Update
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -27,15 +26,13 @@ from bot.db.models import User as UserRow
 from bot.db.turn import TurnSession, turn_of
 from bot.storage import SqlAlchemyStorage
 from tests.bot.conftest import BOT_ID
+from tests.bot.updates import message_update
 
 ANN, BOB = 601, 602
 
 
 def start_update(update_id: int, user_id: int, text: str = "/start") -> Update:
-    user = User(id=user_id, is_bot=False, first_name="Ann", username=f"u{user_id}", language_code="en")
-    chat = Chat(id=user_id, type="private")
-    message = Message(message_id=update_id, date=datetime.now(UTC), chat=chat, from_user=user, text=text)
-    return Update(update_id=update_id, message=message)
+    return message_update(update_id, text, user_id, username=f"u{user_id}")
 
 
 async def add_user(session: AsyncSession, telegram_id: int) -> int:

@@ -5,34 +5,24 @@ disk, and lost as a whole (the update pending again) when the group fails."""
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
 from typing import Any
 
 from aiogram import Bot, Router
 from aiogram.fsm.context import FSMContext
-from aiogram.fsm.storage.base import DefaultKeyBuilder
-from aiogram.fsm.storage.memory import SimpleEventIsolation
-from aiogram.types import Chat, Message, Update, User
+from aiogram.types import Message, Update
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.app import BotDispatcher
 from bot.db import repository
-from bot.db.inbox import Inbox, update_payload
-from bot.db.middleware import DbSessionMiddleware
+from bot.db.inbox import update_payload
 from bot.db.models import DialogSession, FsmRecord, ProcessedUpdate
 from bot.db.turn import turn_of
 from bot.storage import SqlAlchemyStorage
+from tests.bot.conftest import wired_dispatcher
+from tests.bot.updates import message_update
 
 BOT_ID = 42
 USERS = (501, 502, 503)
-
-
-def message_update(update_id: int, user_id: int, text: str) -> Update:
-    user = User(id=user_id, is_bot=False, first_name="Ann", language_code="en")
-    chat = Chat(id=user_id, type="private")
-    message = Message(message_id=update_id, date=datetime.now(UTC), chat=chat, from_user=user, text=text)
-    return Update(update_id=update_id, message=message)
 
 
 class Setup:
@@ -41,8 +31,6 @@ class Setup:
 
     def __init__(self, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
         self.sessionmaker = sessionmaker
-        self.storage = SqlAlchemyStorage(sessionmaker, DefaultKeyBuilder(with_destiny=True), remember=True)
-        self.middleware = DbSessionMiddleware(sessionmaker, single_process=True, defer_writes=True)
         self.dialogs: dict[int, int] = {}
         self.seen_during: list[tuple[str | None, dict[str, Any] | None]] = []
         self.turn_held: list[bool] = []  # whether SQLite's write turn was the handler's, at its end
@@ -65,11 +53,11 @@ class Setup:
             # What a Telegram call would find: nothing of this update on disk yet.
             self.seen_during.append(await self.on_disk(message.from_user.id))
 
-        self.dp = BotDispatcher(
-            inbox=Inbox(sessionmaker), storage=self.storage, events_isolation=SimpleEventIsolation()
-        )
-        self.dp.update.outer_middleware(self.middleware)
-        self.dp.include_router(router)
+        # As the bot wires it on SQLite: the FSM in the database, remembered; writes deferred.
+        self.dp = wired_dispatcher(sessionmaker, router)
+        assert isinstance(self.dp.storage, SqlAlchemyStorage) and self.dp.sessions is not None
+        self.storage = self.dp.storage
+        self.middleware = self.dp.sessions
 
     async def add_dialogs(self, bot: Bot) -> None:
         """A dialog per user, and a first update each (it writes the user's row: not grouped)."""
@@ -82,7 +70,7 @@ class Setup:
                 self.dialogs[user_id] = await repository.start_dialog(
                     session, telegram_id=user_id, task="inference"
                 )
-        await self.feed(bot, [message_update(i, user, "first") for i, user in enumerate(USERS, 1)])
+        await self.feed(bot, [message_update(i, "first", user) for i, user in enumerate(USERS, 1)])
         assert self.turn_held == [True] * len(USERS)  # each wrote its user's row: a transaction
         self.seen_during.clear()
         self.turn_held.clear()
@@ -116,7 +104,7 @@ async def test_a_step_state_commits_with_its_mark_in_one_group_for_several_users
     await setup.add_dialogs(bot)
     commits = setup.middleware.group_commit
     groups, finished = commits.groups, commits.updates
-    await setup.feed(bot, [message_update(10 + i, user, f"model-{i}") for i, user in enumerate(USERS)])
+    await setup.feed(bot, [message_update(10 + i, f"model-{i}", user) for i, user in enumerate(USERS)])
 
     # While each handler ran, neither its dialog row nor its FSM record was written, and it held
     # no write turn (it issued no statement): the others could write meanwhile …
@@ -136,7 +124,7 @@ async def test_two_writes_of_one_dialog_row_leave_it_as_in_order(
 ) -> None:
     setup = Setup(sessionmaker)
     await setup.add_dialogs(bot)
-    await setup.feed(bot, [message_update(20, USERS[0], "done")])
+    await setup.feed(bot, [message_update(20, "done", USERS[0])])
     async with sessionmaker() as session:
         row = await session.get(DialogSession, setup.dialogs[USERS[0]])
     assert row is not None
@@ -149,7 +137,7 @@ async def test_a_failed_group_leaves_the_state_as_before_and_the_update_pending(
 ) -> None:
     setup = Setup(sessionmaker)
     await setup.add_dialogs(bot)
-    await setup.feed(bot, [message_update(30, USERS[0], "model-a")])
+    await setup.feed(bot, [message_update(30, "model-a", USERS[0])])
     before = await setup.on_disk(USERS[0])
     async with sessionmaker() as session, session.begin():  # the disk refuses the next mark
         await session.execute(
@@ -158,7 +146,7 @@ async def test_a_failed_group_leaves_the_state_as_before_and_the_update_pending(
                 "BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END"
             )
         )
-    results = await setup.feed(bot, [message_update(31, USERS[0], "model-b")])
+    results = await setup.feed(bot, [message_update(31, "model-b", USERS[0])])
     assert results == [None]  # the errors are the dispatcher's to log; the update is not lost:
     assert await setup.on_disk(USERS[0]) == before
     assert await setup.pending() == {31}  # handled again after a restart

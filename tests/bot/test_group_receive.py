@@ -13,7 +13,7 @@ from bot.db.group_receive import GroupReceive
 from bot.db.inbox import Inbox
 from bot.db.models import ProcessedUpdate
 from tests.bot import both_backends
-from tests.bot.test_speed_paths import message_update
+from tests.bot.updates import message_update
 
 db_url = both_backends.db_url
 sessionmaker = both_backends.sessionmaker

@@ -1,35 +1,24 @@
 """The update path's database work stays small: the FSM record is read once per update, however
 often handlers ask; written once, with the update's commit; a rolled-back update leaves nothing."""
 
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from aiogram import Bot, Router
 from aiogram.fsm.context import FSMContext
 from aiogram.fsm.storage.base import BaseEventIsolation, BaseStorage, DefaultKeyBuilder, StorageKey
-from aiogram.fsm.storage.memory import SimpleEventIsolation
-from aiogram.types import Chat, Message, Update, User
+from aiogram.types import Message
 from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.app import BotDispatcher
-from bot.db.inbox import Inbox
-from bot.db.middleware import DbSessionMiddleware
 from bot.db.models import FsmRecord
 from bot.dialog_state import DialogState
+from bot.dispatcher import BotDispatcher
 from bot.redis_fsm import PipelinedRedisStorage
 from bot.storage import SqlAlchemyStorage
-
-USER_ID = 4242
-
-
-def message_update(update_id: int, text: str) -> Update:
-    user = User(id=USER_ID, is_bot=False, first_name="Ann", language_code="en")
-    chat = Chat(id=USER_ID, type="private")
-    message = Message(message_id=update_id, date=datetime.now(UTC), chat=chat, from_user=user, text=text)
-    return Update(update_id=update_id, message=message)
+from tests.bot.conftest import wired_dispatcher
+from tests.bot.updates import USER_ID, message_update
 
 
 def dispatcher(
@@ -49,12 +38,7 @@ def dispatcher(
         if message.text == "fail":
             raise RuntimeError("handler failed")
 
-    dp = BotDispatcher(
-        inbox=Inbox(sessionmaker), storage=storage, events_isolation=isolation or SimpleEventIsolation()
-    )
-    dp.update.outer_middleware(DbSessionMiddleware(sessionmaker))
-    dp.include_router(router)
-    return dp
+    return wired_dispatcher(sessionmaker, router, storage=storage, isolation=isolation)
 
 
 async def record(
@@ -123,9 +107,7 @@ async def test_a_remembering_storage_forgets_nothing_of_a_rolled_back_update(
         if message.text == "fail":
             raise RuntimeError("handler failed")
 
-    dp = BotDispatcher(inbox=Inbox(sessionmaker), storage=storage, events_isolation=SimpleEventIsolation())
-    dp.update.outer_middleware(DbSessionMiddleware(sessionmaker))
-    dp.include_router(router)
+    dp = wired_dispatcher(sessionmaker, router, storage=storage)
     try:
         await dp.feed_update(bot, message_update(1, "first"))
         with pytest.raises(RuntimeError):
@@ -196,9 +178,7 @@ async def test_setting_a_record_to_what_it_is_writes_nothing(
         await state.set_state("Wizard:model")
         await state.set_data({"n": 4})
 
-    dp = BotDispatcher(inbox=Inbox(sessionmaker), storage=storage, events_isolation=SimpleEventIsolation())
-    dp.update.outer_middleware(DbSessionMiddleware(sessionmaker))
-    dp.include_router(router)
+    dp = wired_dispatcher(sessionmaker, router, storage=storage)
     try:
         await dp.feed_update(bot, message_update(1, "hello"))
         assert storage.database_writes == 1
@@ -234,9 +214,7 @@ async def test_the_dialog_state_is_parsed_once_per_version_within_an_update(
         seen.append(await storage.parsed(state.key, parse))
         seen.append(await DialogState.load(state))
 
-    dp = BotDispatcher(inbox=Inbox(sessionmaker), storage=storage, events_isolation=SimpleEventIsolation())
-    dp.update.outer_middleware(DbSessionMiddleware(sessionmaker, defer_writes=True))
-    dp.include_router(router)
+    dp = wired_dispatcher(sessionmaker, router, storage=storage)
     try:
         await dp.feed_update(bot, message_update(1, "hello"))
     finally:

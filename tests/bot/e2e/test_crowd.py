@@ -10,7 +10,7 @@ import asyncio
 
 import pytest
 
-from bot import app as bot_app
+from bot import callback_answers
 from bot.db.turn import TURN_KEY, WriteTurn
 from tests.bot.e2e.conftest import Harness, text
 
@@ -27,12 +27,12 @@ async def test_a_button_press_is_answered_at_once_when_the_bot_is_busy(
     harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # No timer to fall back on: only the busy path can answer while the handler cannot run.
-    monkeypatch.setattr(bot_app, "EARLY_ANSWER_S", 60.0)
+    monkeypatch.setattr(callback_answers, "EARLY_ANSWER_S", 60.0)
     assert harness.app is not None
     presser = harness.user()
     await presser.send("/start")
     gate = harness.sandbox.hold(["sendMessage", "editMessageText"])
-    crowd = [harness.user() for _ in range(bot_app.BUSY_UPDATES)]
+    crowd = [harness.user() for _ in range(callback_answers.BUSY_UPDATES)]
     for user in crowd:
         await user.post("qwen3 8b int4")
     await harness.sandbox.wait_for(lambda: gate.held == len(crowd), "the crowd's answers held")
@@ -55,7 +55,7 @@ async def test_a_stale_button_keeps_its_toast_when_others_are_being_answered(
 ) -> None:
     """Below BUSY_UPDATES in hand a press waits for its handler (here: for the user's previous
     update, held at Telegram), which answers with what it has to say; it is not answered empty."""
-    monkeypatch.setattr(bot_app, "EARLY_ANSWER_S", 60.0)  # only the handler (or the busy path) answers
+    monkeypatch.setattr(callback_answers, "EARLY_ANSWER_S", 60.0)  # only the handler or the busy path answers
     assert harness.app is not None
     dispatcher = harness.app.inbox_dp
     presser = harness.user()
@@ -63,7 +63,7 @@ async def test_a_stale_button_keeps_its_toast_when_others_are_being_answered(
     old_message = presser.last_message()
     await presser.send("/start")  # the first message's buttons are outdated now
     gate = harness.sandbox.hold(["sendMessage"])
-    others = [harness.user() for _ in range(bot_app.BUSY_UPDATES // 2)]
+    others = [harness.user() for _ in range(callback_answers.BUSY_UPDATES // 2)]
     for user in [*others, presser]:
         await user.post("qwen3 8b int4")
     await harness.sandbox.wait_for(lambda: gate.held == len(others) + 1, "the answers held")

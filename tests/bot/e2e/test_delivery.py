@@ -9,7 +9,6 @@ before they take effect, so the moment of the crash is chosen, not raced.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import shutil
 import signal
@@ -23,8 +22,10 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from bot.app import build_webhook_app, create_app
+from bot.app import create_app
+from bot.webhook import build_webhook_app
 from tests.bot.e2e.conftest import QUIET_S, Harness, make_settings, text, url_of
+from tests.bot.updates import message_body
 from tgsandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -225,13 +226,7 @@ async def test_webhook_refuses_what_is_not_an_update_and_reports_health(
             assert response.status == 200
             assert await response.json() == {"ok": True, "database": "ok"}
         update_id = 31337
-        message = {
-            "message_id": 1, "date": 0, "text": "/help",
-            "chat": {"id": user.id, "type": "private"},
-            "from": {"id": user.id, "is_bot": False, "first_name": "Ann", "language_code": "en"},
-            "entities": [{"type": "bot_command", "offset": 0, "length": 5}],
-        }  # fmt: skip
-        body = json.dumps({"update_id": update_id, "message": message}).encode()
+        body = message_body(update_id, "/help", user.id)
         for _ in range(2):  # the second delivery is a duplicate: 200, dropped
             async with http.post(f"{webhook}/webhook", data=body, headers=headers) as response:
                 assert response.status == 200

@@ -16,9 +16,11 @@ from prometheus_client.parser import text_string_to_metric_families
 from pydantic import SecretStr
 
 from bot import dialog, hf_models, outbox, pictures
-from bot.app import build_webhook_app, create_app, ensure_webhook, webhook_runner
+from bot.app import create_app
 from bot.metrics import Timing, fold_sources
+from bot.webhook import build_webhook_app, ensure_webhook, webhook_runner
 from tests.bot.e2e.conftest import QUIET_S, REPLY_TIMEOUT_S, Harness, make_settings, result_mark, text
+from tests.bot.updates import message_update
 from tests.fake_hub import FakeHub, fixture_config
 from tgsandbox import ChatMessage, Sandbox
 
@@ -226,7 +228,7 @@ async def test_two_apps_keep_their_own_registries(tmp_path: Path, template_db: P
         try:
             metrics: list[Any] = [app.inbox_dp.on_handled.__self__ for app in apps]  # type: ignore[union-attr]
             assert metrics[0].registry is not metrics[1].registry
-            metrics[0].handled(_message_update(), 0.01)
+            metrics[0].handled(message_update(1), 0.01)
             counts = [
                 m.registry.get_sample_value("gpufit_updates_total", {"type": "message"}) for m in metrics
             ]
@@ -235,20 +237,6 @@ async def test_two_apps_keep_their_own_registries(tmp_path: Path, template_db: P
         finally:
             for app in apps:
                 await app.close()
-
-
-def _message_update() -> Any:
-    from aiogram.types import Update
-
-    return Update.model_validate(
-        {
-            "update_id": 1,
-            "message": {
-                "message_id": 1, "date": 1700000000, "text": "hi",
-                "chat": {"id": 1, "type": "private"}, "from": {"id": 1, "is_bot": False, "first_name": "A"},
-            },
-        }
-    )  # fmt: skip
 
 
 def test_sources_are_folded() -> None:

@@ -22,10 +22,11 @@ from aiogram.fsm.storage.redis import RedisEventIsolation, RedisStorage
 from aiohttp import web
 from sqlalchemy import func, select
 
-from bot.app import App, build_webhook_app, create_app, ensure_webhook
+from bot.app import App, create_app
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.models import DIALOG_COMPLETED, FsmRecord, ProcessedUpdate
 from bot.db.report import print_source_report
+from bot.webhook import build_webhook_app, ensure_webhook
 from tests.bot.e2e.conftest import (
     QUIET_S,
     REPLY_TIMEOUT_S,

@@ -12,7 +12,6 @@ import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 import pytest
@@ -20,9 +19,10 @@ from aiohttp import web
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot import app as bot_app
-from bot.app import build_webhook_app, create_app, ensure_webhook, webhook_runner
+from bot import webhook as bot_webhook
+from bot.app import create_app
 from bot.db.models import DIALOG_COMPLETED
+from bot.webhook import build_webhook_app, ensure_webhook, webhook_runner
 from tests.bot.e2e.conftest import (
     QUIET_S,
     REPLY_TIMEOUT_S,
@@ -33,6 +33,7 @@ from tests.bot.e2e.conftest import (
     result_mark,
     text,
 )
+from tests.bot.updates import message_body
 from tgsandbox import Sandbox
 
 SECRET = "webhook-secret-123"
@@ -41,14 +42,14 @@ SECRET = "webhook-secret-123"
 @pytest.fixture
 def head_timeout() -> float:
     """WEBHOOK_HEAD_TIMEOUT_S while the runner is built; a test parametrizes it shorter."""
-    return bot_app.WEBHOOK_HEAD_TIMEOUT_S
+    return bot_webhook.WEBHOOK_HEAD_TIMEOUT_S
 
 
 @pytest.fixture
 async def webhook_harness(
     tmp_path: Path, template_db: Path, head_timeout: float, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[Harness]:
-    monkeypatch.setattr(bot_app, "WEBHOOK_HEAD_TIMEOUT_S", head_timeout)
+    monkeypatch.setattr(bot_webhook, "WEBHOOK_HEAD_TIMEOUT_S", head_timeout)
     db_path = tmp_path / "bot.sqlite3"
     db_path.write_bytes(template_db.read_bytes())
     async with Sandbox(quiet_period=QUIET_S, reply_timeout=REPLY_TIMEOUT_S) as sandbox:
@@ -102,22 +103,15 @@ async def post(h: Harness, body: bytes) -> tuple[int, str]:
             return response.status, await response.text()
 
 
-def message_update(update_id: Any, user_id: Any = 42) -> bytes:
-    chat = f'{{"id": {user_id}, "type": "private", "first_name": "A"}}'
-    sender = f'{{"id": {user_id}, "is_bot": false, "first_name": "A"}}'
-    message = f'{{"message_id": 1, "date": 1700000000, "chat": {chat}, "from": {sender}, "text": "hi"}}'
-    return f'{{"update_id": {update_id}, "message": {message}}}'.encode()
-
-
 @pytest.mark.parametrize(
     "body",
     [
         b"[" * 100_000 + b"]" * 100_000,  # past the JSON decoder's recursion limit
         b'{"update_id": 1, "message": ' + b'{"a": ' * 5_000 + b"1" + b"}" * 5_001,  # deep, but JSON
-        message_update(2**63),  # past the inbox's 64-bit column: was 503, retried forever
-        message_update(10**30),
-        message_update(7, user_id=2**64),  # the sender's id past 64 bits
-        message_update(-(2**63) - 1),
+        message_body(2**63),  # past the inbox's 64-bit column: was 503, retried forever
+        message_body(10**30),
+        message_body(7, user_id=2**64),  # the sender's id past 64 bits
+        message_body(-(2**63) - 1),
         b"\xff\xfe not utf-8",
     ],
     ids=["nested", "deep-object", "update-id-2^63", "update-id-10^30", "user-id-2^64", "negative", "bytes"],
@@ -125,10 +119,10 @@ def message_update(update_id: Any, user_id: Any = 42) -> bytes:
 async def test_a_bad_body_is_a_bad_request_logged_once(
     webhook_harness: Harness, body: bytes, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="bot.app")
+    caplog.set_level(logging.WARNING, logger="bot.webhook")
     status, _ = await post(webhook_harness, body)
     assert status == 400
-    records = [r for r in caplog.records if r.name == "bot.app"]
+    records = [r for r in caplog.records if r.name == "bot.webhook"]
     assert len(records) == 1 and records[0].levelno == logging.WARNING and not records[0].exc_info
     assert not any(r.exc_info for r in caplog.records)  # no traceback anywhere
 
@@ -162,12 +156,12 @@ async def test_half_sent_requests_are_closed_in_time(
 ) -> None:
     """Requests whose head or body never arrives are closed (head) or answered 408 (body) within
     their timeouts; before, aiohttp's defaults kept them open for an hour. The bot still works."""
-    monkeypatch.setattr(bot_app, "WEBHOOK_BODY_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(bot_webhook, "WEBHOOK_BODY_TIMEOUT_S", 1.0)
     port = port_of(webhook_harness)
     start = time.monotonic()
     heads = [await open_half_sent(port, HALF_HEAD) for _ in range(HALF_SENT)]
     bodies = [await open_half_sent(port, HALF_BODY) for _ in range(HALF_SENT)]
-    bound = 2 * max(head_timeout, bot_app.WEBHOOK_BODY_TIMEOUT_S) + 2.0
+    bound = 2 * max(head_timeout, bot_webhook.WEBHOOK_BODY_TIMEOUT_S) + 2.0
     said = await asyncio.gather(*(closed_with(r, w, bound) for r, w in heads + bodies))
     assert time.monotonic() - start < bound
     assert said[:HALF_SENT] == [b""] * HALF_SENT  # the head never came: closed
@@ -178,8 +172,8 @@ async def test_half_sent_requests_are_closed_in_time(
 async def test_too_many_unfinished_bodies_are_refused_at_once(
     webhook_harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(bot_app, "WEBHOOK_MAX_UNFINISHED", 4)
-    monkeypatch.setattr(bot_app, "WEBHOOK_BODY_TIMEOUT_S", 2.0)
+    monkeypatch.setattr(bot_webhook, "WEBHOOK_MAX_UNFINISHED", 4)
+    monkeypatch.setattr(bot_webhook, "WEBHOOK_BODY_TIMEOUT_S", 2.0)
     port = port_of(webhook_harness)
     held = [await open_half_sent(port, HALF_BODY) for _ in range(4)]
     for _ in range(2):  # the fifth and sixth: 503 at once, well before the body timeout
