@@ -51,6 +51,7 @@ from bot.db.engine import create_engine, create_sessionmaker, migrate_if_due, pi
 from bot.db.group_receive import GroupReceive
 from bot.db.inbox import Inbox, InboxDispatcher
 from bot.db.middleware import CommitBeforeTelegramCall, DbSessionMiddleware, forget_old_updates
+from bot.dialog_state import DialogStateMiddleware
 from bot.handlers import admin, routers
 from bot.handlers.commands import set_commands
 from bot.i18n import build_i18n
@@ -396,6 +397,8 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
     i18n = build_i18n(settings.default_language)
     i18n.setup(dp)  # after the DB middleware: the locale comes from the users table
     dp.callback_query.middleware(TicketCallbackAnswerMiddleware())
+    dp.message.outer_middleware(DialogStateMiddleware())  # the dialog state: one read, at most one write
+    dp.callback_query.outer_middleware(DialogStateMiddleware())
     dp.message.middleware(DialogContextMiddleware())
     dp.callback_query.middleware(DialogContextMiddleware())
     dp.include_routers(*routers())

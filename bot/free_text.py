@@ -20,7 +20,6 @@ from bot.dialog import (
     open_dialog,
     show_result,
 )
-from bot.dialog_state import DialogState, update
 from core.contract import Assumption, Request, SolveFor
 from core.errors import CoreError, ParseError
 from core.inverse.comparison import compare
@@ -37,7 +36,7 @@ SAID_FIRST = ("parse_unread", "parse_task_not_for_model")
 async def on_free_text(message: Message, ctx: Ctx) -> None:
     assert message.text is not None
     text, catalog = message.text, ctx.catalog
-    previous = (await DialogState.load(ctx.state)).previous_request()
+    previous = ctx.dialog.state.previous_request()
     await forget_answers(ctx)  # a new question is a new dialog; the previous message keeps its text
     try:
         understood = understand_message(text, previous, catalog)  # the text read once
@@ -100,10 +99,10 @@ async def _compare(message: Message, ctx: Ctx, request: Request, configs: Any) -
     except CoreError as e:
         await message.answer(presenter.render_core_error(e, ctx.tr, ctx.lang))
         return
-    source = (await DialogState.load(ctx.state)).source
+    source = ctx.dialog.state.source
     markup = keyboards.comparison_keyboard(rows, ctx.tr, ctx.settings.contact_url, campaign=source)
     await message.answer(presenter.render_comparison(rows, ctx.lang, ctx.currency), reply_markup=markup)
     # "сравни с b200" next compares against the first card of this comparison
     gpu, count = configs[0]
     first = request.model_copy(update={"gpus": [gpu], "num_gpus": count})
-    await update(ctx.state, last_request=first.model_dump(mode="json"))
+    ctx.dialog.update(last_request=first.model_dump(mode="json"))

@@ -17,7 +17,7 @@ from aiogram.fsm.storage.redis import RedisStorage
 from pydantic import ValidationError
 
 from bot.db.engine import create_engine, create_sessionmaker
-from bot.dialog_state import DialogState, update
+from bot.dialog_state import DialogHolder, DialogState
 from bot.storage import SqlAlchemyStorage
 from core.contract import Assumption, Request
 
@@ -56,6 +56,11 @@ def fsm(storage: BaseStorage | None = None) -> FSMContext:
     return FSMContext(storage=storage or MemoryStorage(), key=KEY)
 
 
+async def load(context: FSMContext) -> DialogState:
+    """What `DialogStateMiddleware` reads into an update."""
+    return DialogState.from_data(await context.get_data())
+
+
 @pytest.fixture
 async def sqlite_storage(migrated_sqlite_url: str) -> AsyncIterator[SqlAlchemyStorage]:
     engine = create_engine(migrated_sqlite_url)
@@ -88,32 +93,38 @@ async def test_round_trip(storage: BaseStorage) -> None:
     context = fsm(storage)
     state = full_state()
     await state.save(context)
-    assert await DialogState.load(context) == state
+    assert await load(context) == state
     assert json.loads(json.dumps(state.to_data())) == state.to_data()  # plain JSON, as Redis keeps it
 
 
 async def test_nothing_stored_is_the_default_state(storage: BaseStorage) -> None:
     context = fsm(storage)
-    assert await DialogState.load(context) == DialogState()
+    assert await load(context) == DialogState()
     await DialogState().save(context)
     assert await storage.get_data(KEY) == {}  # defaults are left out: an empty record, as aiogram's
 
 
-async def test_update_changes_only_the_fields_named(storage: BaseStorage) -> None:
-    context = fsm(storage)
-    await full_state().save(context)
-    changed = await update(context, msg_id=18, editing=None)
+def test_update_changes_only_the_fields_named() -> None:
+    holder = DialogHolder(full_state())
+    changed = holder.update(msg_id=18, editing=None)
     assert changed == full_state().model_copy(update={"msg_id": 18, "editing": None})
-    assert await DialogState.load(context) == changed
+    assert holder.state == changed and holder.changed
+    assert holder.loaded == full_state()
 
 
-async def test_update_refuses_a_bug() -> None:
-    context = fsm()
+def test_an_update_that_changes_nothing_is_no_change() -> None:
+    holder = DialogHolder(full_state())
+    holder.update(msg_id=17)
+    assert not holder.changed
+
+
+def test_update_refuses_a_bug() -> None:
+    holder = DialogHolder(DialogState())
     with pytest.raises(TypeError, match="msgid"):
-        await update(context, msgid=1)
+        holder.update(msgid=1)
     with pytest.raises(ValidationError):
-        await update(context, editing="precision")
-    assert await context.get_data() == {}
+        holder.update(editing="precision")
+    assert holder.state == DialogState() and not holder.changed
 
 
 def test_editing_nothing_left_is_not_editing_none() -> None:
@@ -127,7 +138,7 @@ def test_editing_nothing_left_is_not_editing_none() -> None:
 
 async def test_the_previous_versions_layout_loads(storage: BaseStorage) -> None:
     await storage.set_data(KEY, PREVIOUS_LAYOUT)
-    state = await DialogState.load(fsm(storage))
+    state = await load(fsm(storage))
     assert state.msg_id == 17 and state.source == "promo" and state.dialog_id == 3
     assert state.answers == PREVIOUS_LAYOUT["answers"]
     assert state.editing == ["precision", "context_length"]
@@ -205,8 +216,9 @@ async def test_a_forged_value_in_storage_loads_and_is_replaced(storage: BaseStor
         KEY, {"msg_id": "'; DROP TABLE", "answers": 7, "last_notes": [None], "source": "ad"}
     )
     context = fsm(storage)
-    assert await DialogState.load(context) == DialogState(source="ad")
-    await update(context, msg_id=9)  # the next write keeps what was readable, drops the rest
+    holder = DialogHolder(await load(context))
+    assert holder.state == DialogState(source="ad")
+    await holder.update(msg_id=9).save(context)  # the next write keeps what was readable, drops the rest
     assert await storage.get_data(KEY) == {"msg_id": 9, "source": "ad"}
 
 
