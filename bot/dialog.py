@@ -185,7 +185,7 @@ async def start_wizard(
     await repository.abandon_dialogs(ctx.db, ctx.telegram_id, user_id=ctx.user_id)
     await forget_answers(ctx)
     note = ctx.tr("greeting") if greet else None
-    await go_to_step(ctx, "task", {}, message=message, query=query, note=note)
+    await go_to_step(ctx, "task", flow.Answers(), message=message, query=query, note=note)
 
 
 # ---------------------------------------------------------------- the result
@@ -257,11 +257,11 @@ async def show_result(
     rec = result.recommendation
     await write_dialog(
         ctx,
-        answers["task"],
+        answers.task or "",
         partial(
             repository.complete_dialog,
             ctx.db,
-            answers=answers,
+            answers=answers.record(),
             summary=presenter.summary(result),
             verdict=rec.verdict if rec else "does_not_fit",
             offer_id=rec.offer_id if rec else None,
@@ -348,8 +348,8 @@ def _card_read(
 ) -> list[Assumption]:
     """How a card named without its memory was read ("на две 4090"), kept in the answers while the
     dialog asked for the model: said with the answer while that card is still the one sized."""
-    read = answers.get(CARD_READ)
-    if not isinstance(read, dict) or any(n.code == CARD_READ for n in notes):
+    read = answers.card_read
+    if read is None or any(n.code == CARD_READ for n in notes):
         return []
     if read.get("card_id") not in (request.get("gpus") or []):
         return []

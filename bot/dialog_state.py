@@ -17,9 +17,9 @@ from typing import Any
 from aiogram import BaseMiddleware
 from aiogram.fsm.context import FSMContext
 from aiogram.types import TelegramObject
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from bot.flow import Answers
+from bot.flow import Answers, from_stored
 from core.contract import Assumption, Request
 
 log = logging.getLogger(__name__)
@@ -50,12 +50,17 @@ class DialogState(BaseModel):
     msg_id: int | None = None  # the dialog message: buttons under any other one are stale
     source: str | None = None  # the deep-link source of /start, recorded with each dialog row
     dialog_id: int | None = None  # the dialogs row being answered
-    answers: Answers = Field(default_factory=dict)  # the steps' answers (`bot.flow`)
+    answers: Answers = Field(default_factory=Answers)  # the request so far, the wizard position
     editing: list[str] | None = None  # changing answers from the result: the steps still to ask
     last_request: dict[str, Any] | None = None  # the core request of the last answer
     last_notes: list[Assumption] = Field(default_factory=list)  # … and what its parser assumed
     lead: LeadDraft | None = None  # the quote form in progress
     measurement: dict[str, Any] | None = None  # a pasted log's numbers, until stored (with consent)
+
+    @field_validator("answers", mode="before")
+    @classmethod
+    def _answers_of_any_version(cls, value: Any) -> Any:
+        return from_stored(value)  # an earlier version's flat dict, in this version's shape
 
     @classmethod
     def from_data(cls, data: Any) -> DialogState:

@@ -46,7 +46,7 @@ async def on_free_text(message: Message, ctx: Ctx) -> None:
         await _say_unread(message, ctx, understood.notes)
         if isinstance(understood, FollowUp):
             answers = flow.answers_from_request(understood.request, catalog)
-            await open_dialog(ctx, answers["task"])
+            await open_dialog(ctx, answers.task or "")
             await show_result(ctx, answers, message=message, notes=understood.notes, compare=True)
             return
     except ParseError as err:
@@ -56,12 +56,11 @@ async def on_free_text(message: Message, ctx: Ctx) -> None:
         if err.code not in ASK_MODEL:
             await message.answer(ctx.tr("quick-not-understood", reason=explanation))
             return
-        answers = flow.answers_from_fields(dict(err.partial), catalog, quick=True)
-        answers.pop("model", None)
+        answers = flow.answers_from_fields(dict(err.partial), catalog, quick=True).setting("model", None)
         read = next((n for n in err.notes if n.code == CARD_READ), None)
         if read is not None:  # "на две 4090": said with the answer, once the model is chosen
-            answers[CARD_READ] = dict(read.params)
-        await open_dialog(ctx, answers["task"])
+            answers = answers.model_copy(update={"card_read": dict(read.params)})
+        await open_dialog(ctx, answers.task or "")
         options = flow.model_choice(err.candidates, catalog) or None
         note = None if err.code == "missing_model" else explanation  # the step asks "which model?" itself
         await go_to_step(ctx, "model", answers, message=message, note=note, options=options)

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.dialog_state import DialogHolder, DialogState
+from bot.flow import Answers
 from bot.storage import SqlAlchemyStorage
 from core.contract import Assumption, Request
 
@@ -45,7 +46,11 @@ def full_state() -> DialogState:
         msg_id=17,
         source="promo",
         dialog_id=3,
-        answers={"task": "inference", "model": "llama-3.1-8b", "resolution": [1024, 1024]},
+        answers=Answers(
+            task="inference",
+            request={"task": "inference", "model": "llama-3.1-8b", "resolution": [1024, 1024]},
+            quick=True,
+        ),
         editing=[],
         last_request=REQUEST,
         last_notes=[Assumption.model_validate(NOTE)],
@@ -140,13 +145,22 @@ async def test_the_previous_versions_layout_loads(storage: BaseStorage) -> None:
     await storage.set_data(KEY, PREVIOUS_LAYOUT)
     state = await load(fsm(storage))
     assert state.msg_id == 17 and state.source == "promo" and state.dialog_id == 3
-    assert state.answers == PREVIOUS_LAYOUT["answers"]
+    # the answers' flat dict (the steps' fields, the others in "extra") is this version's request
+    assert state.answers == Answers(
+        task="inference",
+        request={"task": "inference", "model": "llama-3.1-8b", "num_gpus": 2},
+        quick=True,
+    )
     assert state.editing == ["precision", "context_length"]
     assert state.last_request == REQUEST
     assert state.last_notes == [Assumption(code="engine-default", text="assumed vLLM", params=NOTE["params"])]
     assert state.previous_request() == Request.model_validate(REQUEST)
-    # … and what this version writes is that layout: a replica of the previous version reads it
-    assert state.to_data() == PREVIOUS_LAYOUT
+    # … and what this version writes is that layout but for the answers' new shape (issue 21)
+    written = state.to_data()
+    assert {k: v for k, v in written.items() if k != "answers"} == {
+        k: v for k, v in PREVIOUS_LAYOUT.items() if k != "answers"
+    }
+    assert DialogState.from_data(written) == state
 
 
 def test_the_previous_versions_partial_layouts_load() -> None:
@@ -237,8 +251,8 @@ def test_forget_answers_keeps_what_outlives_a_dialog() -> None:
     assert forgotten == DialogState(
         msg_id=state.msg_id, source=state.source, last_request=state.last_request, last_notes=state.last_notes
     )
-    assert forgotten.answers == {} and forgotten.dialog_id is None and forgotten.editing is None
-    assert state.answers, "the state it was made from is unchanged"
+    assert forgotten.answers == Answers() and forgotten.dialog_id is None and forgotten.editing is None
+    assert state.answers.request, "the state it was made from is unchanged"
 
 
 # ---------------------------------------------------------------- who touches the FSM data
@@ -263,3 +277,19 @@ def test_handlers_use_the_model_not_keys(path: Path) -> None:
     }
     if path.name != "__init__.py":
         assert not imported, f"{path.name} imports another handler module: {imported}"
+
+
+@pytest.mark.parametrize(
+    "answers",
+    [
+        {"task": ["inference"], "extra": "gpus", "quick": "yes"},
+        {"task": "video", "model": {"params_b": "many"}, "extra": {"gpus": 4, "nonsense": 1}},
+        {"parse_card_memory": "4090", "speech": 1, "task": None},
+        {"request": "llama", "task": "inference"},
+    ],
+)
+def test_odd_answers_of_an_earlier_version_load_without_raising(answers: dict[str, Any]) -> None:
+    """Old or forged answers load as far as they read: the request sized later refuses what is wrong."""
+    state = DialogState.from_data({**PREVIOUS_LAYOUT, "answers": answers})
+    assert state.msg_id == 17 and isinstance(state.answers, Answers)
+    assert set(state.answers.request) <= set(Request.model_fields)
