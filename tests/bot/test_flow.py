@@ -196,25 +196,32 @@ def test_answers_kept_by_the_previous_version_load_a_steps_answer_winning_over_e
 
 
 @pytest.mark.parametrize(
-    ("old", "task", "quick", "speech"),
+    ("old", "position", "fields"),
     [
-        ({"task": "pretrain", "model": "13B", "precision": "bf16", "quick": False}, "pretrain", False, False),
-        ({"task": "finetune", "quick": True, "extra": {"gpus": ["h100-sxm"]}}, "finetune", True, False),
-        ({"task": "inference", "model": "whisper-large-v3", "speech": True}, "inference", False, True),
-        ({}, None, False, False),
+        (
+            {"task": "pretrain", "model": "13B", "precision": "bf16", "quick": False},
+            ("pretrain", False, False),
+            {"task": "training", "model": "13B", "precision": "bf16"},
+        ),
+        (
+            {"task": "finetune", "quick": True, "extra": {"gpus": ["h100-sxm"]}},
+            ("finetune", True, False),
+            {"task": "training", "gpus": ["h100-sxm"]},
+        ),
+        (
+            {"task": "inference", "model": "whisper-large-v3", "speech": True, "batch_size": 4},
+            ("inference", False, True),
+            {"task": "inference", "model": "whisper-large-v3", "batch_size": 4},
+        ),
+        ({}, (None, False, False), {}),
     ],
 )
 def test_answers_of_the_previous_version_keep_the_wizards_position(
-    old: dict[str, Any], task: str | None, quick: bool, speech: bool
+    old: dict[str, Any], position: tuple[Any, ...], fields: dict[str, Any]
 ) -> None:
     answers = flow.Answers.model_validate(flow.from_stored(old))
-    assert (answers.task, answers.quick, answers.speech) == (task, quick, speech)
-    expected = {k: v for k, v in old.items() if k not in ("task", "quick", "speech", "extra")}
-    assert flow.fields_of(answers) == {
-        **({"task": flow.CORE_TASK[task].value} if task else {}),
-        **old.get("extra", {}),
-        **{k: v for k, v in expected.items() if k != "model"},
-    }
+    assert (answers.task, answers.quick, answers.speech) == position
+    assert answers.request == fields
 
 
 def test_a_quick_answer_of_full_training_of_a_bare_size_is_pretraining() -> None:

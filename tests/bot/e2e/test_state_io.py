@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from aiogram.fsm.storage.base import BaseStorage
+from aiogram.fsm.storage.base import BaseStorage, StorageKey
 
 from tests.bot.e2e.conftest import Harness, core, result_mark, text
 
@@ -61,3 +61,27 @@ async def test_each_press_and_answer_reads_the_state_once_and_writes_it_once(har
         assert counted["set_data"] <= 1 and counted["update_data"] == 0, (what, counted)
     # every answer moved the dialog on: its state was written; the details changed nothing
     assert [what for what, counted in seen if not counted["set_data"]] == ["details"], seen
+
+
+async def test_a_dialog_kept_by_the_previous_version_goes_on(harness: Harness) -> None:
+    """FSM data the previous version wrote (the answers as a flat dict, the fields no step asks under
+    "extra") loads mid-dialog: the next press answers the step, the cards it named are sized."""
+    assert harness.app is not None
+    user = harness.user(language_code="en")
+    await user.send("/start")
+    await user.click(text("task-inference", "en"))
+    await user.click("Qwen3 8B")  # at the precision step
+    storage = harness.app.dp.fsm.storage
+    key = StorageKey(bot_id=harness.app.bot.id, chat_id=user.id, user_id=user.id)
+    kept = await storage.get_data(key)
+    old = {
+        "msg_id": kept["msg_id"],
+        "dialog_id": kept["dialog_id"],
+        "answers": {"task": "inference", "model": "qwen3-8b", "quick": False, "extra": {"gpus": ["h200"]}},
+    }
+    await storage.set_data(key, old)
+    await user.click(core("precision", "bf16", "en"))
+    await user.click("4K")
+    result = (await user.click("1")).messages[-1].text or ""
+    assert result_mark("en") in result and "H200" in result
+    assert (await storage.get_data(key))["answers"]["request"]["gpus"] == ["h200"]
