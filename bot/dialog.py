@@ -339,6 +339,7 @@ async def _send_picture(
     if chat.type != ChatType.PRIVATE:
         return
     if must_commit(ctx.db):
+        await ctx.dialog.save(ctx.state)  # the answer's state commits with its dialog row
         await ctx.db.commit()
     await PICTURES.send(event.bot, chat.id, answer)
 

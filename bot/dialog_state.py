@@ -3,9 +3,10 @@
 Read once and saved at most once per update: `DialogStateMiddleware` parses the FSM data into the
 handler data (`data["dialog"]`, a `DialogHolder`, also `ctx.dialog`), the handlers read and change it
 there, and it is written back after the handler returned, only if it changed (an update that raised
-writes nothing, as its database writes roll back). `DialogState.from_data` never raises: data written
-by an older version, by hand or forged (RedisStorage holds plain JSON) keeps the fields that still
-validate and takes the defaults for the others.
+writes nothing, as its database writes roll back), or before a commit of the handler's own.
+`DialogState.from_data` never raises: data written by an older version, by hand or forged
+(RedisStorage holds plain JSON) keeps the fields that still validate and takes the defaults for the
+others; the answers' earlier flat shape is converted (`bot.flow.from_stored`).
 """
 
 from __future__ import annotations
@@ -138,6 +139,13 @@ class DialogHolder:
         if unknown:
             raise TypeError(f"DialogState has no fields {sorted(unknown)}")
         return self.set(DialogState.model_validate({**dict(self.state), **changes}))
+
+    async def save(self, fsm: FSMContext) -> None:
+        """Write the state now, if it changed: before a handler's own commit, so the rows it commits
+        and the state they go with commit together (the middleware then writes only a later change)."""
+        if self.changed:
+            await self.state.save(fsm)
+            self.loaded = self.state
 
 
 class DialogStateMiddleware(BaseMiddleware):

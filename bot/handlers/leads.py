@@ -344,6 +344,7 @@ async def _store(
     )
     if reservation is not None:
         lead.kind = LEAD_RESERVATION
+    await ctx.dialog.save(ctx.state)  # the draft's end commits with the lead
     await ctx.db.commit()
     return lead
 

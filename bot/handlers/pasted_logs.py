@@ -108,6 +108,7 @@ async def on_store(query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAnsw
     number = await measurements.add(ctx.db, ctx.user_id, state.measurement)
     ctx.dialog.update(measurement=None)
     if must_commit(ctx.db):
+        await ctx.dialog.save(ctx.state)  # the measurement dropped from the state in the same commit
         await ctx.db.commit()  # stored before the user is told so
     callback_answer.text = ctx.tr("log-stored", id=number)
     await query.message.answer(ctx.tr("log-stored", id=number))

@@ -293,3 +293,15 @@ def test_odd_answers_of_an_earlier_version_load_without_raising(answers: dict[st
     state = DialogState.from_data({**PREVIOUS_LAYOUT, "answers": answers})
     assert state.msg_id == 17 and isinstance(state.answers, Answers)
     assert set(state.answers.request) <= set(Request.model_fields)
+
+
+async def test_a_holder_saved_before_a_commit_writes_only_a_later_change() -> None:
+    context = fsm()
+    holder = DialogHolder(DialogState())
+    await holder.save(context)
+    assert await context.get_data() == {}, "nothing changed: nothing written"
+    holder.update(msg_id=3)
+    await holder.save(context)
+    assert await load(context) == DialogState(msg_id=3) and not holder.changed
+    holder.update(source="ad")
+    assert holder.changed and holder.loaded == DialogState(msg_id=3)
