@@ -41,6 +41,7 @@ from bot.db.arrivals import FirstContact
 from bot.db.engine import create_engine, create_sessionmaker, migrate_if_due, sqlite_file
 from bot.db.inbox import Inbox, InboxDispatcher
 from bot.db.middleware import CommitBeforeTelegramCall, DbSessionMiddleware
+from bot.dialog_state import DialogStateMiddleware
 from bot.dispatcher import BotDispatcher, check_filters_in_place
 from bot.handlers import admin
 from bot.handlers import routers as bot_routers
@@ -204,6 +205,8 @@ def build_dispatcher(
         i18n = build_i18n(settings.default_language)
     i18n.setup(dp)  # after the DB middleware: the locale comes from the users table
     dp.callback_query.middleware(TicketCallbackAnswerMiddleware())
+    dp.message.outer_middleware(DialogStateMiddleware())  # the dialog state: one read, at most one write
+    dp.callback_query.outer_middleware(DialogStateMiddleware())
     dp.message.middleware(DialogContextMiddleware())
     dp.callback_query.middleware(DialogContextMiddleware())
     dp.include_routers(*(bot_routers() if routers is None else routers))

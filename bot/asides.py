@@ -10,7 +10,6 @@ from aiogram.types import InlineKeyboardMarkup, Message
 
 from bot import keyboards
 from bot.context import Ctx
-from bot.dialog_state import update
 from core.errors import ParseError
 
 ASIDES = ("chit_chat", "off_topic", "unsized_model")
@@ -33,5 +32,5 @@ async def answer_aside(message: Message, ctx: Ctx, err: ParseError) -> bool:
         markup = InlineKeyboardMarkup(inline_keyboard=[[keyboards.quote_button(ctx.tr)]])
     sent = await message.answer(ctx.tr(reply_key(err)), reply_markup=markup)
     if markup is not None:  # the quote button answers only under the dialog's message
-        await update(ctx.state, msg_id=sent.message_id)
+        ctx.dialog.update(msg_id=sent.message_id)
     return True

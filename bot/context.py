@@ -1,4 +1,5 @@
-"""`ctx`: what a dialog handler needs (FSM, texts, database, catalogue), injected by a middleware."""
+"""`ctx`: what a dialog handler needs (FSM, its dialog state, texts, database, catalogue), injected by
+a middleware."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.config import Settings
 from bot.db.models import User
+from bot.dialog_state import DialogHolder
 from core.catalogue.catalog import Catalog
 
 log = logging.getLogger(__name__)
@@ -30,6 +32,7 @@ class Ctx:
     catalog: Catalog
     settings: Settings
     telegram_id: int
+    dialog: DialogHolder  # the update's dialog state, read once, saved once (bot.dialog_state)
     user_id: int | None = None  # our users.id of the sender (bot.db.middleware), when known
     currency: str = "RUB"  # prices are shown in it where the offer has one (`user_currency`)
 
@@ -70,11 +73,12 @@ class DialogContextMiddleware(BaseMiddleware):
             log.info("private message %s in chat %s has no sender: ignored", event.message_id, event.chat.id)
             return None
         state: FSMContext | None = data.get("state")
-        if user is not None and state is not None and "db" in data and "i18n" in data:
+        dialog = data.get("dialog")
+        if user is not None and state is not None and dialog is not None and "db" in data and "i18n" in data:
             db_user = data.get("db_user")
             settings = data["settings"]
             data["ctx"] = Ctx(
-                state, data["i18n"], data["db"], data["catalog"], settings, user.id,
+                state, data["i18n"], data["db"], data["catalog"], settings, user.id, dialog,
                 user_id=db_user.id if db_user is not None else None,
                 currency=user_currency(db_user, user.language_code, settings.default_currency),
             )  # fmt: skip

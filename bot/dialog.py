@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot import flow, keyboards, presenter
 from bot.context import Ctx
 from bot.db import repository
-from bot.dialog_state import DialogState, update
+from bot.dialog_state import DialogState
 from bot.hf_models import ANSWERS as HF_ANSWERS
 from bot.hf_models import HF_MODELS
 from bot.pictures import PICTURES
@@ -99,7 +99,7 @@ async def show(
                 return
             log.info("could not edit the dialog message (%s); sending a new one", e.message)
         else:
-            await update(ctx.state, msg_id=query.message.message_id)
+            ctx.dialog.update(msg_id=query.message.message_id)
             return
     event = message or query
     assert event is not None and event.bot is not None
@@ -112,7 +112,7 @@ async def show(
         chat_id = ctx.telegram_id
     sent = await bot.send_message(chat_id, screen.text, reply_markup=screen.markup)
     # Older dialog messages keep their buttons: URL buttons stay useful, the others answer "stale".
-    await update(ctx.state, msg_id=sent.message_id)
+    ctx.dialog.update(msg_id=sent.message_id)
 
 
 def step_screen(
@@ -141,7 +141,7 @@ async def go_to_step(
     options: list[flow.Option] | None = None,
 ) -> None:
     await ctx.state.set_state(state_of(step_name))
-    await update(ctx.state, answers=answers)
+    ctx.dialog.update(answers=answers)
     await show(
         ctx, step_screen(ctx, step_name, answers, note=note, options=options), query=query, message=message
     )
@@ -152,16 +152,16 @@ async def go_to_step(
 
 async def forget_answers(ctx: Ctx) -> None:
     """Drop the dialog's data; keep what outlives a dialog (see `DialogState.forget_answers`)."""
-    await (await DialogState.load(ctx.state)).forget_answers().save(ctx.state)
+    ctx.dialog.set(ctx.dialog.state.forget_answers())
 
 
 async def open_dialog(ctx: Ctx, task: str) -> int:
     """A new dialog row (the user's unfinished ones count as abandoned), remembered in the FSM data."""
-    source = (await DialogState.load(ctx.state)).source
+    source = ctx.dialog.state.source
     dialog_id = await repository.start_dialog(
         ctx.db, telegram_id=ctx.telegram_id, task=task, source=source, user_id=ctx.user_id
     )
-    await update(ctx.state, dialog_id=dialog_id)
+    ctx.dialog.update(dialog_id=dialog_id)
     return dialog_id
 
 
@@ -170,7 +170,7 @@ async def write_dialog(ctx: Ctx, task: str, write: Callable[[int], Awaitable[Non
     if there is none, or if the FSM data names one that a failed update rolled back (RedisStorage
     writes are not part of the database transaction). The row is not read first: the update itself
     finds it missing (LookupError), one statement an answer instead of two."""
-    dialog_id = (await DialogState.load(ctx.state)).dialog_id
+    dialog_id = ctx.dialog.state.dialog_id
     if dialog_id is not None:
         with contextlib.suppress(LookupError):
             await write(dialog_id)
@@ -185,7 +185,7 @@ async def start_wizard(
     await repository.abandon_dialogs(ctx.db, ctx.telegram_id, user_id=ctx.user_id)
     await forget_answers(ctx)
     note = ctx.tr("greeting") if greet else None
-    await go_to_step(ctx, "task", {}, message=message, query=query, note=note)
+    await go_to_step(ctx, "task", flow.Answers(), message=message, query=query, note=note)
 
 
 # ---------------------------------------------------------------- the result
@@ -212,9 +212,9 @@ async def show_result(
 ) -> None:
     """Estimate, present, record the dialog as completed. `notes`: what a quick answer's parser assumed;
     `compare`: the answer changes the previous one (another precision, a follow-up), so it says how."""
-    before = await DialogState.load(ctx.state)
+    before = ctx.dialog.state
     await ctx.state.set_state(Wizard.result)
-    await update(ctx.state, answers=answers, editing=None)
+    ctx.dialog.update(answers=answers, editing=None)
     request = flow.build_request(answers)
     notes = [*notes, *_card_read(answers, request, notes)]
     if not await ensure_models(ctx, request, query=query, message=message):
@@ -234,7 +234,7 @@ async def show_result(
         )
         return
     previous = _previous_result(ctx, before.last_request, request) if compare else None
-    await update(ctx.state, last_request=request, last_notes=list(notes))
+    ctx.dialog.update(last_request=request, last_notes=list(notes))
     answer = ESTIMATES.answer(result, ctx.lang, notes, previous, ctx.currency)
     text = presenter.layout_result(answer, ctx.tr)
     await show(
@@ -257,11 +257,11 @@ async def show_result(
     rec = result.recommendation
     await write_dialog(
         ctx,
-        answers["task"],
+        answers.task or "",
         partial(
             repository.complete_dialog,
             ctx.db,
-            answers=answers,
+            answers=answers.record(),
             summary=presenter.summary(result),
             verdict=rec.verdict if rec else "does_not_fit",
             offer_id=rec.offer_id if rec else None,
@@ -339,6 +339,7 @@ async def _send_picture(
     if chat.type != ChatType.PRIVATE:
         return
     if must_commit(ctx.db):
+        await ctx.dialog.save(ctx.state)  # the answer's state commits with its dialog row
         await ctx.db.commit()
     await PICTURES.send(event.bot, chat.id, answer)
 
@@ -348,8 +349,8 @@ def _card_read(
 ) -> list[Assumption]:
     """How a card named without its memory was read ("на две 4090"), kept in the answers while the
     dialog asked for the model: said with the answer while that card is still the one sized."""
-    read = answers.get(CARD_READ)
-    if not isinstance(read, dict) or any(n.code == CARD_READ for n in notes):
+    read = answers.card_read
+    if read is None or any(n.code == CARD_READ for n in notes):
         return []
     if read.get("card_id") not in (request.get("gpus") or []):
         return []

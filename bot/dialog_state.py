@@ -1,21 +1,26 @@
 """What the dialog keeps in the FSM data, as one typed model: handlers never touch a string key.
 
-`DialogState.load` reads what the storage holds and never raises: data written by an older version,
-by hand or forged (RedisStorage holds plain JSON) keeps the fields that still validate and takes the
-defaults for the others. The keys are the field names, so data written before this model loads as is.
+Read once and saved at most once per update: `DialogStateMiddleware` parses the FSM data into the
+handler data (`data["dialog"]`, a `DialogHolder`, also `ctx.dialog`), the handlers read and change it
+there, and it is written back after the handler returned, only if it changed (an update that raised
+writes nothing, as its database writes roll back), or before a commit of the handler's own.
+`DialogState.from_data` never raises: data written by an older version, by hand or forged
+(RedisStorage holds plain JSON) keeps the fields that still validate and takes the defaults for the
+others; the answers' earlier flat shape is converted (`bot.flow.from_stored`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from aiogram import BaseMiddleware
 from aiogram.fsm.context import FSMContext
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from aiogram.types import TelegramObject
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from bot.flow import Answers
-from bot.storage import SqlAlchemyStorage
+from bot.flow import Answers, from_stored
 from core.contract import Assumption, Request
 
 log = logging.getLogger(__name__)
@@ -40,24 +45,23 @@ class DialogState(BaseModel):
     """One user's dialog: the message it edits, where the user came from, the answers so far and the
     last answer given (what follow-ups, "📋 Details" and "what changed" are about)."""
 
-    # Frozen: one parsed state is shared by an update's readers (bot.storage.SqlAlchemyStorage.parsed).
+    # Frozen: an update's readers share one parsed state (`DialogHolder`); a change is a new copy.
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     msg_id: int | None = None  # the dialog message: buttons under any other one are stale
     source: str | None = None  # the deep-link source of /start, recorded with each dialog row
     dialog_id: int | None = None  # the dialogs row being answered
-    answers: Answers = Field(default_factory=dict)  # the steps' answers (`bot.flow`)
+    answers: Answers = Field(default_factory=Answers)  # the request so far, the wizard position
     editing: list[str] | None = None  # changing answers from the result: the steps still to ask
     last_request: dict[str, Any] | None = None  # the core request of the last answer
     last_notes: list[Assumption] = Field(default_factory=list)  # … and what its parser assumed
     lead: LeadDraft | None = None  # the quote form in progress
     measurement: dict[str, Any] | None = None  # a pasted log's numbers, until stored (with consent)
 
+    @field_validator("answers", mode="before")
     @classmethod
-    async def load(cls, fsm: FSMContext) -> DialogState:
-        if isinstance(fsm.storage, SqlAlchemyStorage):
-            return await fsm.storage.parsed(fsm.key, cls.from_data)
-        return cls.from_data(await fsm.get_data())
+    def _answers_of_any_version(cls, value: Any) -> Any:
+        return from_stored(value)  # an earlier version's flat dict, in this version's shape
 
     @classmethod
     def from_data(cls, data: Any) -> DialogState:
@@ -112,16 +116,53 @@ class DialogState(BaseModel):
             return None
 
 
-async def update(fsm: FSMContext, **changes: Any) -> DialogState:
-    """Change some fields of the stored state (the others as they are) and return the new state.
-    A change that does not validate is a bug and raises; one that changes nothing writes nothing
-    (the dialog message's id set again after each edit of it)."""
-    unknown = set(changes) - set(DialogState.model_fields)
-    if unknown:
-        raise TypeError(f"DialogState has no fields {sorted(unknown)}")
-    current = await DialogState.load(fsm)
-    state = DialogState.model_validate({**dict(current), **changes})
-    if state == current:
-        return current
-    await state.save(fsm)
-    return state
+class DialogHolder:
+    """The dialog state of the update being handled: `state` as read (then as changed); `set` and
+    `update` replace it with a changed copy, which `DialogStateMiddleware` saves after the handler."""
+
+    def __init__(self, state: DialogState) -> None:
+        self.loaded = state
+        self.state = state
+
+    @property
+    def changed(self) -> bool:
+        return self.state != self.loaded
+
+    def set(self, state: DialogState) -> DialogState:
+        self.state = state
+        return state
+
+    def update(self, **changes: Any) -> DialogState:
+        """The state with some fields changed (the others as they are). A change that does not
+        validate is a bug and raises."""
+        unknown = set(changes) - set(DialogState.model_fields)
+        if unknown:
+            raise TypeError(f"DialogState has no fields {sorted(unknown)}")
+        return self.set(DialogState.model_validate({**dict(self.state), **changes}))
+
+    async def save(self, fsm: FSMContext) -> None:
+        """Write the state now, if it changed: before a handler's own commit, so the rows it commits
+        and the state they go with commit together (the middleware then writes only a later change)."""
+        if self.changed:
+            await self.state.save(fsm)
+            self.loaded = self.state
+
+
+class DialogStateMiddleware(BaseMiddleware):
+    """Outer middleware for messages and callback queries (after aiogram's FSM middleware, so before
+    the filters): one `get_data` into `data["dialog"]`, one `set_data` after the handler if changed."""
+
+    async def __call__(
+        self,
+        handler: Callable[[TelegramObject, dict[str, Any]], Awaitable[Any]],
+        event: TelegramObject,
+        data: dict[str, Any],
+    ) -> Any:
+        fsm: FSMContext | None = data.get("state")
+        if fsm is None:
+            return await handler(event, data)
+        dialog = data["dialog"] = DialogHolder(DialogState.from_data(await fsm.get_data()))
+        result = await handler(event, data)
+        if dialog.changed:
+            await dialog.state.save(fsm)
+        return result

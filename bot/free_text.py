@@ -20,7 +20,6 @@ from bot.dialog import (
     open_dialog,
     show_result,
 )
-from bot.dialog_state import DialogState, update
 from core.contract import Assumption, Request, SolveFor
 from core.errors import CoreError, ParseError
 from core.inverse.comparison import compare
@@ -37,7 +36,7 @@ SAID_FIRST = ("parse_unread", "parse_task_not_for_model")
 async def on_free_text(message: Message, ctx: Ctx) -> None:
     assert message.text is not None
     text, catalog = message.text, ctx.catalog
-    previous = (await DialogState.load(ctx.state)).previous_request()
+    previous = ctx.dialog.state.previous_request()
     await forget_answers(ctx)  # a new question is a new dialog; the previous message keeps its text
     try:
         understood = understand_message(text, previous, catalog)  # the text read once
@@ -47,7 +46,7 @@ async def on_free_text(message: Message, ctx: Ctx) -> None:
         await _say_unread(message, ctx, understood.notes)
         if isinstance(understood, FollowUp):
             answers = flow.answers_from_request(understood.request, catalog)
-            await open_dialog(ctx, answers["task"])
+            await open_dialog(ctx, answers.task or "")
             await show_result(ctx, answers, message=message, notes=understood.notes, compare=True)
             return
     except ParseError as err:
@@ -57,12 +56,11 @@ async def on_free_text(message: Message, ctx: Ctx) -> None:
         if err.code not in ASK_MODEL:
             await message.answer(ctx.tr("quick-not-understood", reason=explanation))
             return
-        answers = flow.answers_from_fields(dict(err.partial), catalog, quick=True)
-        answers.pop("model", None)
+        answers = flow.answers_from_fields(dict(err.partial), catalog, quick=True).setting("model", None)
         read = next((n for n in err.notes if n.code == CARD_READ), None)
         if read is not None:  # "на две 4090": said with the answer, once the model is chosen
-            answers[CARD_READ] = dict(read.params)
-        await open_dialog(ctx, answers["task"])
+            answers = answers.model_copy(update={"card_read": dict(read.params)})
+        await open_dialog(ctx, answers.task or "")
         options = flow.model_choice(err.candidates, catalog) or None
         note = None if err.code == "missing_model" else explanation  # the step asks "which model?" itself
         await go_to_step(ctx, "model", answers, message=message, note=note, options=options)
@@ -100,10 +98,10 @@ async def _compare(message: Message, ctx: Ctx, request: Request, configs: Any) -
     except CoreError as e:
         await message.answer(presenter.render_core_error(e, ctx.tr, ctx.lang))
         return
-    source = (await DialogState.load(ctx.state)).source
+    source = ctx.dialog.state.source
     markup = keyboards.comparison_keyboard(rows, ctx.tr, ctx.settings.contact_url, campaign=source)
     await message.answer(presenter.render_comparison(rows, ctx.lang, ctx.currency), reply_markup=markup)
     # "сравни с b200" next compares against the first card of this comparison
     gpu, count = configs[0]
     first = request.model_copy(update={"gpus": [gpu], "num_gpus": count})
-    await update(ctx.state, last_request=first.model_dump(mode="json"))
+    ctx.dialog.update(last_request=first.model_dump(mode="json"))

@@ -285,7 +285,7 @@ def result_keyboard(
     method, then Details, Request a quote and Start over. `card_switch` (id, name): a card named
     without its memory was read as one card; a button sizes the same request on the other.
     `calculator_url`: the Mini App opening on this answer's request ("🎛 Калькулятор", last)."""
-    task = answers.get("task", "")
+    task = answers.task or ""
     steps = flow.path(answers)
     changes: list[InlineKeyboardButton] = []
     if "precision" in steps:

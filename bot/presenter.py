@@ -71,7 +71,7 @@ def _value_label(step: str, value: Any) -> str | int:
 def answers_line(answers: Answers, tr: Tr, lang: str, catalog: Catalog) -> str:
     """What the user chose so far, one line: `Run an LLM · Llama 3.1 8B · int4 · 32K`."""
     parts: list[str] = []
-    task = answers.get("task")
+    task = answers.task
     if task:
         parts.append(escape(tr(f"task-{task}")))
     if answers.get("model"):

@@ -6,16 +6,19 @@ whether it applies to the answers so far. Handlers only move between steps.
 
 - `bot.flow.options`: the tasks, their steps in order, each step's buttons, `Step` itself;
 - `bot.flow.steps`: `STEPS`, the typed-answer readers, moving between steps;
-- `bot.flow.answers`: answers ↔ the core request (the fields the user chose, no defaults of its own).
+- `bot.flow.answers`: answers ↔ the core request (the fields the user chose, no defaults or rules of
+  its own: `core.sizing.partial`).
 """
 
 from bot.flow.answers import (
     REQUEST_FIELDS,
+    answered,
     answers_from_fields,
     answers_from_request,
     build_request,
     field_bounds,
     fields_of,
+    from_stored,
     with_model,
     with_typed_fields,
 )
@@ -51,7 +54,6 @@ from bot.flow.steps import (
     accepts,
     affected_steps,
     decode,
-    forget_after,
     model_choice,
     next_step,
     option_names,
@@ -84,13 +86,14 @@ __all__ = [
     "StepInput",
     "accepts",
     "affected_steps",
+    "answered",
     "answers_from_fields",
     "answers_from_request",
     "build_request",
     "decode",
     "field_bounds",
     "fields_of",
-    "forget_after",
+    "from_stored",
     "groups",
     "model_choice",
     "next_step",

@@ -1,10 +1,13 @@
-"""Answers ↔ core request. The dialog's answers say what the user chose and nothing more: every
-default (precision, engine, context, mixed precision…) is the core's to decide (`core.sizing.estimate.
-fill_defaults`), so a question sized through the dialog, free text, inline mode or the CLI gets one
-answer."""
+"""Answers ↔ core request. The dialog's answers are the core request being put together (the fields
+the user stated, by their contract names: `core.sizing.partial`) and the wizard's position in it.
+Every default (precision, engine, context, mixed precision…) is the core's to decide
+(`core.sizing.estimate.fill_defaults`), and so is every rule on what an answer implies
+(`core.sizing.partial`), so a question sized through the dialog, free text, inline mode or the CLI
+gets one answer. `from_stored` reads the answers an earlier version kept (a flat dict)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic_core import to_jsonable_python
@@ -12,12 +15,13 @@ from pydantic_core import to_jsonable_python
 from bot.flow.options import CORE_TASK, Answers
 from core import parse as core_parse
 from core.catalogue.catalog import Catalog
-from core.catalogue.models import ModelKind
-from core.contract import Method, Request, Task
+from core.contract import Request, Task
+from core.language.answer import CARD_READ
+from core.sizing import partial
 
-# The request fields the dialog's steps fill (a step's name is its field's name). Every other field
-# a parsed request states travels in `answers["extra"]`, untouched, so a quick answer refined in the
-# dialog keeps it (GPUs, card count, engine, KV-cache precision, sharding…).
+# The request fields the dialog's steps fill (a step's name is its field's name); a parsed request's
+# other fields (GPUs, card count, engine, KV-cache precision, sharding…) stay in the request as they
+# are, so a quick answer refined in the dialog keeps them.
 REQUEST_FIELDS = (
     "precision",
     "method",
@@ -33,14 +37,10 @@ REQUEST_FIELDS = (
 
 def build_request(answers: Answers) -> dict[str, Any]:
     """The core request of the answers: exactly the fields they state, the fields left out taking the
-    core's documented defaults (the bot re-decides none of them)."""
-    request: dict[str, Any] = {
-        **fields_of(answers),
-        "task": CORE_TASK[answers["task"]].value,
-        "model": answers["model"],
-    }
-    if "resolution" in request:
-        request["resolution"] = list(request["resolution"])
+    core's documented defaults (the bot re-decides none of them). KeyError without a task or model."""
+    request = dict(answers.request)
+    if "task" not in request or "model" not in request:
+        raise KeyError("task" if "task" not in request else "model")
     return request
 
 
@@ -51,59 +51,39 @@ def answers_from_request(request: Request, catalog: Catalog, *, quick: bool = Tr
     return answers_from_fields(fields, catalog, quick=quick)
 
 
-def answers_from_fields(fields: dict[str, Any], catalog: Catalog, *, quick: bool = True) -> Answers:
-    core_task = fields.get("task") or Task.INFERENCE.value
-    task = next(k for k, v in CORE_TASK.items() if v.value == core_task)
-    model = fields.get("model")
-    full = fields.get("method", Method.FULL.value) == Method.FULL
-    if task == "finetune" and full and not (isinstance(model, str) and model in catalog.models):
-        task = "pretrain"  # full training of a model given by its size or architecture: from scratch
-    answers: Answers = {"task": task, "quick": quick}
-    if fields.get("model") is not None:
-        answers = with_model(answers, fields["model"], catalog)  # a name, a size or an architecture
-    extra: dict[str, Any] = {}
-    for name, value in fields.items():
-        if name in ("task", "model") or value is None:
-            continue
-        if name in REQUEST_FIELDS:
-            answers[name] = value
-        else:
-            extra[name] = value
-    if extra:
-        answers["extra"] = extra
-    return answers
+def answers_from_fields(fields: Mapping[str, Any], catalog: Catalog, *, quick: bool = True) -> Answers:
+    """Answers stating `fields` (a request's, maybe without its model); the wizard's task is the one
+    whose steps ask them (`core.sizing.partial.trains_from_scratch`: pretraining, not fine-tuning)."""
+    stated = partial.stated({**fields, "task": fields.get("task") or Task.INFERENCE.value})
+    if partial.trains_from_scratch(stated, catalog):
+        task = "pretrain"
+    else:
+        task = next(k for k, v in CORE_TASK.items() if v.value == stated["task"])
+    return Answers(task=task, request=stated, quick=quick, speech=partial.sized_as_speech(stated, catalog))
 
 
-# The steps a speech model's dialog and a language model's differ in: their answers are dropped when
-# the model changes kind (an LLM's 8 users would be read as 8 Whisper windows, its Q4_K_M refused).
-_KIND_STEPS = ("precision", "context_length", "concurrency", "batch_size")
+def answered(answers: Answers, step: str, value: Any, catalog: Catalog) -> Answers:
+    """The answers with a step answered (None: "Typical", the core's default): a task starts a new
+    dialog; any other step sets its request field, the core deciding what that makes stale
+    (`core.sizing.partial.answered`); a model may take the dialog through the speech steps."""
+    if step == "task":
+        core_task = CORE_TASK.get(value)
+        return Answers(task=value, request={"task": core_task.value} if core_task else {})
+    request = partial.answered(answers.request, step, value, catalog)
+    return answers.model_copy(
+        update={"request": partial.stated(request), "speech": partial.sized_as_speech(request, catalog)}
+    )
 
 
 def with_model(answers: Answers, model: Any, catalog: Catalog) -> Answers:
-    """The answers with `model` chosen; a catalogue speech model (Whisper) is marked `speech`, which
-    takes the dialog through the steps a speech request is sized by (`flow.SPEECH_FLOW`)."""
-    spec = catalog.models.get(model) if isinstance(model, str) else None
-    speech = spec is not None and spec.kind is ModelKind.SPEECH and answers.get("task") == "inference"
-    kept = {k: v for k, v in answers.items() if k != "speech"}
-    if speech != bool(answers.get("speech")):
-        kept = {k: v for k, v in kept.items() if k not in _KIND_STEPS}
-    kept["model"] = model
-    if speech:
-        kept["speech"] = True
-    return kept
+    """The answers with `model` chosen; a catalogue speech model (Whisper) asked for inference takes
+    the dialog through the steps a speech request is sized by (`flow.SPEECH_FLOW`)."""
+    return answered(answers, "model", model, catalog)
 
 
 def fields_of(answers: Answers) -> dict[str, Any]:
-    """The request fields the answers state, the model aside (the inverse of `answers_from_fields`);
-    a step's answer wins over the same field in `extra`."""
-    fields: dict[str, Any] = {}
-    if answers.get("task") in CORE_TASK:
-        fields["task"] = CORE_TASK[answers["task"]].value
-    extra = answers.get("extra")
-    if isinstance(extra, dict):
-        fields.update({k: v for k, v in extra.items() if k not in ("task", "model")})
-    fields.update({name: answers[name] for name in REQUEST_FIELDS if answers.get(name) is not None})
-    return fields
+    """The request fields the answers state, the model aside."""
+    return {k: v for k, v in answers.request.items() if k != "model"}
 
 
 def with_typed_fields(step: str, text: str, answers: Answers, catalog: Catalog) -> Answers:
@@ -114,13 +94,36 @@ def with_typed_fields(step: str, text: str, answers: Answers, catalog: Catalog) 
     (the step's own reader still decides the model, or offers a choice). Wizard steps answer one
     question each, so their answers are returned as they are.
     """
-    if step != "model" or not answers.get("quick"):
+    if step != "model" or not answers.quick:
         return answers
     typed: dict[str, Any] = to_jsonable_python(core_parse.parse_partial(text, catalog))
     typed.pop("model", None)
     if not typed:
         return answers
-    return answers_from_fields({**fields_of(answers), **typed}, catalog, quick=True)
+    merged = answers_from_fields({**fields_of(answers), **typed}, catalog, quick=True)
+    return merged.model_copy(update={"card_read": answers.card_read})
+
+
+def from_stored(data: Any) -> Any:
+    """The answers as an earlier version kept them (a flat dict: the wizard's task, the steps' fields,
+    the other request fields in "extra", "quick", "speech", the card note) in this version's shape;
+    anything else as it is (then validated as `Answers`)."""
+    if not isinstance(data, Mapping) or "request" in data:
+        return data
+    task = data.get("task")
+    extra = data.get("extra")
+    request: dict[str, Any] = dict(extra) if isinstance(extra, Mapping) else {}
+    request.update({name: data[name] for name in (*REQUEST_FIELDS, "model") if data.get(name) is not None})
+    core_task = CORE_TASK.get(task) if isinstance(task, str) else None
+    request["task"] = core_task.value if core_task else None
+    card_read = data.get(CARD_READ)
+    return {
+        "task": task if isinstance(task, str) else None,
+        "request": partial.stated(request),
+        "quick": data.get("quick") is True,
+        "speech": data.get("speech") is True,
+        "card_read": card_read if isinstance(card_read, Mapping) else None,
+    }
 
 
 def field_bounds(name: str) -> tuple[int, int] | None:

@@ -7,12 +7,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
 from core.catalogue.catalog import Catalog
 from core.catalogue.models import ModelKind
 from core.contract import Method, Precision, Task
+from core.sizing import partial
 from core.sizing.defaults_multimodal import SPEECH_PRECISIONS, SPEECH_SIZED_BY
-
-Answers = dict[str, Any]
 
 # Wizard tasks (what the user picks at step 1) → the core task.
 CORE_TASK: dict[str, Task] = {
@@ -22,6 +23,41 @@ CORE_TASK: dict[str, Task] = {
     "image": Task.IMAGE_GENERATION,
     "video": Task.VIDEO_GENERATION,
 }
+
+
+class Answers(BaseModel):
+    """The dialog so far: the core request being put together (`core.sizing.partial`: the fields the
+    user stated, by their contract names, nothing defaulted) and the wizard's own position in it."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    task: str | None = None  # the wizard's task (TASKS): which steps are asked (`FLOWS`)
+    request: dict[str, Any] = Field(default_factory=dict)  # the partial core request
+    quick: bool = False  # a quick answer asked only for its model: its result follows the model step
+    speech: bool = False  # a speech model (`core.sizing.partial.sized_as_speech`): `SPEECH_FLOW`
+    card_read: dict[str, Any] | None = None  # how a card named without its memory was read (a note)
+
+    @field_validator("request", mode="before")
+    @classmethod
+    def _stated(cls, value: Any) -> Any:
+        return partial.stated(value) if isinstance(value, dict) else value
+
+    def get(self, name: str) -> Any:
+        """The request field `name` as stated (None: not stated, the core's default)."""
+        return self.request.get(name)
+
+    def setting(self, name: str, value: Any) -> Answers:
+        """The answers with the request field `name` set as given (None: left to the core)."""
+        request = {k: v for k, v in self.request.items() if k != name}
+        if value is not None:
+            request[name] = value
+        return self.model_copy(update={"request": partial.stated(request)})
+
+    def record(self) -> dict[str, Any]:
+        """What the dialog's database row keeps: the wizard's task and the request's fields."""
+        return {**{k: v for k, v in self.request.items() if k != "task"}, "task": self.task}
+
+
 TASKS: tuple[str, ...] = (*CORE_TASK, "other")
 MODEL_KIND: dict[str, ModelKind] = {
     "inference": ModelKind.LLM,
@@ -40,7 +76,7 @@ FLOWS: dict[str, tuple[str, ...]] = {
     "video": ("model", "precision", "resolution", "frames"),
 }
 # A speech model (Whisper) named at the inference model step: asked only what it is sized by (core's
-# SPEECH_SIZED_BY: no context, the windows at once as the batch); `answers["speech"]` marks it.
+# SPEECH_SIZED_BY: no context, the windows at once as the batch); `Answers.speech` marks it.
 SPEECH_FLOW: tuple[str, ...] = ("model", *SPEECH_SIZED_BY)
 RESULT = "result"
 MODELS_PER_PAGE = 8
@@ -98,9 +134,9 @@ class Step:
 def prompt_key(kind: str, step: str, answers: Answers) -> str:
     """The locale key of a step's question (`kind` 'ask') or hint ('hint'): an image or video model is
     named, never given by its size (a size describes a language model)."""
-    if step == "model" and MODEL_KIND.get(answers.get("task") or "") in (ModelKind.IMAGE, ModelKind.VIDEO):
+    if step == "model" and MODEL_KIND.get(answers.task or "") in (ModelKind.IMAGE, ModelKind.VIDEO):
         return f"{kind}-model-generation"
-    if step == "batch_size" and answers.get("speech"):
+    if step == "batch_size" and answers.speech:
         return f"{kind}-batch_size-speech"  # 30-second windows at once, not a training micro-batch
     return f"{kind}-{step}"
 
@@ -171,7 +207,7 @@ PRETRAIN_SIZES: tuple[str, ...] = ("0.5B", "1B", "3B", "7B", "13B", "34B", "70B"
 
 
 def model_options(answers: Answers, catalog: Catalog) -> list[Option]:
-    task = answers.get("task", "inference")
+    task = answers.task or "inference"
     if task == "pretrain":
         return [Option(size, label=size) for size in PRETRAIN_SIZES]
     return popular_models(task, catalog)
@@ -195,8 +231,8 @@ PRECISIONS: dict[str, tuple[Precision, ...]] = {
 
 
 def precision_choices(answers: Answers) -> tuple[Precision, ...]:
-    task = answers.get("task")
-    if answers.get("speech"):
+    task = answers.task
+    if answers.speech:
         return SPEECH_PRECISIONS  # what faster-whisper and transformers run Whisper in
     if task == "inference":
         return PRECISIONS["inference"]

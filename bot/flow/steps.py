@@ -58,7 +58,7 @@ def _decode_resolution(value: str) -> list[int]:
 def _validated(answers: Answers, name: str, value: Any) -> StepInput:
     """Accept `value` for `name` only if the whole request stays valid (bounds live in the contract)."""
     try:
-        Request.model_validate(build_request({**answers, name: value}))
+        Request.model_validate({**build_request(answers), name: value})
     except (ValidationError, KeyError, ValueError):
         return Rejected("out_of_range", {"field": name, "value": value})
     return Accepted(value)
@@ -145,7 +145,7 @@ def read_model(text: str, answers: Answers, catalog: Catalog) -> StepInput:
 
 
 def _kind_of_task(answers: Answers) -> ModelKind:
-    return MODEL_KIND.get(answers.get("task") or "", ModelKind.LLM)
+    return MODEL_KIND.get(answers.task or "", ModelKind.LLM)
 
 
 def _of_the_tasks_kind(model_id: str, answers: Answers, catalog: Catalog) -> StepInput:
@@ -273,14 +273,13 @@ def decode(step: Step, value: str) -> Any:
 
 def path(answers: Answers) -> list[str]:
     """The steps this dialog goes through, `task` first, given the answers so far."""
-    task = answers.get("task")
-    steps = ["task", *(SPEECH_FLOW if answers.get("speech") else FLOWS.get(task or "", ()))]
+    steps = ["task", *(SPEECH_FLOW if answers.speech else FLOWS.get(answers.task or "", ()))]
     return [s for s in steps if STEPS[s].applies(answers)]
 
 
 def next_step(answers: Answers, current: str) -> str:
     steps = path(answers)
-    if answers.get("quick") and current == "model":
+    if answers.quick and current == "model":
         return RESULT  # a quick answer only asked for the missing model
     if current not in steps:
         return steps[-1] if current == RESULT else RESULT
@@ -301,18 +300,3 @@ def previous_step(answers: Answers, current: str) -> str | None:
 def affected_steps(step: str) -> list[str]:
     """Changing `step` from the result asks these again (a new method offers other precisions)."""
     return ["method", "precision"] if step == "method" else [step]
-
-
-def forget_after(answers: Answers, step: str) -> Answers:
-    """Answers valid for `step`'s screen: a changed task or method resets what depends on it, and a
-    value picked for the field an inverse question solved for ("другой контекст" after "какой
-    максимальный контекст влезет…") is the user's answer now: the question is no longer solved."""
-    kept = dict(answers)
-    if step == "task":
-        return {"quick": False}
-    extra = kept.get("extra")
-    if isinstance(extra, dict) and extra.get("solve_for") == step and kept.get(step) is not None:
-        kept["extra"] = {k: v for k, v in extra.items() if k != "solve_for"}
-    if step == "method" and answers.get("method") == Method.QLORA:
-        kept.pop("precision", None)
-    return kept

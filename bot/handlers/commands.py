@@ -25,7 +25,7 @@ from bot.context import Ctx
 from bot.db import repository
 from bot.db.models import User
 from bot.dialog import start_wizard
-from bot.dialog_state import DialogState, update
+from bot.dialog_state import DialogState
 from core.catalogue.catalog import Catalog
 from core.language.words import LANGUAGES
 from core.logs.files import MAX_LOG_FILE_BYTES
@@ -48,23 +48,23 @@ MULTIMODAL_ACCURACY: dict[str, int | float] = multimodal_figures()
 async def cmd_start(message: Message, ctx: Ctx, deep_link_source: str | None = None) -> None:
     """Greets and asks the task. `t.me/<bot>?start=<source>`: the source is kept for this dialog
     (the users table keeps the first one, see DbSessionMiddleware)."""
-    source = deep_link_source or (await DialogState.load(ctx.state)).source
-    await update(ctx.state, source=source)
+    source = deep_link_source or ctx.dialog.state.source
+    ctx.dialog.update(source=source)
     await start_wizard(ctx, message=message, greet=True)
 
 
 async def cmd_new(message: Message, ctx: Ctx) -> None:
     """A new question: nothing said before is changed by a follow-up ("а в int4?") any more."""
-    await update(ctx.state, last_request=None, last_notes=[])
+    ctx.dialog.update(last_request=None, last_notes=[])
     await start_wizard(ctx, message=message)
 
 
 async def cmd_cancel(message: Message, ctx: Ctx) -> None:
     """Stops the dialog (recorded as abandoned); its message loses its buttons."""
     await repository.abandon_dialogs(ctx.db, ctx.telegram_id, user_id=ctx.user_id)
-    state = await DialogState.load(ctx.state)
-    await ctx.state.clear()
-    await DialogState(source=state.source).save(ctx.state)
+    state = ctx.dialog.state
+    await ctx.state.set_state(None)
+    ctx.dialog.set(DialogState(source=state.source))
     if state.msg_id and message.bot is not None:
         with contextlib.suppress(TelegramBadRequest):  # gone, or already without buttons
             await message.bot.edit_message_reply_markup(

@@ -11,7 +11,6 @@ from aiogram.utils.callback_answer import CallbackAnswer
 from bot.callbacks import LaunchCB
 from bot.context import Ctx
 from bot.dialog import models_sizeable, step_of
-from bot.dialog_state import DialogState
 from bot.flow import RESULT
 from bot.launch_view import render_launch
 from core.errors import CoreError
@@ -19,7 +18,7 @@ from core.sizing.estimate import estimate
 
 
 async def on_launch(query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAnswer) -> None:
-    state = await DialogState.load(ctx.state)
+    state = ctx.dialog.state
     current = isinstance(query.message, Message) and query.message.message_id == state.msg_id
     text = None
     if current and step_of(await ctx.state.get_state()) == RESULT and state.last_request is not None:

@@ -15,7 +15,6 @@ from typing import Any
 
 from aiogram import F, Router
 from aiogram.filters import Command, StateFilter
-from aiogram.fsm.context import FSMContext
 from aiogram.fsm.state import State, StatesGroup
 from aiogram.types import (
     CallbackQuery,
@@ -34,7 +33,7 @@ from bot.context import Ctx
 from bot.db import leads as lead_db
 from bot.db import repository
 from bot.db.models import CONTACT_USERNAME, LEAD_RESERVATION, Lead, utc_now
-from bot.dialog_state import DialogState, LeadDraft, update
+from bot.dialog_state import DialogHolder, DialogState, LeadDraft
 from bot.outbox import LeadOutbox
 from bot.qualify import ask_need
 from bot.storage import must_commit
@@ -94,12 +93,12 @@ async def open_form(
 ) -> None:
     """Ask how to reach the user; the state to return to and the dialog are kept in the draft.
     `reserve` (offer id, its configuration): a reservation, asked first when and for how long."""
-    state = await DialogState.load(ctx.state)
+    state = ctx.dialog.state
     current = await ctx.state.get_state()
     back = state.lead.back_state if state.lead is not None and current in FORM_STATES else current
     await lead_db.mark_quote_requested(ctx.db, state.dialog_id)
     offer = reserve[0] if reserve else None
-    await update(ctx.state, lead=LeadDraft(back_state=back, dialog_id=state.dialog_id, reserve_offer=offer))
+    ctx.dialog.update(lead=LeadDraft(back_state=back, dialog_id=state.dialog_id, reserve_offer=offer))
     assert message.bot is not None
     if reserve is not None:
         await ctx.state.set_state(QuoteForm.hold)
@@ -127,7 +126,7 @@ async def _ask_contact(
 
 
 async def on_quote_button(query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAnswer) -> None:
-    state = await DialogState.load(ctx.state)
+    state = ctx.dialog.state
     if not isinstance(query.message, Message) or query.message.message_id != state.msg_id:
         callback_answer.text = ctx.tr("stale-button")
         return
@@ -137,7 +136,7 @@ async def on_quote_button(query: CallbackQuery, ctx: Ctx, callback_answer: Callb
 async def on_reserve_button(query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAnswer) -> None:
     """ "📅 Reserve" under a result: a hold request for the offer the last answer recommends (sized
     again: with the availability in force now, so a server taken since is not the one held)."""
-    state = await DialogState.load(ctx.state)
+    state = ctx.dialog.state
     if not isinstance(query.message, Message) or query.message.message_id != state.msg_id:
         callback_answer.text = ctx.tr("stale-button")
         return
@@ -171,8 +170,8 @@ async def _held(
     ctx: Ctx, chat_id: int, user: TelegramUser, event: Message | CallbackQuery, hold: str
 ) -> None:
     """The reservation's when and how long taken: on to the contact, as the quote form asks it."""
-    state = await DialogState.load(ctx.state)
-    await update(ctx.state, lead=(state.lead or LeadDraft()).model_copy(update={"hold": hold}))
+    state = ctx.dialog.state
+    ctx.dialog.update(lead=(state.lead or LeadDraft()).model_copy(update={"hold": hold}))
     await _ask_contact(ctx, chat_id, user, event, state)
 
 
@@ -186,12 +185,12 @@ async def on_intent(message: Message, ctx: Ctx) -> None:
     await open_form(ctx, message.chat.id, message.from_user, message)
 
 
-async def is_intent(message: Message, state: FSMContext, catalog: Catalog) -> bool:
+async def is_intent(message: Message, dialog: DialogHolder, catalog: Catalog) -> bool:
     """Filter: free text asking for a manager or a quote (not a question the estimator answers).
-    (Filters run before the inner middleware that makes `ctx`.)"""
+    (Filters run before the inner middleware that makes `ctx`, after the one reading `dialog`.)"""
     if not message.text or message.text.startswith("/"):
         return False
-    previous = (await DialogState.load(state)).previous_request()
+    previous = dialog.state.previous_request()
     return leads.wants_quote(message.text, catalog, previous)
 
 
@@ -226,11 +225,11 @@ async def on_contact_other(message: Message, ctx: Ctx) -> None:
 
 
 async def _ask_comment(message: Message, ctx: Ctx, contact: leads.Contact) -> None:
-    state = await DialogState.load(ctx.state)
+    state = ctx.dialog.state
     draft = (state.lead or LeadDraft()).model_copy(
         update={"contact_kind": contact.kind, "contact": contact.value}
     )
-    await update(ctx.state, lead=draft)
+    ctx.dialog.update(lead=draft)
     await ctx.state.set_state(QuoteForm.comment)
     builder = InlineKeyboardBuilder()
     builder.button(text=ctx.tr("btn-lead-skip"), callback_data=QuoteCB(action=Quote.SKIP).pack())
@@ -263,7 +262,7 @@ async def finish(
     """Write the lead, whatever its text, and commit it; then its card. A repeat within minutes is
     the same lead; past the user's cap of cards it joins their last card as a note. The user reads
     "saved" (the outbox edits it to "accepted" once the card is delivered)."""
-    state = await DialogState.load(ctx.state)
+    state = ctx.dialog.state
     draft = state.lead
     if draft is None or draft.contact is None or draft.contact_kind is None:  # forged or lost state
         await ctx.state.set_state(None)
@@ -273,7 +272,7 @@ async def finish(
     request = state.last_request
     result = _sized(request, ctx.catalog)
     back = draft.back_state if draft.back_state not in FORM_STATES else None
-    await update(ctx.state, lead=None)
+    ctx.dialog.update(lead=None)
     await ctx.state.set_state(back)
     reservation = {"offer_id": draft.reserve_offer, "hold": draft.hold} if draft.reserve_offer else None
     asked = request if reservation is None else {**(request or {}), "reservation": reservation}
@@ -345,6 +344,7 @@ async def _store(
     )
     if reservation is not None:
         lead.kind = LEAD_RESERVATION
+    await ctx.dialog.save(ctx.state)  # the draft's end commits with the lead
     await ctx.db.commit()
     return lead
 
@@ -433,9 +433,9 @@ def _what(ctx: Ctx, contact: leads.Contact, comment: str | None, result: Result 
 
 async def cmd_cancel_form(message: Message, ctx: Ctx) -> None:
     """/cancel inside the form: the form goes, the dialog it was opened from stays."""
-    state = await DialogState.load(ctx.state)
+    state = ctx.dialog.state
     back = state.lead.back_state if state.lead is not None else None
-    await update(ctx.state, lead=None)
+    ctx.dialog.update(lead=None)
     await ctx.state.set_state(back if back not in FORM_STATES else None)
     await message.answer(ctx.tr("lead-cancelled"), reply_markup=ReplyKeyboardRemove())
 

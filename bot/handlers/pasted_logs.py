@@ -27,7 +27,6 @@ from bot import keyboards
 from bot.context import Ctx
 from bot.db import measurements
 from bot.dialog import Wizard
-from bot.dialog_state import DialogState, update
 from bot.storage import must_commit
 from core.language.phrases import format_bytes
 from core.logs import is_pasted_log
@@ -89,12 +88,12 @@ async def on_log_file(message: Message, ctx: Ctx, bot: Bot) -> None:
 async def answer_text(message: Message, ctx: Ctx, text: str) -> None:
     """The answer to a log's text (pasted or from a file), with the store button when it was read."""
     answer = answer_log(text, ctx.catalog, ctx.lang, ctx.currency)
-    state = await DialogState.load(ctx.state)
+    state = ctx.dialog.state
     if answer.advice is None:
         await message.answer(escape(answer.text))
         return
     kept = record(answer.advice)
-    await update(ctx.state, measurement=kept)
+    ctx.dialog.update(measurement=kept)
     text = escape(answer.text) + "\n\n" + ctx.tr("log-store-offer")
     await message.answer(text, reply_markup=_markup(ctx, answer.offer, state.source, store=True))
 
@@ -102,13 +101,14 @@ async def answer_text(message: Message, ctx: Ctx, text: str) -> None:
 async def on_store(query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAnswer) -> None:
     """The user agreed: the measurement kept with the answer is stored, the button goes (a second
     press, or one after a new question dropped the numbers, is told there is nothing to store)."""
-    state = await DialogState.load(ctx.state)
+    state = ctx.dialog.state
     if state.measurement is None or not isinstance(query.message, Message):
         callback_answer.text = ctx.tr("log-store-expired")
         return
     number = await measurements.add(ctx.db, ctx.user_id, state.measurement)
-    await update(ctx.state, measurement=None)
+    ctx.dialog.update(measurement=None)
     if must_commit(ctx.db):
+        await ctx.dialog.save(ctx.state)  # the measurement dropped from the state in the same commit
         await ctx.db.commit()  # stored before the user is told so
     callback_answer.text = ctx.tr("log-stored", id=number)
     await query.message.answer(ctx.tr("log-stored", id=number))

@@ -16,7 +16,6 @@ from aiogram.types import Message
 from bot import keyboards
 from bot.context import Ctx
 from bot.dialog import Wizard
-from bot.dialog_state import DialogState
 from core.catalogue.catalog import Catalog
 from core.language.prices import PriceList, price_list
 from core.parse.price import PriceQuestion, price_question, words
@@ -32,7 +31,7 @@ def render_prices(prices: PriceList) -> str:
 
 async def answer_prices(message: Message, ctx: Ctx, question: PriceQuestion | None) -> None:
     prices = price_list(question, ctx.catalog, ctx.lang, ctx.currency)
-    source = (await DialogState.load(ctx.state)).source
+    source = ctx.dialog.state.source
     markup = keyboards.sales_keyboard(
         prices.rent, ctx.tr, ctx.settings.contact_url, campaign=source, ask_price=prices.on_request
     )

@@ -20,7 +20,6 @@ from aiogram.types import Message
 from bot import keyboards
 from bot.context import Ctx
 from bot.dialog import Wizard
-from bot.dialog_state import DialogState
 from core.catalogue.catalog import Catalog
 from core.catalogue.offers import RentalOffer
 from core.errors import CoreError
@@ -51,7 +50,7 @@ async def _offer(question: RentBuyQuestion, ctx: Ctx) -> RentalOffer | None:
         named = [o for o in offers if o.gpu in question.gpus]
         exact = [o for o in named if question.count is None or o.count == question.count]
         return next(iter(exact or named), None)
-    state = await DialogState.load(ctx.state)
+    state = ctx.dialog.state
     if state.last_request is None:
         return None
     try:
@@ -101,7 +100,7 @@ async def on_rent_buy(message: Message, ctx: Ctx) -> None:
         return
     gpu = ctx.catalog.gpus[offer.gpu]
     config = config_text(offer.count, gpu.name, ctx.lang)
-    source = (await DialogState.load(ctx.state)).source
+    source = ctx.dialog.state.source
     markup = keyboards.sales_keyboard(
         offer, ctx.tr, ctx.settings.contact_url, campaign=source, ask_price=True
     )

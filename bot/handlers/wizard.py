@@ -32,7 +32,6 @@ from bot.dialog import (
     step_screen,
     write_dialog,
 )
-from bot.dialog_state import DialogState, update
 from bot.free_text import answered_elsewhere
 
 INPUT_STATES = [state_of(name) for name in flow.STEPS if name != "task"]
@@ -47,29 +46,24 @@ async def answer_step(
     message: Message | None = None,
 ) -> None:
     """Record an answer and move on: the next step, or the result."""
-    state = await DialogState.load(ctx.state)
-    answers: flow.Answers = dict(state.answers)
+    state = ctx.dialog.state
+    answers = flow.answered(state.answers, step_name, value, ctx.catalog)
     if step_name == "task":
-        answers = {"task": value}
         await open_dialog(ctx, value)
     else:
-        if step_name == "model":  # a speech model takes the speech steps (flow.with_model)
-            answers = flow.with_model(answers, value, ctx.catalog)
-        else:
-            answers[step_name] = value
-        answers = flow.forget_after(answers, step_name)
-        await write_dialog(ctx, answers["task"], partial(repository.save_answers, ctx.db, answers=answers))
+        record = partial(repository.save_answers, ctx.db, answers=answers.record())
+        await write_dialog(ctx, answers.task or "", record)
     editing = state.editing if step_name != "task" else None  # a new task is a new dialog
     if editing is not None:  # changing answers from the result: only the steps that depend on it
         remaining = [s for s in editing if s != step_name and s in flow.path(answers)]
-        await update(ctx.state, editing=remaining)
+        ctx.dialog.update(editing=remaining)
         following = remaining[0] if remaining else flow.RESULT
     else:
         if state.editing is not None:
-            await update(ctx.state, editing=None)
+            ctx.dialog.update(editing=None)
         following = flow.next_step(answers, step_name)
-    if following == flow.RESULT and "model" not in answers:  # state from an older version, or forged
-        await update(ctx.state, editing=None)
+    if following == flow.RESULT and answers.get("model") is None:  # state from an older version, or forged
+        ctx.dialog.update(editing=None)
         following = "model"
     if following == flow.RESULT:
         await show_result(ctx, answers, query=query, message=message, compare=editing is not None)
@@ -82,7 +76,7 @@ async def answer_step(
 
 async def current_step(query: CallbackQuery, ctx: Ctx) -> str | None:
     """The step this button belongs to, or None when the button is stale (an old message)."""
-    msg_id = (await DialogState.load(ctx.state)).msg_id
+    msg_id = ctx.dialog.state.msg_id
     if not isinstance(query.message, Message) or query.message.message_id != msg_id:
         return None
     return step_of(await ctx.state.get_state())
@@ -100,15 +94,15 @@ async def on_step_button(
         stale(callback_answer, ctx)
         return
     if callback_data.step == "task" and callback_data.value == "other":
-        source = (await DialogState.load(ctx.state)).source
+        source = ctx.dialog.state.source
         rent = keyboards.first_offer(ctx.catalog)
         markup = keyboards.other_task_keyboard(rent, ctx.tr, ctx.settings.contact_url, campaign=source)
         await show(ctx, Screen(presenter.render_other_task(ctx.tr), markup), query=query)
         await ctx.state.set_state(Wizard.result)  # Back from the note returns to the task question
-        await update(ctx.state, answers={})
+        ctx.dialog.update(answers=flow.Answers())
         return
     step = flow.STEPS[callback_data.step]
-    answers: flow.Answers = dict((await DialogState.load(ctx.state)).answers)
+    answers = ctx.dialog.state.answers
     if not flow.accepts(step, callback_data.value, answers, ctx.catalog):
         stale(callback_answer, ctx)
         return
@@ -136,8 +130,8 @@ async def on_back(query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAnswe
     if step is None:
         stale(callback_answer, ctx)
         return
-    state = await DialogState.load(ctx.state)
-    answers: flow.Answers = dict(state.answers)
+    state = ctx.dialog.state
+    answers = state.answers
     if state.editing is not None:
         await show_result(ctx, answers, query=query)
         return
@@ -155,7 +149,7 @@ async def on_page(
     if step != "model":
         stale(callback_answer, ctx)
         return
-    answers: flow.Answers = dict((await DialogState.load(ctx.state)).answers)
+    answers = ctx.dialog.state.answers
     await show(ctx, step_screen(ctx, step, answers, page=callback_data.page), query=query)
 
 
@@ -164,16 +158,16 @@ async def on_change(
 ) -> None:
     """From the result: change one answer, then straight back to the result. Only an answer the
     result's buttons offer, of a dialog that has a model (not the "other task" note, not an error)."""
-    answers: flow.Answers = dict((await DialogState.load(ctx.state)).answers)
+    answers = ctx.dialog.state.answers
     step = str(callback_data.step)
     if (
         await current_step(query, ctx) != flow.RESULT
-        or "model" not in answers
+        or answers.get("model") is None
         or step not in flow.path(answers)
     ):
         stale(callback_answer, ctx)
         return
-    await update(ctx.state, editing=flow.affected_steps(step))
+    ctx.dialog.update(editing=flow.affected_steps(step))
     await go_to_step(ctx, step, answers, query=query)
 
 
@@ -182,25 +176,23 @@ async def on_card_switch(
 ) -> None:
     """From a result whose card was named without its memory ("4090"): the same request on the other
     card of that chip ("RTX 4090 48 GB"), the answer saying what changed."""
-    answers: flow.Answers = dict((await DialogState.load(ctx.state)).answers)
-    extra = answers.get("extra")
+    answers = ctx.dialog.state.answers
     gpu = str(callback_data.gpu)
     if (
         await current_step(query, ctx) != flow.RESULT
-        or "model" not in answers
+        or answers.get("model") is None
         or gpu not in ctx.catalog.gpus
-        or not isinstance(extra, dict)
-        or not extra.get("gpus")
+        or not answers.get("gpus")
     ):
         stale(callback_answer, ctx)
         return
-    answers["extra"] = {**extra, "gpus": [gpu]}
+    answers = answers.setting("gpus", [gpu])
     await show_result(ctx, answers, query=query, compare=True)
 
 
 async def on_details(query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAnswer) -> None:
     """The rest of the result as a new message, so the short answer with its buttons stays above."""
-    state = await DialogState.load(ctx.state)
+    state = ctx.dialog.state
     text = None
     if await current_step(query, ctx) == flow.RESULT and state.last_request is not None:
         await models_sizeable(ctx, state.last_request)  # a Hugging Face model, after a restart
@@ -219,11 +211,11 @@ async def on_typed_answer(message: Message, ctx: Ctx) -> None:
     if await answered_elsewhere(message, ctx, step_name):  # thanks, off-topic, a question of its own
         return
     step = flow.STEPS[step_name]
-    stored = dict((await DialogState.load(ctx.state)).answers)
+    stored = ctx.dialog.state.answers
     answers = flow.with_typed_fields(step_name, message.text, stored, ctx.catalog)
     outcome: flow.StepInput = step.read(message.text, answers, ctx.catalog) if step.read else flow.Rejected()
     if isinstance(outcome, flow.Accepted):
-        await update(ctx.state, answers=answers)
+        ctx.dialog.update(answers=answers)
         await answer_step(ctx, step_name, outcome.value, message=message)
     elif isinstance(outcome, flow.Choose):
         await go_to_step(

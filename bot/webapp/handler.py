@@ -15,7 +15,6 @@ from aiogram.types import Message
 
 from bot import dialog, flow
 from bot.context import Ctx
-from bot.dialog_state import DialogState
 from bot.handlers import leads
 from core.errors import CoreError
 from core.sizing.estimate import parse_request
@@ -50,7 +49,7 @@ async def on_webapp_data(message: Message, ctx: Ctx) -> None:
     await dialog.show_result(ctx, answers, message=message)
     if action != "lead":
         return
-    state = await DialogState.load(ctx.state)
+    state = ctx.dialog.state
     if state.last_request == flow.build_request(answers):  # sized and shown: its quote form follows
         await leads.open_form(ctx, message.chat.id, message.from_user, message)
 

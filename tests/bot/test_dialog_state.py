@@ -17,7 +17,8 @@ from aiogram.fsm.storage.redis import RedisStorage
 from pydantic import ValidationError
 
 from bot.db.engine import create_engine, create_sessionmaker
-from bot.dialog_state import DialogState, update
+from bot.dialog_state import DialogHolder, DialogState
+from bot.flow import Answers
 from bot.storage import SqlAlchemyStorage
 from core.contract import Assumption, Request
 
@@ -45,7 +46,11 @@ def full_state() -> DialogState:
         msg_id=17,
         source="promo",
         dialog_id=3,
-        answers={"task": "inference", "model": "llama-3.1-8b", "resolution": [1024, 1024]},
+        answers=Answers(
+            task="inference",
+            request={"task": "inference", "model": "llama-3.1-8b", "resolution": [1024, 1024]},
+            quick=True,
+        ),
         editing=[],
         last_request=REQUEST,
         last_notes=[Assumption.model_validate(NOTE)],
@@ -54,6 +59,11 @@ def full_state() -> DialogState:
 
 def fsm(storage: BaseStorage | None = None) -> FSMContext:
     return FSMContext(storage=storage or MemoryStorage(), key=KEY)
+
+
+async def load(context: FSMContext) -> DialogState:
+    """What `DialogStateMiddleware` reads into an update."""
+    return DialogState.from_data(await context.get_data())
 
 
 @pytest.fixture
@@ -88,32 +98,38 @@ async def test_round_trip(storage: BaseStorage) -> None:
     context = fsm(storage)
     state = full_state()
     await state.save(context)
-    assert await DialogState.load(context) == state
+    assert await load(context) == state
     assert json.loads(json.dumps(state.to_data())) == state.to_data()  # plain JSON, as Redis keeps it
 
 
 async def test_nothing_stored_is_the_default_state(storage: BaseStorage) -> None:
     context = fsm(storage)
-    assert await DialogState.load(context) == DialogState()
+    assert await load(context) == DialogState()
     await DialogState().save(context)
     assert await storage.get_data(KEY) == {}  # defaults are left out: an empty record, as aiogram's
 
 
-async def test_update_changes_only_the_fields_named(storage: BaseStorage) -> None:
-    context = fsm(storage)
-    await full_state().save(context)
-    changed = await update(context, msg_id=18, editing=None)
+def test_update_changes_only_the_fields_named() -> None:
+    holder = DialogHolder(full_state())
+    changed = holder.update(msg_id=18, editing=None)
     assert changed == full_state().model_copy(update={"msg_id": 18, "editing": None})
-    assert await DialogState.load(context) == changed
+    assert holder.state == changed and holder.changed
+    assert holder.loaded == full_state()
 
 
-async def test_update_refuses_a_bug() -> None:
-    context = fsm()
+def test_an_update_that_changes_nothing_is_no_change() -> None:
+    holder = DialogHolder(full_state())
+    holder.update(msg_id=17)
+    assert not holder.changed
+
+
+def test_update_refuses_a_bug() -> None:
+    holder = DialogHolder(DialogState())
     with pytest.raises(TypeError, match="msgid"):
-        await update(context, msgid=1)
+        holder.update(msgid=1)
     with pytest.raises(ValidationError):
-        await update(context, editing="precision")
-    assert await context.get_data() == {}
+        holder.update(editing="precision")
+    assert holder.state == DialogState() and not holder.changed
 
 
 def test_editing_nothing_left_is_not_editing_none() -> None:
@@ -127,15 +143,24 @@ def test_editing_nothing_left_is_not_editing_none() -> None:
 
 async def test_the_previous_versions_layout_loads(storage: BaseStorage) -> None:
     await storage.set_data(KEY, PREVIOUS_LAYOUT)
-    state = await DialogState.load(fsm(storage))
+    state = await load(fsm(storage))
     assert state.msg_id == 17 and state.source == "promo" and state.dialog_id == 3
-    assert state.answers == PREVIOUS_LAYOUT["answers"]
+    # the answers' flat dict (the steps' fields, the others in "extra") is this version's request
+    assert state.answers == Answers(
+        task="inference",
+        request={"task": "inference", "model": "llama-3.1-8b", "num_gpus": 2},
+        quick=True,
+    )
     assert state.editing == ["precision", "context_length"]
     assert state.last_request == REQUEST
     assert state.last_notes == [Assumption(code="engine-default", text="assumed vLLM", params=NOTE["params"])]
     assert state.previous_request() == Request.model_validate(REQUEST)
-    # … and what this version writes is that layout: a replica of the previous version reads it
-    assert state.to_data() == PREVIOUS_LAYOUT
+    # … and what this version writes is that layout but for the answers' new shape (issue 21)
+    written = state.to_data()
+    assert {k: v for k, v in written.items() if k != "answers"} == {
+        k: v for k, v in PREVIOUS_LAYOUT.items() if k != "answers"
+    }
+    assert DialogState.from_data(written) == state
 
 
 def test_the_previous_versions_partial_layouts_load() -> None:
@@ -205,8 +230,9 @@ async def test_a_forged_value_in_storage_loads_and_is_replaced(storage: BaseStor
         KEY, {"msg_id": "'; DROP TABLE", "answers": 7, "last_notes": [None], "source": "ad"}
     )
     context = fsm(storage)
-    assert await DialogState.load(context) == DialogState(source="ad")
-    await update(context, msg_id=9)  # the next write keeps what was readable, drops the rest
+    holder = DialogHolder(await load(context))
+    assert holder.state == DialogState(source="ad")
+    await holder.update(msg_id=9).save(context)  # the next write keeps what was readable, drops the rest
     assert await storage.get_data(KEY) == {"msg_id": 9, "source": "ad"}
 
 
@@ -225,8 +251,8 @@ def test_forget_answers_keeps_what_outlives_a_dialog() -> None:
     assert forgotten == DialogState(
         msg_id=state.msg_id, source=state.source, last_request=state.last_request, last_notes=state.last_notes
     )
-    assert forgotten.answers == {} and forgotten.dialog_id is None and forgotten.editing is None
-    assert state.answers, "the state it was made from is unchanged"
+    assert forgotten.answers == Answers() and forgotten.dialog_id is None and forgotten.editing is None
+    assert state.answers.request, "the state it was made from is unchanged"
 
 
 # ---------------------------------------------------------------- who touches the FSM data
@@ -251,3 +277,31 @@ def test_handlers_use_the_model_not_keys(path: Path) -> None:
     }
     if path.name != "__init__.py":
         assert not imported, f"{path.name} imports another handler module: {imported}"
+
+
+@pytest.mark.parametrize(
+    "answers",
+    [
+        {"task": ["inference"], "extra": "gpus", "quick": "yes"},
+        {"task": "video", "model": {"params_b": "many"}, "extra": {"gpus": 4, "nonsense": 1}},
+        {"parse_card_memory": "4090", "speech": 1, "task": None},
+        {"request": "llama", "task": "inference"},
+    ],
+)
+def test_odd_answers_of_an_earlier_version_load_without_raising(answers: dict[str, Any]) -> None:
+    """Old or forged answers load as far as they read: the request sized later refuses what is wrong."""
+    state = DialogState.from_data({**PREVIOUS_LAYOUT, "answers": answers})
+    assert state.msg_id == 17 and isinstance(state.answers, Answers)
+    assert set(state.answers.request) <= set(Request.model_fields)
+
+
+async def test_a_holder_saved_before_a_commit_writes_only_a_later_change() -> None:
+    context = fsm()
+    holder = DialogHolder(DialogState())
+    await holder.save(context)
+    assert await context.get_data() == {}, "nothing changed: nothing written"
+    holder.update(msg_id=3)
+    await holder.save(context)
+    assert await load(context) == DialogState(msg_id=3) and not holder.changed
+    holder.update(source="ad")
+    assert holder.changed and holder.loaded == DialogState(msg_id=3)

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from bot import flow
+from bot.callbacks import TYPICAL
 from core.catalogue.catalog import default_catalog
 from core.contract import (
     CpuOffload,
@@ -26,8 +27,13 @@ from core.sizing.estimate import estimate
 CATALOG = default_catalog()
 
 
+def stated(task: str, **fields: Any) -> flow.Answers:
+    """The wizard's answers to `task`'s steps: `fields`, as the steps record them."""
+    return flow.Answers(task=task, request={"task": flow.CORE_TASK[task].value, **fields})
+
+
 def test_qlora_states_no_precision_and_the_core_reads_nf4() -> None:
-    answers = {"task": "finetune", "model": "qwen2.5-7b", "method": "qlora", "batch_size": 4, "seq_len": 2048}
+    answers = stated("finetune", model="qwen2.5-7b", method="qlora", batch_size=4, seq_len=2048)
     request = flow.build_request(answers)
     assert request == {
         "task": "training",
@@ -41,7 +47,7 @@ def test_qlora_states_no_precision_and_the_core_reads_nf4() -> None:
 
 def test_qlora_with_a_16_bit_precision_is_passed_as_stated() -> None:
     """A quick answer `qlora bf16`: the core reads the base as NF4 and says so, not the bot."""
-    answers = {"task": "finetune", "model": "qwen2.5-7b", "method": "qlora", "precision": "bf16"}
+    answers = stated("finetune", model="qwen2.5-7b", method="qlora", precision="bf16")
     request = flow.build_request(answers)
     assert request["precision"] == "bf16"
     result = estimate(request, CATALOG)
@@ -54,20 +60,22 @@ def test_qlora_with_a_16_bit_precision_is_passed_as_stated() -> None:
     [("fp32", MixedPrecision.BF16), ("fp16", MixedPrecision.FP16), ("bf16", MixedPrecision.BF16)],
 )
 def test_full_training_leaves_mixed_precision_to_the_core(precision: str, mixed: MixedPrecision) -> None:
-    answers = {"task": "finetune", "model": "llama-3.1-8b", "method": "full", "precision": precision}
+    answers = stated("finetune", model="llama-3.1-8b", method="full", precision=precision)
     request = flow.build_request(answers)
     assert "mixed_precision" not in request
     assert estimate(request, CATALOG).request.mixed_precision is mixed
 
 
 def test_training_from_scratch_is_the_cores_default_method() -> None:
-    request = flow.build_request({"task": "pretrain", "model": "13B", "precision": "bf16", "batch_size": 8})
+    request = flow.build_request(stated("pretrain", model="13B", precision="bf16", batch_size=8))
     assert request == {"task": "training", "model": "13B", "precision": "bf16", "batch_size": 8}
     assert Request.model_validate(request).method is Method.FULL
 
 
 def test_typical_answers_are_left_out() -> None:
-    answers = {"task": "inference", "model": "qwen3-8b", "precision": None, "context_length": None}
+    answers = stated("inference", model="qwen3-8b")
+    for step in ("precision", "context_length"):
+        answers = flow.answered(answers, step, flow.decode(flow.STEPS[step], TYPICAL), CATALOG)
     assert flow.build_request(answers) == {"task": "inference", "model": "qwen3-8b"}
 
 
@@ -137,8 +145,8 @@ def test_changed_step_keeps_the_other_fields() -> None:
         task=Task.INFERENCE, model="qwen3-8b", precision=Precision.BF16, gpus=["h200"], num_gpus=2
     )
     answers = flow.answers_from_request(request, CATALOG)
-    assert answers["extra"] == {"gpus": ["h200"], "num_gpus": 2}
-    answers = flow.forget_after({**answers, "precision": "int8"}, "precision")
+    assert answers.get("gpus") == ["h200"] and answers.get("num_gpus") == 2
+    answers = flow.answered(answers, "precision", "int8", CATALOG)
     rebuilt = Request.model_validate(flow.build_request(answers))
     assert rebuilt == request.model_copy(update={"precision": Precision.INT8})
 
@@ -154,7 +162,7 @@ def test_a_value_picked_for_the_solved_field_ends_the_inverse_question(
     card: the pick clears solve_for (kept, it would solve again and ignore the pick)."""
     request = Request(task=Task.INFERENCE, model="llama-3.1-8b", solve_for=solve_for, gpus=["rtx4090-48gb"])
     answers = flow.answers_from_request(request, CATALOG)
-    answers = flow.forget_after({**answers, step: value}, step)
+    answers = flow.answered(answers, step, value, CATALOG)
     rebuilt = Request.model_validate(flow.build_request(answers))
     assert rebuilt.solve_for is None
     assert getattr(rebuilt, step) == value and rebuilt.gpus == ["rtx4090-48gb"]
@@ -165,15 +173,63 @@ def test_a_value_picked_for_another_field_keeps_the_inverse_question() -> None:
     request = Request(
         task=Task.INFERENCE, model="llama-3.1-8b", solve_for="context_length", gpus=["h100-sxm"]
     )
-    answers = flow.forget_after(
-        {**flow.answers_from_request(request, CATALOG), "precision": "int8"}, "precision"
-    )
+    answers = flow.answered(flow.answers_from_request(request, CATALOG), "precision", "int8", CATALOG)
     assert Request.model_validate(flow.build_request(answers)).solve_for == "context_length"
 
 
-def test_a_steps_answer_wins_over_extra() -> None:
-    answers = {"task": "inference", "model": "qwen3-8b", "concurrency": 4, "extra": {"concurrency": 2}}
-    assert flow.build_request(answers)["concurrency"] == 4
+def test_answers_kept_by_the_previous_version_load_a_steps_answer_winning_over_extra() -> None:
+    """The previous version kept the steps' fields flat, the others in "extra", a step's answer
+    winning over the same field there: read as one request."""
+    old = {
+        "task": "inference",
+        "model": "qwen3-8b",
+        "concurrency": 4,
+        "extra": {"concurrency": 2, "num_gpus": 2},
+    }
+    answers = flow.Answers.model_validate(flow.from_stored(old))
+    assert flow.build_request(answers) == {
+        "task": "inference",
+        "model": "qwen3-8b",
+        "concurrency": 4,
+        "num_gpus": 2,
+    }
+
+
+@pytest.mark.parametrize(
+    ("old", "position", "fields"),
+    [
+        (
+            {"task": "pretrain", "model": "13B", "precision": "bf16", "quick": False},
+            ("pretrain", False, False),
+            {"task": "training", "model": "13B", "precision": "bf16"},
+        ),
+        (
+            {"task": "finetune", "quick": True, "extra": {"gpus": ["h100-sxm"]}},
+            ("finetune", True, False),
+            {"task": "training", "gpus": ["h100-sxm"]},
+        ),
+        (
+            {"task": "inference", "model": "whisper-large-v3", "speech": True, "batch_size": 4},
+            ("inference", False, True),
+            {"task": "inference", "model": "whisper-large-v3", "batch_size": 4},
+        ),
+        ({}, (None, False, False), {}),
+    ],
+)
+def test_answers_of_the_previous_version_keep_the_wizards_position(
+    old: dict[str, Any], position: tuple[Any, ...], fields: dict[str, Any]
+) -> None:
+    answers = flow.Answers.model_validate(flow.from_stored(old))
+    assert (answers.task, answers.quick, answers.speech) == position
+    assert answers.request == fields
+
+
+def test_a_quick_answer_of_full_training_of_a_bare_size_is_pretraining() -> None:
+    """The core decides (core.sizing.partial.trains_from_scratch): the wizard asks pretraining's steps."""
+    scratch = flow.answers_from_request(Request(task=Task.TRAINING, model="13B"), CATALOG)
+    tuned = flow.answers_from_request(Request(task=Task.TRAINING, model="llama-3.1-8b"), CATALOG)
+    lora = flow.answers_from_request(Request(task=Task.TRAINING, model="13B", method=Method.LORA), CATALOG)
+    assert (scratch.task, tuned.task, lora.task) == ("pretrain", "finetune", "finetune")
 
 
 def test_a_step_without_typical_offers_the_cores_default_as_a_button() -> None:
@@ -184,6 +240,6 @@ def test_a_step_without_typical_offers_the_cores_default_as_a_button() -> None:
     assert {s.name for s in dropped} == {"context_length", "concurrency", "batch_size", "seq_len", "images"}
     for step in dropped:
         assert not step.typical
-        assert str(step.default) in {o.value for o in step.options({"task": "inference"}, catalog)}
+        assert str(step.default) in {o.value for o in step.options(stated("inference"), catalog)}
         # the contract's default, or None where the estimate fills one in (DEFAULT_CONTEXT, ...)
         assert Request.model_fields[step.name].default in (None, step.default)

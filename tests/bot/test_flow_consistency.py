@@ -64,16 +64,17 @@ def answer(step_name: str, value: Any, answers: flow.Answers) -> Any:
 
 def dialog_answers(task: str, request: Request) -> flow.Answers:
     """The wizard's answers after its steps, each answered with the request's field (as
-    `handlers.wizard.answer_step` records them); fields no step asks travel in `extra`, as a quick
-    answer naming cards keeps them while its steps are changed in the dialog."""
-    answers: flow.Answers = {"task": task}
+    `handlers.wizard.answer_step` records them); fields no step asks stay as the request states
+    them, as a quick answer naming cards keeps them while its steps are changed in the dialog."""
+    answers = flow.answered(flow.Answers(), "task", task, CATALOG)
     step = flow.next_step(answers, "task")
     while step != flow.RESULT:
-        answers = flow.forget_after({**answers, step: answer(step, getattr(request, step), answers)}, step)
+        answers = flow.answered(answers, step, answer(step, getattr(request, step), answers), CATALOG)
         step = flow.next_step(answers, step)
-    extra = flow.answers_from_request(request, CATALOG).get("extra")
-    if extra:
-        answers["extra"] = extra
+    asked = set(flow.path(answers))
+    for name, value in request.model_dump(mode="json", exclude_defaults=True).items():
+        if name not in asked and name not in ("task", "model"):
+            answers = answers.setting(name, value)
     return answers
 
 
@@ -88,7 +89,7 @@ def assert_same_everywhere(task: str, request: Request) -> None:
 
 CONTEXTS = st.one_of(
     st.none(),
-    st.sampled_from([int(o.value) for o in flow.STEPS["context_length"].options({}, CATALOG)]),
+    st.sampled_from([int(o.value) for o in flow.STEPS["context_length"].options(flow.Answers(), CATALOG)]),
     st.integers(min_value=512, max_value=200_000),
 )
 CARDS = st.one_of(st.none(), st.tuples(st.sampled_from(GPUS), st.integers(min_value=1, max_value=8)))
@@ -126,9 +127,9 @@ def fine_tuning(draw: st.DrawFn) -> Request:
     """Fine-tuning a catalogue LLM, with a precision the dialog offers for the method (none for QLoRA:
     the dialog does not ask it, the core reads the base as NF4)."""
     method = draw(st.sampled_from(list(Method)))
-    choices = flow.precision_choices({"task": "finetune", "method": method})
+    choices = flow.precision_choices(flow.Answers(task="finetune", request={"method": method.value}))
     precision = None if method is Method.QLORA else draw(st.one_of(st.none(), st.sampled_from(choices)))
-    seq_lens = [int(o.value) for o in flow.STEPS["seq_len"].options({}, CATALOG)]
+    seq_lens = [int(o.value) for o in flow.STEPS["seq_len"].options(flow.Answers(), CATALOG)]
     return Request(
         task=Task.TRAINING,
         model=draw(st.sampled_from(LLMS)),

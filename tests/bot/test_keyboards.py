@@ -23,12 +23,12 @@ def texts(markup: object) -> list[str]:
 
 def test_a_step_keyboard_is_built_once_per_step_options_and_language() -> None:
     catalog, step = default_catalog(), flow.STEPS["precision"]
-    llama = {"task": "inference", "model": "llama-3.1-8b"}
+    llama = flow.answers_from_fields({"task": "inference", "model": "llama-3.1-8b"}, catalog, quick=False)
     ru = keyboards.step_keyboard(step, llama, catalog, translator("ru"), "ru")
-    assert keyboards.step_keyboard(step, dict(llama), catalog, translator("ru"), "ru") is ru
+    assert keyboards.step_keyboard(step, llama.model_copy(), catalog, translator("ru"), "ru") is ru
     en = keyboards.step_keyboard(step, llama, catalog, translator("en"), "en")
     assert en is not ru and texts(en) != texts(ru)  # "Typical" / "Типично", "Back" / "Назад"
-    image = {"task": "image", "model": "sdxl"}
+    image = flow.answers_from_fields({"task": "image_generation", "model": "sdxl"}, catalog, quick=False)
     other = keyboards.step_keyboard(step, image, catalog, translator("ru"), "ru")
     assert texts(other) != texts(ru)  # an image model's precisions, not an LLM's
     assert [b.callback_data for row in ru.inline_keyboard for b in row] == [

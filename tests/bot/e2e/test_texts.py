@@ -42,10 +42,10 @@ def test_every_key_the_code_names_exists() -> None:
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_core_labels_the_bot_shows_exist(lang: str) -> None:
     answers_by_method = [
-        {"task": "inference"},
-        {"task": "image"},
-        {"task": "finetune", "method": "lora"},
-        {"task": "finetune", "method": "full"},
+        flow.Answers(task="inference"),
+        flow.Answers(task="image"),
+        flow.Answers(task="finetune", request={"method": "lora"}),
+        flow.Answers(task="finetune", request={"method": "full"}),
     ]
     precisions = {p.value for a in answers_by_method for p in flow.precision_choices(a)}
     wanted = {f"precision-{p}" for p in precisions} | {f"precision-note-{p}" for p in precisions}
