@@ -381,7 +381,7 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
     dp.sent_journal = journal  # replicas: what an update sent, for the one taking it over
     # A step's dialog writes (and with the FSM in the database its state) commit with its done mark,
     # in a group commit; the state in Redis is written right before (bot.redis_fsm).
-    sessions = DbSessionMiddleware(sessionmaker, single_process=single_process, defer_writes=True)
+    sessions = DbSessionMiddleware(sessionmaker, single_process=single_process)
     dp.update.outer_middleware(sessions)
     from bot.db.availability import REFRESH_S, LiveAvailability  # /offers off|on over the offers file
 

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.config import Settings
 from bot.db.models import User
+from bot.db.work import UpdateWork
 from core.catalogue.catalog import Catalog
 
 log = logging.getLogger(__name__)
@@ -26,7 +27,7 @@ log = logging.getLogger(__name__)
 class Ctx:
     state: FSMContext
     i18n: I18nContext
-    db: AsyncSession
+    work: UpdateWork  # the update's unit of work (bot.db.work): dialog writes go into it
     catalog: Catalog
     settings: Settings
     telegram_id: int
@@ -39,6 +40,16 @@ class Ctx:
     @property
     def lang(self) -> str:
         return self.i18n.locale
+
+    @property
+    def db(self) -> UpdateWork:
+        """The update's work, as bot.dialog names it (its dialog writes go into it)."""
+        return self.work
+
+    @property
+    def session(self) -> AsyncSession:
+        """The update's session: reads, and writes that cannot wait for the update's end."""
+        return self.work.session
 
 
 # Telegram languages whose users are shown another currency than DEFAULT_CURRENCY (Kazakh: tenge).
@@ -70,11 +81,11 @@ class DialogContextMiddleware(BaseMiddleware):
             log.info("private message %s in chat %s has no sender: ignored", event.message_id, event.chat.id)
             return None
         state: FSMContext | None = data.get("state")
-        if user is not None and state is not None and "db" in data and "i18n" in data:
+        if user is not None and state is not None and "work" in data and "i18n" in data:
             db_user = data.get("db_user")
             settings = data["settings"]
             data["ctx"] = Ctx(
-                state, data["i18n"], data["db"], data["catalog"], settings, user.id,
+                state, data["i18n"], data["work"], data["catalog"], settings, user.id,
                 user_id=db_user.id if db_user is not None else None,
                 currency=user_currency(db_user, user.language_code, settings.default_currency),
             )  # fmt: skip

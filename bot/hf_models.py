@@ -34,6 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db import hf_cache
 from bot.db.hf_cache import FOUND, NOT_FOUND, UNSUPPORTED, HubAnswer
+from bot.db.work import UpdateWork, session_of
 from bot.metrics import HF_BUCKETS, Tally, Timing
 from core.catalogue.catalog import Catalog
 from core.errors import CoreError, UnknownModelError
@@ -165,7 +166,7 @@ class HfModels:
         self,
         model: Any,
         catalog: Catalog,
-        session: AsyncSession,
+        db: AsyncSession | UpdateWork,
         *,
         endpoint: str = hf.HF_ENDPOINT,
         enabled: bool = True,
@@ -179,6 +180,7 @@ class HfModels:
         key = hf_cache.key_of(model)
         if self._found.get(key) is not None:  # a hit is the most recently used
             return FOUND
+        session = session_of(db)
         cached = await hf_cache.get(session, model)
         if cached is not None and cached.status == FOUND:
             refused = checked(cached)  # a row kept before the checks (`core.model.checks`) existed

@@ -1,6 +1,10 @@
-"""One database session per Telegram update (short transactions), with de-duplication and the user row.
+"""One unit of work per Telegram update (bot.db.work), with de-duplication and the user row.
 
-What commits when, in each mode: docs/persistence.md."""
+An update already handled is dropped before any handler runs. The update's work (its FSM record,
+its dialog rows' writes) commits with its done mark after the handler returned, after its last
+Telegram call; a handler that raised leaves nothing of its work. No transaction is open while
+Telegram answers: what a handler wrote in the update's session is committed before each call
+(`CommitBeforeTelegramCall`). The contract: docs/persistence.md."""
 
 import asyncio
 import logging
@@ -14,6 +18,7 @@ from typing import Any
 
 from aiogram import BaseMiddleware, Bot
 from aiogram.client.session.middlewares.base import BaseRequestMiddleware, NextRequestMiddlewareType
+from aiogram.fsm.context import FSMContext
 from aiogram.methods import Response, TelegramMethod
 from aiogram.methods.base import TelegramType
 from aiogram.types import TelegramObject, Update
@@ -21,11 +26,12 @@ from aiogram.types import User as TelegramUser
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db import repository
-from bot.db.group_commit import FinalWrites, GroupCommit
+from bot.db.group_commit import GroupCommit, write_works
 from bot.db.models import User, utc_now
 from bot.db.turn import turn_of
+from bot.db.work import UpdateWork
 from bot.redis_state import flush_state
-from bot.storage import current_update_session, must_commit, take_unwritten_changes
+from bot.storage import SqlAlchemyStorage
 
 logger = logging.getLogger(__name__)
 
@@ -73,48 +79,38 @@ class Receipt:
     """The user has been told "one moment, retrying" for this update (at most once)."""
 
 
-# The task handling the update that owns the session in current_update_session: only that task
-# commits it before a Telegram call (a background task spawned by a handler copies the context, but
-# must not commit a session the handler is using at the same moment).
-_session_owner: ContextVar[asyncio.Task[Any] | None] = ContextVar("session_owner", default=None)
+# The work of the update this task handles, for `CommitBeforeTelegramCall` (a Telegram call is
+# made through the Bot, which knows nothing of updates). Only the task handling the update commits
+# its session (`UpdateWork.owner`): a background task spawned by a handler copies the context, but
+# must not commit a session the handler is using at the same moment.
+_current_work: ContextVar[UpdateWork | None] = ContextVar("current_work", default=None)
 
 
 class DbSessionMiddleware(BaseMiddleware):
     """Outer middleware for ``dp.update``.
 
-    Puts ``db`` (the session), ``db_user`` (our User row, or None for updates without a user) and
-    ``deep_link_source`` into the handler data. An update that was already handled (Telegram
-    redelivers after timeouts and restarts) is dropped before any handler runs.
+    Puts ``work`` (the update's `UpdateWork`), ``db`` (its session), ``db_user`` (our User row, or
+    None for updates without a user) and ``deep_link_source`` into the handler data, and binds the
+    handlers' FSMContext to the work (bot.storage.UpdateStorage). An update that was already handled
+    (Telegram redelivers after timeouts and restarts) is dropped before any handler runs.
 
-    Transactions are short: the session is committed before every Telegram call the handler makes
-    (`CommitBeforeTelegramCall`), so no lock (SQLite's write lock, a PostgreSQL row lock) is held
-    while Telegram answers or while a 429 is waited out; the handler's next statement begins a new
-    transaction. The last transaction also marks the update handled (its processed_updates row, see
-    bot.db.inbox) and is committed when the handler returns. If the handler raises, its transaction
-    rolls back and the update is not marked, so a redelivery is handled again.
+    When the handler returned, the work and the done mark are written: in the update's own
+    transaction when its session has one open (it wrote something else since its last Telegram call:
+    a lead, a new user's row), else by the group commit (bot.db.group_commit) with the works of the
+    updates finishing meanwhile. With the FSM in Redis (bot.redis_fsm) the state is written right
+    before (`flush_state`). The update is finished once that commit is done; if the handler or the
+    commit fails, nothing of the work is written or remembered.
 
-    ``defer_writes`` (the app sets it on every database): the update's state, its FSM record (the
-    FSM in the database, bot.storage.SqlAlchemyStorage) and its dialog rows' writes (with
-    ``single_process`` new rows too, `dialog_ids`; on PostgreSQL a new row is inserted at once, for
-    its id), is not written before each Telegram call but at the end, with the mark; a handler that
-    wrote nothing else (a step press, a new user's /start: all they write is state; the user's row
-    was written at receipt, `first_contact`) leaves state and mark to the group commit
-    (bot.db.group_commit), which writes those of all the updates finishing meanwhile in one
-    transaction. With the FSM in Redis (bot.redis_fsm) the state is written right before that last
-    commit (`flush_state`), in one round trip. The update is finished once its last commit is done:
-    it awaits its group like a commit, and a failed group fails the update.
+    ``single_process`` (the embedded SQLite: one process owns the database): the user rows it
+    committed are kept in memory (`KnownUsers`), and new dialog rows take ids from `DialogIds` so
+    they can wait for the commit too.
     """
 
     def __init__(
-        self,
-        sessionmaker: async_sessionmaker[AsyncSession],
-        *,
-        single_process: bool = False,
-        defer_writes: bool = False,
+        self, sessionmaker: async_sessionmaker[AsyncSession], *, single_process: bool = False
     ) -> None:
         self.sessionmaker = sessionmaker
         self.group_commit = GroupCommit(sessionmaker)
-        self.defer_writes = defer_writes
         # One process owns the database (the embedded SQLite): the user rows it committed are the truth.
         self.known_users = KnownUsers(keep_rows=single_process)
         # ... and the only one inserting dialogs: a new dialog's row can wait for the group commit.
@@ -125,7 +121,6 @@ class DbSessionMiddleware(BaseMiddleware):
             raise TypeError("DbSessionMiddleware belongs on dp.update.outer_middleware")
         bot_id = data["bot"].id
         receipt: Receipt | None = data.get(RECEIPT_KEY)
-        writes: FinalWrites | None = None
         async with self.sessionmaker() as session:
             fresh = receipt is not None and receipt.fresh
             if not fresh and await repository.update_is_handled(
@@ -135,41 +130,41 @@ class DbSessionMiddleware(BaseMiddleware):
                 if receipt is not None:
                     receipt.finished = True
                 return None
-            if self.defer_writes:
-                repository.defer_dialog_writes(session, ids=self.dialog_ids)
+            work = UpdateWork(
+                bot_id, event.update_id, session, dialog_ids=self.dialog_ids, owner=asyncio.current_task()
+            )
             source = deep_link_source(event)
             data["db"] = session
+            data["work"] = work
             data["deep_link_source"] = source
             first_seen = INLINE_SOURCE if event.inline_query is not None else source
             db_user = data["db_user"] = await self._user(session, data.get("event_from_user"), first_seen)
-            token = current_update_session.set(session)
-            owner = _session_owner.set(asyncio.current_task())
+            state = data.get("state")
+            if isinstance(state, FSMContext) and isinstance(state.storage, SqlAlchemyStorage):
+                data["state"] = state = FSMContext(storage=state.storage.bound(work), key=state.key)
+            token = _current_work.set(work)
             try:
-                if "state" in data and "raw_state" not in data:
-                    # bot.storage.DeferredStateMiddleware left it to us: read in this session, once.
-                    data["raw_state"] = await data["state"].get_state()
+                if state is not None and "raw_state" not in data:
+                    # bot.storage.DeferredStateMiddleware left it to us: the update's one read.
+                    data["raw_state"] = await state.get_state()
                 result = await handler(event, data)
                 # The state in Redis (bot.redis_fsm) first: a crash before the commit below then
                 # replays the update from its new state, never from an old one with its rows written.
                 await flush_state()
-                # Written since the last Telegram call: the mark goes with it. Else the group's.
-                grouped = not must_commit(session)
-                if grouped:
-                    writes = FinalWrites(dialogs=repository.take_deferred_dialogs(session))
-                    take_unwritten_changes(session, writes)
-                else:
-                    await repository.finish_update(session, bot_id=bot_id, update_id=event.update_id)
+                grouped = not session.in_transaction()
+                if not grouped:  # its own transaction is open: the work and the mark go with it
+                    await write_works(session, [work])
                     await session.commit()
+                    work.done()
             except BaseException:
                 if db_user is not None:  # what the update changed of it is rolled back
                     self.known_users.forget(db_user.telegram_id)
                 raise
             finally:
-                _session_owner.reset(owner)
-                current_update_session.reset(token)
+                _current_work.reset(token)
         if grouped:
             try:
-                await self.group_commit.finish(bot_id, event.update_id, writes or None)
+                await self.group_commit.finish(work)
             except BaseException:
                 if db_user is not None:
                     self.known_users.forget(db_user.telegram_id)
@@ -315,10 +310,11 @@ class CommitBeforeTelegramCall(BaseRequestMiddleware):
         bot: Bot,
         method: TelegramMethod[TelegramType],
     ) -> Response[TelegramType]:
-        session = current_update_session.get()
-        if session is None or _session_owner.get() is not asyncio.current_task():
+        work = _current_work.get()
+        if work is None or work.owner is not asyncio.current_task():
             return await make_request(bot, method)
-        if must_commit(session):
+        session = work.session
+        if session.in_transaction():
             await session.commit()
         turn = turn_of(session)
         if turn is None:

@@ -38,9 +38,9 @@ log = logging.getLogger(__name__)
 
 async def _qualified(ctx: Ctx, lead_id: int, lead_outbox: LeadOutbox) -> None:
     """`lead.qualified` for the CRMs, once, when the user answered at least one question."""
-    lead = await ctx.db.get(Lead, lead_id, populate_existing=True)
+    lead = await ctx.session.get(Lead, lead_id, populate_existing=True)
     if lead is not None and lead.telegram_id == ctx.telegram_id and (lead.need_when or lead.need_for):
-        await lead_outbox.lead_qualified(ctx.db, lead)
+        await lead_outbox.lead_qualified(ctx.session, lead)
 
 
 async def on_need(
@@ -58,13 +58,13 @@ async def on_need(
         return
     if value != SKIP:
         answers = {NEED_COLUMNS[question]: value}
-        if not await lead_db.set_need(ctx.db, callback_data.lead_id, ctx.telegram_id, **answers):
+        if not await lead_db.set_need(ctx.session, callback_data.lead_id, ctx.telegram_id, **answers):
             callback_answer.text = ctx.tr("stale-button")
             return
     if question != "when" and lead_outbox is not None:  # the last question: the CRMs hear the answers
         await _qualified(ctx, callback_data.lead_id, lead_outbox)
-    if must_commit(ctx.db):
-        await ctx.db.commit()  # before the outbox looks
+    if must_commit(ctx.session):
+        await ctx.session.commit()  # before the outbox looks
     if lead_outbox is not None:
         lead_outbox.wake()
     if question == "when":

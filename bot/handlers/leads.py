@@ -97,7 +97,7 @@ async def open_form(
     state = await DialogState.load(ctx.state)
     current = await ctx.state.get_state()
     back = state.lead.back_state if state.lead is not None and current in FORM_STATES else current
-    await lead_db.mark_quote_requested(ctx.db, state.dialog_id)
+    await lead_db.mark_quote_requested(ctx.session, state.dialog_id)
     offer = reserve[0] if reserve else None
     await update(ctx.state, lead=LeadDraft(back_state=back, dialog_id=state.dialog_id, reserve_offer=offer))
     assert message.bot is not None
@@ -279,8 +279,8 @@ async def finish(
     asked = request if reservation is None else {**(request or {}), "reservation": reservation}
     key = leads.dedup_key(ctx.telegram_id, asked, contact)  # a reservation is not the quote before it
     assert event.bot is not None
-    duplicate = await lead_db.find_duplicate(ctx.db, key)
-    recent = await lead_db.recent_leads(ctx.db, ctx.telegram_id) if duplicate is None else []
+    duplicate = await lead_db.find_duplicate(ctx.session, key)
+    recent = await lead_db.recent_leads(ctx.session, ctx.telegram_id) if duplicate is None else []
     lead = None
     if duplicate is None and len(recent) < lead_db.MAX_LEADS_PER_WINDOW:
         # First, and committed: nothing after it (its texts, its card, the answer) can lose it.
@@ -308,9 +308,9 @@ async def finish(
     confirmation = await event.bot.send_message(
         chat_id, leads.render(ctx.tr, "lead-saved", id=lead.id, what=what), reply_markup=ReplyKeyboardRemove()
     )
-    await lead_db.set_confirmation(ctx.db, lead.id, confirmation.message_id)
-    if must_commit(ctx.db):
-        await ctx.db.commit()  # before the outbox looks: it edits the confirmation once delivered
+    await lead_db.set_confirmation(ctx.session, lead.id, confirmation.message_id)
+    if must_commit(ctx.session):
+        await ctx.session.commit()  # before the outbox looks: it edits the confirmation once delivered
     if outbox is not None:
         outbox.wake()
     await ask_need(event.bot, chat_id, ctx, lead.id, "when")
@@ -330,9 +330,9 @@ async def _store(
     summary = leads.summary(result, request, ctx.settings.default_language)
     if reservation is not None:  # the card says "Бронь" and the offer (bot.leads.card)
         summary["reservation"] = reservation
-    db_user = await repository.get_user(ctx.db, ctx.telegram_id)
+    db_user = await repository.get_user(ctx.session, ctx.telegram_id)
     lead, _ = await lead_db.create_lead(
-        ctx.db,
+        ctx.session,
         telegram_id=ctx.telegram_id,
         contact_kind=contact.kind,
         contact=contact.value,
@@ -345,7 +345,7 @@ async def _store(
     )
     if reservation is not None:
         lead.kind = LEAD_RESERVATION
-    await ctx.db.commit()
+    await ctx.session.commit()
     return lead
 
 
@@ -374,7 +374,7 @@ async def _render_card(
     except Exception:
         log.exception("lead #%s: its card could not be rendered; a plain one is sent", lead.id)
         card = leads.plain_card(lead.id, contact, comment)
-    await lead_db.set_card(ctx.db, lead, card, accepted=accepted)
+    await lead_db.set_card(ctx.session, lead, card, accepted=accepted)
 
 
 async def _join(
@@ -400,7 +400,7 @@ async def _join(
     except Exception:
         log.exception("lead #%s: a note could not be rendered; a plain one joins", last.id)
         note = leads.plain_card(last.id, contact, comment)
-    if not await lead_db.add_note(ctx.db, last, note):
+    if not await lead_db.add_note(ctx.session, last, note):
         log.warning("lead #%s has %d notes: a further one not kept", last.id, lead_db.MAX_NOTES)
     assert event.bot is not None
     await event.bot.send_message(

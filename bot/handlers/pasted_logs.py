@@ -106,10 +106,10 @@ async def on_store(query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAnsw
     if state.measurement is None or not isinstance(query.message, Message):
         callback_answer.text = ctx.tr("log-store-expired")
         return
-    number = await measurements.add(ctx.db, ctx.user_id, state.measurement)
+    number = await measurements.add(ctx.session, ctx.user_id, state.measurement)
     await update(ctx.state, measurement=None)
-    if must_commit(ctx.db):
-        await ctx.db.commit()  # stored before the user is told so
+    if must_commit(ctx.session):
+        await ctx.session.commit()  # stored before the user is told so
     callback_answer.text = ctx.tr("log-stored", id=number)
     await query.message.answer(ctx.tr("log-stored", id=number))
     markup = query.message.reply_markup

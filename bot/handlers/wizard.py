@@ -58,7 +58,7 @@ async def answer_step(
         else:
             answers[step_name] = value
         answers = flow.forget_after(answers, step_name)
-        await write_dialog(ctx, answers["task"], partial(repository.save_answers, ctx.db, answers=answers))
+        await write_dialog(ctx, answers["task"], partial(repository.save_answers, ctx.work, answers=answers))
     editing = state.editing if step_name != "task" else None  # a new task is a new dialog
     if editing is not None:  # changing answers from the result: only the steps that depend on it
         remaining = [s for s in editing if s != step_name and s in flow.path(answers)]

@@ -18,6 +18,8 @@ from bot.db.group_commit import GroupCommit
 from bot.db.inbox import Inbox, InboxDispatcher, update_payload
 from bot.db.middleware import DbSessionMiddleware
 from bot.db.models import ProcessedUpdate, utc_now
+from bot.db.work import UpdateWork
+from tests.bot.statements import groups_of, recorded
 from tests.bot.test_db_middleware import message_update
 
 BOT_ID = 42
@@ -132,18 +134,22 @@ async def test_marks_that_come_together_are_committed_in_one_group(
     await dispatcher(sessionmaker, []).inbox.receive(
         BOT_ID, [(i, update_payload(message_update(i, "hi"))) for i in range(10, 20)]
     )
-    await asyncio.gather(*(marks.finish(BOT_ID, i) for i in range(10, 20)))
-    assert marks.groups == 1
+    with recorded(sessionmaker) as statements:
+        await asyncio.gather(*(marks.finish(UpdateWork(BOT_ID, i, sessionmaker())) for i in range(10, 20)))
+    assert groups_of(statements) == 1
     assert await rows(sessionmaker) == dict.fromkeys(range(10, 20), False)
-    await marks.finish(BOT_ID, 10)  # marked again (a replay): harmless
-    assert marks.groups == 2
+    with recorded(sessionmaker) as statements:
+        await marks.finish(UpdateWork(BOT_ID, 10, sessionmaker()))  # marked again (a replay): harmless
+    assert groups_of(statements) == 1
 
 
 async def test_a_failed_group_commit_fails_every_update_in_it(sqlite_url: str) -> None:
     engine = create_engine(sqlite_url)  # no schema: the commit cannot find its table
     try:
-        marks = GroupCommit(create_sessionmaker(engine))
-        results = await asyncio.gather(*(marks.finish(BOT_ID, i) for i in range(3)), return_exceptions=True)
+        sessions = create_sessionmaker(engine)
+        marks = GroupCommit(sessions)
+        works = [UpdateWork(BOT_ID, i, sessions()) for i in range(3)]
+        results = await asyncio.gather(*(marks.finish(work) for work in works), return_exceptions=True)
         assert all(isinstance(r, OperationalError) for r in results), results
     finally:
         await engine.dispose()
@@ -166,6 +172,7 @@ async def test_an_update_that_ends_on_a_telegram_call_is_marked_in_a_group(
     dp.include_router(router)
     updates = [message_update(i, "hi") for i in range(30, 33)]
     await dp.inbox.receive(BOT_ID, [(u.update_id, update_payload(u)) for u in updates])
-    await asyncio.gather(*(t for u in updates if (t := dp.handle_in_background(bot, u, fresh=True))))
-    assert middleware.group_commit.groups >= 1
+    with recorded(sessionmaker) as statements:
+        await asyncio.gather(*(t for u in updates if (t := dp.handle_in_background(bot, u, fresh=True))))
+    assert 1 <= groups_of(statements) <= len(updates)
     assert await rows(sessionmaker) == {30: False, 31: False, 32: False}

@@ -22,7 +22,9 @@ from bot.db.inbox import Inbox, update_payload
 from bot.db.middleware import DbSessionMiddleware
 from bot.db.models import DialogSession, FsmRecord, ProcessedUpdate
 from bot.db.turn import turn_of
+from bot.db.work import UpdateWork
 from bot.storage import SqlAlchemyStorage
+from tests.bot.statements import groups_of, recorded
 
 BOT_ID = 42
 USERS = (501, 502, 503)
@@ -42,25 +44,25 @@ class Setup:
     def __init__(self, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
         self.sessionmaker = sessionmaker
         self.storage = SqlAlchemyStorage(sessionmaker, DefaultKeyBuilder(with_destiny=True), remember=True)
-        self.middleware = DbSessionMiddleware(sessionmaker, single_process=True, defer_writes=True)
+        self.middleware = DbSessionMiddleware(sessionmaker, single_process=True)
         self.dialogs: dict[int, int] = {}
         self.seen_during: list[tuple[str | None, dict[str, Any] | None]] = []
         self.turn_held: list[bool] = []  # whether SQLite's write turn was the handler's, at its end
         router = Router()
 
         @router.message()
-        async def step(message: Message, state: FSMContext, db: AsyncSession) -> None:
+        async def step(message: Message, state: FSMContext, work: UpdateWork) -> None:
             assert message.from_user is not None and message.text is not None
             dialog_id = self.dialogs[message.from_user.id]
-            await repository.save_answers(db, dialog_id, {"task": "inference", "step": message.text})
+            await repository.save_answers(work, dialog_id, {"task": "inference", "step": message.text})
             if message.text == "done":
                 await repository.complete_dialog(
-                    db, dialog_id, answers={"task": "inference", "step": "last"}, summary={"fits": True},
+                    work, dialog_id, answers={"task": "inference", "step": "last"}, summary={"fits": True},
                     verdict="fits", offer_id=None,
                 )  # fmt: skip
             await state.set_state("Wizard:precision")
             await state.update_data(step=message.text)
-            turn = turn_of(db)
+            turn = turn_of(work.session)
             self.turn_held.append(turn is not None and turn.held_by_me())
             # What a Telegram call would find: nothing of this update on disk yet.
             self.seen_during.append(await self.on_disk(message.from_user.id))
@@ -114,9 +116,8 @@ async def test_a_step_state_commits_with_its_mark_in_one_group_for_several_users
 ) -> None:
     setup = Setup(sessionmaker)
     await setup.add_dialogs(bot)
-    commits = setup.middleware.group_commit
-    groups, finished = commits.groups, commits.updates
-    await setup.feed(bot, [message_update(10 + i, user, f"model-{i}") for i, user in enumerate(USERS)])
+    with recorded(sessionmaker) as statements:
+        await setup.feed(bot, [message_update(10 + i, user, f"model-{i}") for i, user in enumerate(USERS)])
 
     # While each handler ran, neither its dialog row nor its FSM record was written, and it held
     # no write turn (it issued no statement): the others could write meanwhile …
@@ -124,8 +125,8 @@ async def test_a_step_state_commits_with_its_mark_in_one_group_for_several_users
     assert setup.seen_during == [("Wizard:precision", {"task": "inference", "step": "first"})] * len(USERS)
     # … then all of them, and the marks, in group commits shared by the updates finishing together
     # (the writer takes whatever waits once SQLite's write turn is its own).
-    assert commits.updates - finished == len(USERS)
-    assert commits.groups - groups < len(USERS)
+    assert await setup.pending() == set()
+    assert groups_of(statements) < len(USERS)
     for i, user in enumerate(USERS):
         assert await setup.on_disk(user) == ("Wizard:precision", {"task": "inference", "step": f"model-{i}"})
     assert await setup.pending() == set()

@@ -1,5 +1,6 @@
 """The update path's database work stays small: the FSM record is read once per update, however
-often handlers ask; written once, with the update's commit; a rolled-back update leaves nothing."""
+often handlers ask; written once, with the update's commit; a rolled-back update leaves nothing.
+Statements are counted with the statement recorder (tests.bot.statements)."""
 
 from datetime import UTC, datetime
 from typing import Any
@@ -20,7 +21,8 @@ from bot.db.middleware import DbSessionMiddleware
 from bot.db.models import FsmRecord
 from bot.dialog_state import DialogState
 from bot.redis_fsm import PipelinedRedisStorage
-from bot.storage import SqlAlchemyStorage
+from bot.storage import SqlAlchemyStorage, UpdateStorage
+from tests.bot.statements import reads_of, recorded, writes_of
 
 USER_ID = 4242
 
@@ -71,10 +73,11 @@ async def test_an_update_reads_its_fsm_record_once_and_writes_it_once(
     storage = SqlAlchemyStorage(sessionmaker)
     bot = Bot("42:TEST")
     try:
-        await dispatcher(sessionmaker, storage).feed_update(bot, message_update(1, "hello"))
+        with recorded(sessionmaker) as statements:
+            await dispatcher(sessionmaker, storage).feed_update(bot, message_update(1, "hello"))
     finally:
         await bot.session.close()
-    assert (storage.database_reads, storage.database_writes) == (1, 1)
+    assert (reads_of(statements, "fsm_records"), writes_of(statements, "fsm_records")) == (1, 1)
     assert await record(sessionmaker) == ("Wizard:model", {"n": 4})
 
 
@@ -82,11 +85,12 @@ async def test_a_failed_update_writes_no_fsm_change(sessionmaker: async_sessionm
     storage = SqlAlchemyStorage(sessionmaker)
     bot = Bot("42:TEST")
     try:
-        with pytest.raises(RuntimeError):
+        with recorded(sessionmaker) as statements, pytest.raises(RuntimeError):
             await dispatcher(sessionmaker, storage).feed_update(bot, message_update(1, "fail"))
     finally:
         await bot.session.close()
-    assert storage.database_writes == 0
+    assert reads_of(statements, "fsm_records") == 1
+    assert writes_of(statements, "fsm_records") == 0
     assert await record(sessionmaker) is None
 
 
@@ -99,11 +103,12 @@ async def test_a_remembering_storage_reads_a_record_once_across_updates(
     bot = Bot("42:TEST")
     try:
         dp = dispatcher(sessionmaker, storage)
-        for update_id in (1, 2, 3):
-            await dp.feed_update(bot, message_update(update_id, "hello"))
+        with recorded(sessionmaker) as statements:
+            for update_id in (1, 2, 3):
+                await dp.feed_update(bot, message_update(update_id, "hello"))
     finally:
         await bot.session.close()
-    assert (storage.database_reads, storage.database_writes) == (1, 3)
+    assert (reads_of(statements, "fsm_records"), writes_of(statements, "fsm_records")) == (1, 3)
     assert await record(sessionmaker) == ("Wizard:model", {"n": 4})
 
 
@@ -200,12 +205,13 @@ async def test_setting_a_record_to_what_it_is_writes_nothing(
     dp.update.outer_middleware(DbSessionMiddleware(sessionmaker))
     dp.include_router(router)
     try:
-        await dp.feed_update(bot, message_update(1, "hello"))
-        assert storage.database_writes == 1
-        await dp.feed_update(bot, message_update(2, "hello"))
+        with recorded(sessionmaker) as statements:
+            await dp.feed_update(bot, message_update(1, "hello"))
+            assert writes_of(statements, "fsm_records") == 1
+            await dp.feed_update(bot, message_update(2, "hello"))
     finally:
         await bot.session.close()
-    assert storage.database_writes == 1
+    assert writes_of(statements, "fsm_records") == 1
     assert await record(sessionmaker) == ("Wizard:model", {"n": 4})
 
 
@@ -226,16 +232,18 @@ async def test_the_dialog_state_is_parsed_once_per_version_within_an_update(
 
     @router.message()
     async def press(message: Message, state: FSMContext) -> None:
-        seen.append(await storage.parsed(state.key, parse))
-        seen.append(await storage.parsed(state.key, parse))
+        bound = state.storage  # the update's view of the storage (bot.storage.UpdateStorage)
+        assert isinstance(bound, UpdateStorage)
+        seen.append(await bound.parsed(state.key, parse))
+        seen.append(await bound.parsed(state.key, parse))
         await state.set_state("Wizard:precision")
-        seen.append(await storage.parsed(state.key, parse))
+        seen.append(await bound.parsed(state.key, parse))
         await DialogState(msg_id=7, answers={"task": "inference"}).save(state)
-        seen.append(await storage.parsed(state.key, parse))
+        seen.append(await bound.parsed(state.key, parse))
         seen.append(await DialogState.load(state))
 
     dp = BotDispatcher(inbox=Inbox(sessionmaker), storage=storage, events_isolation=SimpleEventIsolation())
-    dp.update.outer_middleware(DbSessionMiddleware(sessionmaker, defer_writes=True))
+    dp.update.outer_middleware(DbSessionMiddleware(sessionmaker))
     dp.include_router(router)
     try:
         await dp.feed_update(bot, message_update(1, "hello"))
