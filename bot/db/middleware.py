@@ -101,9 +101,11 @@ class DbSessionMiddleware(BaseMiddleware):
     before (`flush_state`). The update is finished once that commit is done; if the handler or the
     commit fails, nothing of the work is written or remembered.
 
-    ``single_process`` (the embedded SQLite: one process owns the database): the user rows it
-    committed are kept in memory (`KnownUsers`), and new dialog rows take ids from `DialogIds` so
-    they can wait for the commit too.
+    New dialog rows take their ids from `repository.DialogIds` (``single_process``: the embedded
+    SQLite, one process owns the database) or the table's sequence (PostgreSQL), so they wait for the
+    commit too; with the FSM in Redis on PostgreSQL a new row is inserted at once instead (its id is
+    in Redis before the commit). ``single_process`` also keeps the user rows it committed in memory
+    (`KnownUsers`).
     """
 
     def __init__(
@@ -113,8 +115,14 @@ class DbSessionMiddleware(BaseMiddleware):
         self.group_commit = GroupCommit(sessionmaker)
         # One process owns the database (the embedded SQLite): the user rows it committed are the truth.
         self.known_users = KnownUsers(keep_rows=single_process)
-        # ... and the only one inserting dialogs: a new dialog's row can wait for the group commit.
-        self.dialog_ids = repository.DialogIds() if single_process else None
+        # New dialog rows' ids: this process's own where it is the only one inserting dialogs, else
+        # the table's sequence (PostgreSQL).
+        self.single_process = single_process
+        bind = sessionmaker.kw.get("bind")
+        on_postgresql = bind is not None and bind.dialect.name == "postgresql"
+        self.dialog_ids: repository.DialogIds | None = (
+            repository.SequenceIds() if on_postgresql else repository.DialogIds() if single_process else None
+        )
 
     async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
         if not isinstance(event, Update):
@@ -130,17 +138,20 @@ class DbSessionMiddleware(BaseMiddleware):
                 if receipt is not None:
                     receipt.finished = True
                 return None
-            work = UpdateWork(
-                bot_id, event.update_id, session, dialog_ids=self.dialog_ids, owner=asyncio.current_task()
-            )
+            state = data.get("state")
+            fsm_in_database = isinstance(state, FSMContext) and isinstance(state.storage, SqlAlchemyStorage)
+            # A new dialog row waits for the commit where its id cannot be lost: it commits with the
+            # state that names it, or (one process) nobody else hands out ids.
+            ids = self.dialog_ids if fsm_in_database or self.single_process else None
+            work = UpdateWork(bot_id, event.update_id, session, dialog_ids=ids, owner=asyncio.current_task())
             source = deep_link_source(event)
             data["db"] = session
             data["work"] = work
             data["deep_link_source"] = source
             first_seen = INLINE_SOURCE if event.inline_query is not None else source
             db_user = data["db_user"] = await self._user(session, data.get("event_from_user"), first_seen)
-            state = data.get("state")
-            if isinstance(state, FSMContext) and isinstance(state.storage, SqlAlchemyStorage):
+            if fsm_in_database:
+                assert isinstance(state, FSMContext) and isinstance(state.storage, SqlAlchemyStorage)
                 data["state"] = state = FSMContext(storage=state.storage.bound(work), key=state.key)
             token = _current_work.set(work)
             try:

@@ -10,7 +10,7 @@ from datetime import datetime
 from functools import cache
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, case, delete, func, insert, or_, select, update
+from sqlalchemy import Table, bindparam, case, delete, func, insert, or_, select, text, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
@@ -208,6 +208,19 @@ class DialogIds:
         assert self._last is not None, "loaded above"
         self._last += 1
         return self._last
+
+
+class SequenceIds(DialogIds):
+    """`DialogIds` where several processes insert dialogs (PostgreSQL): each id is taken from the
+    table's own sequence (``nextval``: never handed out twice, whoever asks), so a new row can wait
+    for the update's commit there too."""
+
+    async def load(self, session: AsyncSession) -> None:
+        """Nothing to read ahead: the sequence hands out each id when asked."""
+
+    async def next(self, session: AsyncSession) -> int:
+        taken = await session.scalar(text("SELECT nextval(pg_get_serial_sequence('dialog_sessions', 'id'))"))
+        return int(taken)
 
 
 # The update path's dialog statements are built once, with bind parameters: SQLAlchemy builds and
