@@ -50,7 +50,7 @@ from bot.db.arrivals import FirstContact
 from bot.db.engine import create_engine, create_sessionmaker, migrate_if_due, ping, sqlite_file
 from bot.db.group_receive import GroupReceive
 from bot.db.inbox import Inbox, InboxDispatcher
-from bot.db.middleware import CommitBeforeTelegramCall, DbSessionMiddleware, forget_old_updates
+from bot.db.middleware import DbSessionMiddleware, forget_old_updates
 from bot.handlers import admin, routers
 from bot.handlers.commands import set_commands
 from bot.i18n import build_i18n
@@ -346,8 +346,7 @@ def catalog_for(settings: Settings) -> Catalog:
 async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
     """Bot + Dispatcher wired as in production; the embedded SQLite database is migrated first."""
     bot = bot or build_bot(settings)
-    # Outermost first: the update's transaction is committed before a call, then 429s are waited out.
-    bot.session.middleware(CommitBeforeTelegramCall())
+    # Outermost first: a retried update's calls answered from before, then 429s are waited out.
     bot.session.middleware(ReplaySentCalls())  # a retried update does not say twice what it said
     bot.session.middleware(RetryAfterMiddleware())
     bot.session.middleware(StopTypingOnAnswer())

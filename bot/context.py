@@ -13,7 +13,6 @@ from aiogram.fsm.context import FSMContext
 from aiogram.types import Message, TelegramObject
 from aiogram.types import User as TelegramUser
 from aiogram_i18n import I18nContext
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.config import Settings
 from bot.db.models import User
@@ -45,11 +44,6 @@ class Ctx:
     def db(self) -> UpdateWork:
         """The update's work, as bot.dialog names it (its dialog writes go into it)."""
         return self.work
-
-    @property
-    def session(self) -> AsyncSession:
-        """The update's session: reads, and writes that cannot wait for the update's end."""
-        return self.work.session
 
 
 # Telegram languages whose users are shown another currency than DEFAULT_CURRENCY (Kazakh: tenge).

@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bot.config import Settings
 from bot.db.group_commit import store_records
 from bot.db.models import FsmRecord
-from bot.db.work import Record, UpdateWork, session_of
+from bot.db.work import Record, UpdateWork
 
 T = TypeVar("T")
 
@@ -135,14 +135,17 @@ class SqlAlchemyStorage(BaseStorage):
             self.committed.put(record_key, record)
 
 
-class UpdateStorage(BaseStorage):
-    """`SqlAlchemyStorage` bound to one update's `UpdateWork`: a record is read once (in the update's
-    session, or from memory), then kept in the work; writes change the work's copy and mark it for
-    the update's commit (bot.db.group_commit), which puts it into memory once on disk."""
+class UpdateStorage(SqlAlchemyStorage):
+    """`SqlAlchemyStorage` bound to one update's `UpdateWork`: a record is read once (from memory, else
+    in a session of its own), then kept in the work; writes change the work's copy and mark it for
+    the update's commit (bot.db.group_commit), which puts it into memory once on disk. A subclass:
+    whoever asks whether the FSM is in the database (bot.dialog_state) is told so."""
 
     def __init__(self, storage: SqlAlchemyStorage, work: UpdateWork) -> None:
         self.storage = storage
+        self.sessionmaker = storage.sessionmaker
         self.key_builder = storage.key_builder
+        self.committed = storage.committed
         self.work = work
         if storage.committed is not None:
             work.committed.append(self._remember)
@@ -187,7 +190,7 @@ class UpdateStorage(BaseStorage):
         record_key = self.key_builder.build(key)
         records = self.work.records
         if record_key not in records:
-            records[record_key] = await self.storage.select(self.work.session, record_key)
+            records[record_key] = await self.work.read(self.storage.select, record_key)
         return records[record_key]
 
     async def _write(self, key: StorageKey, **values: Any) -> None:
@@ -200,10 +203,9 @@ class UpdateStorage(BaseStorage):
 
 
 def must_commit(db: AsyncSession | UpdateWork) -> bool:
-    """Whether the update's session has a transaction open (a row written or read: on SQLite it
-    holds the write turn), to commit before a Telegram call or a wait. Its work's writes wait for
-    the update's end whatever this says."""
-    return session_of(db).in_transaction()
+    """Whether ``db`` is a session with a transaction open (to commit before a Telegram call or a
+    wait). An update's work never is: its handler holds no transaction (bot.db.work)."""
+    return isinstance(db, AsyncSession) and db.in_transaction()
 
 
 class Committed:

@@ -82,9 +82,9 @@ class GroupCommit:
             _settle(group + left, asyncio.CancelledError())
 
 
-async def write_works(session: AsyncSession, works: Sequence[UpdateWork]) -> None:
-    """The works' dialog writes, FSM records and done marks, in ``session``'s transaction (the caller
-    commits, then calls each work's `UpdateWork.done`)."""
+async def write_works(session: AsyncSession, works: Sequence[UpdateWork], *, mark: bool = True) -> None:
+    """The works' dialog writes, FSM records and (``mark``) done marks, in ``session``'s transaction
+    (the caller commits, then calls each work's `UpdateWork.done`)."""
     dialogs = [op for work in works for op in work.dialogs]
     if dialogs:
         await repository.write_dialogs(session, dialogs)
@@ -92,7 +92,7 @@ async def write_works(session: AsyncSession, works: Sequence[UpdateWork]) -> Non
     if records:
         await session.run_sync(store_records, records)
     by_bot: dict[int, list[int]] = {}
-    for work in works:
+    for work in works if mark else ():
         by_bot.setdefault(work.bot_id, []).append(work.update_id)
     for bot_id, update_ids in by_bot.items():
         # Each id once: one statement may not upsert a row twice (PostgreSQL refuses it).

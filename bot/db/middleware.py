@@ -2,33 +2,26 @@
 
 An update already handled is dropped before any handler runs. The update's work (its FSM record,
 its dialog rows' writes) commits with its done mark after the handler returned, after its last
-Telegram call; a handler that raised leaves nothing of its work. No transaction is open while
-Telegram answers: what a handler wrote in the update's session is committed before each call
-(`CommitBeforeTelegramCall`). The contract: docs/persistence.md."""
+Telegram call; a handler that raised leaves nothing of its work. No transaction is open while the
+handler runs, so none while Telegram answers. The contract: docs/persistence.md."""
 
-import asyncio
 import logging
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from aiogram import BaseMiddleware, Bot
-from aiogram.client.session.middlewares.base import BaseRequestMiddleware, NextRequestMiddlewareType
+from aiogram import BaseMiddleware
 from aiogram.fsm.context import FSMContext
-from aiogram.methods import Response, TelegramMethod
-from aiogram.methods.base import TelegramType
 from aiogram.types import TelegramObject, Update
 from aiogram.types import User as TelegramUser
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db import repository
-from bot.db.group_commit import GroupCommit, write_works
+from bot.db.group_commit import GroupCommit
 from bot.db.models import User, utc_now
-from bot.db.turn import turn_of
 from bot.db.work import UpdateWork
 from bot.redis_state import flush_state
 from bot.storage import SqlAlchemyStorage
@@ -79,27 +72,19 @@ class Receipt:
     """The user has been told "one moment, retrying" for this update (at most once)."""
 
 
-# The work of the update this task handles, for `CommitBeforeTelegramCall` (a Telegram call is
-# made through the Bot, which knows nothing of updates). Only the task handling the update commits
-# its session (`UpdateWork.owner`): a background task spawned by a handler copies the context, but
-# must not commit a session the handler is using at the same moment.
-_current_work: ContextVar[UpdateWork | None] = ContextVar("current_work", default=None)
-
-
 class DbSessionMiddleware(BaseMiddleware):
     """Outer middleware for ``dp.update``.
 
-    Puts ``work`` (the update's `UpdateWork`), ``db`` (its session), ``db_user`` (our User row, or
-    None for updates without a user) and ``deep_link_source`` into the handler data, and binds the
-    handlers' FSMContext to the work (bot.storage.UpdateStorage). An update that was already handled
-    (Telegram redelivers after timeouts and restarts) is dropped before any handler runs.
+    Puts ``work`` (the update's `UpdateWork`), ``db_user`` (our User row, or None for updates
+    without a user) and ``deep_link_source`` into the handler data, and binds the handlers'
+    FSMContext to the work (bot.storage.UpdateStorage). An update that was already handled (Telegram
+    redelivers after timeouts and restarts) is dropped before any handler runs. A new user's row is
+    written before the handler runs (first contact; on SQLite usually at receipt, bot.db.arrivals).
 
-    When the handler returned, the work and the done mark are written: in the update's own
-    transaction when its session has one open (it wrote something else since its last Telegram call:
-    a lead, a new user's row), else by the group commit (bot.db.group_commit) with the works of the
-    updates finishing meanwhile. With the FSM in Redis (bot.redis_fsm) the state is written right
-    before (`flush_state`). The update is finished once that commit is done; if the handler or the
-    commit fails, nothing of the work is written or remembered.
+    When the handler returned, the writer (bot.db.group_commit) commits the work and the done mark,
+    with the works of the updates finishing meanwhile. With the FSM in Redis (bot.redis_fsm) the
+    state is written right before (`flush_state`). The update is finished once that commit is done;
+    if the handler or the commit fails, nothing of the work is written or remembered.
 
     New dialog rows take their ids from `repository.DialogIds` (``single_process``: the embedded
     SQLite, one process owns the database) or the table's sequence (PostgreSQL), so they wait for the
@@ -129,7 +114,11 @@ class DbSessionMiddleware(BaseMiddleware):
             raise TypeError("DbSessionMiddleware belongs on dp.update.outer_middleware")
         bot_id = data["bot"].id
         receipt: Receipt | None = data.get(RECEIPT_KEY)
-        async with self.sessionmaker() as session:
+        state = data.get("state")
+        fsm_in_database = isinstance(state, FSMContext) and isinstance(state.storage, SqlAlchemyStorage)
+        source = deep_link_source(event)
+        first_seen = INLINE_SOURCE if event.inline_query is not None else source
+        async with self.sessionmaker() as session:  # ended before the handler runs
             fresh = receipt is not None and receipt.fresh
             if not fresh and await repository.update_is_handled(
                 session, bot_id=bot_id, update_id=event.update_id
@@ -138,48 +127,37 @@ class DbSessionMiddleware(BaseMiddleware):
                 if receipt is not None:
                     receipt.finished = True
                 return None
-            state = data.get("state")
-            fsm_in_database = isinstance(state, FSMContext) and isinstance(state.storage, SqlAlchemyStorage)
-            # A new dialog row waits for the commit where its id cannot be lost: it commits with the
-            # state that names it, or (one process) nobody else hands out ids.
-            ids = self.dialog_ids if fsm_in_database or self.single_process else None
-            work = UpdateWork(bot_id, event.update_id, session, dialog_ids=ids, owner=asyncio.current_task())
-            source = deep_link_source(event)
-            data["db"] = session
-            data["work"] = work
-            data["deep_link_source"] = source
-            first_seen = INLINE_SOURCE if event.inline_query is not None else source
-            db_user = data["db_user"] = await self._user(session, data.get("event_from_user"), first_seen)
-            if fsm_in_database:
-                assert isinstance(state, FSMContext) and isinstance(state.storage, SqlAlchemyStorage)
-                data["state"] = state = FSMContext(storage=state.storage.bound(work), key=state.key)
-            token = _current_work.set(work)
+            # A new user's row (or what Telegram says of them, changed): first contact, committed
+            # before the handler runs, as at receipt (bot.db.arrivals).
+            db_user = await self._user(session, data.get("event_from_user"), first_seen)
+            await session.commit()
+        # A new dialog row waits for the commit where its id cannot be lost: it commits with the
+        # state that names it, or (one process) nobody else hands out ids.
+        ids = self.dialog_ids if fsm_in_database or self.single_process else None
+        work = UpdateWork(bot_id, event.update_id, self.sessionmaker, dialog_ids=ids)
+        data["work"] = work
+        data["db_user"] = db_user
+        data["deep_link_source"] = source
+        if fsm_in_database:
+            assert isinstance(state, FSMContext) and isinstance(state.storage, SqlAlchemyStorage)
+            data["state"] = state = FSMContext(storage=state.storage.bound(work), key=state.key)
+        try:
+            if state is not None and "raw_state" not in data:
+                # bot.storage.DeferredStateMiddleware left it to us: the update's one read.
+                data["raw_state"] = await state.get_state()
             try:
-                if state is not None and "raw_state" not in data:
-                    # bot.storage.DeferredStateMiddleware left it to us: the update's one read.
-                    data["raw_state"] = await state.get_state()
                 result = await handler(event, data)
-                # The state in Redis (bot.redis_fsm) first: a crash before the commit below then
-                # replays the update from its new state, never from an old one with its rows written.
-                await flush_state()
-                grouped = not session.in_transaction()
-                if not grouped:  # its own transaction is open: the work and the mark go with it
-                    await write_works(session, [work])
-                    await session.commit()
-                    work.done()
-            except BaseException:
-                if db_user is not None:  # what the update changed of it is rolled back
-                    self.known_users.forget(db_user.telegram_id)
+            except Exception:
+                await _undo(work)
                 raise
-            finally:
-                _current_work.reset(token)
-        if grouped:
-            try:
-                await self.group_commit.finish(work)
-            except BaseException:
-                if db_user is not None:
-                    self.known_users.forget(db_user.telegram_id)
-                raise
+            # The state in Redis (bot.redis_fsm) first: a crash before the commit below then
+            # replays the update from its new state, never from an old one with its rows written.
+            await flush_state()
+            await self.group_commit.finish(work)
+        except BaseException:
+            if db_user is not None:  # what the update changed of it in memory is not on disk
+                self.known_users.forget(db_user.telegram_id)
+            raise
         if db_user is not None:
             self.known_users.keep(db_user)
         if receipt is not None:
@@ -243,6 +221,17 @@ class DbSessionMiddleware(BaseMiddleware):
         return remember
 
 
+async def _undo(work: UpdateWork) -> None:
+    """Take back the rows a failed handler had to write at once (`UpdateWork.undo`; its state never
+    named them). A failure to is logged; a crash would leave them as well: a dialog row left started
+    is abandoned by the user's next one."""
+    for undo in work.undo:
+        try:
+            await work.write(undo)
+        except Exception:
+            logger.exception("update %s failed; a row it wrote could not be taken back", work.update_id)
+
+
 def said_of(user: TelegramUser) -> tuple[str | None, ...]:
     """What Telegram says of a user that the users table keeps (`KnownUsers.fresh` compares it)."""
     return (user.username, user.first_name, user.language_code)
@@ -304,34 +293,6 @@ class KnownUsers:
             oldest = next(iter(self._written))
             del self._written[oldest]
             self._rows.pop(oldest, None)
-
-
-class CommitBeforeTelegramCall(BaseRequestMiddleware):
-    """Bot session middleware: commits the update's transaction before the update's Telegram call.
-
-    Register it before any middleware that may wait (RetryAfterMiddleware): nothing is held while
-    Telegram answers or while flood control is waited out — neither a transaction nor, on SQLite, the
-    write turn (bot.db.turn: the commit gives it back; one still held by an outer session of the
-    task is passed on for the call). Writes deferred to the group commit hold nothing and wait.
-    """
-
-    async def __call__(
-        self,
-        make_request: NextRequestMiddlewareType[TelegramType],
-        bot: Bot,
-        method: TelegramMethod[TelegramType],
-    ) -> Response[TelegramType]:
-        work = _current_work.get()
-        if work is None or work.owner is not asyncio.current_task():
-            return await make_request(bot, method)
-        session = work.session
-        if session.in_transaction():
-            await session.commit()
-        turn = turn_of(session)
-        if turn is None:
-            return await make_request(bot, method)
-        async with turn.passed_on():  # other updates write while this one waits on Telegram
-            return await make_request(bot, method)
 
 
 async def forget_old_updates(

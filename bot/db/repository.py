@@ -7,7 +7,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache
+from functools import cache, partial
 from typing import Any, cast
 
 from sqlalchemy import Table, bindparam, case, delete, func, insert, or_, select, text, update
@@ -27,7 +27,7 @@ from bot.db.models import (
     User,
     utc_now,
 )
-from bot.db.work import DialogAbandon, DialogInsert, DialogOp, DialogWrite, UpdateWork, session_of
+from bot.db.work import DialogAbandon, DialogInsert, DialogOp, DialogWrite, UpdateWork
 from core.language.words import LANGUAGES
 
 log = logging.getLogger(__name__)
@@ -162,24 +162,52 @@ async def start_dialog(
     path writes a row and never reads it back as an object. Given an update's work that hands out
     ids (`DialogIds`), the row gets its id now and is inserted with the work; else it is inserted at
     once (the database gives the id)."""
-    session = session_of(db)
     if user_id is None:  # ``user_id``: the caller has the user's row already (bot.db.middleware)
-        user_id = await session.scalar(select(User.id).where(User.telegram_id == telegram_id))
+        user_id = await _user_id(db, telegram_id)
     if user_id is None:
         raise LookupError(f"no user with telegram_id={telegram_id}; upsert_user first")
-    await abandon_dialogs(db, telegram_id, user_id=user_id)
     now = utc_now()
     row: dict[str, Any] = {
         "user_id": user_id, "task": task, "answers": {}, "source": source, "status": DIALOG_STARTED,
         "created_at": now, "updated_at": now,
     }  # fmt: skip
     if isinstance(db, UpdateWork) and db.dialog_ids is not None:
-        row["id"] = new_id = await db.dialog_ids.next(session)
+        await abandon_dialogs(db, telegram_id, user_id=user_id)
+        row["id"] = new_id = await db.read(db.dialog_ids.next)
         db.dialogs.append(DialogInsert(row))
         return new_id
+    if isinstance(db, UpdateWork):  # inserted at once: the abandons it would have waited for too
+        owner = user_id
+        db.dialogs[:] = [
+            op for op in db.dialogs if not (isinstance(op, DialogAbandon) and op.params["owner"] == owner)
+        ]
+        dialog_id = await db.write(_abandon_and_insert, row)
+        db.undo.append(partial(_delete_dialog, dialog_id))  # the update failed: no dialog of it
+        return dialog_id
+    return await _abandon_and_insert(db, row)
+
+
+async def _delete_dialog(dialog_id: int, session: AsyncSession) -> None:
+    await session.execute(delete(DIALOGS).where(DIALOGS.c.id == dialog_id))
+
+
+async def _abandon_and_insert(session: AsyncSession, row: dict[str, Any]) -> int:
+    """The owner's started dialogs abandoned, then the new one: in this order, in one transaction."""
+    await session.execute(_ABANDON, {"owner": row["user_id"], "now": row["created_at"]})
     dialog_id = await session.scalar(_NEW_DIALOG, row)
     assert dialog_id is not None, "inserted above"
     return int(dialog_id)
+
+
+async def _user_id(db: AsyncSession | UpdateWork, telegram_id: int) -> int | None:
+    statement = select(User.id).where(User.telegram_id == telegram_id)
+    if isinstance(db, UpdateWork):
+        return await db.read(_scalar, statement)
+    return await db.scalar(statement)
+
+
+async def _scalar(session: AsyncSession, statement: Any) -> Any:
+    return await session.scalar(statement)
 
 
 class DialogIds:
@@ -306,11 +334,11 @@ def _write_dialogs(session: Session, writes: Sequence[DialogOp]) -> None:
         columns = tuple(sorted(key[2:] for key in params if key.startswith("v_")))
         by_columns.setdefault(columns, []).append(params)
     for columns, rows in by_columns.items():
-        result = session.execute(_dialog_update(columns), rows)
-        if result.rowcount != len(rows):  # type: ignore[attr-defined]
+        found = session.execute(_dialog_update(columns), rows).rowcount  # type: ignore[attr-defined]
+        if found not in (len(rows), -1):  # -1: not known (asyncpg's executemany does not count)
             # Cannot happen: a row is updated by the update that knows its id. Said, not raised:
             # the other updates' rows in the statement are written.
-            log.error("deferred dialog update: %d of %d rows found", result.rowcount, len(rows))  # type: ignore[attr-defined]
+            log.error("dialog update: %d of %d rows found", found, len(rows))
 
 
 async def abandon_dialogs(
@@ -318,9 +346,8 @@ async def abandon_dialogs(
 ) -> int | None:
     """Mark the user's unfinished dialogs abandoned; returns how many (None: appended to the
     update's work, and not counted)."""
-    session = session_of(db)
     if user_id is None:
-        user_id = await session.scalar(select(User.id).where(User.telegram_id == telegram_id))
+        user_id = await _user_id(db, telegram_id)
         if user_id is None:
             return 0
     params = {"owner": user_id, "now": utc_now()}
@@ -331,7 +358,7 @@ async def abandon_dialogs(
                 row.update(status=DIALOG_ABANDONED, updated_at=params["now"])
         db.dialogs.append(DialogAbandon(params))
         return None
-    result = await session.execute(_ABANDON, params)
+    result = await db.execute(_ABANDON, params)
     return int(result.rowcount)  # type: ignore[attr-defined]
 
 

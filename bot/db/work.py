@@ -2,25 +2,28 @@
 
 DbSessionMiddleware makes one `UpdateWork` per update (handler data ``work``). The update's FSM
 records (through the FSMContext bound to it, bot.storage), its dialog rows' writes (bot.db.repository
-appends them), and what memory may take once they are on disk are kept here while the handler runs:
-nothing of it is written before the handler returned. Then all of it goes into one transaction with
-the update's done mark (bot.db.group_commit.write_works): the update's own when it wrote something
-else, else a group commit. A failed update's work is dropped: nothing of it is written or remembered.
+appends them) and what memory may take once they are on disk are kept here while the handler runs;
+then the writer (bot.db.group_commit) commits all of it with the update's done mark, after its last
+Telegram call. A failed update's work is dropped: nothing of it is written or remembered. A handler
+holds no transaction: it reads with `UpdateWork.read`, and what must be on disk before it speaks (a
+lead before its confirmation) it writes with `UpdateWork.write`, committed before the call returns.
 The contract: docs/persistence.md.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 if TYPE_CHECKING:
     from bot.db.repository import DialogIds
 
+P = ParamSpec("P")
+T = TypeVar("T")
 Record = tuple[str | None, dict[str, Any]]
 """An FSM record: (state, data); a key never written has (None, {})."""
 
@@ -54,32 +57,60 @@ DialogOp = DialogWrite | DialogInsert | DialogAbandon
 class UpdateWork:
     """One update's writes waiting for its commit.
 
-    ``session``: the update's session, for its reads and for the writes that cannot wait (a new
-    dialog row whose id the database gives, a lead); ``dialog_ids``: where new dialog rows take their
-    ids from, so they can wait too (one process owns the database); ``records``: the FSM records as
-    the update sees them; ``fsm``: those it changed; ``dialogs``: its dialog rows' writes, in order;
-    ``committed``: what to run once all of it is on disk (memory taking what the database has)."""
+    ``sessionmaker``: the sessions of its reads and of the writes that cannot wait; ``dialog_ids``:
+    where new dialog rows take their ids from, so they can wait too (None: inserted at once);
+    ``records``: the FSM records as the update sees them; ``fsm``: those it changed; ``dialogs``: its
+    dialog rows' writes, in order; ``committed``: what to run once all of it is on disk (memory
+    taking what the database has); ``undo``: what takes back a row it had to write at once (a new
+    dialog's, where its id cannot wait), run if the update fails."""
 
     bot_id: int
     update_id: int
-    session: AsyncSession
+    sessionmaker: async_sessionmaker[AsyncSession]
     dialog_ids: DialogIds | None = None
-    owner: asyncio.Task[Any] | None = None
     records: dict[str, Record] = field(default_factory=dict)
     fsm: dict[str, Record] = field(default_factory=dict)
     dialogs: list[DialogOp] = field(default_factory=list)
     committed: list[Callable[[], None]] = field(default_factory=list)
+    undo: list[Callable[[AsyncSession], Awaitable[None]]] = field(default_factory=list)
     parsed: dict[tuple[str, Any], tuple[Any, Any]] = field(default_factory=dict)
 
+    async def read(
+        self, fn: Callable[Concatenate[AsyncSession, P], Awaitable[T]], *args: P.args, **kwargs: P.kwargs
+    ) -> T:
+        """``fn(session, …)`` in a session of its own, closed before this returns."""
+        async with self.sessionmaker() as session:
+            return await fn(session, *args, **kwargs)
+
+    async def write(
+        self, fn: Callable[Concatenate[AsyncSession, P], Awaitable[T]], *args: P.args, **kwargs: P.kwargs
+    ) -> T:
+        """``fn(session, …)`` in a transaction of its own, committed before this returns: on disk
+        before the handler's next line (a crash later replays the update, which writes it again)."""
+        async with self.sessionmaker() as session, session.begin():
+            return await fn(session, *args, **kwargs)
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[AsyncSession]:
+        """A session of its own for a block that reads (and may write: committed at the block's end)."""
+        async with self.sessionmaker() as session:
+            yield session
+            if session.in_transaction():
+                await session.commit()
+
     async def commit(self) -> None:
-        """Commit what the update wrote in its session so far (not its ops: they wait for its end)."""
-        await self.session.commit()
+        """Write what the work holds so far (not its done mark) now, in a transaction of its own."""
+        from bot.db.group_commit import write_works  # the writer imports this module
+
+        if not (self.dialogs or self.fsm):
+            return
+        async with self.sessionmaker() as session, session.begin():
+            await write_works(session, [self], mark=False)
+        self.done()
+        self.dialogs.clear()
+        self.fsm.clear()
 
     def done(self) -> None:
         """Its writes are on disk: memory may take them."""
         for remember in self.committed:
             remember()
-
-
-def session_of(db: AsyncSession | UpdateWork) -> AsyncSession:
-    return db.session if isinstance(db, UpdateWork) else db

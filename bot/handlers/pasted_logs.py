@@ -28,7 +28,6 @@ from bot.context import Ctx
 from bot.db import measurements
 from bot.dialog import Wizard
 from bot.dialog_state import DialogState, update
-from bot.storage import must_commit
 from core.language.phrases import format_bytes
 from core.logs import is_pasted_log
 from core.logs.advice import record
@@ -106,10 +105,9 @@ async def on_store(query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAnsw
     if state.measurement is None or not isinstance(query.message, Message):
         callback_answer.text = ctx.tr("log-store-expired")
         return
-    number = await measurements.add(ctx.session, ctx.user_id, state.measurement)
+    # Stored before the user is told so: committed when this returns.
+    number = await ctx.work.write(measurements.add, ctx.user_id, state.measurement)
     await update(ctx.state, measurement=None)
-    if must_commit(ctx.session):
-        await ctx.session.commit()  # stored before the user is told so
     callback_answer.text = ctx.tr("log-stored", id=number)
     await query.message.answer(ctx.tr("log-stored", id=number))
     markup = query.message.reply_markup

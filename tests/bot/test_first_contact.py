@@ -63,13 +63,12 @@ async def test_new_dialogs_wait_for_the_commit_under_ids_that_follow_those_on_di
         ann = await add_user(session, ANN)
         on_disk = await repository.start_dialog(session, telegram_id=ANN, task="train", user_id=ann)
     ids = repository.DialogIds()
-    async with sessionmaker() as session:
-        work = UpdateWork(BOT_ID, 1, session, dialog_ids=ids)
-        first = await repository.start_dialog(work, telegram_id=ANN, task="inference", user_id=ann)
-        await repository.save_answers(work, first, {"task": "inference", "model": "llama-3.1-8b"})
-        assert await statuses(sessionmaker) == [(on_disk, "train", "started")]  # nothing written yet
+    work = UpdateWork(BOT_ID, 1, sessionmaker, dialog_ids=ids)
+    first = await repository.start_dialog(work, telegram_id=ANN, task="inference", user_id=ann)
+    await repository.save_answers(work, first, {"task": "inference", "model": "llama-3.1-8b"})
+    assert await statuses(sessionmaker) == [(on_disk, "train", "started")]  # nothing written yet
+    async with sessionmaker() as session, session.begin():
         await write_works(session, [work])
-        await session.commit()
     assert first == on_disk + 1
     assert await statuses(sessionmaker) == [(on_disk, "train", "abandoned"), (first, "inference", "started")]
     async with sessionmaker() as session:
@@ -82,13 +81,12 @@ async def test_an_abandon_after_a_new_dialog_of_one_update_abandons_it_too(
 ) -> None:
     async with sessionmaker() as session, session.begin():
         ann, bob = await add_user(session, ANN), await add_user(session, BOB)
-    async with sessionmaker() as session:
-        work = UpdateWork(BOT_ID, 1, session, dialog_ids=repository.DialogIds())
-        anns = await repository.start_dialog(work, telegram_id=ANN, task="inference", user_id=ann)
-        bobs = await repository.start_dialog(work, telegram_id=BOB, task="image", user_id=bob)
-        assert await repository.abandon_dialogs(work, ANN, user_id=ann) is None  # in the work: not counted
+    work = UpdateWork(BOT_ID, 1, sessionmaker, dialog_ids=repository.DialogIds())
+    anns = await repository.start_dialog(work, telegram_id=ANN, task="inference", user_id=ann)
+    bobs = await repository.start_dialog(work, telegram_id=BOB, task="image", user_id=bob)
+    assert await repository.abandon_dialogs(work, ANN, user_id=ann) is None  # in the work: not counted
+    async with sessionmaker() as session, session.begin():
         await write_works(session, [work])
-        await session.commit()
     assert await statuses(sessionmaker) == [(anns, "inference", "abandoned"), (bobs, "image", "started")]
 
 

@@ -241,6 +241,7 @@ async def test_the_dialog_state_is_parsed_once_per_version_within_an_update(
         await DialogState(msg_id=7, answers={"task": "inference"}).save(state)
         seen.append(await bound.parsed(state.key, parse))
         seen.append(await DialogState.load(state))
+        seen.append(await DialogState.load(state))  # the dialog's own reads share the update's memo
 
     dp = BotDispatcher(inbox=Inbox(sessionmaker), storage=storage, events_isolation=SimpleEventIsolation())
     dp.update.outer_middleware(DbSessionMiddleware(sessionmaker))
@@ -252,6 +253,6 @@ async def test_the_dialog_state_is_parsed_once_per_version_within_an_update(
     assert len(parses) == 2  # the first read, and after the write
     assert seen[0] is seen[1] is seen[2]
     assert seen[3] == DialogState(msg_id=7, answers={"task": "inference"}) and seen[3] is not seen[0]
-    assert seen[4] == seen[3]
+    assert seen[4] == seen[3] and seen[5] is seen[4]
     with pytest.raises(ValidationError):
         seen[3].msg_id = 8  # type: ignore[misc]

@@ -197,19 +197,17 @@ async def test_an_updates_writes_wait_in_its_work(migrated_sqlite_url: str, stor
     sessionmaker = create_sessionmaker(engine)
     storage = SqlAlchemyStorage(sessionmaker)
     try:
-        async with sessionmaker() as session:
-            failed = storage.bound(UpdateWork(1, 1, session))
-            await failed.set_data(storage_key, {"step": "model"})
-            await failed.set_state(storage_key, Wizard.model)
-            assert await failed.get_state(storage_key) == "Wizard:model"
+        failed = storage.bound(UpdateWork(1, 1, sessionmaker))
+        await failed.set_data(storage_key, {"step": "model"})
+        await failed.set_state(storage_key, Wizard.model)
+        assert await failed.get_state(storage_key) == "Wizard:model"
         assert await storage.get_state(storage_key) is None
         assert await storage.get_data(storage_key) == {}
-        async with sessionmaker() as session:
-            work = UpdateWork(1, 2, session)
-            await storage.bound(work).set_state(storage_key, Wizard.model)
-            assert await storage.get_state(storage_key) is None
+        work = UpdateWork(1, 2, sessionmaker)
+        await storage.bound(work).set_state(storage_key, Wizard.model)
+        assert await storage.get_state(storage_key) is None
+        async with sessionmaker() as session, session.begin():
             await write_works(session, [work])
-            await session.commit()
         assert await storage.get_state(storage_key) == "Wizard:model"
     finally:
         await engine.dispose()

@@ -54,7 +54,6 @@ async def test_a_new_dialog_and_the_state_naming_it_commit_with_the_done_mark(
         dialog_id = await repository.start_dialog(work, telegram_id=USER_ID, task="inference")
         await repository.save_answers(work, dialog_id, {"task": "inference"})
         await state.update_data(dialog_id=dialog_id)
-        await work.commit()  # what a Telegram call's commit leaves: the work still waits
         during.append(await on_disk(sessionmaker))
         if fails:
             raise RuntimeError("handler failed")
