@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from bot.db import repository, upserts
 from bot.db.models import FsmRecord, utc_now
-from bot.db.turn import TurnSession, ahead_of_updates
+from bot.db.turn import take_turn_ahead
 from bot.db.work import Record, UpdateWork
 
 MAX_GROUP = 500
@@ -62,13 +62,11 @@ class GroupCommit:
                     # Ahead of the updates waiting for SQLite's write turn: each mark finishes an
                     # update in hand. The group is what waits once the turn is ours: whatever came
                     # in meanwhile goes along.
-                    with ahead_of_updates():
-                        async with self.sessionmaker() as session:
-                            if isinstance(session, TurnSession):
-                                await session.take_turn()
-                            group, self._waiting = self._waiting[:MAX_GROUP], self._waiting[MAX_GROUP:]
-                            async with session.begin():
-                                await write_works(session, [waiting.work for waiting in group])
+                    async with self.sessionmaker() as session:
+                        await take_turn_ahead(session)
+                        group, self._waiting = self._waiting[:MAX_GROUP], self._waiting[MAX_GROUP:]
+                        async with session.begin():
+                            await write_works(session, [waiting.work for waiting in group])
                 except Exception as e:
                     _settle(group, e)
                     continue

@@ -32,7 +32,7 @@ from bot.db import repository
 from bot.db.middleware import RECEIPT_KEY, Receipt, forget_old_updates
 from bot.db.models import utc_now
 from bot.db.outage import Outages, is_infrastructure
-from bot.db.turn import ahead_of_updates
+from bot.db.turn import take_turn_ahead
 
 log = logging.getLogger(__name__)
 
@@ -86,14 +86,14 @@ class Inbox:
     ) -> set[int]:
         """Record the updates (id, payload); the ids that are new. ``arrivals``: the bot and the
         parsed updates, for `prepare`."""
-        with ahead_of_updates():  # SQLite: the next write turn is the intake's (bot.db.turn)
-            async with self.sessionmaker() as session:
-                async with session.begin():
-                    fresh = await repository.receive_updates(
-                        session, bot_id=bot_id, updates=updates, lease_until=utc_now() + self.lease
-                    )
-                if self.prepare is not None and arrivals is not None and fresh:
-                    await self._prepare(session, arrivals, fresh)
+        async with self.sessionmaker() as session:
+            await take_turn_ahead(session)  # SQLite: the next write turn is the intake's (bot.db.turn)
+            async with session.begin():
+                fresh = await repository.receive_updates(
+                    session, bot_id=bot_id, updates=updates, lease_until=utc_now() + self.lease
+                )
+            if self.prepare is not None and arrivals is not None and fresh:
+                await self._prepare(session, arrivals, fresh)
         return fresh
 
     async def _prepare(self, session: AsyncSession, arrivals: Arrivals, fresh: set[int]) -> None:

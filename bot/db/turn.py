@@ -4,7 +4,7 @@ Every session of the bot's sessionmaker takes `WriteTurn` before its first state
 here and the turn passes on the moment a session ends, so SQLite's busy handler (which sleeps and
 retries in no order) never waits. A session holds the turn until its transaction ends (no handler
 holds one: bot.db.work); the inbox's receipt and the writer go ahead of the others
-(`ahead_of_updates`). With SQLite run
+(`take_turn_ahead`). With SQLite run
 on the event loop (bot.db.inline_sqlite) this is also what keeps a writer from waiting inside SQLite
 and blocking the loop. Reentrant per task, released in ``finally``: a cancelled or failing update
 cannot leave it taken. Only for SQLite: PostgreSQL has row locks and many writers. The contract:
@@ -17,9 +17,7 @@ import asyncio
 import functools
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -30,18 +28,12 @@ TURN_KEY = "write_turn"
 """``session.info`` key of the session's `WriteTurn` (set by bot.db.engine.create_sessionmaker)."""
 
 
-_ahead: ContextVar[bool] = ContextVar("write_turn_ahead", default=False)
-
-
-@contextmanager
-def ahead_of_updates() -> Iterator[None]:
-    """Sessions opened within queue ahead of the updates' (the inbox recording a poll batch: every
-    update waits for it, and it takes a millisecond)."""
-    token = _ahead.set(True)
-    try:
-        yield
-    finally:
-        _ahead.reset(token)
+async def take_turn_ahead(session: AsyncSession) -> None:
+    """The session's turn, ahead of the updates' sessions queued for it (the inbox recording a poll
+    batch, the writer committing finished updates: every update in hand waits for them). Nothing
+    where the session takes no turns (PostgreSQL)."""
+    if isinstance(session, TurnSession):
+        await session.take_turn(ahead=True)
 
 
 class WriteTurn:
@@ -132,11 +124,11 @@ class TurnSession(AsyncSession):
     AsyncSession behaviour otherwise. ``async with session.begin()`` commits without `commit`: the
     turn then goes back with the session's end, right after it in the bot's code."""
 
-    async def take_turn(self) -> None:
+    async def take_turn(self, *, ahead: bool = False) -> None:
         """The turn, for the session's statements to come (at once when it has it already)."""
         turn: WriteTurn | None = self.info.get(TURN_KEY)
         if turn is not None and not self.info.get(_TAKEN):
-            await turn.acquire(ahead=_ahead.get())
+            await turn.acquire(ahead=ahead)
             self.info[_TAKEN] = True
 
     def _give_turn(self) -> None:
