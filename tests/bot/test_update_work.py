@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from aiogram import Bot, Dispatcher, Router
 from aiogram.fsm.context import FSMContext
+from aiogram.fsm.storage.base import StorageKey
 from aiogram.types import Chat, Message, Update, User
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -79,3 +80,19 @@ async def test_a_new_dialog_and_the_state_naming_it_commit_with_the_done_mark(
         assert answers == {"task": "inference"}
         assert after["records"] == [{"dialog_id": dialog_id}]
         assert after["marks"] == [1]
+
+
+async def test_commit_writes_the_work_so_far_without_its_done_mark(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    """`UpdateWork.commit`: what must be on disk before the handler speaks, in one line; the done mark
+    still waits for the handler's end (the update is not finished by it)."""
+    storage = SqlAlchemyStorage(sessionmaker, remember=True)
+    work = UpdateWork(42, 7, sessionmaker)
+    bound = storage.bound(work)
+    key = StorageKey(bot_id=42, chat_id=USER_ID, user_id=USER_ID)
+    await bound.set_data(key, {"step": "model"})
+    await work.commit()
+    assert (await on_disk(sessionmaker))["records"] == [{"step": "model"}]
+    assert (await on_disk(sessionmaker))["marks"] == []
+    assert await storage.get_data(key) == {"step": "model"}
