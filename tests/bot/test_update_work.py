@@ -96,3 +96,38 @@ async def test_commit_writes_the_work_so_far_without_its_done_mark(
     assert (await on_disk(sessionmaker))["records"] == [{"step": "model"}]
     assert (await on_disk(sessionmaker))["marks"] == []
     assert await storage.get_data(key) == {"step": "model"}
+
+
+@pytest.mark.parametrize("fails", [False, True])
+async def test_commit_with_writes_a_handlers_rows_and_the_state_in_one_transaction(
+    sessionmaker: async_sessionmaker[AsyncSession], fails: bool
+) -> None:
+    """`UpdateWork.commit_with`: a row of the handler's own (a lead, a measurement) and the state saved
+    before it commit together, or neither does (nor does memory take the state)."""
+    storage = SqlAlchemyStorage(sessionmaker, remember=True)
+    work = UpdateWork(42, 7, sessionmaker)
+    key = StorageKey(bot_id=42, chat_id=USER_ID, user_id=USER_ID)
+    await storage.bound(work).set_data(key, {"lead": None})
+
+    async def store(session: AsyncSession) -> int:
+        await repository.upsert_user(
+            session, telegram_id=USER_ID, username=None, first_name="Ann", telegram_language="en", source=None
+        )
+        dialog_id = await repository.start_dialog(session, telegram_id=USER_ID, task="inference")
+        if fails:
+            raise RuntimeError("the disk refused")
+        return dialog_id
+
+    if fails:
+        with pytest.raises(RuntimeError):
+            await work.commit_with(store)
+        assert await on_disk(sessionmaker) == {"dialogs": [], "records": [], "marks": []}
+        assert await storage.get_data(key) == {}
+    else:
+        dialog_id = await work.commit_with(store)
+        assert await on_disk(sessionmaker) == {
+            "dialogs": [(dialog_id, {})],
+            "records": [{"lead": None}],
+            "marks": [],
+        }
+        assert await storage.get_data(key) == {"lead": None}
