@@ -1,11 +1,11 @@
 """The factory: `create_app` builds the Bot and the Dispatcher from Settings, wired as in production.
 
 Delivery (bot.db.inbox): updates are recorded before Telegram is told they arrived, handled from
-memory with short transactions (bot.db.middleware), and drained on shutdown before the texts, the
-storage and the database close. Button presses are answered early when their handler is slow
-(bot.callback_answers); a slow answer shows "typing…" (bot.typing_action). On SQLite the writers
-take turns (bot.db.turn) and SQLite runs in place (bot.db.inline_sqlite). The runners:
-bot.polling and bot.webhook.
+memory (each update's unit of work committed after its handler, bot.db.work), and drained on
+shutdown before the texts, the storage and the database close. Button presses are answered early
+when their handler is slow (bot.callback_answers); a slow answer shows "typing…"
+(bot.typing_action). On SQLite the writers take turns (bot.db.turn) and SQLite runs in place
+(bot.db.inline_sqlite). The runners: bot.polling and bot.webhook.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from bot.db import inbox
 from bot.db.arrivals import FirstContact
 from bot.db.engine import create_engine, create_sessionmaker, migrate_if_due, sqlite_file
 from bot.db.inbox import Inbox, InboxDispatcher
-from bot.db.middleware import CommitBeforeTelegramCall, DbSessionMiddleware
+from bot.db.middleware import DbSessionMiddleware
 from bot.dialog_state import DialogStateMiddleware
 from bot.dispatcher import BotDispatcher, check_filters_in_place
 from bot.handlers import admin
@@ -188,7 +188,7 @@ def build_dispatcher(
     dp.sent_journal = journal  # replicas: what an update sent, for the one taking it over
     # A step's dialog writes (and with the FSM in the database its state) commit with its done mark,
     # in a group commit; the state in Redis is written right before (bot.redis_fsm).
-    sessions = DbSessionMiddleware(sessionmaker, single_process=single_process, defer_writes=True)
+    sessions = DbSessionMiddleware(sessionmaker, single_process=single_process)
     dp.sessions = sessions
     dp.update.outer_middleware(sessions)
     from bot.db.availability import REFRESH_S, LiveAvailability  # /offers off|on over the offers file
@@ -217,8 +217,7 @@ def build_dispatcher(
 async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
     """Bot + Dispatcher wired as in production; the embedded SQLite database is migrated first."""
     bot = bot or build_bot(settings)
-    # Outermost first: the update's transaction is committed before a call, then 429s are waited out.
-    bot.session.middleware(CommitBeforeTelegramCall())
+    # Outermost first: a retried update's calls answered from before, then 429s are waited out.
     bot.session.middleware(ReplaySentCalls())  # a retried update does not say twice what it said
     bot.session.middleware(RetryAfterMiddleware())
     bot.session.middleware(StopTypingOnAnswer())

@@ -14,10 +14,10 @@ from aiogram.fsm.context import FSMContext
 from aiogram.types import Message, TelegramObject
 from aiogram.types import User as TelegramUser
 from aiogram_i18n import I18nContext
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.config import Settings
 from bot.db.models import User
+from bot.db.work import UpdateWork
 from bot.dialog_state import DialogHolder
 from core.catalogue.catalog import Catalog
 
@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 class Ctx:
     state: FSMContext
     i18n: I18nContext
-    db: AsyncSession
+    work: UpdateWork  # the update's unit of work (bot.db.work): dialog writes go into it
     catalog: Catalog
     settings: Settings
     telegram_id: int
@@ -42,6 +42,11 @@ class Ctx:
     @property
     def lang(self) -> str:
         return self.i18n.locale
+
+    @property
+    def db(self) -> UpdateWork:
+        """The update's work, as bot.dialog names it (its dialog writes go into it)."""
+        return self.work
 
 
 # Telegram languages whose users are shown another currency than DEFAULT_CURRENCY (Kazakh: tenge).
@@ -74,11 +79,12 @@ class DialogContextMiddleware(BaseMiddleware):
             return None
         state: FSMContext | None = data.get("state")
         dialog = data.get("dialog")
-        if user is not None and state is not None and dialog is not None and "db" in data and "i18n" in data:
+        wired = "work" in data and "i18n" in data
+        if user is not None and state is not None and dialog is not None and wired:
             db_user = data.get("db_user")
             settings = data["settings"]
             data["ctx"] = Ctx(
-                state, data["i18n"], data["db"], data["catalog"], settings, user.id, dialog,
+                state, data["i18n"], data["work"], data["catalog"], settings, user.id, dialog,
                 user_id=db_user.id if db_user is not None else None,
                 currency=user_currency(db_user, user.language_code, settings.default_currency),
             )  # fmt: skip

@@ -25,7 +25,6 @@ from bot.dialog_state import DialogState
 from bot.hf_models import ANSWERS as HF_ANSWERS
 from bot.hf_models import HF_MODELS
 from bot.pictures import PICTURES
-from bot.storage import must_commit
 from core.catalogue.catalog import Catalog
 from core.contract import Assumption, Request, Result
 from core.errors import CoreError, ParseError
@@ -330,17 +329,14 @@ async def _send_picture(
     ctx: Ctx, answer: Answer, *, query: CallbackQuery | None, message: Message | None
 ) -> None:
     """The answer's picture after its text, in a private chat (see `bot.pictures` for when and why).
-    What the update wrote is committed first: no write lock is held while the picture is drawn
-    (writes deferred to the update's end, bot.db.group_commit, hold none and stay deferred)."""
+    No transaction is open while the picture is drawn: the update's writes (its dialog row, its
+    state) wait in its unit of work for the commit after the handler (bot.db.work)."""
     event = message or query
     chat = message.chat if message is not None else query.message.chat if query and query.message else None
     if not ctx.settings.answer_pictures or event is None or event.bot is None or chat is None:
         return
     if chat.type != ChatType.PRIVATE:
         return
-    if must_commit(ctx.db):
-        await ctx.dialog.save(ctx.state)  # the answer's state commits with its dialog row
-        await ctx.db.commit()
     await PICTURES.send(event.bot, chat.id, answer)
 
 

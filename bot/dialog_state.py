@@ -141,8 +141,10 @@ class DialogHolder:
         return self.set(DialogState.model_validate({**dict(self.state), **changes}))
 
     async def save(self, fsm: FSMContext) -> None:
-        """Write the state now, if it changed: before a handler's own commit, so the rows it commits
-        and the state they go with commit together (the middleware then writes only a later change)."""
+        """Write the state now, if it changed: before a handler's own commit (with the FSM in the
+        database it goes into the update's work, which `UpdateWork.commit_with` commits with the
+        handler's rows), so the rows and the state they go with commit together (the middleware
+        then writes only a later change)."""
         if self.changed:
             await self.state.save(fsm)
             self.loaded = self.state

@@ -34,6 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db import hf_cache
 from bot.db.hf_cache import FOUND, NOT_FOUND, UNSUPPORTED, HubAnswer
+from bot.db.work import UpdateWork
 from bot.metrics import HF_BUCKETS, Tally, Timing
 from core.catalogue.catalog import Catalog
 from core.errors import CoreError, UnknownModelError
@@ -165,7 +166,7 @@ class HfModels:
         self,
         model: Any,
         catalog: Catalog,
-        session: AsyncSession,
+        db: AsyncSession | UpdateWork,
         *,
         endpoint: str = hf.HF_ENDPOINT,
         enabled: bool = True,
@@ -179,7 +180,11 @@ class HfModels:
         key = hf_cache.key_of(model)
         if self._found.get(key) is not None:  # a hit is the most recently used
             return FOUND
-        cached = await hf_cache.get(session, model)
+        cached = (
+            await db.read(hf_cache.get, model)
+            if isinstance(db, UpdateWork)
+            else await hf_cache.get(db, model)
+        )
         if cached is not None and cached.status == FOUND:
             refused = checked(cached)  # a row kept before the checks (`core.model.checks`) existed
             if refused is not None:
@@ -187,15 +192,15 @@ class HfModels:
         if cached is None:
             if not enabled:
                 return OFF
-            if session.in_transaction():  # nothing of this update waits on the network
-                await session.commit()
+            if isinstance(db, AsyncSession) and db.in_transaction():  # nothing waits on the network
+                await db.commit()
             fetched = await self._fetch_once(key, model, endpoint, self.budget_s)
             if fetched is None:
                 return UNAVAILABLE
             if isinstance(fetched, hf.ConfigRefused):
                 return self._refuse(key, fetched)
             cached = fetched
-            await hf_cache.put(session, cached)
+            await _keep(db, cached)
         if cached.status == FOUND and cached.config is not None:
             self._remember(key, cached.config, cached.parameter_counts)
         return cached.status
@@ -263,3 +268,11 @@ class HfModels:
 
 
 HF_MODELS = HfModels()
+
+
+async def _keep(db: AsyncSession | UpdateWork, answer: HubAnswer) -> None:
+    """The Hub's answer into the cache table (an update's work: committed before this returns)."""
+    if isinstance(db, UpdateWork):
+        await db.write(hf_cache.put, answer)
+    else:
+        await hf_cache.put(db, answer)

@@ -9,10 +9,10 @@ from aiogram.types import User as TelegramUser
 from aiogram_i18n import I18nMiddleware
 from aiogram_i18n.cores import FluentRuntimeCore
 from aiogram_i18n.managers import BaseManager
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db import repository
 from bot.db.models import User
+from bot.db.work import UpdateWork
 from core.language.words import LANGUAGES
 
 LOCALES_DIR = Path(__file__).parent / "locales"
@@ -43,14 +43,14 @@ class UserLocaleManager(BaseManager):
     async def set_locale(
         self,
         locale: str,
-        db: AsyncSession | None = None,
+        work: UpdateWork | None = None,
         event_from_user: TelegramUser | None = None,
         db_user: User | None = None,
         **_: Any,
     ) -> None:
-        if db is None or event_from_user is None:
+        if work is None or event_from_user is None:
             return
-        await repository.set_language(db, event_from_user.id, locale)
+        await work.write(repository.set_language, event_from_user.id, locale)
         if db_user is not None:
             db_user.language = locale
 

@@ -38,11 +38,10 @@ import os
 import pickle
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
-from typing import TypeVar
 
 from aiogram import Bot
 from aiogram.exceptions import TelegramAPIError
@@ -51,9 +50,7 @@ from aiohttp import ClientError
 from cachetools import LRUCache
 
 from bot import picture_worker
-from bot.db.turn import turn_of
 from bot.metrics import RENDER_BUCKETS, Timing
-from bot.storage import current_update_session, must_commit
 from core.language.answer import Answer
 
 log = logging.getLogger(__name__)
@@ -67,7 +64,6 @@ CACHE_SIZE = 128  # pictures kept (~100 KB each)
 SKIP_SUMMARY_S = 60.0  # skips are logged as one line per this many seconds (a burst skips ~100)
 MAX_CAPTION = 1024  # Telegram's caption limit, in UTF-16 code units after entity parsing
 
-T = TypeVar("T")
 Render = Callable[[Answer], tuple[bytes, list[str]]]
 """What the worker runs: the answer → its PNG and caption lines (a module-level function: the worker
 imports it by name)."""
@@ -282,7 +278,7 @@ class Pictures:
             drawing = self._drawing[key] = asyncio.create_task(self._draw(key, answer))
             drawing.add_done_callback(lambda done: self._forget(key, done))
         # shielded: a waiter cancelled (its update given up) leaves the render to the others
-        return await _without_write_turn(asyncio.shield(drawing)), False
+        return await asyncio.shield(drawing), False
 
     async def _draw(self, key: str, answer: Answer) -> Picture | None:
         """The one render of `key` that every request for it awaits; never raises."""
@@ -375,9 +371,7 @@ class Pictures:
         if file_id is None and first_upload is not None and first_upload.get_loop() is loop:
             # None: it failed, or takes too long (a 429 waited out), and this one uploads
             with contextlib.suppress(TimeoutError):
-                file_id = await _without_write_turn(
-                    asyncio.wait_for(asyncio.shield(first_upload), SHARED_UPLOAD_WAIT_S)
-                )
+                file_id = await asyncio.wait_for(asyncio.shield(first_upload), SHARED_UPLOAD_WAIT_S)
         if file_id is not None:
             return await self._send_photo(bot, chat_id, picture, file_id)
         upload = picture.uploads[bot.id] = loop.create_future()
@@ -418,19 +412,6 @@ class Pictures:
             await worker.stop()
         else:
             worker.kill()
-
-
-async def _without_write_turn(waited: Awaitable[T]) -> T:
-    """`waited`, with the update's write turn on SQLite (bot.db.turn) passed on meanwhile, as for a
-    Telegram call (bot.db.middleware): other updates write while this one waits for a picture — and
-    the update whose upload it waits for can take the turn back when its call is done. Kept when the
-    update's transaction is still open (`bot.dialog` commits before the picture)."""
-    session = current_update_session.get()
-    turn = turn_of(session) if session is not None else None
-    if session is None or turn is None or must_commit(session):
-        return await waited
-    async with turn.passed_on():  # nothing to pass on when this task does not hold it
-        return await waited
 
 
 def _started(task: asyncio.Task[_Worker]) -> _Worker | None:

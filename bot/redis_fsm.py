@@ -1,22 +1,12 @@
-"""Dialog state in Redis (the webhook replicas): aiogram's RedisStorage and RedisEventIsolation, with
-an update's Redis work in two or three round trips instead of six or more.
+"""Dialog state in Redis (the webhook replicas): aiogram's RedisStorage and RedisEventIsolation,
+with an update's Redis work in two or three round trips.
 
-aiogram's pair costs a press: the user's lock (SET NX), a GET of the state, a GET of the data, a SET
-of each and the lock's release (a script), one round trip each; and a lock found taken is polled
-every 100 ms (redis-py's ``Lock.sleep``), which under a crowd made a user's next press wait for the
-poll, not for the update before it. Here:
-
-- the lock is first taken in this process (an ``asyncio.Lock`` per user: an update waits for the one
-  before it on the same replica without polling), then in Redis, in one pipeline with the GETs of
-  the user's state and data (`PipelinedRedisIsolation.lock`); a lock held by another replica is
-  polled every few milliseconds;
-- within the update, the state and data are read from and written to that copy (`UserRecord`);
-- what changed is written in one pipeline before the update's last database commit (`flush_state`,
-  called by bot.db.middleware.DbSessionMiddleware; its group commit holds the done mark), and the
-  lock is released after it. An update that raised writes nothing: its database writes rolled back
-  too, so a replay starts from the state before it, as on the embedded database.
-
-Outside an update (a background job, the tests' plain calls) every call goes to Redis, as before.
+- The user's lock is taken in this process first (an ``asyncio.Lock`` per user), then in Redis, in
+  one pipeline with the reads of the user's state and data (`PipelinedRedisIsolation.lock`).
+- Within the update the state and data are read from and written to that copy (`UserRecord`); what
+  changed is written in one pipeline right before the update's work commits (`flush_state`, called
+  by bot.db.middleware), and the lock is released after it. An update that raised writes nothing.
+- Outside an update every call goes to Redis. The contract: docs/persistence.md.
 """
 
 from __future__ import annotations

@@ -1,17 +1,13 @@
 """An update handled again does not say again what it already said.
 
-An update whose handling failed on the infrastructure (bot.db.outage) is handled again from the start
-(bot.db.inbox). Its handler makes the same Telegram calls in the same order (the same update, the
-same state: what it wrote was rolled back). `SentCalls` keeps, per update, the chat-changing calls
-that succeeded (a message sent, edited, deleted) with Telegram's answers; the next attempt's calls are
-answered from it, in order, while they match (same method), without calling Telegram. The first call
-that differs ends the replay: from there on every call is made (and recorded). Calls that change
-nothing the user sees twice (answerCallbackQuery, sendChatAction) are always made.
-
-Across replicas (`RedisJournal`, where the dialog state is in Redis): each call is also appended to
-the update's list in Redis right after Telegram answered it, in the call itself (one round trip),
-so a replica taking over a killed one's update (bot.db.inbox) does not send again what was sent
-before its done mark was committed. A journal that cannot be written (Redis down) costs only that.
+An update retried after an infrastructure failure (bot.db.outage) makes the same Telegram calls in
+the same order. `SentCalls` keeps, per update, the chat-changing calls that succeeded with Telegram's
+answers; the next attempt's calls are answered from it while they match (same method), without
+calling Telegram; the first that differs ends the replay. Calls that change nothing the user sees
+twice (answerCallbackQuery, sendChatAction) are always made. Across replicas (`RedisJournal`) each
+call is also appended to the update's list in Redis right after Telegram answered, so a replica
+taking over a killed one's update does not send again what was sent. A journal that cannot be
+written (Redis down) costs only that.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 # `__file__` of a package may be None or point elsewhere under some importers.
 MIGRATIONS_DIR = Path(next(iter(migrations.__path__)))
 # How long an SQLite writer waits for another before "database is locked". Transactions are short
-# (committed before every Telegram call, see bot.db.middleware) and this process's writers take turns
+# (no handler holds one, see bot.db.work) and this process's writers take turns
 # (bot.db.turn), so this is a safety net only (another process: `python -m bot stats`, a migration).
 SQLITE_BUSY_TIMEOUT_MS = 15_000
 SQLITE_POOL_SIZE = 20

@@ -1,47 +1,15 @@
-"""At-least-once delivery with exactly-once-visible handling: the inbox, and the dispatcher that uses it.
+"""At-least-once delivery with exactly-once-visible handling: the inbox, and the dispatcher using it.
 
-Telegram forgets an update once the bot confirms it (polling: the next ``getUpdates`` offset;
-webhook: a 2xx answer). aiogram confirms a batch as soon as it has started handling it, so a crash
-or a deploy loses whatever was still running. Here nothing is confirmed before it is on disk:
-
-1. **Receive.** The raw updates of a poll batch (or the one webhook update) are inserted into
-   ``processed_updates`` with their payload, in one short transaction, *then* confirmed (the next
-   getUpdates carries the offset past them; the webhook answers 200). An update already there is a
-   repeated delivery (handled, or pending in someone's hands) and is dropped: the unique
-   ``(bot_id, update_id)`` decides, also between replicas racing on one update. If the database
-   cannot record a poll batch, it is handled from memory and confirmed, as without an inbox (the
-   handlers need the same database: the users get the apology instead of an endless retry); a
-   webhook update then gets 503 and Telegram retries it.
-2. **Handle.** Each new update is handled in its own task, straight from memory (the payload on disk
-   is the copy for a crash). Handler transactions are short (bot.db.middleware): committed before
-   every Telegram call. The last one clears the payload — "handled" — when the handler returns, so
-   the update's final state changes and its done mark commit together (an update that has nothing
-   else to write, a step press, leaves its state and its mark to a group commit shared with the
-   updates finishing meanwhile, bot.db.group_commit). An
-   update whose handler raised is marked handled too (the errors router has apologised; a poison
-   update must not come back forever) — unless the database, Redis or the disk failed
-   (bot.db.outage): then it stays pending and is handled again with back-off until it succeeds
-   (for up to `RETRY_FOR_S`), the user told once "one moment, retrying", the calls it made already
-   not made again (bot.sent_calls).
-3. **Recover.** On start, pending rows (a payload still there) are handled first, before new
-   updates are fetched: in polling mode (one consumer per bot, Telegram enforces it) and on SQLite
-   (one process) all of them; with webhook replicas on PostgreSQL only those whose lease ran out
-   (``lease_until``, taken at receipt and renewed every ``heartbeat_s`` for all the updates in hand
-   in one statement: a replica that died holds them at most `LEASE` longer). A sweep repeats that
-   every ``sweep_interval_s``, and prunes old de-duplication rows every ``prune_interval_s``.
-4. **Shut down.** Stop taking updates (the poller is cancelled, the webhook site closed), wait for
-   the updates in hand with everything still loaded (texts, storage, database), bounded by the
-   grace period, and only then run the other shutdown handlers. An update still running after the
-   grace period is cancelled: it stays pending and is handled after the restart.
-
-What a user can see: every update is handled at least once; a redelivery is dropped by the
-de-duplication. A replayed update does not send again what it sent before: within the process
-(a retry after an outage) from memory, across replicas (a takeover) from its journal in Redis
-(bot.sent_calls). One window remains: a crash between Telegram's answer and the journal's write (one
-Redis round trip), or anywhere between a call and the final commit without Redis (the embedded
-SQLite restarted after a kill -9), replays that reply (Telegram has no idempotent send). Updates
-are handled in order per sender: tasks are created in update order (recovered ones first), and each
-waits for the sender's previous one to finish, retries after an outage included.
+- **Receive**: a poll batch (or the one webhook update) is inserted into ``processed_updates`` with
+  its payload in one short transaction, *then* confirmed to Telegram; a repeated delivery is dropped
+  (the unique ``(bot_id, update_id)`` decides, also between replicas).
+- **Handle**: each new update in its own task, from memory; its unit of work commits with its done
+  mark (the payload cleared) after its handler returned (bot.db.work, bot.db.group_commit). A failed
+  handler's update is marked handled too, unless the infrastructure failed (bot.db.outage).
+- **Recover**: pending rows are handled at start before new updates (replicas: those whose lease ran
+  out), and by a periodic sweep; old rows are pruned. **Shut down**: stop taking updates, finish
+  those in hand within the grace period; the rest stay pending. In order per sender: each update's
+  task waits for the sender's previous one, a retry included. The contract: docs/persistence.md.
 """
 
 from __future__ import annotations
@@ -66,7 +34,7 @@ from bot.db import repository
 from bot.db.middleware import RECEIPT_KEY, Receipt, forget_old_updates
 from bot.db.models import utc_now
 from bot.db.outage import Outages, is_infrastructure
-from bot.db.turn import ahead_of_updates
+from bot.db.turn import take_turn_ahead
 
 log = logging.getLogger(__name__)
 
@@ -132,14 +100,14 @@ class Inbox:
     ) -> set[int]:
         """Record the updates (id, payload); the ids that are new. ``arrivals``: the bot and the
         parsed updates, for `prepare`."""
-        with ahead_of_updates():  # SQLite: the next write turn is the intake's (bot.db.turn)
-            async with self.sessionmaker() as session:
-                async with session.begin():
-                    fresh = await repository.receive_updates(
-                        session, bot_id=bot_id, updates=updates, lease_until=utc_now() + self.lease
-                    )
-                if self.prepare is not None and arrivals is not None and fresh:
-                    await self._prepare(session, arrivals, fresh)
+        async with self.sessionmaker() as session:
+            await take_turn_ahead(session)  # SQLite: the next write turn is the intake's (bot.db.turn)
+            async with session.begin():
+                fresh = await repository.receive_updates(
+                    session, bot_id=bot_id, updates=updates, lease_until=utc_now() + self.lease
+                )
+            if self.prepare is not None and arrivals is not None and fresh:
+                await self._prepare(session, arrivals, fresh)
         return fresh
 
     async def _prepare(self, session: AsyncSession, arrivals: Arrivals, fresh: set[int]) -> None:

@@ -1,31 +1,30 @@
-"""One database session per Telegram update (short transactions), with de-duplication and the user row.
+"""One unit of work per Telegram update (bot.db.work), with de-duplication and the user row.
 
-What commits when, in each mode: docs/persistence.md."""
+An update already handled is dropped before any handler runs. The update's work (its FSM record,
+its dialog rows' writes) commits with its done mark after the handler returned, after its last
+Telegram call; a handler that raised leaves nothing of its work. No transaction is open while the
+handler runs, so none while Telegram answers. The contract: docs/persistence.md."""
 
-import asyncio
 import logging
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from aiogram import BaseMiddleware, Bot
-from aiogram.client.session.middlewares.base import BaseRequestMiddleware, NextRequestMiddlewareType
-from aiogram.methods import Response, TelegramMethod
-from aiogram.methods.base import TelegramType
+from aiogram import BaseMiddleware
+from aiogram.fsm.context import FSMContext
 from aiogram.types import TelegramObject, Update
 from aiogram.types import User as TelegramUser
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db import repository
-from bot.db.group_commit import FinalWrites, GroupCommit
+from bot.db.group_commit import GroupCommit
 from bot.db.models import User, utc_now
-from bot.db.turn import turn_of
+from bot.db.work import UpdateWork
 from bot.redis_state import flush_state
-from bot.storage import current_update_session, must_commit, take_unwritten_changes
+from bot.storage import SqlAlchemyStorage
 
 logger = logging.getLogger(__name__)
 
@@ -73,60 +72,53 @@ class Receipt:
     """The user has been told "one moment, retrying" for this update (at most once)."""
 
 
-# The task handling the update that owns the session in current_update_session: only that task
-# commits it before a Telegram call (a background task spawned by a handler copies the context, but
-# must not commit a session the handler is using at the same moment).
-_session_owner: ContextVar[asyncio.Task[Any] | None] = ContextVar("session_owner", default=None)
-
-
 class DbSessionMiddleware(BaseMiddleware):
     """Outer middleware for ``dp.update``.
 
-    Puts ``db`` (the session), ``db_user`` (our User row, or None for updates without a user) and
-    ``deep_link_source`` into the handler data. An update that was already handled (Telegram
-    redelivers after timeouts and restarts) is dropped before any handler runs.
+    Puts ``work`` (the update's `UpdateWork`), ``db_user`` (our User row, or None for updates
+    without a user) and ``deep_link_source`` into the handler data, and binds the handlers'
+    FSMContext to the work (bot.storage.UpdateStorage). An update that was already handled (Telegram
+    redelivers after timeouts and restarts) is dropped before any handler runs. A new user's row is
+    written before the handler runs (first contact; on SQLite usually at receipt, bot.db.arrivals).
 
-    Transactions are short: the session is committed before every Telegram call the handler makes
-    (`CommitBeforeTelegramCall`), so no lock (SQLite's write lock, a PostgreSQL row lock) is held
-    while Telegram answers or while a 429 is waited out; the handler's next statement begins a new
-    transaction. The last transaction also marks the update handled (its processed_updates row, see
-    bot.db.inbox) and is committed when the handler returns. If the handler raises, its transaction
-    rolls back and the update is not marked, so a redelivery is handled again.
+    When the handler returned, the writer (bot.db.group_commit) commits the work and the done mark,
+    with the works of the updates finishing meanwhile. With the FSM in Redis (bot.redis_fsm) the
+    state is written right before (`flush_state`). The update is finished once that commit is done;
+    if the handler or the commit fails, nothing of the work is written or remembered.
 
-    ``defer_writes`` (the app sets it on every database): the update's state, its FSM record (the
-    FSM in the database, bot.storage.SqlAlchemyStorage) and its dialog rows' writes (with
-    ``single_process`` new rows too, `dialog_ids`; on PostgreSQL a new row is inserted at once, for
-    its id), is not written before each Telegram call but at the end, with the mark; a handler that
-    wrote nothing else (a step press, a new user's /start: all they write is state; the user's row
-    was written at receipt, `first_contact`) leaves state and mark to the group commit
-    (bot.db.group_commit), which writes those of all the updates finishing meanwhile in one
-    transaction. With the FSM in Redis (bot.redis_fsm) the state is written right before that last
-    commit (`flush_state`), in one round trip. The update is finished once its last commit is done:
-    it awaits its group like a commit, and a failed group fails the update.
+    New dialog rows take their ids from `repository.DialogIds` (``single_process``: the embedded
+    SQLite, one process owns the database) or the table's sequence (PostgreSQL), so they wait for the
+    commit too; with the FSM in Redis on PostgreSQL a new row is inserted at once instead (its id is
+    in Redis before the commit). ``single_process`` also keeps the user rows it committed in memory
+    (`KnownUsers`).
     """
 
     def __init__(
-        self,
-        sessionmaker: async_sessionmaker[AsyncSession],
-        *,
-        single_process: bool = False,
-        defer_writes: bool = False,
+        self, sessionmaker: async_sessionmaker[AsyncSession], *, single_process: bool = False
     ) -> None:
         self.sessionmaker = sessionmaker
         self.group_commit = GroupCommit(sessionmaker)
-        self.defer_writes = defer_writes
         # One process owns the database (the embedded SQLite): the user rows it committed are the truth.
         self.known_users = KnownUsers(keep_rows=single_process)
-        # ... and the only one inserting dialogs: a new dialog's row can wait for the group commit.
-        self.dialog_ids = repository.DialogIds() if single_process else None
+        # New dialog rows' ids: this process's own where it is the only one inserting dialogs, else
+        # the table's sequence (PostgreSQL).
+        self.single_process = single_process
+        bind = sessionmaker.kw.get("bind")
+        on_postgresql = bind is not None and bind.dialect.name == "postgresql"
+        self.dialog_ids: repository.DialogIds | None = (
+            repository.SequenceIds() if on_postgresql else repository.DialogIds() if single_process else None
+        )
 
     async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
         if not isinstance(event, Update):
             raise TypeError("DbSessionMiddleware belongs on dp.update.outer_middleware")
         bot_id = data["bot"].id
         receipt: Receipt | None = data.get(RECEIPT_KEY)
-        writes: FinalWrites | None = None
-        async with self.sessionmaker() as session:
+        state = data.get("state")
+        fsm_in_database = isinstance(state, FSMContext) and isinstance(state.storage, SqlAlchemyStorage)
+        source = deep_link_source(event)
+        first_seen = INLINE_SOURCE if event.inline_query is not None else source
+        async with self.sessionmaker() as session:  # ended before the handler runs
             fresh = receipt is not None and receipt.fresh
             if not fresh and await repository.update_is_handled(
                 session, bot_id=bot_id, update_id=event.update_id
@@ -135,45 +127,37 @@ class DbSessionMiddleware(BaseMiddleware):
                 if receipt is not None:
                     receipt.finished = True
                 return None
-            if self.defer_writes:
-                repository.defer_dialog_writes(session, ids=self.dialog_ids)
-            source = deep_link_source(event)
-            data["db"] = session
-            data["deep_link_source"] = source
-            first_seen = INLINE_SOURCE if event.inline_query is not None else source
-            db_user = data["db_user"] = await self._user(session, data.get("event_from_user"), first_seen)
-            token = current_update_session.set(session)
-            owner = _session_owner.set(asyncio.current_task())
+            # A new user's row (or what Telegram says of them, changed): first contact, committed
+            # before the handler runs, as at receipt (bot.db.arrivals).
+            db_user = await self._user(session, data.get("event_from_user"), first_seen)
+            await session.commit()
+        # A new dialog row waits for the commit where its id cannot be lost: it commits with the
+        # state that names it, or (one process) nobody else hands out ids.
+        ids = self.dialog_ids if fsm_in_database or self.single_process else None
+        work = UpdateWork(bot_id, event.update_id, self.sessionmaker, dialog_ids=ids)
+        data["work"] = work
+        data["db_user"] = db_user
+        data["deep_link_source"] = source
+        if fsm_in_database:
+            assert isinstance(state, FSMContext) and isinstance(state.storage, SqlAlchemyStorage)
+            data["state"] = state = FSMContext(storage=state.storage.bound(work), key=state.key)
+        try:
+            if state is not None and "raw_state" not in data:
+                # bot.storage.DeferredStateMiddleware left it to us: the update's one read.
+                data["raw_state"] = await state.get_state()
             try:
-                if "state" in data and "raw_state" not in data:
-                    # bot.storage.DeferredStateMiddleware left it to us: read in this session, once.
-                    data["raw_state"] = await data["state"].get_state()
                 result = await handler(event, data)
-                # The state in Redis (bot.redis_fsm) first: a crash before the commit below then
-                # replays the update from its new state, never from an old one with its rows written.
-                await flush_state()
-                # Written since the last Telegram call: the mark goes with it. Else the group's.
-                grouped = not must_commit(session)
-                if grouped:
-                    writes = FinalWrites(dialogs=repository.take_deferred_dialogs(session))
-                    take_unwritten_changes(session, writes)
-                else:
-                    await repository.finish_update(session, bot_id=bot_id, update_id=event.update_id)
-                    await session.commit()
-            except BaseException:
-                if db_user is not None:  # what the update changed of it is rolled back
-                    self.known_users.forget(db_user.telegram_id)
+            except Exception:
+                await _undo(work)
                 raise
-            finally:
-                _session_owner.reset(owner)
-                current_update_session.reset(token)
-        if grouped:
-            try:
-                await self.group_commit.finish(bot_id, event.update_id, writes or None)
-            except BaseException:
-                if db_user is not None:
-                    self.known_users.forget(db_user.telegram_id)
-                raise
+            # The state in Redis (bot.redis_fsm) first: a crash before the commit below then
+            # replays the update from its new state, never from an old one with its rows written.
+            await flush_state()
+            await self.group_commit.finish(work)
+        except BaseException:
+            if db_user is not None:  # what the update changed of it in memory is not on disk
+                self.known_users.forget(db_user.telegram_id)
+            raise
         if db_user is not None:
             self.known_users.keep(db_user)
         if receipt is not None:
@@ -237,6 +221,17 @@ class DbSessionMiddleware(BaseMiddleware):
         return remember
 
 
+async def _undo(work: UpdateWork) -> None:
+    """Take back the rows a failed handler had to write at once (`UpdateWork.undo`; its state never
+    named them). A failure to is logged; a crash would leave them as well: a dialog row left started
+    is abandoned by the user's next one."""
+    for undo in work.undo:
+        try:
+            await work.write(undo)
+        except Exception:
+            logger.exception("update %s failed; a row it wrote could not be taken back", work.update_id)
+
+
 def said_of(user: TelegramUser) -> tuple[str | None, ...]:
     """What Telegram says of a user that the users table keeps (`KnownUsers.fresh` compares it)."""
     return (user.username, user.first_name, user.language_code)
@@ -298,33 +293,6 @@ class KnownUsers:
             oldest = next(iter(self._written))
             del self._written[oldest]
             self._rows.pop(oldest, None)
-
-
-class CommitBeforeTelegramCall(BaseRequestMiddleware):
-    """Bot session middleware: commits the update's transaction before the update's Telegram call.
-
-    Register it before any middleware that may wait (RetryAfterMiddleware): nothing is held while
-    Telegram answers or while flood control is waited out — neither a transaction nor, on SQLite, the
-    write turn (bot.db.turn: the commit gives it back; one still held by an outer session of the
-    task is passed on for the call). Writes deferred to the group commit hold nothing and wait.
-    """
-
-    async def __call__(
-        self,
-        make_request: NextRequestMiddlewareType[TelegramType],
-        bot: Bot,
-        method: TelegramMethod[TelegramType],
-    ) -> Response[TelegramType]:
-        session = current_update_session.get()
-        if session is None or _session_owner.get() is not asyncio.current_task():
-            return await make_request(bot, method)
-        if must_commit(session):
-            await session.commit()
-        turn = turn_of(session)
-        if turn is None:
-            return await make_request(bot, method)
-        async with turn.passed_on():  # other updates write while this one waits on Telegram
-            return await make_request(bot, method)
 
 
 async def forget_old_updates(

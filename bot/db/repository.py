@@ -1,16 +1,19 @@
-"""All database access of the bot. Functions flush, never commit: the caller's transaction commits."""
+"""All database access of the bot. Functions never commit: the caller's transaction commits.
+
+The dialog writes of an update's unit of work (given an `UpdateWork` instead of a session) are
+appended to it, not executed: they commit with its done mark (bot.db.work)."""
 
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache
+from functools import cache, partial
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, case, delete, event, func, insert, or_, select, update
+from sqlalchemy import Table, bindparam, case, delete, func, insert, or_, select, text, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import Session, SessionTransaction
+from sqlalchemy.orm import Session
 from sqlalchemy.sql.dml import Update
 
 from bot.db import upserts
@@ -24,6 +27,7 @@ from bot.db.models import (
     User,
     utc_now,
 )
+from bot.db.work import DialogAbandon, DialogInsert, DialogOp, DialogWrite, UpdateWork
 from core.language.words import LANGUAGES
 
 log = logging.getLogger(__name__)
@@ -149,41 +153,67 @@ async def set_language(session: AsyncSession, telegram_id: int, lang: str) -> No
 
 
 async def start_dialog(
-    session: AsyncSession, *, telegram_id: int, task: str, source: str | None = None,
+    db: AsyncSession | UpdateWork, *, telegram_id: int, task: str, source: str | None = None,
     user_id: int | None = None,
 ) -> int:  # fmt: skip
     """Open a new dialog for the user; their unfinished ones count as abandoned from now on.
 
     The dialog statements are Core statements on the table, not the ORM's unit of work: the update
-    path writes a row and never reads it back as an object (half the statements, a fraction of the
-    CPU per update). Where the session defers its dialog writes with ids of its own
-    (`defer_dialog_writes`), the row gets its id now and is inserted with the deferred writes."""
+    path writes a row and never reads it back as an object. Given an update's work that hands out
+    ids (`DialogIds`), the row gets its id now and is inserted with the work; else it is inserted at
+    once (the database gives the id)."""
     if user_id is None:  # ``user_id``: the caller has the user's row already (bot.db.middleware)
-        user_id = await session.scalar(select(User.id).where(User.telegram_id == telegram_id))
+        user_id = await _user_id(db, telegram_id)
     if user_id is None:
         raise LookupError(f"no user with telegram_id={telegram_id}; upsert_user first")
-    await abandon_dialogs(session, telegram_id, user_id=user_id)
     now = utc_now()
     row: dict[str, Any] = {
         "user_id": user_id, "task": task, "answers": {}, "source": source, "status": DIALOG_STARTED,
         "created_at": now, "updated_at": now,
     }  # fmt: skip
-    deferred: list[DeferredDialogWrite] | None = session.info.get(DEFERRED_DIALOGS)
-    ids: DialogIds | None = session.info.get(DIALOG_IDS)
-    if deferred is not None and ids is not None:
-        row["id"] = new_id = await ids.next(session)
-        deferred.append(DialogInsert(row))
+    if isinstance(db, UpdateWork) and db.dialog_ids is not None:
+        await abandon_dialogs(db, telegram_id, user_id=user_id)
+        row["id"] = new_id = await db.read(db.dialog_ids.next)
+        db.dialogs.append(DialogInsert(row))
         return new_id
+    if isinstance(db, UpdateWork):  # inserted at once: the abandons it would have waited for too
+        owner = user_id
+        db.dialogs[:] = [
+            op for op in db.dialogs if not (isinstance(op, DialogAbandon) and op.params["owner"] == owner)
+        ]
+        dialog_id = await db.write(_abandon_and_insert, row)
+        db.undo.append(partial(_delete_dialog, dialog_id))  # the update failed: no dialog of it
+        return dialog_id
+    return await _abandon_and_insert(db, row)
+
+
+async def _delete_dialog(dialog_id: int, session: AsyncSession) -> None:
+    await session.execute(delete(DIALOGS).where(DIALOGS.c.id == dialog_id))
+
+
+async def _abandon_and_insert(session: AsyncSession, row: dict[str, Any]) -> int:
+    """The owner's started dialogs abandoned, then the new one: in this order, in one transaction."""
+    await session.execute(_ABANDON, {"owner": row["user_id"], "now": row["created_at"]})
     dialog_id = await session.scalar(_NEW_DIALOG, row)
     assert dialog_id is not None, "inserted above"
     return int(dialog_id)
 
 
+async def _user_id(db: AsyncSession | UpdateWork, telegram_id: int) -> int | None:
+    statement = select(User.id).where(User.telegram_id == telegram_id)
+    if isinstance(db, UpdateWork):
+        return await db.read(_scalar, statement)
+    return await db.scalar(statement)
+
+
+async def _scalar(session: AsyncSession, statement: Any) -> Any:
+    return await session.scalar(statement)
+
+
 class DialogIds:
     """Ids of new dialog rows, handed out by this process, so that a new row can wait for the group
     commit like the updates of rows (bot.db.group_commit): a dialog opened by a button press (the
-    task step) then costs no statement, transaction or SQLite write turn of its own, which under a
-    crowd queued behind every group commit (figures: bench/README.md).
+    task step) then costs no statement, transaction or SQLite write turn of its own.
 
     Only where one process owns the database (the embedded SQLite: bot.db.middleware's
     ``single_process``), as for the rows and records it keeps in memory: nobody else inserts dialogs
@@ -208,6 +238,19 @@ class DialogIds:
         return self._last
 
 
+class SequenceIds(DialogIds):
+    """`DialogIds` where several processes insert dialogs (PostgreSQL): each id is taken from the
+    table's own sequence (``nextval``: never handed out twice, whoever asks), so a new row can wait
+    for the update's commit there too."""
+
+    async def load(self, session: AsyncSession) -> None:
+        """Nothing to read ahead: the sequence hands out each id when asked."""
+
+    async def next(self, session: AsyncSession) -> int:
+        taken = await session.scalar(text("SELECT nextval(pg_get_serial_sequence('dialog_sessions', 'id'))"))
+        return int(taken)
+
+
 # The update path's dialog statements are built once, with bind parameters: SQLAlchemy builds and
 # keys a statement made per call again every time (half of a one-row UPDATE's CPU, measured).
 _NEW_DIALOG = insert(DIALOGS).returning(DIALOGS.c.id)
@@ -230,12 +273,12 @@ def _dialog_update(columns: tuple[str, ...]) -> Update:
     )
 
 
-async def save_answers(session: AsyncSession, dialog_id: int, answers: dict[str, Any]) -> None:
-    await _update_dialog(session, dialog_id, answers=dict(answers), updated_at=utc_now())
+async def save_answers(db: AsyncSession | UpdateWork, dialog_id: int, answers: dict[str, Any]) -> None:
+    await _update_dialog(db, dialog_id, answers=dict(answers), updated_at=utc_now())
 
 
 async def complete_dialog(
-    session: AsyncSession,
+    db: AsyncSession | UpdateWork,
     dialog_id: int,
     *,
     answers: dict[str, Any],
@@ -247,86 +290,30 @@ async def complete_dialog(
     """``offer_shown``: the offer whose rent button the result showed (None: the contact button)."""
     now = utc_now()
     await _update_dialog(
-        session, dialog_id, answers=dict(answers), result_summary=dict(summary), verdict=verdict,
+        db, dialog_id, answers=dict(answers), result_summary=dict(summary), verdict=verdict,
         offer_id=offer_id, offer_shown=offer_shown, status=DIALOG_COMPLETED, completed_at=now,
         updated_at=now,
     )  # fmt: skip
 
 
-DEFERRED_DIALOGS = "deferred_dialog_writes"
-"""``session.info`` key, set by `defer_dialog_writes`: the session's dialog writes wait there."""
-DIALOG_IDS = "dialog_ids"
-"""``session.info`` key of the `DialogIds` new deferred dialog rows take their ids from."""
-
-
-@dataclass(frozen=True)
-class DialogWrite:
-    """An update of some columns of one dialog row: `_dialog_update`'s bind parameters."""
-
-    columns: tuple[str, ...]
-    params: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class DialogInsert:
-    """A new dialog row, its id included (`DialogIds`)."""
-
-    row: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class DialogAbandon:
-    """The owner's started dialogs marked abandoned (`_ABANDON`'s bind parameters)."""
-
-    params: dict[str, Any]
-
-
-DeferredDialogWrite = DialogWrite | DialogInsert | DialogAbandon
-
-
-def defer_dialog_writes(session: AsyncSession, ids: DialogIds | None = None) -> None:
-    """From now on the session's dialog writes are not executed at once: they go into its next
-    commit (`_flush_deferred_dialogs`) or, taken by `take_deferred_dialogs`, into a group commit
-    (bot.db.group_commit). The row's id comes from state written together with the row (the FSM in
-    the database), or right before its commit (the FSM in Redis, bot.redis_fsm: an update that failed
-    writes no state, and a new row is inserted at once): such an update does not find its row missing.
-    ``ids``: new dialogs are deferred too, with ids from there (else each is inserted at once, to learn
-    its id)."""
-    session.info.setdefault(DEFERRED_DIALOGS, [])
-    if ids is not None:
-        session.info[DIALOG_IDS] = ids
-
-
-def defers_dialog_writes(session: AsyncSession) -> bool:
-    return DEFERRED_DIALOGS in session.info
-
-
-def take_deferred_dialogs(session: AsyncSession) -> list[DeferredDialogWrite]:
-    deferred: list[DeferredDialogWrite] = session.info.get(DEFERRED_DIALOGS) or []
-    if deferred:
-        session.info[DEFERRED_DIALOGS] = []
-    return deferred
-
-
-async def _update_dialog(session: AsyncSession, dialog_id: int, **values: Any) -> None:
+async def _update_dialog(db: AsyncSession | UpdateWork, dialog_id: int, **values: Any) -> None:
     write = DialogWrite(
         tuple(values), {"dialog_id": dialog_id, **{f"v_{column}": value for column, value in values.items()}}
     )
-    deferred: list[DeferredDialogWrite] | None = session.info.get(DEFERRED_DIALOGS)
-    if deferred is not None:
-        deferred.append(write)
+    if isinstance(db, UpdateWork):
+        db.dialogs.append(write)
         return
-    result = await session.execute(_dialog_update(write.columns), write.params)
+    result = await db.execute(_dialog_update(write.columns), write.params)
     if not result.rowcount:  # type: ignore[attr-defined]
         raise LookupError(f"no dialog session with id={dialog_id}")
 
 
-async def write_dialogs(session: AsyncSession, writes: Sequence[DeferredDialogWrite]) -> None:
-    """Deferred dialog writes: one executemany per kind (and per set of columns updated)."""
+async def write_dialogs(session: AsyncSession, writes: Sequence[DialogOp]) -> None:
+    """Dialog writes of units of work: one executemany per kind (and per set of columns updated)."""
     await session.run_sync(_write_dialogs, writes)
 
 
-def _write_dialogs(session: Session, writes: Sequence[DeferredDialogWrite]) -> None:
+def _write_dialogs(session: Session, writes: Sequence[DialogOp]) -> None:
     """Abandons first, then new rows, then updates: the order in which one update's writes of its
     own rows commute (an abandon only touches started rows; an abandon deferred after a new row of
     its owner has marked that row already, `abandon_dialogs`; updates never set a row started). The
@@ -347,47 +334,31 @@ def _write_dialogs(session: Session, writes: Sequence[DeferredDialogWrite]) -> N
         columns = tuple(sorted(key[2:] for key in params if key.startswith("v_")))
         by_columns.setdefault(columns, []).append(params)
     for columns, rows in by_columns.items():
-        result = session.execute(_dialog_update(columns), rows)
-        if result.rowcount != len(rows):  # type: ignore[attr-defined]
-            # Cannot happen where writes are deferred (see defer_dialog_writes); said, not raised:
+        found = session.execute(_dialog_update(columns), rows).rowcount  # type: ignore[attr-defined]
+        if found not in (len(rows), -1):  # -1: not known (asyncpg's executemany does not count)
+            # Cannot happen: a row is updated by the update that knows its id. Said, not raised:
             # the other updates' rows in the statement are written.
-            log.error("deferred dialog update: %d of %d rows found", result.rowcount, len(rows))  # type: ignore[attr-defined]
-
-
-@event.listens_for(Session, "before_commit")
-def _flush_deferred_dialogs(session: Session) -> None:
-    """Deferred dialog updates of a session that commits go into its transaction."""
-    deferred: list[DeferredDialogWrite] | None = session.info.get(DEFERRED_DIALOGS)
-    if deferred:
-        session.info[DEFERRED_DIALOGS] = []
-        _write_dialogs(session, deferred)
-
-
-@event.listens_for(Session, "after_soft_rollback")
-def _forget_deferred_dialogs(session: Session, previous_transaction: SessionTransaction) -> None:
-    if session.info.get(DEFERRED_DIALOGS):
-        session.info[DEFERRED_DIALOGS] = []
+            log.error("dialog update: %d of %d rows found", found, len(rows))
 
 
 async def abandon_dialogs(
-    session: AsyncSession, telegram_id: int, *, user_id: int | None = None
+    db: AsyncSession | UpdateWork, telegram_id: int, *, user_id: int | None = None
 ) -> int | None:
-    """Mark the user's unfinished dialogs abandoned; returns how many (None: deferred with the
-    session's dialog writes, `defer_dialog_writes`, and not counted)."""
+    """Mark the user's unfinished dialogs abandoned; returns how many (None: appended to the
+    update's work, and not counted)."""
     if user_id is None:
-        user_id = await session.scalar(select(User.id).where(User.telegram_id == telegram_id))
+        user_id = await _user_id(db, telegram_id)
         if user_id is None:
             return 0
     params = {"owner": user_id, "now": utc_now()}
-    deferred: list[DeferredDialogWrite] | None = session.info.get(DEFERRED_DIALOGS)
-    if deferred is not None:
-        for write in deferred:  # the owner's rows new in this session are started ones too
+    if isinstance(db, UpdateWork):
+        for write in db.dialogs:  # the owner's rows new in this work are started ones too
             row = write.row if isinstance(write, DialogInsert) else None
             if row is not None and row["user_id"] == user_id and row["status"] == DIALOG_STARTED:
                 row.update(status=DIALOG_ABANDONED, updated_at=params["now"])
-        deferred.append(DialogAbandon(params))
+        db.dialogs.append(DialogAbandon(params))
         return None
-    result = await session.execute(_ABANDON, params)
+    result = await db.execute(_ABANDON, params)
     return int(result.rowcount)  # type: ignore[attr-defined]
 
 

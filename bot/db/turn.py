@@ -2,9 +2,9 @@
 
 Every session of the bot's sessionmaker takes `WriteTurn` before its first statement: waiters queue
 here and the turn passes on the moment a session ends, so SQLite's busy handler (which sleeps and
-retries in no order) never waits (figures: bench/README.md). A session holds the turn until its
-transaction ends, never while its update talks to Telegram (`pause`d for the call, `resume`d ahead
-of new sessions; `ahead_of_updates` for the inbox's receipt and the group commit). With SQLite run
+retries in no order) never waits. A session holds the turn until its transaction ends (no handler
+holds one: bot.db.work); the inbox's receipt and the writer go ahead of the others
+(`take_turn_ahead`). With SQLite run
 on the event loop (bot.db.inline_sqlite) this is also what keeps a writer from waiting inside SQLite
 and blocking the loop. Reentrant per task, released in ``finally``: a cancelled or failing update
 cannot leave it taken. Only for SQLite: PostgreSQL has row locks and many writers. The contract:
@@ -17,9 +17,7 @@ import asyncio
 import functools
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
-from contextvars import ContextVar
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -30,38 +28,31 @@ TURN_KEY = "write_turn"
 """``session.info`` key of the session's `WriteTurn` (set by bot.db.engine.create_sessionmaker)."""
 
 
-_ahead: ContextVar[bool] = ContextVar("write_turn_ahead", default=False)
-
-
-@contextmanager
-def ahead_of_updates() -> Iterator[None]:
-    """Sessions opened within queue ahead of the updates' (the inbox recording a poll batch: every
-    update waits for it, and it takes a millisecond)."""
-    token = _ahead.set(True)
-    try:
-        yield
-    finally:
-        _ahead.reset(token)
+async def take_turn_ahead(session: AsyncSession) -> None:
+    """The session's turn, ahead of the updates' sessions queued for it (the inbox recording a poll
+    batch, the writer committing finished updates: every update in hand waits for them). Nothing
+    where the session takes no turns (PostgreSQL)."""
+    if isinstance(session, TurnSession):
+        await session.take_turn(ahead=True)
 
 
 class WriteTurn:
-    """A FIFO lock owned by a task, reentrant for that task, with a lane for resumed holders."""
+    """A FIFO lock owned by a task, reentrant for that task, with a lane ahead of the others."""
 
     def __init__(self) -> None:
         self.holder: asyncio.Task[Any] | None = None
         self.depth = 0
-        self._resuming: deque[asyncio.Future[None]] = deque()
+        self._ahead: deque[asyncio.Future[None]] = deque()
         self._waiting: deque[asyncio.Future[None]] = deque()
-        self.waits = 0  # acquisitions that had to queue (for tests and benchmarks)
 
     def held_by_me(self) -> bool:
         return self.holder is not None and self.holder is asyncio.current_task()
 
     @property
     def queued(self) -> int:
-        return len(self._resuming) + len(self._waiting)
+        return len(self._ahead) + len(self._waiting)
 
-    async def acquire(self, *, resume: bool = False, depth: int = 1) -> None:
+    async def acquire(self, *, ahead: bool = False, depth: int = 1) -> None:
         task = asyncio.current_task()
         if self.holder is task and task is not None:
             self.depth += depth
@@ -70,8 +61,7 @@ class WriteTurn:
             self.holder, self.depth = task, depth
             return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        (self._resuming if resume else self._waiting).append(future)
-        self.waits += 1
+        (self._ahead if ahead else self._waiting).append(future)
         try:
             await future
         except asyncio.CancelledError:
@@ -80,7 +70,7 @@ class WriteTurn:
                 self.holder, self.depth = task, depth
                 self.release()
             else:
-                with_future = self._resuming if future in self._resuming else self._waiting
+                with_future = self._ahead if future in self._ahead else self._waiting
                 if future in with_future:
                     with_future.remove(future)
             raise
@@ -98,32 +88,8 @@ class WriteTurn:
         self.holder, self.depth = None, 0
         self._hand_over()
 
-    def pause(self) -> int:
-        """Release the turn whatever the depth (an update about to wait on Telegram); returns the
-        depth for `resume`. 0 when this task does not hold it."""
-        if not self.held_by_me():
-            return 0
-        depth = self.depth
-        self.holder, self.depth = None, 0
-        self._hand_over()
-        return depth
-
-    async def resume(self, depth: int) -> None:
-        if depth:
-            await self.acquire(resume=True, depth=depth)
-
-    @asynccontextmanager
-    async def passed_on(self) -> AsyncIterator[None]:
-        """The turn `pause`d for the block (a wait on anything but SQLite: Telegram, a picture) and
-        `resume`d after it, in the same task, also when the block fails or is cancelled."""
-        depth = self.pause()
-        try:
-            yield
-        finally:
-            await self.resume(depth)
-
     def _hand_over(self) -> None:
-        for lane in (self._resuming, self._waiting):
+        for lane in (self._ahead, self._waiting):
             while lane:
                 future = lane.popleft()
                 if not future.done():
@@ -158,11 +124,11 @@ class TurnSession(AsyncSession):
     AsyncSession behaviour otherwise. ``async with session.begin()`` commits without `commit`: the
     turn then goes back with the session's end, right after it in the bot's code."""
 
-    async def take_turn(self) -> None:
+    async def take_turn(self, *, ahead: bool = False) -> None:
         """The turn, for the session's statements to come (at once when it has it already)."""
         turn: WriteTurn | None = self.info.get(TURN_KEY)
         if turn is not None and not self.info.get(_TAKEN):
-            await turn.acquire(resume=_ahead.get())
+            await turn.acquire(ahead=ahead)
             self.info[_TAKEN] = True
 
     def _give_turn(self) -> None:

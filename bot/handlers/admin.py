@@ -196,7 +196,7 @@ def pictures_line(ctx: Ctx) -> str:
 
 async def referrers_block(ctx: Ctx) -> str:
     """Who brought whom through personal links (`ref_<id>`): the top referrers, all time."""
-    top, total = await stats.top_referrers(ctx.db, MAX_ROWS)
+    top, total = await ctx.work.read(stats.top_referrers, MAX_ROWS)
     lines = [ctx.tr("currency-stats-referrers")]
     for r in top:
         name = f"@{escape(r.username)}" if r.username else f"<code>{r.telegram_id}</code>"
@@ -207,12 +207,12 @@ async def referrers_block(ctx: Ctx) -> str:
 
 
 async def cmd_stats(message: Message, ctx: Ctx) -> None:
-    report = await stats.report(ctx.db)
+    report = await ctx.work.read(stats.report)
     texts = [render_funnel(ctx, period, funnel) for period, funnel in report.items()]
     texts[-1] += "\n\n" + await referrers_block(ctx)
     if ctx.settings.answer_pictures:
         texts[-1] += "\n\n" + pictures_line(ctx)
-    texts.append(render_weeks(ctx, await stats.weekly(ctx.db)))
+    texts.append(render_weeks(ctx, await ctx.work.read(stats.weekly)))
     for text in texts:
         await message.answer(text)
 
@@ -248,9 +248,9 @@ def csv_document(columns: Iterable[str], rows: Iterable[tuple[Any, ...]]) -> tup
 
 async def cmd_export(message: Message, ctx: Ctx) -> None:
     tables = (
-        ("users.csv", stats.USER_COLUMNS, await stats.user_rows(ctx.db)),
-        ("dialogs.csv", stats.DIALOG_COLUMNS, await stats.dialog_rows(ctx.db)),
-        ("leads.csv", stats.LEAD_COLUMNS, await stats.lead_rows(ctx.db)),
+        ("users.csv", stats.USER_COLUMNS, await ctx.work.read(stats.user_rows)),
+        ("dialogs.csv", stats.DIALOG_COLUMNS, await ctx.work.read(stats.dialog_rows)),
+        ("leads.csv", stats.LEAD_COLUMNS, await ctx.work.read(stats.lead_rows)),
     )
     documents = [(name, *csv_document(columns, rows)) for name, columns, rows in tables]
     for name, data, count in documents:
@@ -273,7 +273,7 @@ async def cmd_link(message: Message, ctx: Ctx, command: CommandObject, bot: Bot)
         return
     me = await bot.me()
     link = f"https://t.me/{me.username}?start={source}"
-    users = await stats.users_from(ctx.db, source)
+    users = await ctx.work.read(stats.users_from, source)
     await message.answer(ctx.tr("admin-link", source=source, link=link, users=users))
 
 
@@ -288,14 +288,14 @@ async def cmd_leads(
         if lead_outbox is None or not lead_outbox.enabled:
             await message.answer(ctx.tr("admin-leads-no-chat"))
             return
-        count = await lead_db.resend(ctx.db)
+        count = await ctx.work.write(lead_db.resend)
         await message.answer(ctx.tr("admin-leads-resent", count=count))  # commits before it is sent
         lead_outbox.wake()
         return
     if argument:
         await message.answer(ctx.tr("admin-leads-usage"))
         return
-    count, rows = await lead_db.undelivered(ctx.db, limit=MAX_LEADS)
+    count, rows = await ctx.work.read(lead_db.undelivered, limit=MAX_LEADS)
     if not count:
         await message.answer(ctx.tr("admin-leads-none"))
         return
@@ -445,14 +445,14 @@ async def cmd_measurements(message: Message, ctx: Ctx, command: CommandObject) -
     """The newest measurements users stored from their logs; `export`: all of them as a CSV."""
     argument = (command.args or "").strip().lower()
     if argument == "export":
-        data, count = csv_document(measurements.COLUMNS, await measurements.rows(ctx.db))
+        data, count = csv_document(measurements.COLUMNS, await ctx.work.read(measurements.rows))
         caption = ctx.tr("admin-export-caption", file="measurements.csv", rows=count)
         await message.answer_document(BufferedInputFile(data, filename="measurements.csv"), caption=caption)
         return
     if argument:
         await message.answer(ctx.tr("admin-measurements-usage"))
         return
-    count, rows = await measurements.recent(ctx.db, MAX_LEADS)
+    count, rows = await ctx.work.read(measurements.recent, MAX_LEADS)
     if not count:
         await message.answer(ctx.tr("admin-measurements-none"))
         return

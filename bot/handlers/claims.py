@@ -27,20 +27,20 @@ from bot.config import Settings
 from bot.context import Ctx
 from bot.db import leads as lead_db
 from bot.db.models import Lead, utc_now
+from bot.db.work import UpdateWork
 from bot.outbox import LeadOutbox
 from bot.qualify import NEED_COLUMNS, NEED_VALUES, SKIP, need_keyboard
-from bot.storage import must_commit
 
 log = logging.getLogger(__name__)
 
 # ---------------------------------------------------------------- qualification (after the lead)
 
 
-async def _qualified(ctx: Ctx, lead_id: int, lead_outbox: LeadOutbox) -> None:
+async def _qualified(session: AsyncSession, lead_id: int, telegram_id: int, lead_outbox: LeadOutbox) -> None:
     """`lead.qualified` for the CRMs, once, when the user answered at least one question."""
-    lead = await ctx.db.get(Lead, lead_id, populate_existing=True)
-    if lead is not None and lead.telegram_id == ctx.telegram_id and (lead.need_when or lead.need_for):
-        await lead_outbox.lead_qualified(ctx.db, lead)
+    lead = await session.get(Lead, lead_id, populate_existing=True)
+    if lead is not None and lead.telegram_id == telegram_id and (lead.need_when or lead.need_for):
+        await lead_outbox.lead_qualified(session, lead)
 
 
 async def on_need(
@@ -56,15 +56,20 @@ async def on_need(
     if not isinstance(query.message, Message) or (value != SKIP and value not in NEED_VALUES[question]):
         callback_answer.text = ctx.tr("stale-button")
         return
-    if value != SKIP:
-        answers = {NEED_COLUMNS[question]: value}
-        if not await lead_db.set_need(ctx.db, callback_data.lead_id, ctx.telegram_id, **answers):
-            callback_answer.text = ctx.tr("stale-button")
-            return
-    if question != "when" and lead_outbox is not None:  # the last question: the CRMs hear the answers
-        await _qualified(ctx, callback_data.lead_id, lead_outbox)
-    if must_commit(ctx.db):
-        await ctx.db.commit()  # before the outbox looks
+    lead_id, telegram_id = callback_data.lead_id, ctx.telegram_id
+
+    async def keep(session: AsyncSession) -> bool:
+        if value != SKIP:
+            answers = {NEED_COLUMNS[question]: value}
+            if not await lead_db.set_need(session, lead_id, telegram_id, **answers):
+                return False
+        if question != "when" and lead_outbox is not None:  # the last question: the CRMs hear them
+            await _qualified(session, lead_id, telegram_id, lead_outbox)
+        return True
+
+    if not await ctx.work.write(keep):  # committed before the outbox looks
+        callback_answer.text = ctx.tr("stale-button")
+        return
     if lead_outbox is not None:
         lead_outbox.wake()
     if question == "when":
@@ -86,7 +91,7 @@ data ``on_lead_claimed``: a list of them)."""
 async def on_claim(
     query: CallbackQuery,
     callback_data: ClaimCB,
-    db: AsyncSession,
+    work: UpdateWork,
     settings: Settings,
     i18n: I18nContext,
     callback_answer: CallbackAnswer,
@@ -107,9 +112,19 @@ async def on_claim(
         return
     manager = query.from_user
     name = manager.full_name or (f"@{manager.username}" if manager.username else str(manager.id))
-    won, lead = await lead_db.claim(
-        db, callback_data.lead_id, manager_id=manager.id, manager_name=name, now=utc_now()
-    )
+
+    async def take(session: AsyncSession) -> tuple[bool, Lead | None]:
+        won, lead = await lead_db.claim(
+            session, callback_data.lead_id, manager_id=manager.id, manager_name=name, now=utc_now()
+        )
+        if won and lead is not None:
+            if lead_outbox is not None:  # the CRMs' lead.claimed, in this transaction (none without one)
+                await lead_outbox.lead_claimed(session, lead, by=lead.claimed_by_name or name)
+            for hook in on_lead_claimed:
+                await hook(session, lead)
+        return won, lead
+
+    won, lead = await work.write(take)  # committed before the outbox edits the card
     if lead is None:
         callback_answer.text = tr("stale-button")
         return
@@ -120,12 +135,6 @@ async def on_claim(
         callback_answer.text = leads.render(tr, key, id=lead.id, name=lead.claimed_by_name or "—", at=at)
         callback_answer.show_alert = not mine
         return
-    if lead_outbox is not None:  # the CRMs' lead.claimed, in this transaction (none without a CRM)
-        await lead_outbox.lead_claimed(db, lead, by=lead.claimed_by_name or name)
-    for hook in on_lead_claimed:
-        await hook(db, lead)
-    if must_commit(db):
-        await db.commit()  # before the outbox edits the card
     if lead_outbox is not None:
         lead_outbox.wake()
     log.info("lead #%s claimed by %s", lead.id, manager.id)

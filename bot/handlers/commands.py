@@ -61,7 +61,7 @@ async def cmd_new(message: Message, ctx: Ctx) -> None:
 
 async def cmd_cancel(message: Message, ctx: Ctx) -> None:
     """Stops the dialog (recorded as abandoned); its message loses its buttons."""
-    await repository.abandon_dialogs(ctx.db, ctx.telegram_id, user_id=ctx.user_id)
+    await repository.abandon_dialogs(ctx.work, ctx.telegram_id, user_id=ctx.user_id)
     state = ctx.dialog.state
     await ctx.state.set_state(None)
     ctx.dialog.set(DialogState(source=state.source))
@@ -86,7 +86,7 @@ async def personal_link(bot: Bot, telegram_id: int) -> str:
 
 async def cmd_ref(message: Message, ctx: Ctx, bot: Bot) -> None:
     """The user's personal link; how many it brought (no rewards: only counted for /stats)."""
-    brought = await repository.referred_count(ctx.db, ctx.telegram_id)
+    brought = await ctx.work.read(repository.referred_count, ctx.telegram_id)
     link = await personal_link(bot, ctx.telegram_id)
     await message.answer(ctx.tr("currency-ref", link=link, users=brought))
 
@@ -110,7 +110,7 @@ async def cmd_currency(
         shown = escape(asked[:12])
         await message.answer(ctx.tr("currency-unknown", currency=shown, choices=", ".join(choices)))
         return
-    await repository.set_currency(ctx.db, ctx.telegram_id, asked)
+    await ctx.work.write(repository.set_currency, ctx.telegram_id, asked)
     if db_user is not None:
         db_user.currency = asked  # the copy memory keeps (bot.db.middleware.KnownUsers), as /lang does
     await message.answer(ctx.tr("currency-set", currency=asked))

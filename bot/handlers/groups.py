@@ -21,10 +21,10 @@ from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMar
 from aiogram.utils.callback_answer import CallbackAnswer
 from aiogram.utils.deep_linking import create_start_link
 from aiogram_i18n import I18nContext
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot import keyboards
 from bot.config import Settings
+from bot.db.work import UpdateWork
 from bot.dialog import addressed_to_bot, command_for, in_group, question_of, size_question
 from core.catalogue.catalog import Catalog
 
@@ -42,7 +42,7 @@ async def private_only(message: Message, bot: Bot, i18n: I18nContext) -> None:
 
 
 async def on_group_message(
-    message: Message, bot: Bot, i18n: I18nContext, catalog: Catalog, settings: Settings, db: AsyncSession
+    message: Message, bot: Bot, i18n: I18nContext, catalog: Catalog, settings: Settings, work: UpdateWork
 ) -> None:
     """A message the gate let through in a group: addressed to the bot (see the module doc)."""
     me = await bot.me()
@@ -54,7 +54,8 @@ async def on_group_message(
         await private_only(message, bot, i18n)
         return
     question = question_of(message, username, me.id)
-    article, result = await size_question(question, catalog, i18n.get, i18n.locale, username, db)
+    async with work.session() as db:  # a cached Hugging Face model's config, read
+        article, result = await size_question(question, catalog, i18n.get, i18n.locale, username, db)
     if result is None:
         await private_only(message, bot, i18n)
         return

@@ -17,13 +17,13 @@ from aiogram.types import (
 )
 from aiogram.utils.deep_linking import create_start_link
 from aiogram_i18n import I18nContext
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot import keyboards
 from bot.config import Settings
 from bot.context import user_currency
 from bot.db.middleware import INLINE_SOURCE
 from bot.db.models import User
+from bot.db.work import UpdateWork
 from bot.dialog import size_question
 from core.catalogue.catalog import Catalog
 
@@ -38,14 +38,15 @@ async def on_inline_query(
     i18n: I18nContext,
     catalog: Catalog,
     settings: Settings,
-    db: AsyncSession,
+    work: UpdateWork,
     db_user: User | None = None,
 ) -> None:
     tr, lang = i18n.get, i18n.locale
     bot_link = await create_start_link(bot, INLINE_SOURCE)
     username = (await bot.me()).username or ""
     currency = user_currency(db_user, query.from_user.language_code, settings.default_currency)
-    article, result = await size_question(query.query, catalog, tr, lang, username, db, currency)
+    async with work.session() as db:  # a cached Hugging Face model's config, read
+        article, result = await size_question(query.query, catalog, tr, lang, username, db, currency)
     await query.answer(
         [
             InlineQueryResultArticle(

@@ -26,6 +26,7 @@ from aiogram.types import (
 from aiogram.types import User as TelegramUser
 from aiogram.utils.callback_answer import CallbackAnswer
 from aiogram.utils.keyboard import InlineKeyboardBuilder
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot import dialog, leads
 from bot.callbacks import Quote, QuoteCB, SalesCB
@@ -36,7 +37,6 @@ from bot.db.models import CONTACT_USERNAME, LEAD_RESERVATION, Lead, utc_now
 from bot.dialog_state import DialogHolder, DialogState, LeadDraft
 from bot.outbox import LeadOutbox
 from bot.qualify import ask_need
-from bot.storage import must_commit
 from core.catalogue.catalog import Catalog
 from core.contract import Result
 from core.errors import CoreError
@@ -96,7 +96,7 @@ async def open_form(
     state = ctx.dialog.state
     current = await ctx.state.get_state()
     back = state.lead.back_state if state.lead is not None and current in FORM_STATES else current
-    await lead_db.mark_quote_requested(ctx.db, state.dialog_id)
+    await ctx.work.write(lead_db.mark_quote_requested, state.dialog_id)
     offer = reserve[0] if reserve else None
     ctx.dialog.update(lead=LeadDraft(back_state=back, dialog_id=state.dialog_id, reserve_offer=offer))
     assert message.bot is not None
@@ -278,8 +278,8 @@ async def finish(
     asked = request if reservation is None else {**(request or {}), "reservation": reservation}
     key = leads.dedup_key(ctx.telegram_id, asked, contact)  # a reservation is not the quote before it
     assert event.bot is not None
-    duplicate = await lead_db.find_duplicate(ctx.db, key)
-    recent = await lead_db.recent_leads(ctx.db, ctx.telegram_id) if duplicate is None else []
+    duplicate = await ctx.work.read(lead_db.find_duplicate, key)
+    recent = await ctx.work.read(lead_db.recent_leads, ctx.telegram_id) if duplicate is None else []
     lead = None
     if duplicate is None and len(recent) < lead_db.MAX_LEADS_PER_WINDOW:
         # First, and committed: nothing after it (its texts, its card, the answer) can lose it.
@@ -303,13 +303,11 @@ async def finish(
     await _render_card(ctx, user, lead, contact, comment, accepted)
     if outbox is None or not outbox.enabled:
         log.info("lead #%s stored (SALES_CHAT_ID not set, not sent): %s", lead.id, contact.kind)
-    # The update's transaction commits before this call (CommitBeforeTelegramCall).
     confirmation = await event.bot.send_message(
         chat_id, leads.render(ctx.tr, "lead-saved", id=lead.id, what=what), reply_markup=ReplyKeyboardRemove()
     )
-    await lead_db.set_confirmation(ctx.db, lead.id, confirmation.message_id)
-    if must_commit(ctx.db):
-        await ctx.db.commit()  # before the outbox looks: it edits the confirmation once delivered
+    # Committed before the outbox looks: it edits the confirmation once delivered.
+    await ctx.work.write(lead_db.set_confirmation, lead.id, confirmation.message_id)
     if outbox is not None:
         outbox.wake()
     await ask_need(event.bot, chat_id, ctx, lead.id, "when")
@@ -329,24 +327,27 @@ async def _store(
     summary = leads.summary(result, request, ctx.settings.default_language)
     if reservation is not None:  # the card says "Бронь" and the offer (bot.leads.card)
         summary["reservation"] = reservation
-    db_user = await repository.get_user(ctx.db, ctx.telegram_id)
-    lead, _ = await lead_db.create_lead(
-        ctx.db,
-        telegram_id=ctx.telegram_id,
-        contact_kind=contact.kind,
-        contact=contact.value,
-        comment=comment,
-        source=db_user.source if db_user is not None else None,
-        dialog_id=dialog_id,
-        request=request,
-        summary=summary,
-        dedup_key=key,
-    )
-    if reservation is not None:
-        lead.kind = LEAD_RESERVATION
+
+    async def store(session: AsyncSession) -> Lead:
+        db_user = await repository.get_user(session, ctx.telegram_id)
+        lead, _ = await lead_db.create_lead(
+            session,
+            telegram_id=ctx.telegram_id,
+            contact_kind=contact.kind,
+            contact=contact.value,
+            comment=comment,
+            source=db_user.source if db_user is not None else None,
+            dialog_id=dialog_id,
+            request=request,
+            summary=summary,
+            dedup_key=key,
+        )
+        if reservation is not None:
+            lead.kind = LEAD_RESERVATION
+        return lead
+
     await ctx.dialog.save(ctx.state)  # the draft's end commits with the lead
-    await ctx.db.commit()
-    return lead
+    return await ctx.work.commit_with(store)
 
 
 async def _render_card(
@@ -374,7 +375,17 @@ async def _render_card(
     except Exception:
         log.exception("lead #%s: its card could not be rendered; a plain one is sent", lead.id)
         card = leads.plain_card(lead.id, contact, comment)
-    await lead_db.set_card(ctx.db, lead, card, accepted=accepted)
+    await ctx.work.write(_keep_card, lead, card, accepted)
+
+
+async def _keep_card(session: AsyncSession, lead: Lead, card: str, accepted: str) -> None:
+    session.add(lead)  # the lead as `_store` committed it
+    await lead_db.set_card(session, lead, card, accepted=accepted)
+
+
+async def _add_note(session: AsyncSession, lead: Lead, note: str) -> bool:
+    session.add(lead)  # the lead as `recent_leads` read it
+    return await lead_db.add_note(session, lead, note)
 
 
 async def _join(
@@ -400,7 +411,7 @@ async def _join(
     except Exception:
         log.exception("lead #%s: a note could not be rendered; a plain one joins", last.id)
         note = leads.plain_card(last.id, contact, comment)
-    if not await lead_db.add_note(ctx.db, last, note):
+    if not await ctx.work.write(_add_note, last, note):
         log.warning("lead #%s has %d notes: a further one not kept", last.id, lead_db.MAX_NOTES)
     assert event.bot is not None
     await event.bot.send_message(

@@ -27,7 +27,6 @@ from bot import keyboards
 from bot.context import Ctx
 from bot.db import measurements
 from bot.dialog import Wizard
-from bot.storage import must_commit
 from core.language.phrases import format_bytes
 from core.logs import is_pasted_log
 from core.logs.advice import record
@@ -105,11 +104,10 @@ async def on_store(query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAnsw
     if state.measurement is None or not isinstance(query.message, Message):
         callback_answer.text = ctx.tr("log-store-expired")
         return
-    number = await measurements.add(ctx.db, ctx.user_id, state.measurement)
     ctx.dialog.update(measurement=None)
-    if must_commit(ctx.db):
-        await ctx.dialog.save(ctx.state)  # the measurement dropped from the state in the same commit
-        await ctx.db.commit()  # stored before the user is told so
+    await ctx.dialog.save(ctx.state)  # the measurement dropped from the state in the same commit
+    # Stored before the user is told so: committed when this returns.
+    number = await ctx.work.commit_with(measurements.add, ctx.user_id, state.measurement)
     callback_answer.text = ctx.tr("log-stored", id=number)
     await query.message.answer(ctx.tr("log-stored", id=number))
     markup = query.message.reply_markup

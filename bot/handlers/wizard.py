@@ -51,7 +51,7 @@ async def answer_step(
     if step_name == "task":
         await open_dialog(ctx, value)
     else:
-        record = partial(repository.save_answers, ctx.db, answers=answers.record())
+        record = partial(repository.save_answers, ctx.work, answers=answers.record())
         await write_dialog(ctx, answers.task or "", record)
     editing = state.editing if step_name != "task" else None  # a new task is a new dialog
     if editing is not None:  # changing answers from the result: only the steps that depend on it

@@ -17,6 +17,7 @@ from bot.db import repository as repo
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.middleware import DbSessionMiddleware, deep_link_source
 from bot.db.models import User as DbUser
+from bot.db.work import UpdateWork
 from bot.storage import SqlAlchemyStorage
 from tests.bot.updates import USER_ID, message_update
 
@@ -43,35 +44,36 @@ class Fixture:
         self.dispatcher.include_router(router)
 
     async def start(
-        self, message: Message, state: FSMContext, db: AsyncSession, db_user: DbUser | None,
+        self, message: Message, state: FSMContext, work: UpdateWork, db_user: DbUser | None,
         deep_link_source: str | None,
     ) -> None:  # fmt: skip
         self.seen.append({"db_user": db_user, "source": deep_link_source})
         assert db_user is not None
-        dialog_id = await repo.start_dialog(db, telegram_id=db_user.telegram_id, task="inference")
+        dialog_id = await repo.start_dialog(work, telegram_id=db_user.telegram_id, task="inference")
         await state.set_state(Wizard.model)
         await state.update_data(dialog_id=dialog_id)
         if self.fail_next:
             self.fail_next = False
             raise RuntimeError("handler failed")
 
-    async def language(self, message: Message, db: AsyncSession, db_user: DbUser | None) -> None:
+    async def language(self, message: Message, work: UpdateWork, db_user: DbUser | None) -> None:
         """`/lang ru`: as bot.i18n does it (the row in the database, the object in place)."""
         assert db_user is not None and message.text is not None
         self.seen.append({"db_user": db_user, "language": db_user.language})
         lang = message.text.split()[1]
-        await repo.set_language(db, db_user.telegram_id, lang)
-        db_user.language = lang
-        if self.fail_next:
+        if self.fail_next:  # fails having changed its copy of the row, not the database's
             self.fail_next = False
+            db_user.language = lang
             raise RuntimeError("handler failed")
+        await work.write(repo.set_language, db_user.telegram_id, lang)
+        db_user.language = lang
 
     async def channel_post(self, message: Message, db_user: DbUser | None) -> None:
         self.seen.append({"db_user": db_user, "source": None})
 
-    async def model(self, message: Message, state: FSMContext, db: AsyncSession) -> None:
+    async def model(self, message: Message, state: FSMContext, work: UpdateWork) -> None:
         data = await state.get_data()
-        await repo.save_answers(db, data["dialog_id"], {"model": message.text})
+        await repo.save_answers(work, data["dialog_id"], {"model": message.text})
 
 
 @pytest.fixture
@@ -105,19 +107,26 @@ async def test_state_and_rows_written_in_one_update_are_both_kept(bot_fixture: t
     assert await dialogs(fixture) == [("started", {"model": "llama-3-8b"})]
 
 
-async def test_a_failed_update_leaves_nothing_and_is_handled_on_redelivery(
-    bot_fixture: tuple[Fixture, Bot],
+async def test_a_failed_update_leaves_nothing_but_its_user_and_is_handled_on_redelivery(
+    migrated_sqlite_url: str, bot: Bot
 ) -> None:
-    fixture, bot = bot_fixture
-    fixture.fail_next = True
-    with pytest.raises(RuntimeError):
+    """The embedded mode: the dialog row and the state naming it wait for the update's commit, so a
+    failed /start leaves neither. The user's row is first contact, written before the handler runs
+    (at receipt in the app), and stays."""
+    engine = create_engine(migrated_sqlite_url)
+    try:
+        fixture = Fixture(create_sessionmaker(engine), single_process=True)
+        fixture.fail_next = True
+        with pytest.raises(RuntimeError):
+            await fixture.dispatcher.feed_update(bot, message_update(1, "/start promo"))
+        assert await dialogs(fixture) == []
+        async with fixture.sessionmaker() as session:
+            user = await repo.get_user(session, USER_ID)
+        assert user is not None and user.source == "promo"
         await fixture.dispatcher.feed_update(bot, message_update(1, "/start promo"))
-    assert await dialogs(fixture) == []
-    async with fixture.sessionmaker() as session:
-        assert await repo.get_user(session, USER_ID) is None
-
-    await fixture.dispatcher.feed_update(bot, message_update(1, "/start promo"))
-    assert await dialogs(fixture) == [("started", {})]
+        assert await dialogs(fixture) == [("started", {})]
+    finally:
+        await engine.dispose()
 
 
 async def test_the_user_and_the_deep_link_source_are_recorded(bot_fixture: tuple[Fixture, Bot]) -> None:
@@ -199,6 +208,6 @@ async def test_one_process_forgets_the_row_of_a_failed_update(
     await fixture.dispatcher.feed_update(bot, message_update(1, "/start"))
     fixture.fail_next = True
     with pytest.raises(RuntimeError):
-        await fixture.dispatcher.feed_update(bot, message_update(2, "/lang ru"))  # rolled back
+        await fixture.dispatcher.feed_update(bot, message_update(2, "/lang ru"))  # not written
     await fixture.dispatcher.feed_update(bot, message_update(3, "/lang en"))
     assert fixture.seen[-1]["language"] is None  # as in the database, not the failed update's "ru"

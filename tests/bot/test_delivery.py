@@ -19,7 +19,9 @@ from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.group_commit import GroupCommit
 from bot.db.inbox import InboxDispatcher, update_payload
 from bot.db.models import ProcessedUpdate, utc_now
+from bot.db.work import UpdateWork
 from tests.bot.conftest import wired_dispatcher
+from tests.bot.statements import groups_of, recorded
 from tests.bot.updates import message_update
 
 BOT_ID = 42
@@ -146,18 +148,22 @@ async def test_marks_that_come_together_are_committed_in_one_group(
     await dispatcher(sessionmaker, []).inbox.receive(
         BOT_ID, [(i, update_payload(message_update(i, "hi"))) for i in range(10, 20)]
     )
-    await asyncio.gather(*(marks.finish(BOT_ID, i) for i in range(10, 20)))
-    assert marks.groups == 1
+    with recorded(sessionmaker) as statements:
+        await asyncio.gather(*(marks.finish(UpdateWork(BOT_ID, i, sessionmaker)) for i in range(10, 20)))
+    assert groups_of(statements) == 1
     assert await rows(sessionmaker) == dict.fromkeys(range(10, 20), False)
-    await marks.finish(BOT_ID, 10)  # marked again (a replay): harmless
-    assert marks.groups == 2
+    with recorded(sessionmaker) as statements:
+        await marks.finish(UpdateWork(BOT_ID, 10, sessionmaker))  # marked again (a replay): harmless
+    assert groups_of(statements) == 1
 
 
 async def test_a_failed_group_commit_fails_every_update_in_it(sqlite_url: str) -> None:
     engine = create_engine(sqlite_url)  # no schema: the commit cannot find its table
     try:
-        marks = GroupCommit(create_sessionmaker(engine))
-        results = await asyncio.gather(*(marks.finish(BOT_ID, i) for i in range(3)), return_exceptions=True)
+        sessions = create_sessionmaker(engine)
+        marks = GroupCommit(sessions)
+        works = [UpdateWork(BOT_ID, i, sessions) for i in range(3)]
+        results = await asyncio.gather(*(marks.finish(work) for work in works), return_exceptions=True)
         assert all(isinstance(r, OperationalError) for r in results), results
     finally:
         await engine.dispose()
@@ -166,18 +172,19 @@ async def test_a_failed_group_commit_fails_every_update_in_it(sqlite_url: str) -
 async def test_an_update_that_ends_on_a_telegram_call_is_marked_in_a_group(
     sessionmaker: async_sessionmaker[AsyncSession], bot: Bot
 ) -> None:
-    """Its handler's writes were committed before its last Telegram call (as CommitBeforeTelegramCall
-    does); only the mark is left, and the update is finished once the group has written it."""
+    """Its handler wrote nothing of its own: only the mark is left, and the update is finished once
+    the group has written it."""
     router = Router()
 
     @router.message()
-    async def on_message(message: Message, db: AsyncSession) -> None:
-        await db.commit()  # what the commit before the answer leaves: nothing to write
+    async def on_message(message: Message) -> None:
+        pass
 
     dp = wired_dispatcher(sessionmaker, router)
     assert dp.sessions is not None
     updates = [message_update(i, "hi") for i in range(30, 33)]
     await dp.inbox.receive(BOT_ID, [(u.update_id, update_payload(u)) for u in updates])
-    await asyncio.gather(*(t for u in updates if (t := dp.handle_in_background(bot, u, fresh=True))))
-    assert dp.sessions.group_commit.groups >= 1
+    with recorded(sessionmaker) as statements:
+        await asyncio.gather(*(t for u in updates if (t := dp.handle_in_background(bot, u, fresh=True))))
+    assert 1 <= groups_of(statements) <= len(updates)
     assert await rows(sessionmaker) == {30: False, 31: False, 32: False}

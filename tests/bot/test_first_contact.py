@@ -19,13 +19,16 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db import repository
 from bot.db.arrivals import FirstContact
+from bot.db.group_commit import write_works
 from bot.db.inbox import Inbox, update_payload
 from bot.db.middleware import DbSessionMiddleware
 from bot.db.models import DialogSession
 from bot.db.models import User as UserRow
 from bot.db.turn import TurnSession, turn_of
+from bot.db.work import UpdateWork
 from bot.storage import SqlAlchemyStorage
 from tests.bot.conftest import BOT_ID
+from tests.bot.statements import reads_of, recorded
 from tests.bot.updates import message_update
 
 ANN, BOB = 601, 602
@@ -57,12 +60,12 @@ async def test_new_dialogs_wait_for_the_commit_under_ids_that_follow_those_on_di
         ann = await add_user(session, ANN)
         on_disk = await repository.start_dialog(session, telegram_id=ANN, task="train", user_id=ann)
     ids = repository.DialogIds()
-    async with sessionmaker() as session:
-        repository.defer_dialog_writes(session, ids=ids)
-        first = await repository.start_dialog(session, telegram_id=ANN, task="inference", user_id=ann)
-        await repository.save_answers(session, first, {"task": "inference", "model": "llama-3.1-8b"})
-        assert await statuses(sessionmaker) == [(on_disk, "train", "started")]  # nothing written yet
-        await session.commit()
+    work = UpdateWork(BOT_ID, 1, sessionmaker, dialog_ids=ids)
+    first = await repository.start_dialog(work, telegram_id=ANN, task="inference", user_id=ann)
+    await repository.save_answers(work, first, {"task": "inference", "model": "llama-3.1-8b"})
+    assert await statuses(sessionmaker) == [(on_disk, "train", "started")]  # nothing written yet
+    async with sessionmaker() as session, session.begin():
+        await write_works(session, [work])
     assert first == on_disk + 1
     assert await statuses(sessionmaker) == [(on_disk, "train", "abandoned"), (first, "inference", "started")]
     async with sessionmaker() as session:
@@ -75,12 +78,12 @@ async def test_an_abandon_after_a_new_dialog_of_one_update_abandons_it_too(
 ) -> None:
     async with sessionmaker() as session, session.begin():
         ann, bob = await add_user(session, ANN), await add_user(session, BOB)
-    async with sessionmaker() as session:
-        repository.defer_dialog_writes(session, ids=repository.DialogIds())
-        anns = await repository.start_dialog(session, telegram_id=ANN, task="inference", user_id=ann)
-        bobs = await repository.start_dialog(session, telegram_id=BOB, task="image", user_id=bob)
-        assert await repository.abandon_dialogs(session, ANN, user_id=ann) is None  # deferred: not counted
-        await session.commit()
+    work = UpdateWork(BOT_ID, 1, sessionmaker, dialog_ids=repository.DialogIds())
+    anns = await repository.start_dialog(work, telegram_id=ANN, task="inference", user_id=ann)
+    bobs = await repository.start_dialog(work, telegram_id=BOB, task="image", user_id=bob)
+    assert await repository.abandon_dialogs(work, ANN, user_id=ann) is None  # in the work: not counted
+    async with sessionmaker() as session, session.begin():
+        await write_works(session, [work])
     assert await statuses(sessionmaker) == [(anns, "inference", "abandoned"), (bobs, "image", "started")]
 
 
@@ -115,7 +118,7 @@ class Receiving:
 
     def __init__(self, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
         self.storage = SqlAlchemyStorage(sessionmaker, DefaultKeyBuilder(with_destiny=True), remember=True)
-        self.users = DbSessionMiddleware(sessionmaker, single_process=True, defer_writes=True)
+        self.users = DbSessionMiddleware(sessionmaker, single_process=True)
         fsm = FSMContextMiddleware(storage=self.storage, events_isolation=SimpleEventIsolation())
         self.inbox = Inbox(sessionmaker, prepare=FirstContact(self.users, self.storage, fsm))
 
@@ -130,21 +133,23 @@ async def test_the_receipt_writes_the_new_senders_rows_and_reads_their_records_o
 ) -> None:
     receiving = Receiving(sessionmaker)
     batch = [start_update(1, ANN, "/start promo"), start_update(2, BOB), start_update(3, ANN, "/start x")]
-    fresh = await receiving.receive(bot, batch)
+    with recorded(sessionmaker) as statements:
+        fresh = await receiving.receive(bot, batch)
     assert fresh == {1, 2, 3}
     async with sessionmaker() as session:
         rows = {u.telegram_id: u for u in await session.scalars(select(UserRow))}
     assert {telegram_id: row.source for telegram_id, row in rows.items()} == {ANN: "promo", BOB: None}
     kept = receiving.users.known_users.row(ANN)
     assert kept is not None and kept.id == rows[ANN].id and kept.username == f"u{ANN}"
-    assert receiving.storage.database_reads == 1  # one statement for the batch
+    assert reads_of(statements, "fsm_records") == 1  # one statement for the batch
     key = StorageKey(bot_id=BOT_ID, chat_id=ANN, user_id=ANN)
-    assert await receiving.storage.get_state(key) is None  # from memory: no read of its own
-    assert receiving.storage.database_reads == 1
-
-    again = await receiving.receive(bot, [start_update(4, ANN), start_update(5, BOB)])
+    with recorded(sessionmaker) as statements:
+        assert await receiving.storage.get_state(key) is None  # from memory: no read of its own
+        again = await receiving.receive(bot, [start_update(4, ANN), start_update(5, BOB)])
     assert again == {4, 5}
-    assert receiving.storage.database_reads == 1  # known now: nothing read or written at receipt
+    # known now: nothing read or written at receipt but the updates' own rows
+    assert reads_of(statements, "fsm_records") == 0
+    assert [s.split(" (")[0] for s in statements] == ["insert into processed_updates"], statements
 
 
 async def test_a_failing_preparation_leaves_the_receipt_and_the_updates_as_without_it(

@@ -16,9 +16,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bot.db import repository
 from bot.db.inbox import update_payload
 from bot.db.models import DialogSession, FsmRecord, ProcessedUpdate
-from bot.db.turn import turn_of
+from bot.db.turn import TURN_KEY
+from bot.db.work import UpdateWork
 from bot.storage import SqlAlchemyStorage
 from tests.bot.conftest import wired_dispatcher
+from tests.bot.statements import groups_of, recorded
 from tests.bot.updates import message_update
 
 BOT_ID = 42
@@ -37,18 +39,18 @@ class Setup:
         router = Router()
 
         @router.message()
-        async def step(message: Message, state: FSMContext, db: AsyncSession) -> None:
+        async def step(message: Message, state: FSMContext, work: UpdateWork) -> None:
             assert message.from_user is not None and message.text is not None
             dialog_id = self.dialogs[message.from_user.id]
-            await repository.save_answers(db, dialog_id, {"task": "inference", "step": message.text})
+            await repository.save_answers(work, dialog_id, {"task": "inference", "step": message.text})
             if message.text == "done":
                 await repository.complete_dialog(
-                    db, dialog_id, answers={"task": "inference", "step": "last"}, summary={"fits": True},
+                    work, dialog_id, answers={"task": "inference", "step": "last"}, summary={"fits": True},
                     verdict="fits", offer_id=None,
                 )  # fmt: skip
             await state.set_state("Wizard:precision")
             await state.update_data(step=message.text)
-            turn = turn_of(db)
+            turn = self.sessionmaker.kw["info"][TURN_KEY]
             self.turn_held.append(turn is not None and turn.held_by_me())
             # What a Telegram call would find: nothing of this update on disk yet.
             self.seen_during.append(await self.on_disk(message.from_user.id))
@@ -71,7 +73,8 @@ class Setup:
                     session, telegram_id=user_id, task="inference"
                 )
         await self.feed(bot, [message_update(i, "first", user) for i, user in enumerate(USERS, 1)])
-        assert self.turn_held == [True] * len(USERS)  # each wrote its user's row: a transaction
+        # Each wrote its user's row, before its handler ran: no handler holds SQLite's write turn.
+        assert self.turn_held == [False] * len(USERS)
         self.seen_during.clear()
         self.turn_held.clear()
 
@@ -102,9 +105,8 @@ async def test_a_step_state_commits_with_its_mark_in_one_group_for_several_users
 ) -> None:
     setup = Setup(sessionmaker)
     await setup.add_dialogs(bot)
-    commits = setup.middleware.group_commit
-    groups, finished = commits.groups, commits.updates
-    await setup.feed(bot, [message_update(10 + i, f"model-{i}", user) for i, user in enumerate(USERS)])
+    with recorded(sessionmaker) as statements:
+        await setup.feed(bot, [message_update(10 + i, f"model-{i}", user) for i, user in enumerate(USERS)])
 
     # While each handler ran, neither its dialog row nor its FSM record was written, and it held
     # no write turn (it issued no statement): the others could write meanwhile …
@@ -112,8 +114,8 @@ async def test_a_step_state_commits_with_its_mark_in_one_group_for_several_users
     assert setup.seen_during == [("Wizard:precision", {"task": "inference", "step": "first"})] * len(USERS)
     # … then all of them, and the marks, in group commits shared by the updates finishing together
     # (the writer takes whatever waits once SQLite's write turn is its own).
-    assert commits.updates - finished == len(USERS)
-    assert commits.groups - groups < len(USERS)
+    assert await setup.pending() == set()
+    assert groups_of(statements) < len(USERS)
     for i, user in enumerate(USERS):
         assert await setup.on_disk(user) == ("Wizard:precision", {"task": "inference", "step": f"model-{i}"})
     assert await setup.pending() == set()

@@ -14,10 +14,10 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.pictures import MAX_CAPTION, Picture, Pictures, caption_html, picture_key
-from bot.storage import current_update_session
 from core.language.answer import Answer, build_answer
 from core.parse import understand
 from core.sizing.estimate import estimate
@@ -142,16 +142,14 @@ async def test_an_update_waiting_for_its_picture_lets_the_others_write(
     pictures = make(render=hang)  # its picture never comes: the update waits until the worker stops
 
     async def update() -> Picture | None:
-        async with sessions() as session:  # the update's session: it holds the write turn
-            token = current_update_session.set(session)
-            try:
-                return await pictures.picture(answer_of("llama 3.1 8b int4"))
-            finally:
-                current_update_session.reset(token)
+        async with sessions() as session:  # the update's session: its write committed first (bot.dialog)
+            await session.execute(text("CREATE TABLE IF NOT EXISTS t (n INTEGER)"))
+            await session.commit()
+            return await pictures.picture(answer_of("llama 3.1 8b int4"))
 
     async def another_update() -> None:
-        async with sessions():
-            pass
+        async with sessions() as session, session.begin():
+            await session.execute(text("INSERT INTO t VALUES (1)"))
 
     waiting = asyncio.create_task(update())
     while not pictures.pending:  # its render asked for (the task's first steps)

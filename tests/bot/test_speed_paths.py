@@ -1,5 +1,6 @@
 """The update path's database work stays small: the FSM record is read once per update, however
-often handlers ask; written once, with the update's commit; a rolled-back update leaves nothing."""
+often handlers ask; written once, with the update's commit; a rolled-back update leaves nothing.
+Statements are counted with the statement recorder (tests.bot.statements)."""
 
 from typing import Any
 
@@ -8,16 +9,15 @@ from aiogram import Bot, Router
 from aiogram.fsm.context import FSMContext
 from aiogram.fsm.storage.base import BaseEventIsolation, BaseStorage, DefaultKeyBuilder, StorageKey
 from aiogram.types import Message
-from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db.models import FsmRecord
-from bot.dialog_state import DialogState
 from bot.dispatcher import BotDispatcher
 from bot.redis_fsm import PipelinedRedisStorage
 from bot.storage import SqlAlchemyStorage
 from tests.bot.conftest import wired_dispatcher
+from tests.bot.statements import reads_of, recorded, writes_of
 from tests.bot.updates import USER_ID, message_update
 
 
@@ -55,10 +55,11 @@ async def test_an_update_reads_its_fsm_record_once_and_writes_it_once(
     storage = SqlAlchemyStorage(sessionmaker)
     bot = Bot("42:TEST")
     try:
-        await dispatcher(sessionmaker, storage).feed_update(bot, message_update(1, "hello"))
+        with recorded(sessionmaker) as statements:
+            await dispatcher(sessionmaker, storage).feed_update(bot, message_update(1, "hello"))
     finally:
         await bot.session.close()
-    assert (storage.database_reads, storage.database_writes) == (1, 1)
+    assert (reads_of(statements, "fsm_records"), writes_of(statements, "fsm_records")) == (1, 1)
     assert await record(sessionmaker) == ("Wizard:model", {"n": 4})
 
 
@@ -66,11 +67,12 @@ async def test_a_failed_update_writes_no_fsm_change(sessionmaker: async_sessionm
     storage = SqlAlchemyStorage(sessionmaker)
     bot = Bot("42:TEST")
     try:
-        with pytest.raises(RuntimeError):
+        with recorded(sessionmaker) as statements, pytest.raises(RuntimeError):
             await dispatcher(sessionmaker, storage).feed_update(bot, message_update(1, "fail"))
     finally:
         await bot.session.close()
-    assert storage.database_writes == 0
+    assert reads_of(statements, "fsm_records") == 1
+    assert writes_of(statements, "fsm_records") == 0
     assert await record(sessionmaker) is None
 
 
@@ -83,11 +85,12 @@ async def test_a_remembering_storage_reads_a_record_once_across_updates(
     bot = Bot("42:TEST")
     try:
         dp = dispatcher(sessionmaker, storage)
-        for update_id in (1, 2, 3):
-            await dp.feed_update(bot, message_update(update_id, "hello"))
+        with recorded(sessionmaker) as statements:
+            for update_id in (1, 2, 3):
+                await dp.feed_update(bot, message_update(update_id, "hello"))
     finally:
         await bot.session.close()
-    assert (storage.database_reads, storage.database_writes) == (1, 3)
+    assert (reads_of(statements, "fsm_records"), writes_of(statements, "fsm_records")) == (1, 3)
     assert await record(sessionmaker) == ("Wizard:model", {"n": 4})
 
 
@@ -180,46 +183,11 @@ async def test_setting_a_record_to_what_it_is_writes_nothing(
 
     dp = wired_dispatcher(sessionmaker, router, storage=storage)
     try:
-        await dp.feed_update(bot, message_update(1, "hello"))
-        assert storage.database_writes == 1
-        await dp.feed_update(bot, message_update(2, "hello"))
+        with recorded(sessionmaker) as statements:
+            await dp.feed_update(bot, message_update(1, "hello"))
+            assert writes_of(statements, "fsm_records") == 1
+            await dp.feed_update(bot, message_update(2, "hello"))
     finally:
         await bot.session.close()
-    assert storage.database_writes == 1
+    assert writes_of(statements, "fsm_records") == 1
     assert await record(sessionmaker) == ("Wizard:model", {"n": 4})
-
-
-async def test_the_dialog_state_is_parsed_once_per_version_within_an_update(
-    sessionmaker: async_sessionmaker[AsyncSession],
-) -> None:
-    """The dialog code loads its state again and again in one press: parsed once, again only after
-    a write changed the data (a state change alone keeps it), shared and frozen."""
-    storage = SqlAlchemyStorage(sessionmaker, remember=True)
-    bot = Bot("42:TEST")
-    router = Router()
-    parses: list[dict[str, object]] = []
-    seen: list[DialogState] = []
-
-    def parse(data: dict[str, object]) -> DialogState:
-        parses.append(data)
-        return DialogState.from_data(data)
-
-    @router.message()
-    async def press(message: Message, state: FSMContext) -> None:
-        seen.append(await storage.parsed(state.key, parse))
-        seen.append(await storage.parsed(state.key, parse))
-        await state.set_state("Wizard:precision")
-        seen.append(await storage.parsed(state.key, parse))
-        await DialogState(msg_id=7, answers={"task": "inference"}).save(state)
-        seen.append(await storage.parsed(state.key, parse))
-
-    dp = wired_dispatcher(sessionmaker, router, storage=storage)
-    try:
-        await dp.feed_update(bot, message_update(1, "hello"))
-    finally:
-        await bot.session.close()
-    assert len(parses) == 2  # the first read, and after the write
-    assert seen[0] is seen[1] is seen[2]
-    assert seen[3] == DialogState(msg_id=7, answers={"task": "inference"}) and seen[3] is not seen[0]
-    with pytest.raises(ValidationError):
-        seen[3].msg_id = 8  # type: ignore[misc]

@@ -18,9 +18,11 @@ from sqlalchemy import func, select
 
 from bot.config import Settings
 from bot.db.engine import create_engine, create_sessionmaker
+from bot.db.group_commit import write_works
 from bot.db.models import FsmRecord
+from bot.db.work import UpdateWork
 from bot.redis_fsm import PipelinedRedisStorage
-from bot.storage import SqlAlchemyStorage, build_storage, current_update_session
+from bot.storage import SqlAlchemyStorage, build_storage
 
 BOT_ID, CHAT_ID, USER_ID = 42, -42, 42
 
@@ -187,25 +189,26 @@ async def test_restart_mid_dialog_loses_nothing(migrated_sqlite_url: str, storag
         await after_restart.dispose()
 
 
-async def test_writes_join_the_update_transaction(migrated_sqlite_url: str, storage_key: StorageKey) -> None:
-    """Inside an update the storage writes in the update's transaction: no SQLite lock wait, same fate."""
+async def test_an_updates_writes_wait_in_its_work(migrated_sqlite_url: str, storage_key: StorageKey) -> None:
+    """Inside an update the storage is bound to the update's work: what it writes is seen by the
+    update and written by nobody until the work commits (bot.db.group_commit), so a failed update,
+    whose work is dropped, leaves nothing."""
     engine = create_engine(migrated_sqlite_url)
     sessionmaker = create_sessionmaker(engine)
     storage = SqlAlchemyStorage(sessionmaker)
     try:
-        with pytest.raises(RuntimeError):
-            async with sessionmaker() as session, session.begin():
-                token = current_update_session.set(session)
-                try:
-                    # The update's transaction already holds SQLite's write lock, as after claim_update.
-                    await storage.set_data(storage_key, {"step": "model"})
-                    await storage.set_state(storage_key, Wizard.model)
-                    assert await storage.get_state(storage_key) == "Wizard:model"
-                    raise RuntimeError("handler failed")
-                finally:
-                    current_update_session.reset(token)
+        failed = storage.bound(UpdateWork(1, 1, sessionmaker))
+        await failed.set_data(storage_key, {"step": "model"})
+        await failed.set_state(storage_key, Wizard.model)
+        assert await failed.get_state(storage_key) == "Wizard:model"
         assert await storage.get_state(storage_key) is None
         assert await storage.get_data(storage_key) == {}
+        work = UpdateWork(1, 2, sessionmaker)
+        await storage.bound(work).set_state(storage_key, Wizard.model)
+        assert await storage.get_state(storage_key) is None
+        async with sessionmaker() as session, session.begin():
+            await write_works(session, [work])
+        assert await storage.get_state(storage_key) == "Wizard:model"
     finally:
         await engine.dispose()
 

@@ -1,5 +1,6 @@
-"""bot.db.turn.WriteTurn: one holder at a time, in arrival order, resumed holders first, reentrant per
-task, never left taken by a cancelled waiter. Tasks are driven by events, not by time."""
+"""bot.db.turn.WriteTurn: one holder at a time, in arrival order, those ahead (the receipt, the
+writer) first, reentrant per task, never left taken by a cancelled waiter. Tasks are driven by
+events, not by time."""
 
 from __future__ import annotations
 
@@ -24,41 +25,28 @@ async def test_waiters_get_the_turn_in_arrival_order() -> None:
     turn.release()
     await asyncio.gather(*tasks)
     assert order == [0, 1, 2, 3, 4]
-    assert turn.holder is None and turn.waits == 5
+    assert turn.holder is None and turn.queued == 0
 
 
-async def test_a_resumed_holder_goes_before_new_sessions() -> None:
+async def test_a_session_ahead_of_updates_goes_before_those_queued() -> None:
     turn = WriteTurn()
     order: list[str] = []
-    telegram_answered = asyncio.Event()
-    paused = asyncio.Event()
+    await turn.acquire()  # an update writing
 
-    async def update() -> None:
-        await turn.acquire()
-        depth = turn.pause()  # its Telegram call: the turn is free meanwhile
-        paused.set()
-        await telegram_answered.wait()
-        await turn.resume(depth)
-        order.append("resumed")
+    async def session(name: str, *, ahead: bool = False) -> None:
+        await turn.acquire(ahead=ahead)
+        order.append(name)
         turn.release()
 
-    async def newcomer() -> None:
-        await turn.acquire()
-        order.append("new")
-        turn.release()
-
-    first = asyncio.create_task(update())
-    await paused.wait()
-    await turn.acquire()  # another session writes while the update waits on Telegram
-    late = asyncio.create_task(newcomer())
+    update = asyncio.create_task(session("update"))
     while turn.queued < 1:
         await asyncio.sleep(0)
-    telegram_answered.set()
+    writer = asyncio.create_task(session("writer", ahead=True))  # the group commit, came later
     while turn.queued < 2:
         await asyncio.sleep(0)
     turn.release()
-    await asyncio.gather(first, late)
-    assert order == ["resumed", "new"]
+    await asyncio.gather(update, writer)
+    assert order == ["writer", "update"]
 
 
 async def test_the_turn_is_reentrant_for_its_task() -> None:

@@ -56,14 +56,14 @@ class BotProcess:
         return "".join(self.lines[-30:])
 
 
-async def start_bot(sandbox: Sandbox, db_path: Path, cwd: Path) -> BotProcess:
+async def start_bot(sandbox: Sandbox, db_path: Path, cwd: Path, **settings: str) -> BotProcess:
     env = {
         key: value for key, value in os.environ.items()
         if key not in {"REDIS_URL", "WEBHOOK_URL", "WEBHOOK_SECRET", "OFFERS_FILE"}
     }  # fmt: skip
     env.update(
         BOT_TOKEN=sandbox.token, TELEGRAM_API_URL=sandbox.base_url, DATABASE_URL=url_of(db_path),
-        LOG_LEVEL="INFO", DEFAULT_LANGUAGE="ru", PYTHONPATH=str(ROOT),
+        LOG_LEVEL="INFO", DEFAULT_LANGUAGE="ru", PYTHONPATH=str(ROOT), **settings,
     )  # fmt: skip
     polls = sandbox.polls
     proc = await asyncio.create_subprocess_exec(
@@ -190,6 +190,54 @@ async def test_kill_9_during_a_burst_loses_nothing_and_repeats_nothing(
     assert await bot.exit_code() == 0, bot.tail()
     assert_each_answered_once(sandbox, chats)  # after the exit: nothing more can come
     assert bot.logged(f"handling {total - 5} update(s) received before"), bot.tail()
+
+
+def rows_of(db_path: Path, sql: str) -> list[tuple[object, ...]]:
+    db = sqlite3.connect(db_path)
+    try:
+        return db.execute(sql).fetchall()
+    finally:
+        db.close()
+
+
+async def test_kill_9_between_the_last_telegram_call_and_the_commit_replays_the_update(
+    sandbox: Sandbox, db_path: Path, tmp_path: Path
+) -> None:
+    """The update's answer is sent, but its commit cannot happen (the test holds SQLite's write
+    lock): kill -9 lands between its last Telegram call and the commit of its work. Nothing of the
+    update is on disk then (its done mark and its dialog state commit together, or not at all);
+    after the restart it is handled again from the state before it and answered (at least once)."""
+    bot = await start_bot(sandbox, db_path, tmp_path, ANSWER_PICTURES="0")
+    gate = sandbox.hold(["sendMessage"])
+    user = sandbox.user(id=7100, language_code="ru")
+    await user.post("qwen3 8b int4 8k")
+    await sandbox.wait_for(
+        lambda: sandbox.telegram.updates.pending_count == 0 and gate.held == 1,
+        "the question recorded and confirmed, its answer held",
+    )
+    assert rows_of(db_path, "SELECT count(*) FROM fsm_records") == [(0,)]
+    lock = sqlite3.connect(db_path, isolation_level=None)
+    try:
+        lock.execute("BEGIN IMMEDIATE")  # the bot's next commit waits for this lock
+        gate.release()
+        await sandbox.wait_for(lambda: len(sandbox.sent()) == 1, "the answer sent")
+        bot.proc.kill()
+        assert await bot.exit_code() == -signal.SIGKILL
+    finally:
+        lock.execute("ROLLBACK")
+        lock.close()
+    assert handled_count(db_path) == (0, 1)  # pending: handled again at the restart
+    assert rows_of(db_path, "SELECT count(*) FROM fsm_records") == [(0,)]  # nothing half-written
+
+    bot = await start_bot(sandbox, db_path, tmp_path, ANSWER_PICTURES="0")
+    await sandbox.wait_for(lambda: handled_count(db_path) == (1, 0), "the question handled again")
+    await sandbox.wait_for(lambda: len(sandbox.sent()) == 2, "the question answered again")
+    bot.proc.send_signal(signal.SIGTERM)
+    assert await bot.exit_code() == 0, bot.tail()
+    first, again = (r.params["text"] for r in sandbox.sent())
+    assert again == first  # the same answer: replayed from the state before the update
+    assert rows_of(db_path, "SELECT count(*) FROM fsm_records") == [(1,)]  # with its mark, this time
+    assert bot.logged("handling 1 update(s) received before"), bot.tail()
 
 
 # ---------------------------------------------------------------- in-process: webhook, locks, buttons

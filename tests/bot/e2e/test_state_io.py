@@ -10,24 +10,40 @@ from typing import Any
 
 from aiogram.fsm.storage.base import BaseStorage, StorageKey
 
+from bot.db.work import UpdateWork
+from bot.storage import SqlAlchemyStorage, UpdateStorage
 from tests.bot.e2e.conftest import Harness, core, result_mark, text
 
 
 def spy(storage: BaseStorage) -> Counter[str]:
-    """Counts of the storage's data reads and writes, from now on (the storage's own methods run)."""
+    """Counts of the storage's data reads and writes, from now on (the storage's own methods run).
+    The storage in the database is seen by an update's handlers bound to its unit of work
+    (bot.storage.UpdateStorage): each such view is counted too."""
     calls: Counter[str] = Counter()
 
-    def counted(name: str) -> None:
-        real: Callable[..., Awaitable[Any]] = getattr(storage, name)
+    def counted(target: BaseStorage, name: str) -> None:
+        real: Callable[..., Awaitable[Any]] = getattr(target, name)
 
         async def call(*args: Any, **kwargs: Any) -> Any:
             calls[name] += 1
             return await real(*args, **kwargs)
 
-        setattr(storage, name, call)
+        setattr(target, name, call)
 
-    for name in ("get_data", "set_data", "update_data"):
-        counted(name)
+    def watch(target: BaseStorage) -> None:
+        for name in ("get_data", "set_data", "update_data"):
+            counted(target, name)
+
+    watch(storage)
+    if isinstance(storage, SqlAlchemyStorage):
+        bind = storage.bound
+
+        def bound(work: UpdateWork) -> UpdateStorage:
+            view = bind(work)
+            watch(view)
+            return view
+
+        storage.bound = bound  # type: ignore[method-assign]
     return calls
 
 
