@@ -35,6 +35,7 @@ from tgsandbox import Sandbox  # noqa: E402
 
 WARMUP_USERS = 5
 WAVE = 25
+FRAMES = 10  # frames kept per allocation: enough to reach the bot's own frame, and fast
 FIRST_USER_ID = 20_000
 SAME_CHOICES = 27_720
 """The second crowd's ids are the first one's plus this: a user's choices at a step depend on its id
@@ -91,7 +92,7 @@ async def measure(users: int, top: int) -> None:
                 # (caches up to their bounds, pools, compiled statements): an object of a bounded
                 # cache then counts when it goes in and when it is dropped alike. What the second
                 # crowd adds on top is what a user costs.
-                tracemalloc.start(25)
+                tracemalloc.start(FRAMES)
                 first = await in_waves(sandbox, arrivals, users, FIRST_USER_ID)
                 print(f"first crowd: {first} of {users} walks completed")
                 await settled(app)
