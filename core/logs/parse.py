@@ -185,7 +185,7 @@ def looks_like_log(text: str) -> bool:
     )
 
 
-ANY_NEEDLE = re.compile("|".join(sorted({re.escape(r.needle) for r in RULES}, key=len, reverse=True)))
+ANY_NEEDLE = re.compile("|".join(sorted({re.escape(r.needle) for r in RULES}, key=lambda n: (-len(n), n))))
 """One scan of a line for every rule's needle: most lines of a log hold none (noise is skipped fast)."""
 
 
