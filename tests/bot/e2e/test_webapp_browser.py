@@ -31,6 +31,7 @@ from tests.bot.e2e.webapp_fixtures import ThreadedBot, bot_in_thread
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
+# The README's picture: rewritten only when asked (SAVE_SCREENSHOTS=1), so a test run leaves the tree clean.
 SCREENSHOT = Path(__file__).parents[3] / "docs" / "miniapp.png"
 PHONE = (390, 844)  # iPhone 12-15's CSS viewport
 NARROW = 360  # the narrowest common Android width
@@ -134,7 +135,7 @@ def no_overflow(driver: WebDriver) -> None:
     assert layout["scrollWidth"] <= layout["width"], layout
 
 
-def test_the_calculator_in_a_browser(browser: WebDriver, bot: ThreadedBot) -> None:
+def test_the_calculator_in_a_browser(browser: WebDriver, bot: ThreadedBot, tmp_path: Path) -> None:
     user = bot.harness.user(language_code="ru", username="tester")
     viewport(browser, *PHONE)
     init_data = sign(bot.token, user.user)
@@ -184,7 +185,8 @@ def test_the_calculator_in_a_browser(browser: WebDriver, bot: ThreadedBot) -> No
 
     # The layout at a phone's size: nothing past the viewport; the picture for the README.
     no_overflow(browser)
-    browser.save_screenshot(str(SCREENSHOT))
+    shot = SCREENSHOT if os.environ.get("SAVE_SCREENSHOTS") == "1" else tmp_path / SCREENSHOT.name
+    assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 0
     viewport(browser, NARROW, PHONE[1])
     no_overflow(browser)
     viewport(browser, *PHONE)
