@@ -28,6 +28,10 @@ from core.language import words as core_texts
 from tgsandbox import ChatMessage, Sandbox, SandboxUser
 
 QUIET_S = 0.08  # the sandbox waits this long after the bot's last call before a step returns
+# The in-process harness also tells the sandbox which updates the bot has in hand (`busy_while`): a
+# step returns once its reply came and they are done, so the quiet period is only a margin. A long one
+# made each step wait while the bot kept calling another chat (a failing sales chat: 10 s per step).
+HARNESS_QUIET_S = 0.01
 REPLY_TIMEOUT_S = 10.0
 
 
@@ -132,7 +136,7 @@ async def running_bot(tmp_path: Path, template_db: Path, **overrides: Any) -> As
     `make_settings` changed by ``overrides``; stopped afterwards."""
     db_path = tmp_path / "bot.sqlite3"
     shutil.copy(template_db, db_path)
-    async with Sandbox(quiet_period=QUIET_S, reply_timeout=REPLY_TIMEOUT_S) as sandbox:
+    async with Sandbox(quiet_period=HARNESS_QUIET_S, reply_timeout=REPLY_TIMEOUT_S) as sandbox:
         h = Harness(sandbox, make_settings(db_path, telegram_api_url=sandbox.base_url, **overrides))
         await h.start()
         try:
