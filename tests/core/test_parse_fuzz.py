@@ -194,11 +194,10 @@ PRECISION_WORDS = {
     "q5_k_m": Precision.Q5_K_M,
     "q8_0": Precision.Q8_0,
 }
-LANGUAGE_MODELS = [
-    m
-    for m in default_catalog().models.values()
-    if m.kind is not ModelKind.IMAGE and m.kind is not ModelKind.VIDEO
-]
+# Models a context and users apply to: not diffusion, and not speech (Whisper, TTS), which are
+# sized in their own precisions and windows (tests/core/test_tts.py, test_vlm_speech.py).
+NOT_LANGUAGE = (ModelKind.IMAGE, ModelKind.VIDEO, ModelKind.SPEECH, ModelKind.TTS)
+LANGUAGE_MODELS = [m for m in default_catalog().models.values() if m.kind not in NOT_LANGUAGE]
 MODEL_NAMES = [(name, m.id) for m in LANGUAGE_MODELS for name in [m.id, m.name, *m.aliases]]
 
 
