@@ -1,8 +1,9 @@
-"""The command line as callers use it: a subprocess reading JSON on stdin."""
+"""The command line as callers use it: JSON on stdin, the answer on stdout, the exit status. Run in
+this process (`tests.core.cli_runner.cli`); the smoke tests at the end start `python -m core`."""
 
 import json
 
-from tests.core.cli_runner import cli
+from tests.core.cli_runner import cli, cli_process
 
 
 def test_estimate_json_round_trip() -> None:
@@ -131,3 +132,14 @@ def test_inconsistent_architecture_and_too_many_gpus_exit_2_naming_the_field() -
     for text, field in cases.items():
         done = cli("estimate", "--json", stdin=text)
         assert done.returncode == 2 and json.loads(done.stdout)["field"] == field
+
+
+# --- smoke tests of the entry point itself: `python -m core` in a process of its own
+
+
+def test_python_m_core_estimates_as_a_subprocess() -> None:
+    done = cli_process("estimate", "--json", stdin=json.dumps({"task": "inference", "model": "llama-3.1-8b"}))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["model"]["id"] == "llama-3.1-8b"
+    usage = cli_process("estimate", "--no-such-flag")
+    assert usage.returncode == 2 and "usage: python -m core" in usage.stderr

@@ -1,4 +1,4 @@
-"""The JSON contract and the CLI for inverse questions and time & cost (a subprocess, as callers run it)."""
+"""The JSON contract and the CLI for inverse questions and time & cost (as callers run it: JSON on stdin)."""
 
 from __future__ import annotations
 
