@@ -152,9 +152,11 @@ class TurnSession(AsyncSession):
     connection = _taking_turn(AsyncSession.connection)
 
     async def commit(self) -> None:
-        """Commit (its hooks may still write: the FSM records, deferred dialog rows), then give the
-        turn back."""
-        await self.take_turn()
+        """Commit, then give the turn back. A session that ran no statement has nothing to commit
+        and does not queue for the turn (an update whose user row is in memory runs none before its
+        handler: it waited for the writers ahead of it for nothing)."""
+        if self.in_transaction():
+            await self.take_turn()
         try:
             await super().commit()
         finally:

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.db.turn import WriteTurn
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.db.models import User
+from bot.db.turn import TurnSession, WriteTurn, turn_of
 
 
 async def test_waiters_get_the_turn_in_arrival_order() -> None:
@@ -83,3 +86,29 @@ async def test_a_release_by_a_task_not_holding_it_changes_nothing() -> None:
     await asyncio.create_task(stranger())
     assert turn.held_by_me()
     turn.release()
+
+
+async def test_a_session_that_ran_no_statement_commits_without_waiting_for_the_turn(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    """The update's session before its handler commits even when it ran nothing (its user row in
+    memory): that must not queue behind the writers holding SQLite's turn; one that wrote does."""
+    async with sessionmaker() as holder:  # a writer holds the turn
+        assert isinstance(holder, TurnSession)
+        await holder.take_turn()
+        turn = turn_of(holder)
+        assert turn is not None
+        async with sessionmaker() as idle:
+            await asyncio.wait_for(idle.commit(), timeout=5)  # returns while the turn is held
+        assert turn.queued == 0
+
+        async def wrote() -> None:
+            async with sessionmaker() as session:
+                session.add(User(telegram_id=77, first_name="Ann"))
+                await session.commit()
+
+        writing = asyncio.create_task(wrote())
+        while turn.queued < 1:  # it queues: its INSERT waits for the turn
+            await asyncio.sleep(0)
+        assert not writing.done()
+    await writing
