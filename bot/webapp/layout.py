@@ -21,7 +21,8 @@ from typing import Any
 
 from core.catalogue.catalog import Catalog
 from core.contract import Request, Result
-from core.language.answer import Answer, CardFit
+from core.language.answer import Answer
+from core.language.answer_breakdown import CardFit
 from core.language.phrases import format_bytes
 from core.layouts.picture import NO_VERDICT_COLOUR, OTHER_COLOUR, PART_COLOURS, STACK_COLOURS, VERDICT_COLOURS
 

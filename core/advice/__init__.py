@@ -3,7 +3,7 @@ one, mitigations when it does not fit, decode speed and host sizing.
 
 - `sizing`: request variants sized through the same formulas, fit verdicts;
 - `ranking`: the offers that fit, ordered by the operator's policy (`[ranking]` in the offers file);
-- `mitigations`: what to change so it fits the target cards;
+- `mitigations`: what to change so it fits the target cards (`mitigation_*`, `smaller_model`);
 - `speed`: decode speed and host RAM/disk (`decode`: one decode step, shared with `offload`);
 - `offload`: llama.cpp with part of the model in host RAM; `latency`: time to first token and the
   servers a load takes; `launch`: the command that runs what was sized.
@@ -40,7 +40,9 @@ from core.formulas.params import Arch
 from core.formulas.precision import kv_bytes_per_element
 from core.language.words import note
 
-from .mitigations import MIN_CONTEXT, MIN_QUANTIZE_STEP_BITS, MIN_SEQ_LEN, mitigations
+from .mitigation_rules import MIN_CONTEXT, MIN_QUANTIZE_STEP_BITS
+from .mitigation_training import MIN_SEQ_LEN
+from .mitigations import mitigations
 from .ranking import (
     Candidate,
     best,

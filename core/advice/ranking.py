@@ -152,7 +152,7 @@ class SafeWorkload:
     accumulation: int | None = None
 
 
-MIN_SAFE_CONTEXT = 1024  # shorter than this is no longer the workload asked (core.advice.mitigations)
+MIN_SAFE_CONTEXT = 1024  # shorter than this is no longer the workload asked (core.advice.mitigation_rules)
 
 
 def safe_workload(c: Candidate, sizer: Sizer, policy: RankingPolicy) -> SafeWorkload:

@@ -4,6 +4,7 @@ words      `t`, `label`, `translate`; `note`, an assumption as a code with its E
 phrases    words for the pieces of an answer: sizes, settings, parse errors, what to show
 cards      a GPU configuration: short name, count, price, verdict line
 answer     the one `Answer` built from a `Result`, which every layout reads; its parts in
-           answer_mitigations, answer_solve, answer_offload, answer_latency, answer_spec
+           answer_lead, answer_breakdown, answer_mitigations, answer_solve, answer_offload,
+           answer_latency, answer_spec
 prices     the price list of the offers
 """

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from core.contract import Assumption, Result
-from core.language.answer import Answer, Offer, build_answer
+from core.language.answer import Answer, build_answer
+from core.language.answer_lead import Offer
 from core.language.words import t
 
 
