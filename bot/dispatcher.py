@@ -27,8 +27,8 @@ log = logging.getLogger(__name__)
 class BotDispatcher(InboxDispatcher):
     """The inbox dispatcher, answering callback queries early when their handling is slow
     (bot.callback_answers), and showing "typing…" when an answer is slow (bot.typing_action). Its
-    FSM middleware leaves reading the state to DbSessionMiddleware (one read per update, in its
-    session)."""
+    FSM middleware leaves reading the state to DbSessionMiddleware (one read per update, through the
+    update's work)."""
 
     def __init__(self, *, typing_after_s: float = TYPING_AFTER_S, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -215,8 +215,8 @@ class Committed:
 
 class DeferredStateMiddleware(FSMContextMiddleware):
     """aiogram's FSM middleware (the context, the user's lock) without its own read of the state:
-    ``raw_state`` is read by DbSessionMiddleware inside the update's session, so it is the update's
-    one read of the record and needs no pool connection of its own."""
+    ``raw_state`` is read by DbSessionMiddleware through the update's work (`UpdateStorage`), the
+    update's one read of the record (from memory where the process owns the database)."""
 
     async def __call__(
         self,
