@@ -373,6 +373,11 @@ async def drive_guided(sandbox: Sandbox, arrivals: Arrivals, users: int, first_i
     return figures
 
 
+def pictures_on(env: dict[str, str]) -> bool:
+    """Whether the full bot sends answer pictures (`ANSWER_PICTURES`, read as pydantic reads a bool)."""
+    return env.get("ANSWER_PICTURES", "1").strip().lower() not in {"0", "off", "f", "false", "n", "no"}
+
+
 async def warmup_pictures(arrivals: Arrivals) -> None:
     """Wait for the warm-up users' pictures: the picture worker's start (begun with the bot, 0.5-5 s)
     and its first renders are not in the measured run."""
@@ -490,7 +495,7 @@ async def run(
                 await drive_guided(sandbox, arrivals, WARMUP_USERS, 1)
             else:
                 await drive(sandbox, arrivals, WARMUP_USERS, 1, 1, buttons, lambda user, n: WARMUP_QUESTION)
-            if name != "bare" and not args.no_pictures:
+            if name != "bare" and pictures_on(env):
                 await warmup_pictures(arrivals)
             cpu, calls_before = cpu_seconds(process.pid), len(sandbox.requests)
             profiler = await start_profiler(args.profile, process.pid) if name != "bare" else None
@@ -652,15 +657,15 @@ async def main() -> None:
         extra = " + a button each" if not args.no_buttons else ""
         kind = "the same" if args.same_questions else "different"
         walk = f"× {args.questions} questions each{extra} ({kind} questions)"
-    print(
-        f"{args.users} users {walk}; {args.mode}, {args.backend}, "
-        f"Bot API round trip +{args.latency_ms:.0f} ms, pictures {'off' if args.no_pictures else 'on'}",
-        flush=True,
-    )
     with tempfile.TemporaryDirectory() as directory:
         env, cleanup = await full_bot_env(variant, Path(directory))
         if args.no_pictures:
             env["ANSWER_PICTURES"] = "0"
+        print(
+            f"{args.users} users {walk}; {args.mode}, {args.backend}, "
+            f"Bot API round trip +{args.latency_ms:.0f} ms, pictures {'on' if pictures_on(env) else 'off'}",
+            flush=True,
+        )
         bare_env = env | {"PYTHONPATH": str(ROOT)}
         try:
             bare = await run("bare", args, variant, [sys.executable, "-c", BARE_BOT], bare_env)
