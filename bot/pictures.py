@@ -6,10 +6,10 @@
   caption is one line, what was sized, see `core.layouts.picture.caption`). Not in groups (a second message
   per question is noise there), not in inline mode (an inline result cannot upload a photo, and has to
   answer at once), not for comparisons and details (they are lists, not one breakdown).
-  `ANSWER_PICTURES=0` turns them off. With every result, not on request (a button): 50 users at once
-  (bench/README.md) got 18-20 of 50 pictures, the rest skipped, every text answer on time (the bot's
-  CPU 1.85 vs 1.55 ms/update without pictures, throughput 0.48× vs 0.73× a bare bot's, medians of
-  10 runs each); a quiet bot sends every one, and a button would cost each a press.
+  `ANSWER_PICTURES=0` turns them off. With every result, not on request (a press each): 50 users at
+  once got 18-20 of 50, every text on time, the bot's CPU 1.85 vs 1.55 ms/update, throughput 0.48× vs
+  0.73× a bare bot's (bench/README.md). The update awaits its picture, holding the user's lock: a
+  press right after an answer waits for it (p99 0.8 s vs 0.2 s); to be sent apart from the update.
 - **Off the loop, off its GIL.** matplotlib draws in one worker process (`bot.picture_worker`): a
   render in a thread of the bot held the GIL the event loop needs (~12 % of a burst's samples), so
   every user's reaction waited on it (`bench/picture_load.py --users 50`: 4.2 ms of the bot's CPU per
