@@ -18,7 +18,7 @@ every user asks the same ones ("qwen3 8b int4 1k", 2k, 4k, …), as a crowd come
 
     python bench/bot_load.py [--users 50] [--walk guided|questions] [--questions 4]
                              [--mode polling|webhook] [--backend sqlite|pg] [--latency-ms 0]
-                             [--no-buttons] [--same-questions] [--profile PATH]
+                             [--no-buttons] [--same-questions] [--no-pictures] [--profile PATH]
 
 Each bot runs as its own process, as in production (the sandbox and the users are this process): the
 full bot is `python -m bot` in polling mode; in webhook mode it is `create_app` + `build_webhook_app`
@@ -27,8 +27,10 @@ full bot is `python -m bot` in polling mode; in webhook mode it is `create_app` 
 and Redis at 127.0.0.1:6379 (FSM, key prefix ``bench-load-<pid>``, removed afterwards): the
 multi-replica configuration. ``--latency-ms``: every Bot API call of the bots answered that much later
 (the round trip to api.telegram.org; getUpdates' long poll excepted). Both bots first serve a few
-warm-up users (not counted: the first answers build pydantic and Fluent caches). ``--profile``:
+warm-up users (not counted: the first answers build pydantic and Fluent caches; with pictures, the
+full bot's warm-up pictures are waited for too: the worker's start is not counted). ``--profile``:
 py-spy's samples of the full bot while the measured users walk (``pip install py-spy``).
+``--no-pictures``: the full bot with ``ANSWER_PICTURES=0`` (no answer pictures, no picture worker).
 
 Prints, per bot: updates/s, reaction p50/p95/p99/max (a user's message → the bot's sendMessage; in
 the guided walk also a press → its step's message), callbacks answered within 1 s (a button → its
@@ -37,7 +39,10 @@ their message within DETAILS_TIMEOUT_S, walks completed, the bot process's CPU p
 guided walk the reaction p50/p99 of each step (/start, the first contact, apart: a new user's first
 update writes the user's row), and the updates per second one core of the bot process handles
 (updates / its CPU seconds: a replica is one asyncio thread, so the replicas for a load can be read
-off; the database's and Redis's CPU are apart); then full/bare. Figures, not a test.
+off; the database's and Redis's CPU are apart); for the full bot, its answer pictures to the measured
+users (sendPhoto) sent by the last walk's end and by the bot's stop (the updates in hand drained, their
+pictures sent or skipped), against the results, and the skips its log counted (warm-up included); then
+full/bare. Figures, not a test.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ import argparse
 import asyncio
 import contextlib
 import os
+import re
 import signal
 import socket
 import statistics
@@ -87,6 +93,7 @@ BARE_GUIDED_STEPS = 5
 # A press whose message has not come by then (a stale press: the bot sends nothing) is counted as
 # missing, and the user goes on; in the guided walk the walk ends there, not completed.
 DETAILS_TIMEOUT_S = 30.0
+WARMUP_PICTURES_S = 60.0  # the warm-up's pictures, waited for before the measured users
 PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/test"
 PG_DATABASE = "bench_load"
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -244,6 +251,8 @@ class Figures:
     calls: Counter[str] = field(default_factory=Counter)  # the bot's Bot API calls but getUpdates
     # guided walk: the reactions by step ("/start", then "press 1", "press 2", …)
     by_step: dict[str, list[float]] = field(default_factory=dict)
+    photos_by_stop: int = 0  # the measured users' sendPhoto calls once the bot had stopped
+    picture_log: str | None = None  # the bot's last summary of skipped pictures, if any
 
     def reacted(self, seconds: float, step: str | None = None) -> None:
         self.reactions.append(seconds)
@@ -364,6 +373,20 @@ async def drive_guided(sandbox: Sandbox, arrivals: Arrivals, users: int, first_i
     return figures
 
 
+def pictures_on(env: dict[str, str]) -> bool:
+    """Whether the full bot sends answer pictures (`ANSWER_PICTURES`, read as pydantic reads a bool)."""
+    return env.get("ANSWER_PICTURES", "1").strip().lower() not in {"0", "off", "f", "false", "n", "no"}
+
+
+async def warmup_pictures(arrivals: Arrivals) -> None:
+    """Wait for the warm-up users' pictures: the picture worker's start (begun with the bot, 0.5-5 s)
+    and its first renders are not in the measured run."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(WARMUP_PICTURES_S):
+            for user_id in range(1, 1 + WARMUP_USERS):
+                await arrivals.wait(user_id, "sendPhoto", 0)
+
+
 async def press(sandbox: Sandbox, user: Any, data: str) -> None:
     """Push a callback query for the chat's latest bot message without waiting (as `press` would)."""
     target = user.last_message()
@@ -472,6 +495,8 @@ async def run(
                 await drive_guided(sandbox, arrivals, WARMUP_USERS, 1)
             else:
                 await drive(sandbox, arrivals, WARMUP_USERS, 1, 1, buttons, lambda user, n: WARMUP_QUESTION)
+            if name != "bare" and pictures_on(env):
+                await warmup_pictures(arrivals)
             cpu, calls_before = cpu_seconds(process.pid), len(sandbox.requests)
             profiler = await start_profiler(args.profile, process.pid) if name != "bare" else None
             if args.walk == "guided":
@@ -489,10 +514,26 @@ async def run(
                 await profiler.wait()
         finally:
             err = await stop_process(process)
+        figures.photos_by_stop = len(measured_photos(sandbox.requests))
+        figures.picture_log = picture_summary(err)
         if "Traceback" in err or "ERROR" in err:
             print(f"{name}: its log has errors:\n{err[-3000:]}", file=sys.stderr)
     report(name, figures, args.users)
     return figures
+
+
+def measured_photos(requests: list[Any]) -> list[Any]:
+    """The answer pictures the measured users got (not the warm-up's)."""
+    return [
+        r for r in requests
+        if r.method.lower() == "sendphoto" and not r.error and (r.chat_id or 0) >= FIRST_USER_ID
+    ]  # fmt: skip
+
+
+def picture_summary(log: str) -> str | None:
+    """The totals of the bot's last line on skipped pictures (bot.pictures.Pictures.log_skips)."""
+    found = re.findall(r"since start: (\d+) sent, (\d+) skipped, (\d+) failed", log)
+    return "sent {}, skipped {}, failed {}".format(*found[-1]) if found else None
 
 
 def report(name: str, figures: Figures, users: int) -> None:
@@ -525,6 +566,14 @@ def report(name: str, figures: Figures, users: int) -> None:
             for step, r in figures.by_step.items()
         )
         print(f"{'':9} reaction p50/p99 ms by step: {steps}", flush=True)
+    if name != "bare":
+        results = figures.walks if figures.by_step else len(figures.reactions)
+        logged = figures.picture_log or "no skips"
+        print(
+            f"{'':9} pictures: {figures.calls['sendPhoto']} by the walks' end, {figures.photos_by_stop} by"
+            f" the bot's stop, for {results} results; its log since start: {logged}",
+            flush=True,
+        )
 
 
 async def fresh_postgres() -> str:
@@ -599,6 +648,7 @@ async def main() -> None:
     parser.add_argument(
         "--same-questions", action="store_true", help='every user asks "qwen3 8b int4 1k", 2k, 4k, …'
     )
+    parser.add_argument("--no-pictures", action="store_true", help="the full bot with ANSWER_PICTURES=0")
     args = parser.parse_args()
     variant = Variant(args.mode, args.backend, args.latency_ms / 1000)
     if args.walk == "guided":
@@ -607,13 +657,15 @@ async def main() -> None:
         extra = " + a button each" if not args.no_buttons else ""
         kind = "the same" if args.same_questions else "different"
         walk = f"× {args.questions} questions each{extra} ({kind} questions)"
-    print(
-        f"{args.users} users {walk}; {args.mode}, {args.backend}, "
-        f"Bot API round trip +{args.latency_ms:.0f} ms",
-        flush=True,
-    )
     with tempfile.TemporaryDirectory() as directory:
         env, cleanup = await full_bot_env(variant, Path(directory))
+        if args.no_pictures:
+            env["ANSWER_PICTURES"] = "0"
+        print(
+            f"{args.users} users {walk}; {args.mode}, {args.backend}, "
+            f"Bot API round trip +{args.latency_ms:.0f} ms, pictures {'on' if pictures_on(env) else 'off'}",
+            flush=True,
+        )
         bare_env = env | {"PYTHONPATH": str(ROOT)}
         try:
             bare = await run("bare", args, variant, [sys.executable, "-c", BARE_BOT], bare_env)

@@ -5,19 +5,17 @@ picture worker) beside the bot process's own, and what the bot sent as photos.
 
 bot_load reads only the bot process's CPU (/proc/<pid>/stat): a render in a worker process would
 look free. Here each of its CPU readings also sums the CPU of the bot's descendants alive at that
-moment (found by their parent ids in /proc), so a worker started before the measured users (the
-warm-up's first picture starts it) is counted for what it did during the run. Prints, after each
+moment (found by their parent ids in /proc), so a worker started before the measured users (with the
+bot) is counted for what it did during the run. Prints, after each
 bot's line of bot_load: its children's CPU per update, and its sendPhoto calls in the measured run
-(uploads, by file id) against its answers (sendMessage). The full bot's warm-up also waits for its
-users' pictures (bot_load waits for their answers only): the one-off start of the renderer (the
-worker's start, or matplotlib's import in the bot) is not counted in the measured run. Figures,
-not a test; Linux only.
+(uploads, by file id) against its answers (sendMessage). As in bot_load, the full bot's warm-up
+waits for its users' pictures: the one-off start of the renderer is not counted in the measured run.
+Figures, not a test; Linux only.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import sys
 import time
 from pathlib import Path
@@ -61,27 +59,6 @@ def cpu_seconds(pid: int) -> float:
     return own_cpu(pid)
 
 
-WARMUP_PICTURES_S = 60.0  # the warm-up's pictures come within a second or two; none when they are off
-
-
-async def drive(
-    sandbox: Any, arrivals: Any, users: int, questions: int, first_id: int, buttons: bool, question: Any
-) -> Any:
-    figures = await bot_load_drive(sandbox, arrivals, users, questions, first_id, buttons, question)
-    if first_id != bot_load.FIRST_USER_ID and pictures_expected:  # the warm-up: its pictures too
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(WARMUP_PICTURES_S):
-                for user_id in range(first_id, first_id + users):
-                    await arrivals.wait(user_id, "sendPhoto", 0)
-    return figures
-
-
-async def run(name: str, args: Any, variant: Any, argv: list[str], env: dict[str, str]) -> Any:
-    global pictures_expected
-    pictures_expected = name == "full bot" and env.get("ANSWER_PICTURES", "1") not in ("0", "false")
-    return await bot_load_run(name, args, variant, argv, env)
-
-
 class Arrivals(bot_load.Arrivals):
     def __init__(self, sandbox: Any) -> None:
         super().__init__(sandbox)
@@ -103,10 +80,7 @@ def report(name: str, figures: bot_load.Figures, users: int) -> None:
     )
 
 
-pictures_expected = False
-bot_load_report, bot_load_drive, bot_load_run = bot_load.report, bot_load.drive, bot_load.run
-bot_load.drive = drive
-bot_load.run = run
+bot_load_report = bot_load.report
 bot_load.cpu_seconds = cpu_seconds
 bot_load.Arrivals = Arrivals  # type: ignore[misc]
 bot_load.report = report

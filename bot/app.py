@@ -283,8 +283,10 @@ async def create_app(settings: Settings, *, bot: Bot | None = None) -> App:
     )  # fmt: skip
     dp.startup.register(reminders.start)
     dp.shutdown.register(reminders.stop)
-    from bot.pictures import PICTURES  # the picture worker process, if one was started, stops with the bot
+    from bot.pictures import PICTURES  # the picture worker process: started with the bot, stops with it
 
+    if settings.answer_pictures:
+        dp.startup.register(PICTURES.start_with_the_bot)  # begun, not waited for: polling starts at once
     dp.shutdown.register(PICTURES.close)
     # Shutdown: the dispatcher drains the updates in hand before any shutdown handler (i18n's) runs.
     return App(bot=bot, dp=dp, engine=engine, settings=settings, i18n=i18n)

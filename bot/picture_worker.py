@@ -1,5 +1,5 @@
 """The picture worker process: `python -m bot.picture_worker [module:function]`, started by
-`bot.pictures` with the first picture, draws answers with matplotlib apart from the bot's interpreter,
+`bot.pictures` with the bot, draws answers with matplotlib apart from the bot's interpreter,
 so a render holds no GIL the event loop needs.
 
 The protocol, on the worker's stdin and stdout: frames of a 4-byte big-endian length and a pickle.

@@ -1,6 +1,7 @@
 """The bot's picture service (`bot.pictures`): drawn in a worker process, one render per picture however
-many ask for it at once, bounded, cached by what it shows, a caption within 1024; the worker replaced
-after a crash, stopped by `close`, gone with the bot even after `kill -9`."""
+many ask for it at once, bounded, cached by what it shows, a caption within 1024; the worker started
+with the bot (not waited for), replaced after a crash, stopped by `close`, gone with the bot even after
+`kill -9`."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
+from bot import pictures as pictures_module
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.pictures import MAX_CAPTION, Picture, Pictures, caption_html, picture_key
 from core.language.answer import Answer, build_answer
@@ -89,6 +91,36 @@ async def test_the_first_picture_waits_for_the_worker_within_the_limit(make: Cal
     assert pictures.worker_pid is None  # given up while the worker was still starting (~1 s)
     await pictures.start_worker()
     assert pictures.workers_started == 1 and pictures.worker_pid is not None
+
+
+async def test_started_with_the_bot_the_first_picture_is_drawn_by_that_worker(
+    make: Callable[..., Pictures],
+) -> None:
+    """The bot's startup handler begins the worker's start and returns before it is ready; a picture
+    asked meanwhile waits for that start (not skipped, no second start), and later ones use it."""
+    pictures = make(max_pending=1)
+    await pictures.start_with_the_bot()
+    assert pictures.workers_started == 1 and pictures.worker_pid is None  # begun, not waited for
+    first = await pictures.picture(answer_of("llama 3.1 8b int4"))
+    pid = pictures.worker_pid
+    assert first is not None and pid is not None
+    assert await pictures.picture(answer_of("qwen2.5 7b int4")) is not None
+    assert pictures.workers_started == 1 and pictures.worker_pid == pid
+    assert pictures.skipped == 0 and pictures.rendered == 2
+
+
+async def test_a_worker_that_fails_to_start_with_the_bot_is_logged_and_the_first_picture_starts_one(
+    make: Callable[..., Pictures], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    pictures = make()
+    monkeypatch.setattr(pictures_module, "WORKER_START_TIMEOUT_S", 0.0)
+    await pictures.start_with_the_bot()
+    async with asyncio.timeout(ORPHAN_WAIT_S):
+        while "did not start in time" not in caplog.text:
+            await asyncio.sleep(0.01)
+    monkeypatch.undo()
+    assert await pictures.picture(answer_of("llama 3.1 8b int4")) is not None
+    assert pictures.workers_started == 2 and pictures.worker_pid is not None
 
 
 async def test_a_render_past_the_timeout_gives_every_waiter_no_picture(make: Callable[..., Pictures]) -> None:

@@ -56,7 +56,9 @@ class BotProcess:
         return "".join(self.lines[-30:])
 
 
-async def start_bot(sandbox: Sandbox, db_path: Path, cwd: Path, **settings: str) -> BotProcess:
+async def start_bot(
+    sandbox: Sandbox, db_path: Path, cwd: Path, *, python_options: tuple[str, ...] = (), **settings: str
+) -> BotProcess:
     env = {
         key: value for key, value in os.environ.items()
         if key not in {"REDIS_URL", "WEBHOOK_URL", "WEBHOOK_SECRET", "OFFERS_FILE"}
@@ -67,7 +69,7 @@ async def start_bot(sandbox: Sandbox, db_path: Path, cwd: Path, **settings: str)
     )  # fmt: skip
     polls = sandbox.polls
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", cwd=cwd, env=env,
+        sys.executable, *python_options, "-m", "bot", cwd=cwd, env=env,
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     bot = BotProcess(proc)

@@ -187,7 +187,7 @@ async def test_pictures_and_hugging_face_look_ups(
                 user = h.user()
                 found = await user.send(f"{clone} int4 32k")
                 assert result_mark() in (found[0].text or "")
-                # the first picture starts the worker (seconds on a busy machine): waited for as such
+                # the worker (started with the bot) may take seconds on a busy machine: waited for as such
                 await h.sandbox.wait_for(lambda: renderer.sent == 1, "the answer's picture", timeout=60)
                 await user.send("acme/no-such-model int4")
                 samples = await scrape(h)

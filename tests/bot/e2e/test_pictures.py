@@ -19,6 +19,7 @@ from core.layouts.picture import caption, layout
 from core.parse import understand
 from core.sizing.estimate import estimate
 from tests.bot.e2e.conftest import (
+    REPLY_TIMEOUT_S,
     Harness,
     assert_no_failed_calls,
     core,
@@ -35,10 +36,12 @@ async def harness(
     tmp_path: Path, template_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[Harness]:
     """The bot with pictures on (as in production), and a renderer and cache of its own (a test may put
-    another in place before its first picture), its worker stopped afterwards."""
+    another in place before its first picture), its worker started with the bot, stopped afterwards."""
     # the give-up time of a render is not what these tests check: a busy machine may take longer for
     # the first one (the worker's matplotlib import)
-    monkeypatch.setattr(dialog, "PICTURES", pictures.Pictures(timeout_s=30.0))
+    renderer = pictures.Pictures(timeout_s=30.0)
+    monkeypatch.setattr(dialog, "PICTURES", renderer)
+    monkeypatch.setattr(pictures, "PICTURES", renderer)  # the one the bot starts and stops with it
     try:
         async with running_bot(tmp_path, template_db, answer_pictures=True) as h:
             yield h
@@ -144,10 +147,25 @@ async def test_a_telegram_refusal_of_the_photo_keeps_the_text_answer(harness: Ha
     assert result_mark("en") in (replies[0].text or "")
 
 
-async def test_no_picture_when_turned_off(tmp_path: Path, template_db: Path) -> None:
+async def test_the_worker_is_started_with_the_bot_and_draws_the_first_picture(harness: Harness) -> None:
+    async with asyncio.timeout(REPLY_TIMEOUT_S):  # the harness polls in a task: its startup is due soon
+        while not dialog.PICTURES.workers_started:  # begun by the bot's start, before any answer
+            await asyncio.sleep(0.01)
+    _, photo = await harness.user(language_code="en").send("llama 3.1 8b int4")
+    assert photo.has_photo
+    assert dialog.PICTURES.workers_started == 1 and dialog.PICTURES.skipped == 0
+
+
+async def test_no_picture_when_turned_off(
+    tmp_path: Path, template_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    renderer = pictures.Pictures()
+    monkeypatch.setattr(dialog, "PICTURES", renderer)
+    monkeypatch.setattr(pictures, "PICTURES", renderer)
     async with running_bot(tmp_path, template_db, answer_pictures=False) as h:
         replies = await h.user().send("llama 3.1 8b int4")
         assert [m.has_photo for m in replies] == [False]
+    assert renderer.workers_started == 0  # no worker started, at the bot's start or since
 
 
 async def test_users_asking_the_same_at_once_share_one_render_and_one_upload(harness: Harness) -> None:

@@ -29,8 +29,8 @@ from tgsandbox import Sandbox
 
 ADMIN_ID = 900
 NOT_AT_START = ("alembic", "matplotlib", "redis", "aiohttp.web")
-"""Packages a polling start must not import: migrations (none due), pictures (drawn later, in a
-worker), Redis (REDIS_URL unset), the webhook server."""
+"""Packages a polling start must not import: migrations (none due), pictures (drawn in a worker
+process, started with the bot), Redis (REDIS_URL unset), the webhook server."""
 STARTUP_VARIABLES = {"REDIS_URL", "WEBHOOK_URL", "WEBHOOK_SECRET", "OFFERS_FILE", "BOT_TOKEN", "DATABASE_URL"}
 
 
@@ -112,13 +112,14 @@ async def test_old_deduplication_rows_are_dropped_once_polling_started(harness: 
 
 
 async def test_a_polling_start_imports_no_migration_picture_or_redis_code(
-    tmp_path: Path, template_db: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, template_db: Path
 ) -> None:
     db_path = tmp_path / "bot.sqlite3"
     shutil.copy(template_db, db_path)  # at the newest schema: no migration is due
-    monkeypatch.setenv("PYTHONPROFILEIMPORTTIME", "1")  # `python -X importtime`: each import on stderr
     async with Sandbox() as sandbox:
-        bot = await start_bot(sandbox, db_path, cwd=tmp_path)
+        # each import on stderr, of the bot's process only (not an environment variable: the picture
+        # worker the bot starts with pictures on, as by default, imports matplotlib in its own)
+        bot = await start_bot(sandbox, db_path, cwd=tmp_path, python_options=("-X", "importtime"))
         bot.proc.send_signal(signal.SIGTERM)
         assert await bot.exit_code() == 0, bot.tail()
     imported = {line.rsplit("|", 1)[-1].strip() for line in bot.lines if line.startswith("import time:")}
