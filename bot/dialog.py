@@ -328,16 +328,16 @@ def model_hub() -> MemoryHub:
 async def _send_picture(
     ctx: Ctx, answer: Answer, *, query: CallbackQuery | None, message: Message | None
 ) -> None:
-    """The answer's picture after its text, in a private chat (see `bot.pictures` for when and why).
-    No transaction is open while the picture is drawn: the update's writes (its dialog row, its
-    state) wait in its unit of work for the commit after the handler (bot.db.work)."""
+    """The answer's picture after its text, in a private chat (see `bot.pictures` for when and why):
+    started once the update is finished (committed, the user's lock released), so neither its commit
+    nor the user's next update waits for the drawing."""
     event = message or query
     chat = message.chat if message is not None else query.message.chat if query and query.message else None
     if not ctx.settings.answer_pictures or event is None or event.bot is None or chat is None:
         return
     if chat.type != ChatType.PRIVATE:
         return
-    await PICTURES.send(event.bot, chat.id, answer)
+    ctx.work.then.append(partial(PICTURES.send_apart, event.bot, chat.id, answer))
 
 
 def _card_read(

@@ -54,8 +54,9 @@ from aiogram.types import BufferedInputFile, InputFile
 from aiohttp import ClientError
 from cachetools import LRUCache
 
-from bot import picture_worker
+from bot import picture_worker, tasks
 from bot.metrics import RENDER_BUCKETS, Timing
+from bot.sent_calls import unrecorded
 from core.language.answer import Answer
 
 log = logging.getLogger(__name__)
@@ -245,6 +246,7 @@ class Pictures:
         self.sent = 0
         self.skipped = 0  # the renderer busy (MAX_PENDING): skipped by design, under load
         self.failed = 0  # the render failed or timed out, or Telegram refused the photo
+        self._sending: set[asyncio.Task[bool]] = set()  # `send_apart`'s pictures on their way
         self._skipped_unlogged = 0  # skips since the last summary line
         self._summary: asyncio.TimerHandle | None = None  # the summary line due, if any...
         self._summary_loop: asyncio.AbstractEventLoop | None = None  # ...on this event loop
@@ -375,6 +377,20 @@ class Pictures:
             self.workers_started += 1
         return task
 
+    def send_apart(self, bot: Bot, chat_id: int, answer: Answer) -> None:
+        """`send` in a task of its own, once the answer's update is finished: not one of the
+        update's calls (a retry or a takeover replays those; this update is done), awaited by
+        `sending`'s waiters, cancelled by `close`."""
+        with unrecorded():  # the task copies this context
+            task = asyncio.create_task(self.send(bot, chat_id, answer), name=f"picture-{chat_id}")
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
+
+    @property
+    def sending(self) -> int:
+        """Pictures started apart from their updates and not sent (or given up) yet."""
+        return len(self._sending)
+
     async def send(self, bot: Bot, chat_id: int, answer: Answer) -> bool:
         """Send the answer's picture to `chat_id`; False when it was not (busy, failed: logged)."""
         picture, skipped = await self._picture(answer)
@@ -416,6 +432,9 @@ class Pictures:
         """Stop the worker (the bot's shutdown handler: `dp.shutdown.register(PICTURES.close)`); the
         next picture would start another."""
         self.log_skips()  # the skips of the last while, not to be lost with the process
+        for sending in list(self._sending):  # shutting down: a picture not sent yet is not sent
+            if sending.get_loop() is asyncio.get_running_loop():
+                await tasks.cancel(sending)
         task, self._worker = self._worker, None
         if task is None:
             return

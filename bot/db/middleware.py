@@ -162,6 +162,8 @@ class DbSessionMiddleware(BaseMiddleware):
             self.known_users.keep(db_user)
         if receipt is not None:
             receipt.finished = True
+        for start in work.then:  # finished: what goes apart from it (bot.db.work)
+            start()
         return result
 
     async def _user(

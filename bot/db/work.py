@@ -61,8 +61,9 @@ class UpdateWork:
     where new dialog rows take their ids from, so they can wait too (None: inserted at once);
     ``records``: the FSM records as the update sees them; ``fsm``: those it changed; ``dialogs``: its
     dialog rows' writes, in order; ``committed``: what to run once all of it is on disk (memory
-    taking what the database has); ``undo``: what takes back a row it had to write at once (a new
-    dialog's, where its id cannot wait), run if the update fails."""
+    taking what the database has); ``then``: what to start once the update is finished (its
+    picture, sent apart: the user's next update does not wait for it); ``undo``: what takes back a
+    row it had to write at once (a new dialog's, where its id cannot wait), run if the update fails."""
 
     bot_id: int
     update_id: int
@@ -72,6 +73,7 @@ class UpdateWork:
     fsm: dict[str, Record] = field(default_factory=dict)
     dialogs: list[DialogOp] = field(default_factory=list)
     committed: list[Callable[[], None]] = field(default_factory=list)
+    then: list[Callable[[], None]] = field(default_factory=list)
     undo: list[Callable[[AsyncSession], Awaitable[None]]] = field(default_factory=list)
 
     async def read(

@@ -18,6 +18,7 @@ from fluent.runtime import FluentBundle, FluentResource
 from pydantic import SecretStr
 from sqlalchemy import select
 
+from bot import dialog
 from bot.app import App, create_app
 from bot.config import Settings
 from bot.db.engine import create_engine, create_sessionmaker, migrate
@@ -46,6 +47,11 @@ def template_db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield path
 
 
+def bot_busy(app: App) -> bool:
+    """Updates in hand, or an answer's picture on its way (sent apart from its update)."""
+    return bool(app.inbox_dp.handling) or dialog.PICTURES.sending > 0
+
+
 @dataclass
 class Harness:
     """A sandbox and our bot polling it; `restart()` swaps in a new Bot+Dispatcher on the same file."""
@@ -64,7 +70,7 @@ class Harness:
         self.app = await create_app(self.settings, bot=self.sandbox.make_bot())
         # The driver's waits also wait for the updates the bot has in hand (and their final commit),
         # not only for a quiet period on the wire.
-        self.sandbox.busy_while(lambda: self.app is not None and bool(self.app.inbox_dp.handling))
+        self.sandbox.busy_while(lambda: self.app is not None and bot_busy(self.app))
         self.polling = asyncio.create_task(
             self.app.dp.start_polling(
                 self.app.bot,

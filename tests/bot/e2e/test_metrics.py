@@ -19,7 +19,15 @@ from bot import dialog, hf_models, outbox, pictures
 from bot.app import create_app
 from bot.metrics import Timing, fold_sources
 from bot.webhook import build_webhook_app, ensure_webhook, webhook_runner
-from tests.bot.e2e.conftest import QUIET_S, REPLY_TIMEOUT_S, Harness, make_settings, result_mark, text
+from tests.bot.e2e.conftest import (
+    QUIET_S,
+    REPLY_TIMEOUT_S,
+    Harness,
+    bot_busy,
+    make_settings,
+    result_mark,
+    text,
+)
 from tests.bot.updates import message_update
 from tests.fake_hub import FakeHub, fixture_config
 from tgsandbox import ChatMessage, Sandbox
@@ -52,7 +60,7 @@ async def serving(tmp_path: Path, template_db: Path, **overrides: Any) -> AsyncI
             **overrides,
         )
         app = await create_app(settings, bot=sandbox.make_bot())
-        sandbox.busy_while(lambda: bool(app.inbox_dp.handling))
+        sandbox.busy_while(lambda: bot_busy(app))
         runner = webhook_runner(build_webhook_app(app, secret=SECRET))
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)

@@ -177,3 +177,25 @@ async def test_users_asking_the_same_at_once_share_one_render_and_one_upload(har
     photos = [request.params["photo"] for request in harness.sandbox.sent("sendPhoto")]
     assert len(photos) == 3 and sum(uploaded(photo) for photo in photos) == 1  # the others by its id
     assert len({tuple(r[1].photos) for r in replies}) == 1
+
+
+async def test_the_users_next_question_does_not_wait_for_the_last_answers_picture(harness: Harness) -> None:
+    """The picture goes out once its update is finished, apart from it: while Telegram holds the
+    photo, the same user's next question is answered (the update held the user's lock until its
+    photo was sent, so a press right after an answer waited for the drawing and the upload)."""
+    photos = harness.sandbox.hold(["sendPhoto"])
+    user = harness.user(language_code="ru")
+    await user.post("llama 3.1 8b int4 32k 4 пользователя")
+    await harness.sandbox.wait_for(lambda: photos.held == 1, "the first answer's picture on its way")
+    await user.post("qwen2.5 7b fp16 8k")
+    await harness.sandbox.wait_for(
+        lambda: sum(result_mark("ru") in (m.text or "") for m in user.bot_messages()) == 2, "the second answer"
+    )
+    assert not any(m.has_photo for m in user.bot_messages())
+    (row, second) = await harness.dialogs(user.id)  # both updates finished: their dialogs committed
+    assert row.status == second.status == DIALOG_COMPLETED
+    photos.release()
+    await harness.sandbox.wait_for(
+        lambda: sum(m.has_photo for m in user.bot_messages()) == 2, "both pictures, once let through"
+    )
+    assert_no_failed_calls(harness.sandbox)
