@@ -7,8 +7,8 @@ a range (`MFU_*`, each with its source), more cards scaling linearly (data paral
 across PCIe cards). Serving (`_serving`): each request's decode at the configuration's aggregate
 decode speed plus its compute-bound prefill; servers = a day's busy hours / 24, rounded up.
 Generation: seconds per image or clip only where a published figure exists for that model, card and
-resolution (`core/data/throughput.toml`, each row with its source); no figure: no time, said so —
-never a guess.
+resolution (`core/data/throughput.toml`, each row with its source; `core.inverse.cost_generation`:
+each card of a server renders on its own); no figure: no time, said so — never a guess.
 """
 
 from __future__ import annotations
@@ -163,8 +163,7 @@ def _training(result: Result, catalog: Catalog) -> tuple[Cost, list[Assumption]]
 # Each request decodes `tokens_per_request` tokens at the configuration's aggregate decode speed
 # (core.advice.speed, memory-bandwidth bound, at the request's concurrency) and prefills
 # `prompt_tokens` compute-bound (2·N FLOPs per token at `PREFILL_MFU`). A day's requests take that
-# many busy hours; servers needed = busy hours / 24, rounded up. (Generation,
-# core.inverse.cost_generation: each card of a server renders on its own.)
+# many busy hours; servers needed = busy hours / 24, rounded up.
 def _serving(result: Result, catalog: Catalog) -> tuple[Cost, list[Assumption]]:
     req = result.request
     assert req.requests_per_day is not None

@@ -5,7 +5,7 @@ breakdown as one stacked bar — bytes per card of the requested configuration, 
 against the usable memory of the user's own card and of the recommended one (a vertical line each,
 labelled with the card and its usable memory; the heading above the bar says the share used). A
 recommended configuration with another number of cards gets a bar of its own below (its per-card
-need), against its own line, so no line is read against a bar it does not belong to. Every text drawn
+need, one colour) against its own line: no line is read against a bar it does not belong to. Every text drawn
 comes from `layout(answer)`, and every number drawn is in the text answer sent just before the picture
 (a test checks it); the caption is one line, the settings the estimate used, never cut. The bars'
 geometry is in the layout (bytes), the figure's rectangles carry it (`gid` 'segment:<code>', 'bar:<i>').
