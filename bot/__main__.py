@@ -5,8 +5,7 @@
   (no token, no network, the embedded SQLite database);
 - `python -m bot migrate`: upgrade the database schema (for shared databases; SQLite migrates itself);
 - `python -m bot webhook`: serve Telegram's webhook calls (WEBHOOK_URL, WEBHOOK_SECRET);
-- `python -m bot stats`: users, dialogs, leads and conversion per deep-link source, task and GPU (the
-  figures of the admins' /stats in Telegram).
+- `python -m bot stats`: users, dialogs, leads, conversion per deep-link source, task and GPU (as /stats).
 
 Exit status: 0 done, 2 bad configuration (one line on stderr naming the variable), 1 the bot stopped
 on an error (logged, secrets redacted). The bot's modules are imported only once the settings pass,

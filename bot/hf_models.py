@@ -1,21 +1,14 @@
 """Models users name by their Hugging Face id (or huggingface.co link) that the catalogue lacks.
 
-Such a model is looked up when it is first asked for: the database cache first (`bot.db.hf_cache`,
-shared by replicas, so the second user is answered at once), then the Hub itself (`core.model.hub.HttpHub`:
-config.json and the parameter counts, both within `LOOKUP_BUDGET_S`, no retries, in a worker thread,
-with the update's transaction committed first so no lock waits on the network). What was found is
-kept in memory too, for the estimates that follow (details, follow-ups, inline): they size it from
-`hub()`, a `core.model.hub.MemoryHub`, and never reach the network themselves.
-
-Offline, not found, a config we do not read or one with values no model has (`core.model.checks`:
-refused, never cached), or a name the Hub cannot have (`org/модель`): the user gets one clear
-sentence in their language (`ANSWERS`, `hf-*` in bot.ftl) at once, instead of a long wait and an
-English error. Set `HF_LOOKUP=0` to answer only from the catalogue (and the cache).
-
-A slow or hostile Hub cannot hold the bot: look-ups run in their own MAX_LOOKUPS threads (not the
-loop's default executor, which aiohttp's DNS look-ups and `/offers reload` need), each ends within
-its budget (`core.model.hub.HttpHub`), one more while all are busy is "try later" at once, and after
-BREAKER_FAILURES failures in a row the Hub is not asked for BREAKER_OPEN_S seconds (`Breaker`).
+Such a model is looked up when it is first asked for (`HfModels.ensure`): the database cache first
+(`bot.db.hf_cache`, shared by replicas), then the Hub itself (`core.model.hub.HttpHub`, within
+`LOOKUP_BUDGET_S`, no retries, in a worker thread, the update's transaction committed first so no
+lock waits on the network). What was found is kept in memory for the estimates that follow, which
+size it from `hub()` and never reach the network themselves. Offline, not found, a config refused
+(`core.model.checks`, never cached) or a name the Hub cannot have: the user gets one clear sentence
+in their language (`ANSWERS`) at once. Set `HF_LOOKUP=0` to answer only from the catalogue (and the
+cache). A slow or hostile Hub cannot hold the bot: look-ups run in MAX_LOOKUPS threads of their own,
+each within its budget, and a circuit breaker (`Breaker`) stops asking a failing Hub (see `HfModels`).
 """
 
 from __future__ import annotations
@@ -133,7 +126,18 @@ class Breaker:
 
 
 class HfModels:
-    """The models read from the Hub, in memory (bounded), over the database cache."""
+    """The models read from the Hub, in memory (bounded), over the database cache.
+
+    The database cache is shared by replicas, so the second user is answered at once; the models
+    found are kept for the estimates that follow (details, follow-ups, inline), which size them from
+    `hub()`, a `core.model.hub.MemoryHub`. Config.json and the parameter counts are both read within
+    `LOOKUP_BUDGET_S`. Offline, not found, a config we do not read or one with values no model has
+    (`core.model.checks`: refused, never cached), or a name the Hub cannot have (`org/модель`): one
+    sentence in the user's language (`ANSWERS`, `hf-*` in bot.ftl) at once, instead of a long wait
+    and an English error. Look-ups run in their own MAX_LOOKUPS threads (not the loop's default
+    executor, which aiohttp's DNS look-ups and `/offers reload` need), each ends within its budget
+    (`core.model.hub.HttpHub`), one more while all are busy is "try later" at once, and after
+    BREAKER_FAILURES failures in a row the Hub is not asked for BREAKER_OPEN_S seconds (`Breaker`)."""
 
     def __init__(
         self,

@@ -5,13 +5,10 @@ server (bot.webhook.build_webhook_app; README, "Metrics").
   one): two apps in one process (tests, an embedding program) never share or clash on a series.
 - **Cheap on the update path.** An update costs one counter and one histogram observation, their
   children looked up once per update type (`Metrics.handled`); an error one counter (`count_error`).
-- **Counted where it happens, read at scrape time.** The lead outbox and the CRM push keep plain
-  counters of their sends; the picture renderer and the Hugging Face look-ups are one per process
-  (bot.pictures.PICTURES, bot.hf_models.HF_MODELS) and record into plain `Timing`s: this module is
-  imported by them without importing prometheus_client (it is imported only when metrics are served).
-- **The database at scrape time.** The inbox backlog, the outbox queue, the CRM deliveries and the
-  leads by source are four small queries run by `refresh` before each scrape, bounded by
-  SCRAPE_DB_TIMEOUT_S; when they fail the scrape still answers (``gpufit_scrape_database_ok 0``).
+- **Counted where it happens, read at scrape time.** The outbox, the CRM push, the picture renderer
+  and the Hugging Face look-ups keep plain `Tally`s and `Timing`s (prometheus_client is imported only
+  when metrics are served); the database's figures are read by `refresh` before each scrape, bounded
+  by SCRAPE_DB_TIMEOUT_S; when that fails the scrape still answers (``gpufit_scrape_database_ok 0``).
 """
 
 from __future__ import annotations
@@ -122,7 +119,8 @@ def fold_sources(
 
 
 async def read_snapshot(sessionmaker: async_sessionmaker[AsyncSession], bot_id: int) -> Snapshot:
-    """The database's figures (four small queries in one read session)."""
+    """The database's figures (four small queries in one read session): the inbox backlog, the
+    outbox queue, the CRM deliveries and the leads by source."""
     from sqlalchemy import func, select
 
     from bot.db.models import CrmDelivery, Lead, ProcessedUpdate
@@ -217,7 +215,11 @@ class Metrics:
         return await handler(event, data)
 
     async def refresh(self) -> None:
-        """Read the database's figures for the next exposition (failing: marked, not raised)."""
+        """Read the database's figures for the next exposition (failing: marked, not raised).
+
+        The picture renderer and the Hugging Face look-ups are one per process (bot.pictures.PICTURES,
+        bot.hf_models.HF_MODELS) and record into plain `Timing`s that the exposition reads: they import
+        this module without importing prometheus_client."""
         source = self.sources
         if source.sessionmaker is None:
             return

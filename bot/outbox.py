@@ -1,24 +1,12 @@
 """The lead outbox: leads are written first (bot.handlers.leads, in the update's transaction), then this
 background sender posts each pending lead's card to SALES_CHAT_ID (optionally a forum topic).
 
-- **When.** At start every undelivered lead is taken (SQLite: this one process; on PostgreSQL only
-  the due ones, so replicas do not take each other's), then whatever is due, woken by a new lead
-  (`wake`) or by the earliest retry, at least every POLL_INTERVAL_S.
-- **Once.** A lead is claimed (its next attempt pushed CLAIM_S ahead) in a short transaction before it
-  is sent, and marked sent right after: two replicas never send the same lead. A crash between
-  Telegram's answer and that mark sends it again after the restart (Telegram has no idempotent send).
-- **Follow-ups.** A note that joined a sent card (bot.db.leads.add_note), a manager's claim or the
-  user's qualification answers make it `updated`: the card is edited in place (sent anew if the sales
-  chat deleted it). A card nobody claimed carries the "Беру" button.
-- **Failures.** Any refusal (400 e.g. the bot not in the group yet, 403, 429 with its retry_after, 5xx,
-  the network) is retried with exponential back-off, BACKOFF_BASE_S doubling up to BACKOFF_MAX_S, for
-  as long as the lead is fresh (LEAD_FRESH_FOR), after a restart too; then it is marked failed (the
-  admin command `/leads resend` tries again). After ALERT_AFTER_ATTEMPTS failures the admins
-  (ADMIN_IDS) are told once: one message for the leads failing then, none more until a card is
-  delivered again (and none for a lead they were told of, after a restart).
-- **The user.** Their confirmation reads "saved" until the card is delivered, then it is edited to
-  "accepted" (the text the handler rendered in their language, ``summary["accepted"]``).
-- Without SALES_CHAT_ID nothing is sent: leads stay pending (and are logged when written).
+- **When.** At start every undelivered lead, then whatever is due, woken by a new lead (`wake`) or by
+  the earliest retry, at least every POLL_INTERVAL_S (`_run`).
+- **Once.** Two replicas never send the same lead; follow-ups edit the sent card (`deliver_due`).
+- **Failures.** Retried with exponential back-off while the lead is fresh, then marked failed; the
+  admins are told once (`_failed`, `alert_admins`). The user's confirmation reads "saved" until the
+  card is delivered, then "accepted" (`tell_users`). Without SALES_CHAT_ID nothing is sent (`enabled`).
 - **CRMs.** With a CRM set (bot.crm), ``crm`` (bot.crm.push.CrmPush) pushes each lead there too, in a
   task of its own with its own state per destination, the same back-off and one admin alert.
 """
@@ -141,6 +129,8 @@ class LeadOutbox:
 
     @property
     def enabled(self) -> bool:
+        """SALES_CHAT_ID is set; without it nothing is sent: leads stay pending (and are logged when
+        written)."""
         return self.chat_id is not None
 
     def wake(self) -> None:
@@ -181,6 +171,9 @@ class LeadOutbox:
         self._task = None
 
     async def _run(self, bot: Bot) -> None:
+        """At start every undelivered lead is taken (SQLite: this one process; on PostgreSQL only the
+        due ones, so replicas do not take each other's), then whatever is due, woken by a new lead
+        (`wake`) or by the earliest retry, at least every POLL_INTERVAL_S."""
         first = True
         while True:
             self._wake.clear()
@@ -200,7 +193,14 @@ class LeadOutbox:
                 await asyncio.wait_for(self._wake.wait(), delay)
 
     async def deliver_due(self, bot: Bot, *, all_of_them: bool = False) -> int:
-        """Send (or edit) the due leads' cards; how many were delivered."""
+        """Send (or edit) the due leads' cards; how many were delivered.
+
+        A lead is claimed (its next attempt pushed CLAIM_S ahead) in a short transaction before it is
+        sent, and marked sent right after: two replicas never send the same lead. A crash between
+        Telegram's answer and that mark sends it again after the restart (Telegram has no idempotent
+        send). A note that joined a sent card (bot.db.leads.add_note), a manager's claim or the user's
+        qualification answers make it `updated`: the card is edited in place (sent anew if the sales
+        chat deleted it). A card nobody claimed carries the "Беру" button."""
         assert self.chat_id is not None
         now = utc_now()
         async with self.sessionmaker() as session:
@@ -258,6 +258,10 @@ class LeadOutbox:
         return message.message_id
 
     async def _failed(self, lead_id: int, attempts: int, created_at: datetime, error: Exception) -> None:
+        """Any refusal (400 e.g. the bot not in the group yet, 403, 429 with its retry_after, 5xx, the
+        network) is retried with exponential back-off, BACKOFF_BASE_S doubling up to BACKOFF_MAX_S, for
+        as long as the lead is fresh (LEAD_FRESH_FOR), after a restart too; then it is marked failed
+        (the admin command `/leads resend` tries again)."""
         text = f"{type(error).__name__}: {error}"
         now = utc_now()
         if not fresh(created_at, now):
@@ -275,7 +279,8 @@ class LeadOutbox:
             await lead_db.mark_attempt_failed(session, lead_id, error=text, retry_at=retry_at)
 
     async def tell_users(self, bot: Bot) -> int:
-        """Edit the confirmations of delivered leads from "saved" to "accepted"; how many. Each is
+        """Edit the confirmations of delivered leads from "saved" to "accepted" (the text the handler
+        rendered in their language, ``summary["accepted"]``); how many. Each is
         taken first (another replica leaves it); a user who blocked the bot or a message Telegram no
         longer edits is given up, a flood wait or the network leaves it to a later round."""
         async with self.sessionmaker() as session:
@@ -303,7 +308,11 @@ class LeadOutbox:
         return told
 
     async def alert_admins(self, bot: Bot) -> bool:
-        """Tell the admins once that delivery keeps failing; whether they were told now."""
+        """Tell the admins once that delivery keeps failing; whether they were told now.
+
+        After ALERT_AFTER_ATTEMPTS failures the admins (ADMIN_IDS) are told once: one message for the
+        leads failing then, none more until a card is delivered again (and none for a lead they were
+        told of, after a restart)."""
         async with self.sessionmaker() as session:
             failing = await lead_db.to_alert(session, min_attempts=ALERT_AFTER_ATTEMPTS, limit=BATCH * 5)
         if not failing:

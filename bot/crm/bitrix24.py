@@ -3,16 +3,9 @@ REST methods are POSTed as JSON to ``<url><method>.json`` and answer ``{"result"
 ``{"error": …, "error_description": …}`` (https://apidocs.bitrix24.ru, "crm.lead.add",
 "crm.lead.list", "crm.duplicate.findbycomm").
 
-A lead event `lead.created` becomes one Bitrix24 lead:
-1. ``crm.lead.list`` filtered on ORIGINATOR_ID/ORIGIN_ID (our reference): already made by an attempt
-   whose answer was lost, it is not made again;
-2. duplicates of the person: ``crm.duplicate.findbycomm`` by phone or e-mail (contacts and leads), and
-   ``crm.lead.list`` filtered on the field the operator keeps the Telegram id in
-   (BITRIX24_TELEGRAM_FIELD): a known contact is linked (CONTACT_ID), earlier leads are named in
-   COMMENTS, so the sales team sees a returning customer instead of a stranger;
-3. ``crm.lead.add`` with TITLE, NAME, PHONE/EMAIL (multifields ``[{VALUE, VALUE_TYPE}]``), COMMENTS,
-   SOURCE_ID/SOURCE_DESCRIPTION, UTM_*, OPPORTUNITY/CURRENCY_ID, ORIGINATOR_ID/ORIGIN_ID and the
-   Telegram id field.
+A lead event `lead.created` becomes one Bitrix24 lead (`Bitrix24.push`): never made twice for one
+reference, linked to the person's known contact, with their earlier leads named in COMMENTS, so the
+sales team sees a returning customer instead of a stranger.
 """
 
 from __future__ import annotations
@@ -57,6 +50,18 @@ class Bitrix24:
         return sorted(int(row["ID"]) for row in rows or [])
 
     async def push(self, http: aiohttp.ClientSession, payload: Mapping[str, Any], key: str) -> str | None:
+        """A `lead.created` event as one Bitrix24 lead; its id.
+
+        1. ``crm.lead.list`` filtered on ORIGINATOR_ID/ORIGIN_ID (our reference): already made by an
+           attempt whose answer was lost, it is not made again;
+        2. duplicates of the person: ``crm.duplicate.findbycomm`` by phone or e-mail (contacts and
+           leads), and ``crm.lead.list`` filtered on the field the operator keeps the Telegram id in
+           (BITRIX24_TELEGRAM_FIELD): a known contact is linked (CONTACT_ID), earlier leads are named
+           in COMMENTS;
+        3. ``crm.lead.add`` with TITLE, NAME, PHONE/EMAIL (multifields ``[{VALUE, VALUE_TYPE}]``),
+           COMMENTS, SOURCE_ID/SOURCE_DESCRIPTION, UTM_*, OPPORTUNITY/CURRENCY_ID,
+           ORIGINATOR_ID/ORIGIN_ID and the Telegram id field.
+        """
         reference = str(payload["reference"])
         made = await self._ids(http, {"ORIGINATOR_ID": ORIGINATOR_ID, "ORIGIN_ID": reference})
         if made:

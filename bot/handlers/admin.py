@@ -1,15 +1,8 @@
-"""Admin commands, for the Telegram ids in ADMIN_IDS, in the private chat with the bot:
-
-- `/stats`: users, dialogs started / completed, leads (not yet delivered, failed), conversion, per link
-  source, task and recommended GPU, leads claimed ("Беру") and the median minutes to it per source, for
-  the last 7 and 30 days and all time (one message each); then the same per week (`stats.weekly`);
-- `/export`: users.csv, dialogs.csv, leads.csv as documents (columns: `bot.db.stats`);
-- `/link <source>`: the `https://t.me/<bot>?start=<source>` link and how many users came by it;
-- `/leads`: the leads not delivered to the sales chat yet (pending, a follow-up to edit in, failed),
-  oldest first; `/leads resend` makes them all due now (failed ones too) and wakes the outbox;
-- `/offers`: the offers in force; `/offers reload` re-reads OFFERS_FILE, validated before it replaces
-  the catalogue the next updates are answered from (a bad file keeps the old one and says why);
-  `/offers off|on|request <id>…` sets offers' availability, kept in the database (bot.db.availability).
+"""Admin commands, for the Telegram ids in ADMIN_IDS, in the private chat with the bot: `/stats` (the
+funnel per period, link source, task and GPU), `/export` (users, dialogs and leads as CSV documents),
+`/link <source>` (a deep link and the users it brought), `/leads` (the leads not delivered yet;
+`/leads resend`), `/offers` (the offers in force; reload, availability) and `/measurements` (what
+users stored from their logs). Each command's handler (`cmd_*`) says what it answers.
 
 For anyone else the filter fails and the command goes on to the handlers after this router, which
 answer it like any unknown command: nothing tells that these commands exist. Their menu entries are
@@ -207,6 +200,10 @@ async def referrers_block(ctx: Ctx) -> str:
 
 
 async def cmd_stats(message: Message, ctx: Ctx) -> None:
+    """Users, dialogs started / completed, leads (not yet delivered, failed), conversion, per link
+    source, task and recommended GPU, leads claimed ("Беру") and the median minutes to it per source,
+    for the last 7 and 30 days and all time (one message each); then the same per week
+    (`stats.weekly`)."""
     report = await ctx.work.read(stats.report)
     texts = [render_funnel(ctx, period, funnel) for period, funnel in report.items()]
     texts[-1] += "\n\n" + await referrers_block(ctx)
@@ -247,6 +244,7 @@ def csv_document(columns: Iterable[str], rows: Iterable[tuple[Any, ...]]) -> tup
 
 
 async def cmd_export(message: Message, ctx: Ctx) -> None:
+    """users.csv, dialogs.csv, leads.csv as documents (columns: `bot.db.stats`)."""
     tables = (
         ("users.csv", stats.USER_COLUMNS, await ctx.work.read(stats.user_rows)),
         ("dialogs.csv", stats.DIALOG_COLUMNS, await ctx.work.read(stats.dialog_rows)),
@@ -264,6 +262,7 @@ async def cmd_export(message: Message, ctx: Ctx) -> None:
 
 
 async def cmd_link(message: Message, ctx: Ctx, command: CommandObject, bot: Bot) -> None:
+    """`/link <source>`: the `https://t.me/<bot>?start=<source>` link and how many users came by it."""
     source = (command.args or "").strip()
     if not source:
         await message.answer(ctx.tr("admin-link-usage"))
@@ -283,6 +282,8 @@ async def cmd_link(message: Message, ctx: Ctx, command: CommandObject, bot: Bot)
 async def cmd_leads(
     message: Message, ctx: Ctx, command: CommandObject, lead_outbox: LeadOutbox | None = None
 ) -> None:
+    """The leads not delivered to the sales chat yet (pending, a follow-up to edit in, failed), oldest
+    first; `/leads resend` makes them all due now (failed ones too) and wakes the outbox."""
     argument = (command.args or "").strip().lower()
     if argument == "resend":
         if lead_outbox is None or not lead_outbox.enabled:
@@ -379,6 +380,10 @@ async def cmd_offers(
     dispatcher: Dispatcher,
     offer_availability: LiveAvailability | None = None,
 ) -> None:
+    """The offers in force; `/offers reload` re-reads OFFERS_FILE, validated before it replaces the
+    catalogue the next updates are answered from (a bad file keeps the old one and says why);
+    `/offers off|on|request <id>…` sets offers' availability, kept in the database
+    (bot.db.availability)."""
     argument = (command.args or "").strip()
     switch, _, ids = argument.partition(" ")
     if switch.lower() in OFFER_SWITCHES and offer_availability is not None:

@@ -2,15 +2,13 @@
 
 In a group a message is for the bot when it is a command for it (`/start@bot`, or `/start` without a
 name, which Telegram gives every bot), mentions it (`@bot llama 3 70b int4`) or replies to one of its
-messages. A question so asked gets the compact answer of inline mode (the verdict, the breakdown, the
-offer and a link to the full dialog in the private chat); a command, or a mention without a question,
-gets "I work in private chats" with a button to open that chat. Anything else said in a group is
-somebody else's conversation: no word, no work (`bot.dialog.addressed_to_bot`, which the gate checks
-before any throttling).
-
-Nothing in a group touches the dialog state or the dialog rows: the sender may be no person at all —
-an anonymous administrator (``from`` is GroupAnonymousBot, ``sender_chat`` the group) or a channel
-("send as channel": ``from`` is Channel_Bot) — and one group conversation is no user's dialog.
+messages (`bot.dialog.addressed_to_bot`, which the gate checks before any throttling). A question so
+asked gets the compact answer of inline mode (the verdict, the breakdown, the offer and a link to the
+full dialog in the private chat); a command, or a mention without a question, gets "I work in private
+chats" with a button to open that chat. Anything else said in a group gets no word and no work.
+Nothing in a group touches the dialog state or rows: the sender may be no person at all (an anonymous
+administrator: ``from`` GroupAnonymousBot, ``sender_chat`` the group; "send as channel": ``from``
+Channel_Bot), and one group conversation is no user's dialog.
 """
 
 from __future__ import annotations

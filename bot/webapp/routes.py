@@ -7,17 +7,9 @@
     POST /app/api/lead        the request → the answer and the quote form in the chat
     POST /app/api/chat        the request → the answer in the chat
 
-Every call carries Telegram's initData in `X-Telegram-Init-Data`, checked with the bot token
-(`auth.verify`: missing, forged or stale → 401), and is throttled per user like chat messages
-(`bot.throttle`: answers and searches as button presses, lead and chat as messages → 429). Bodies
-over `MAX_BODY` bytes → 413. Errors are JSON `{"error": <code>, "field", "message"}`, never a
-traceback. A Hugging Face id goes through the chat's own look-up and cache (`bot.hf_models`); the
-estimate is the chat's (`bot.dialog.estimate`: `core.inverse.solve.run`, remembered), on the event loop as
-in the chat (a page's request is sized and laid out in a few milliseconds: bench/webapp_speed.py).
-
-"Оставить заявку" and "В чат" reach the bot as an update of their own (`relay`): a private message
-from the user carrying `web_app_data` — recorded in the inbox and handled like any other update, so
-the answer, the quote form, the lead, its card and the outbox are the chat's (`bot.webapp.handler`).
+Every call is authenticated and throttled per user (`WebApp.user_of`: → 401, 429), bodies over
+`MAX_BODY` bytes → 413, errors are JSON `{"error": <code>, "field", "message"}`, never a traceback.
+A request is sized as the chat sizes it (`WebApp.sized`); lead and chat reach the bot as updates (`relay`).
 """
 
 from __future__ import annotations
@@ -107,6 +99,9 @@ class WebApp:
     # --- the common part of every call
 
     def user_of(self, request: web.Request, kind: Kind) -> WebAppUser:
+        """Every call carries Telegram's initData in `X-Telegram-Init-Data`, checked with the bot token
+        (`auth.verify`: missing, forged or stale → 401), and is throttled per user like chat messages
+        (`bot.throttle`: answers and searches as button presses, lead and chat as messages → 429)."""
         data: WebAppInitData | None = auth.verify(self.app.bot.token, request.headers.get(INIT_DATA_HEADER))
         if data is None or data.user is None:
             raise ApiError(401, "unauthorized")
@@ -156,7 +151,12 @@ class WebApp:
     # --- sizing
 
     async def sized(self, fields: dict[str, Any], prefs: tuple[str, str]) -> tuple[Any, Any, Catalog]:
-        """(result, answer, catalogue) of a request, as the chat sizes it; ApiError when it cannot be."""
+        """(result, answer, catalogue) of a request, as the chat sizes it; ApiError when it cannot be.
+
+        A Hugging Face id goes through the chat's own look-up and cache (`bot.hf_models`); the estimate
+        is the chat's (`bot.dialog.estimate`: `core.inverse.solve.run`, remembered), on the event loop
+        as in the chat (a page's request is sized and laid out in a few milliseconds:
+        `python bench/webapp_speed.py`, bench/README.md)."""
         from bot import dialog, presenter
         from bot.hf_models import ANSWERS, HF_MODELS
         from core.errors import CoreError
@@ -246,8 +246,10 @@ class WebApp:
 
 async def relay(app: App, user: WebAppUser, action: str, fields: dict[str, Any]) -> None:
     """The page's request reaches the bot as an update: a private message of `user` carrying
-    `web_app_data` {"action", "request"}, recorded in the inbox and handled in the background. Its
-    update id is negative and random: Telegram's are positive, so none is ever taken for another."""
+    `web_app_data` {"action", "request"}, recorded in the inbox and handled in the background like any
+    other update, so the answer, the quote form, the lead, its card and the outbox are the chat's
+    (`bot.webapp.handler`); "Оставить заявку" and "В чат" come this way. Its update id is negative and
+    random: Telegram's are positive, so none is ever taken for another."""
     data = json.dumps({"action": action, "request": fields}, ensure_ascii=False, separators=(",", ":"))
     sender = user.model_dump(
         exclude_none=True, include={"id", "first_name", "last_name", "username", "language_code"}

@@ -1,16 +1,14 @@
 """From a sized request to advice: verdicts per GPU configuration, the offer to rent, the fastest
 one, mitigations when it does not fit, decode speed and host sizing.
 
-- `sizing`: request variants sized through the same formulas, fit verdicts;
-- `ranking`: the offers that fit, ordered by the operator's policy (`[ranking]` in the offers file);
-- `mitigations`: what to change so it fits the target cards (`mitigation_*`, `smaller_model`);
-- `speed`: decode speed and host RAM/disk (`decode`: one decode step, shared with `offload`);
-- `offload`: llama.cpp with part of the model in host RAM; `latency`: time to first token and the
-  servers a load takes; `launch`: the command that runs what was sized.
-
-When the request names GPUs (`gpus`, the user's own card), `Advice.target` is the verdict on
-`gpus[0] × num_gpus` and mitigations aim at those cards; the recommendation is still an offer:
-the best offer of a named GPU that fits, else the best of all offers.
+`sizing`: request variants sized through the same formulas, fit verdicts; `ranking`: the offers that
+fit, ordered by the operator's policy (`[ranking]` in the offers file); `mitigations`: what to change
+so it fits the target cards (`mitigation_*`, `smaller_model`); `speed`: decode speed and host RAM/disk
+(`decode`: one decode step, shared with `offload`); `offload`: llama.cpp with part of the model in
+host RAM; `latency`: time to first token and the servers a load takes; `launch`: the command that runs
+what was sized. When the request names GPUs (`gpus`, the user's own card), `Advice.target` is the
+verdict on `gpus[0] × num_gpus` and mitigations aim at those cards; the recommendation is still an
+offer: the best offer of a named GPU that fits, else the best of all offers.
 """
 
 from __future__ import annotations

@@ -1,18 +1,14 @@
 """Time to first token, and how many servers a load of requests a second takes.
 
-Prefill is compute-bound (every prompt token through every weight at once): its FLOPs are
-2 x the decoder's active parameters x prompt tokens (the LM head runs for the last token only), plus
-causal attention, 2 x layers x tokens^2 x attention width (QK^T and AV, half of the square each:
-FlashAttention's count). Divided by the card's dense tensor peak (`gpus.toml`) times the engine's
-prefill efficiency (`core/data/prefill.toml`, each row a published measurement); vLLM splits every
-layer over its cards (tensor parallel), transformers and llama.cpp pass a prompt through their cards
-one after another (no faster than one). The first token is the prefill plus one decode step.
-
-Under load (`requests_per_second`) each server prefills one prompt at a time: Poisson arrivals at a
-fixed service time, an M/D/1 queue whose mean wait is rho x S / (2 (1 - rho)) (Pollaczek-Khinchine).
-Servers are added until the mean first token (wait + prefill + a step) meets `ttft_target_s`, no server
-is busier than `MAX_UTILIZATION`, and the requests in flight (Little's law: arrivals x time in the
-system at the decode speed of one user) fit the KV cache of a server.
+Prefill is compute-bound: its FLOPs (`prefill_flops`) divided by the card's dense tensor peak
+(`gpus.toml`) times the engine's prefill efficiency (`core/data/prefill.toml`, each row a published
+measurement); vLLM splits every layer over its cards (tensor parallel), transformers and llama.cpp
+pass a prompt through their cards one after another (no faster than one). The first token is the
+prefill plus one decode step. Under load (`requests_per_second`) each server prefills one prompt at a
+time, an M/D/1 queue (`mdl_wait`); servers are added (`servers_for`) until the mean first token (wait
++ prefill + a step) meets `ttft_target_s`, no server is busier than `MAX_UTILIZATION`, and the
+requests in flight (Little's law: arrivals x time in the system at the decode speed of one user) fit
+the KV cache of a server.
 """
 
 from __future__ import annotations
@@ -111,8 +107,9 @@ def prefill_params(spec: ModelSpec, arch: Arch) -> float:
 
 
 def prefill_flops(spec: ModelSpec, arch: Arch, tokens: int) -> float:
-    """FLOPs of one prompt's prefill: 2 x active decoder parameters x tokens, causal attention
-    2 x L x T^2 x (heads x head_dim), and the LM head for the last token."""
+    """FLOPs of one prompt's prefill: 2 x active decoder parameters x tokens (every prompt token
+    through every weight at once), causal attention 2 x L x T^2 x (heads x head_dim) (QK^T and AV,
+    half of the square each: FlashAttention's count), and the LM head for the last token only."""
     linear = 2 * prefill_params(spec, arch) * tokens
     attention = 2 * arch.L * tokens * tokens * arch.q_dim
     return linear + attention + 2 * arch.V * arch.h
@@ -166,7 +163,8 @@ def prompt_tokens(result: Result) -> int:
 
 
 def mdl_wait(rate: float, service: float) -> float:
-    """Mean wait in an M/D/1 queue (Pollaczek-Khinchine with no variance in service): rho S / 2(1-rho)."""
+    """Mean wait in an M/D/1 queue (Poisson arrivals at a fixed service time; Pollaczek-Khinchine
+    with no variance in service): rho S / 2(1-rho)."""
     rho = rate * service
     return math.inf if rho >= 1 else rho * service / (2 * (1 - rho))
 

@@ -1,17 +1,9 @@
 """Activation memory, for inference (transient working set) and training (stored for backward).
 
-Training follows Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer
-Models", arXiv:2205.05198, sec. 4.1), who count per layer sbh(34 + 5as/h) bytes for a GPT block
-with 16-bit activations, 4h MLP and dropout. We keep their accounting but count *elements* so that
-GQA (k KV heads), gated MLPs (SwiGLU), other dtypes and models without dropout come out right:
-
-    stored elements per layer = s·b·(6h + 2·k·d + m·i)        m = 2 (GELU MLP) or 4 (gated MLP)
-
-(LayerNorm inputs 2sbh; attention: its input, Q, K, V, output; MLP: its input and m·i tensors.)
-With a = k, d = h/a, i = 4h, m = 2 this is 16sbh elements = 32sbh bytes, plus 2sbh bytes of
-dropout masks = Korthikanti's 34sbh. Eager attention also stores the s×s scores: softmax output
-(fp32: transformers' eager attention and autocast both run softmax in fp32), the dropout mask and
-output when attention dropout is on, and the 16-bit copy fed to the P·V matmul.
+Training follows Korthikanti et al. 2022 (arXiv:2205.05198, sec. 4.1) but counts *elements*, so GQA
+(k KV heads), gated MLPs (SwiGLU), other dtypes and models without dropout come out right
+(`stored_elements_per_layer`); eager attention also stores the s×s scores
+(`eager_score_bytes_per_element`).
 """
 
 from __future__ import annotations
@@ -34,7 +26,16 @@ def mlp_intermediate(arch: Arch) -> int:
 
 
 def stored_elements_per_layer(s: int, b: int, arch: Arch, compiled: bool = False) -> float:
-    """Elements one layer keeps for backward (excluding attention scores), see module docstring.
+    """Elements one layer keeps for backward (excluding attention scores):
+
+        stored elements per layer = s·b·(6h + 2·k·d + m·i)        m = 2 (GELU MLP) or 4 (gated MLP)
+
+    Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer Models",
+    arXiv:2205.05198, sec. 4.1) count per layer sbh(34 + 5as/h) bytes for a GPT block with 16-bit
+    activations, 4h MLP and dropout; we keep their accounting in elements. LayerNorm inputs 2sbh;
+    attention: its input, Q, K, V, output; MLP: its input and m·i tensors. With a = k, d = h/a,
+    i = 4h, m = 2 this is 16sbh elements = 32sbh bytes, plus 2sbh bytes of dropout masks
+    (`dropout_mask_bytes_per_layer`) = Korthikanti's 34sbh.
 
     `compiled` (torch.compile): AOTAutograd's min-cut partitioner "partitions the joint graph such
     that the backward recomputes the forward" for cheap pointwise ops (torch/_functorch/
@@ -54,7 +55,9 @@ def dropout_mask_bytes_per_layer(s: int, b: int, arch: Arch) -> float:
 
 
 def eager_score_bytes_per_element(e: int, attention_dropout: float) -> float:
-    """Bytes stored per element of the a×s×s score tensor when attention is eager."""
+    """Bytes stored per element of the a×s×s score tensor when attention is eager: the softmax
+    output (fp32: transformers' eager attention and autocast both run softmax in fp32), the dropout
+    mask and output when attention dropout is on, and the 16-bit copy fed to the P·V matmul."""
     softmax_out = FP32
     dropout = MASK_BYTES + FP32 if attention_dropout > 0 else 0
     cast_copy = e if e < FP32 else 0

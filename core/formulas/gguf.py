@@ -1,17 +1,10 @@
 """GGUF file size by tensor: llama.cpp's quantization mixes, as `llama-quantize` picks them.
 
-A K-quant "mix" (Q4_K_M, Q3_K_M...) is not one bit width: `llama_tensor_get_type_impl` in
-llama.cpp `src/llama-quant.cpp` gives the output tensor Q6_K, `attn_v` and `ffn_down` more bits in
-some layers (`use_more_bits`: the first and last eighth and every third layer between), and on an
-8-expert MoE (Mixtral) `attn_k`/`attn_v` Q8_0 and `attn_output` Q5_K. How much those wider tensors
-weigh depends on the architecture: Llama 2 7B's Q4_K_M averages 4.84 bits, Llama 3.1 8B's 4.89
-(its 128K-token output matrix is 6 % of the model), Mixtral 8x22B's 4.87.
-
-The tensors are derived from `Arch`: token embeddings, output head, per layer q/k/v/o and the
-(expert) MLP matrices. Parameters the shape does not account for (shared experts, MLA projections,
-biases) take the mix's base type. Row lengths that the block size does not divide fall back as
-`tensor_type_fallback` does (Q4_K → Q5_0, Q6_K → Q8_0...). Not modelled: Falcon's own rules, the
-imatrix-only i-quants.
+A K-quant "mix" (Q4_K_M, Q3_K_M...) is not one bit width: the output tensor, `attn_v`, `ffn_down`
+(in some layers) and an 8-expert MoE's attention get more bits, as `llama_tensor_get_type_impl`
+(llama.cpp `src/llama-quant.cpp`) gives them. The tensors are derived from `Arch`; parameters the
+shape does not account for take the mix's base type; row lengths the block size does not divide fall
+back as `tensor_type_fallback` does. Not modelled: Falcon's own rules, the imatrix-only i-quants.
 """
 
 from __future__ import annotations
@@ -100,6 +93,14 @@ def _attn_output(ftype: Precision, base: str, arch: Arch) -> str:
 
 
 @lru_cache(maxsize=256)
+# llama.cpp `src/llama-quant.cpp` `llama_tensor_get_type_impl`: the output tensor Q6_K, `attn_v` and
+# `ffn_down` more bits in some layers (`use_more_bits`: the first and last eighth and every third layer
+# between), and on an 8-expert MoE (Mixtral) `attn_k`/`attn_v` Q8_0 and `attn_output` Q5_K. How much
+# the wider tensors weigh depends on the architecture: Llama 2 7B's Q4_K_M averages 4.84 bits, Llama
+# 3.1 8B's 4.89 (its 128K-token output matrix is 6 % of the model), Mixtral 8x22B's 4.87.
+# Tensors from `Arch`: token embeddings, output head, per layer q/k/v/o and the (expert) MLP
+# matrices; shared experts, MLA projections and biases take the base type; a row length the block
+# does not divide falls back (Q4_K → Q5_0, Q6_K → Q8_0...: `FALLBACK`).
 def gguf_weight_bytes(ftype: Precision, arch: Arch) -> float:
     """Bytes of the quantized weights of a GGUF file of `ftype` for this architecture.
 

@@ -1,19 +1,11 @@
 """llama.cpp offload to host RAM: which weights and KV cache stay on the GPU at `-ngl` / `--n-cpu-moe`.
 
-What llama.cpp does (src/llama-model.cpp `llama_model::load_tensors`, current master):
-- `i_gpu_start = max(n_layer + 1 - n_gpu_layers, 0)`, `act_gpu_layers = min(n_gpu_layers, n_layer + 1)`;
-  index `n_layer` is the output layer (`dev_output = get_layer_buft_list(n_layer)`), so `-ngl k`
-  puts the output layer (output norm + `output.weight`) on the GPU first (any k ≥ 1), then the last
-  k − 1 blocks `blk.N`; only k = n_layer + 1 is the whole model. The log says "offloaded k/(n_layer+1)
-  layers to GPU": `total_layers` below is that n_layer + 1.
-- the input layer (`token_embd`) always stays in RAM ("there is very little benefit to offloading the
-  input layer, so always keep it on the CPU").
-- each layer's K and V go to that layer's device (llama-kv-cache.cpp, `offload_kqv` true by default).
-- `--n-cpu-moe N` (common/arg.cpp, ggml-org/llama.cpp#15077) overrides `blk.i.ffn_(up|down|gate)_exps`
-  to the CPU for i < N; `--cpu-moe` (= `-ot exps=CPU`) does it for every layer. Shared experts
-  (`ffn_*_shexp`), attention, norms and the router stay where their layer is.
-Not modelled: the per-tensor bit mix inside a block (`use_more_bits` layers weigh a little more; every
-block is counted at the file's average), llama.cpp's own `--fit`.
+As llama.cpp's `llama_model::load_tensors` places them (the sources are cited at `split`): `-ngl k`
+puts the output layer on the GPU first, then the last k − 1 blocks (`total_layers` = n_layer + 1 is
+the whole model); the input embedding stays in RAM; each layer's K and V go with the layer;
+`--n-cpu-moe N` keeps the routed experts of the first N blocks in RAM.
+Not modelled: the per-tensor bit mix inside a block (every block is counted at the file's average),
+llama.cpp's own `--fit`.
 """
 
 from __future__ import annotations
@@ -75,6 +67,19 @@ def block_bytes(arch: Arch, precision: Precision) -> float:
     return max(whole - 2 * head_bytes(arch, precision), 0.0) / arch.L
 
 
+# What llama.cpp does (src/llama-model.cpp `llama_model::load_tensors`, current master):
+# - `i_gpu_start = max(n_layer + 1 - n_gpu_layers, 0)`, `act_gpu_layers = min(n_gpu_layers, n_layer + 1)`;
+#   index `n_layer` is the output layer (`dev_output = get_layer_buft_list(n_layer)`), so `-ngl k`
+#   puts the output layer (output norm + `output.weight`) on the GPU first (any k ≥ 1), then the last
+#   k − 1 blocks `blk.N`; only k = n_layer + 1 is the whole model. The log says "offloaded
+#   k/(n_layer+1) layers to GPU": `total_layers` is that n_layer + 1.
+# - the input layer (`token_embd`) always stays in RAM ("there is very little benefit to offloading
+#   the input layer, so always keep it on the CPU").
+# - each layer's K and V go to that layer's device (llama-kv-cache.cpp, `offload_kqv` true by default).
+# - `--n-cpu-moe N` (common/arg.cpp, ggml-org/llama.cpp#15077) overrides
+#   `blk.i.ffn_(up|down|gate)_exps` to the CPU for i < N; `--cpu-moe` (= `-ot exps=CPU`) does it for
+#   every layer. Shared experts (`ffn_*_shexp`), attention, norms and the router stay with their layer.
+# - not modelled: `use_more_bits` layers weigh a little more than the file's average.
 def split(arch: Arch, precision: Precision, gpu_layers: int | None, n_cpu_moe: int | None) -> Split:
     """The GPU and RAM shares of the weights at `-ngl gpu_layers` (None: all) and `--n-cpu-moe`."""
     n = total_layers(arch)

@@ -1,19 +1,9 @@
 """Recurrent state of hybrid and linear-attention models: what a Mamba or gated-delta layer keeps per
 sequence instead of a KV cache. It does not grow with the context.
 
-Shapes as vLLM allocates them, one state per running request (`MambaStateShapeCalculator`,
-vllm/model_executor/layers/mamba/mamba_utils.py), per layer and tensor-parallel rank `tp`:
-- Mamba (Jamba): conv (d_conv − 1) × intermediate, SSM intermediate × d_state (`mamba1_state_shape`);
-- Mamba-2 (Nemotron-H, Granite-4.0-H, Falcon-H1): conv (d_conv − 1) × (intermediate + 2·groups·d_state),
-  SSM heads × head_dim × d_state (`mamba2_state_shape`);
-- gated delta rule (Qwen3-Next): conv (kernel − 1) × (2·k_heads·d_k + v_heads·d_v), recurrent
-  v_heads × d_v × d_k (`gated_delta_net_state_shape`).
-transformers keeps the same two tensors per layer (`HybridMambaAttentionDynamicCache` for Jamba:
-conv_states (b, intermediate, d_conv), ssm_states (b, intermediate, d_state); Qwen3-Next's cache:
-conv_states and recurrent_states); its conv window is d_conv wide, one column more than vLLM's.
-dtypes: the conv state in the model dtype, the SSM state in `mamba_ssm_cache_dtype` (`auto`: the
-model dtype; float32 where the model's config or vLLM's per-model default says so, `state_fp32`);
-llama.cpp keeps both in F32, transformers a gated-delta state in fp32 (`state_bytes`).
+Shapes as vLLM allocates them, one state per running request, per layer and tensor-parallel rank
+(`MambaStateShapeCalculator`, vllm/model_executor/layers/mamba/mamba_utils.py; each shape function
+below names its counterpart); dtypes per engine in `state_bytes`.
 """
 
 from __future__ import annotations
@@ -42,6 +32,18 @@ def state_bytes(engine: Engine | None, precision: Precision, r: RecurrentLayers)
     return e, e
 
 
+# Per layer and tensor-parallel rank `tp`, as vLLM's `MambaStateShapeCalculator` has them:
+# - Mamba (Jamba): conv (d_conv − 1) × intermediate, SSM intermediate × d_state (`mamba1_state_shape`);
+# - Mamba-2 (Nemotron-H, Granite-4.0-H, Falcon-H1): conv (d_conv − 1) × (intermediate +
+#   2·groups·d_state), SSM heads × head_dim × d_state (`mamba2_state_shape`);
+# - gated delta rule (Qwen3-Next): conv (kernel − 1) × (2·k_heads·d_k + v_heads·d_v), recurrent
+#   v_heads × d_v × d_k (`gated_delta_net_state_shape`).
+# transformers keeps the same two tensors per layer (`HybridMambaAttentionDynamicCache` for Jamba:
+# conv_states (b, intermediate, d_conv), ssm_states (b, intermediate, d_state); Qwen3-Next's cache:
+# conv_states and recurrent_states); its conv window is d_conv wide, one column more than vLLM's.
+# dtypes (`state_bytes`): the conv state in the model dtype, the SSM state in `mamba_ssm_cache_dtype`
+# (`auto`: the model dtype; float32 where the model's config or vLLM's per-model default says so,
+# `state_fp32`); llama.cpp keeps both in F32, transformers a gated-delta state in fp32.
 def mamba_state_elements(intermediate: int, d_state: int, d_conv: int, tp: int = 1) -> tuple[float, float]:
     """(conv, SSM) elements of one Mamba layer for one sequence (`mamba1_state_shape`)."""
     return (d_conv - 1) * intermediate / tp, intermediate * d_state / tp

@@ -1,19 +1,12 @@
 """Vision-language models: image tokens, the image encoder's working set and what vLLM reserves for it.
 
-Image tokens: a patch model's processor resizes the image to at most `max_pixels` (a multiple of
-patch × merge px a side) and merges merge² patches into one LLM token (transformers
-`Qwen2VLImageProcessor` `smart_resize`: 14-px patches, 2×2 merged, 28 px a token side; Qwen3-VL 16-px
-patches: 32 px; Pixtral 16-px patches and one [IMG_BREAK] token per row, `PixtralImageProcessor`).
-A tile model cuts up to `max_tiles` tiles of a fixed size and gives each a fixed token count (Gemma 3:
-one 896-px image → 256 tokens; InternVL: 448-px tiles → 256 each, plus a thumbnail; Llama 4: 336-px
-tiles → 144 each, plus a global tile). Those tokens take KV cache like text.
-
-The encoder runs over every patch of the images encoded at once; its working set is one layer's
-(`prefill_activation_bytes` with the tower's own widths). vLLM v1 sizes this at start-up: the encoder
-budget is max(max_num_batched_tokens, the largest item's tokens) (`compute_encoder_budget`,
-vllm/v1/core/encoder_cache_manager.py), and `profile_run` (gpu_model_runner.py) encodes a dummy batch
-of as many largest-size images as that budget holds (at least one, at most the per-prompt limit × max
-sequences) and keeps their outputs in the encoder cache while the text model's dummy forward runs.
+Image tokens (`image_tokens`): a patch model's processor resizes the image to at most `max_pixels` and
+merges merge² patches into one LLM token; a tile model cuts up to `max_tiles` tiles of a fixed size,
+each a fixed token count. Those tokens take KV cache like text. The encoder runs over every patch
+of the images encoded at once; its working set is one layer's (`encoder_working_bytes`). vLLM v1
+sizes this at start-up: it encodes a dummy batch of as many largest-size images as its encoder budget
+holds and keeps their outputs in the encoder cache while the text model's dummy forward runs
+(`vllm_profiled_images`, `vllm_encoder_cache_tokens`; sources cited there).
 """
 
 from __future__ import annotations
@@ -25,6 +18,11 @@ from core.formulas.activations import VLLM_MAX_BATCHED_TOKENS, prefill_activatio
 from core.formulas.params import Arch
 
 
+# Processors: transformers `Qwen2VLImageProcessor` `smart_resize` (14-px patches, 2×2 merged, 28 px a
+# token side; `max_pixels` a multiple of patch × merge px a side); Qwen3-VL 16-px patches: 32 px;
+# Pixtral 16-px patches and one [IMG_BREAK] token per row (`PixtralImageProcessor`). Tile models:
+# Gemma 3: one 896-px image → 256 tokens; InternVL: 448-px tiles → 256 each, plus a thumbnail;
+# Llama 4: 336-px tiles → 144 each, plus a global tile.
 def image_tokens(tower: VisionTower, pixels: int) -> int:
     """LLM tokens of one square image of `pixels` after the processor's resize (clamped to
     [min_pixels, max_pixels] for a patch model; tiles capped at `max_tiles` for a tile model)."""
@@ -79,6 +77,11 @@ def encoder_working_bytes(tower: VisionTower, patches: int, e: int) -> float:
     return prefill_activation_bytes(patches, 1, tower_arch(tower), e)
 
 
+# vLLM v1's start-up profile: the encoder budget is max(max_num_batched_tokens, the largest item's
+# tokens) (`compute_encoder_budget`, vllm/v1/core/encoder_cache_manager.py), and `profile_run`
+# (gpu_model_runner.py) encodes a dummy batch of as many largest-size images as that budget holds (at
+# least one, at most the per-prompt limit × max sequences) and keeps their outputs in the encoder
+# cache while the text model's dummy forward runs.
 def vllm_profiled_images(tower: VisionTower, pixels: int, images_per_prompt: int, max_seqs: int) -> int:
     """Images `profile_run` encodes at once: as many of the largest as the encoder budget holds."""
     tokens = image_tokens(tower, pixels)

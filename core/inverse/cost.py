@@ -1,28 +1,14 @@
 """How long and how much: a training run, a day of serving, a thousand images — on the recommended
 configuration and one or two alternatives, as ranges (`Result.cost`).
 
-Training: FLOPs = factor × N × tokens, N the parameters each token passes through (MoE: the active
-ones), tokens = dataset tokens (or examples × typical length) × epochs.
-- Full training: 6 (forward 2·N per token, backward 4·N: gradients of the activations and of the
-  weights, 2·N each; Kaplan et al. 2020, "Scaling Laws for Neural Language Models", §2.1, C ≈ 6NBS).
-- LoRA / QLoRA: 4. The frozen base still runs the forward (2·N) and the backward through the
-  activations (2·N) to reach every adapter, but computes no weight gradients for frozen weights
-  (autograd skips `requires_grad=False` weights); the adapters' own FLOPs are r·(d_in + d_out) per
-  matrix against d_in·d_out, under 1% at rank 16 — left out.
-- Gradient checkpointing recomputes the forward in the backward: +2 (Narayanan et al. 2021,
-  "Efficient Large-Scale Language Model Training on GPU Clusters", §5: 4 passes instead of 3).
-Hours = FLOPs / (cards × peak bf16 TFLOPS × MFU), peak from the catalogue (`fp16_tflops`, dense; equal
-to bf16 on bf16 cards), MFU a range (`MFU_*`, each with its source). More cards are assumed to scale
-linearly (data parallel), which is optimistic across PCIe cards.
-
-Serving: each request decodes `tokens_per_request` tokens at the configuration's aggregate decode
-speed (core.advice.speed, memory-bandwidth bound, at the request's concurrency) and prefills
-`prompt_tokens` compute-bound (2·N FLOPs per token at `PREFILL_MFU`). A day's requests take that many
-busy hours; servers needed = busy hours / 24, rounded up.
-
+Training: FLOPs = factor × N × tokens (`flops_factor`: 6 full, 4 LoRA/QLoRA, +2 with gradient
+checkpointing, sources at `FULL_FLOPS_FACTOR`); hours = FLOPs / (cards × peak bf16 TFLOPS × MFU), MFU
+a range (`MFU_*`, each with its source), more cards scaling linearly (data parallel: optimistic
+across PCIe cards). Serving (`_serving`): each request's decode at the configuration's aggregate
+decode speed plus its compute-bound prefill; servers = a day's busy hours / 24, rounded up.
 Generation: seconds per image or clip only where a published figure exists for that model, card and
-resolution (`core/data/throughput.toml`, each row with its source); each card of a server renders on
-its own. No figure: no time, said so — never a guess.
+resolution (`core/data/throughput.toml`, each row with its source; `core.inverse.cost_generation`:
+each card of a server renders on its own); no figure: no time, said so — never a guess.
 """
 
 from __future__ import annotations
@@ -60,6 +46,18 @@ __all__ = [  # figures and figure_for live in core.inverse.cost_generation, and 
     "wants_cost",
 ]
 
+# Training FLOPs = factor × N × tokens, N the parameters each token passes through (MoE: the active
+# ones), tokens = dataset tokens (or examples × typical length) × epochs.
+# - Full training: 6 (forward 2·N per token, backward 4·N: gradients of the activations and of the
+#   weights, 2·N each; Kaplan et al. 2020, "Scaling Laws for Neural Language Models", §2.1, C ≈ 6NBS).
+# - LoRA / QLoRA: 4. The frozen base still runs the forward (2·N) and the backward through the
+#   activations (2·N) to reach every adapter, but computes no weight gradients for frozen weights
+#   (autograd skips `requires_grad=False` weights); the adapters' own FLOPs are r·(d_in + d_out) per
+#   matrix against d_in·d_out, under 1% at rank 16 — left out.
+# - Gradient checkpointing recomputes the forward in the backward: +2 (Narayanan et al. 2021,
+#   "Efficient Large-Scale Language Model Training on GPU Clusters", §5: 4 passes instead of 3).
+# Hours = FLOPs / (cards × peak × MFU), the peak from the catalogue (`fp16_tflops`, dense; equal to
+# bf16 on bf16 cards).
 FULL_FLOPS_FACTOR = 6.0  # Kaplan et al. 2020 §2.1
 FROZEN_BASE_FLOPS_FACTOR = 4.0  # LoRA/QLoRA: forward + activation gradients, no weight gradients
 RECOMPUTE_FLOPS = 2.0  # gradient checkpointing: one more forward (Narayanan et al. 2021 §5)
@@ -162,6 +160,10 @@ def _training(result: Result, catalog: Catalog) -> tuple[Cost, list[Assumption]]
 # --- serving -------------------------------------------------------------------------------------
 
 
+# Each request decodes `tokens_per_request` tokens at the configuration's aggregate decode speed
+# (core.advice.speed, memory-bandwidth bound, at the request's concurrency) and prefills
+# `prompt_tokens` compute-bound (2·N FLOPs per token at `PREFILL_MFU`). A day's requests take that
+# many busy hours; servers needed = busy hours / 24, rounded up.
 def _serving(result: Result, catalog: Catalog) -> tuple[Cost, list[Assumption]]:
     req = result.request
     assert req.requests_per_day is not None

@@ -3,22 +3,12 @@
 `solve(request)` answers `request.solve_for` on `gpus[0] × num_gpus` (or a bare `memory_gb` card):
 the longest context, the most concurrent users, the largest micro-batch or training sequence, the
 highest-quality precision, or the largest catalogue model of the family. It searches over the same
-estimator (`core.sizing.estimate`), so an answer and its inverse never disagree:
-
-- counts (context, users, batch, sequence): the need grows with the value (more KV cache, more
-  activations), so the largest value that fits is found by an exponential probe from 1 (1, 2, 4, …)
-  and a binary search between the last value that fits and the first that does not, at most
-  `MAX_ESTIMATES` estimator runs. The probe uses the estimator's peak (`peak_breakdown`, the
-  formulas `estimate` sums); the value found and the one above it are then confirmed with the full
-  `estimate`, whose target verdict is the judge (so a memory budget the verdict applies, e.g. an
-  engine's share of the card, is honoured), walking on with `estimate` where it disagrees;
-- precision: the ladder `PRECISION_LADDER`, highest quality first; the first rung that fits;
-- model: the family's catalogue models, largest first; the first that fits.
-
-The value found fits and the next one does not (`Result.solved`); the margin is what stays free per
-card. `run(request)` is the one entry for any request: plain estimate, inverse, and time & cost.
-The target and the judge are in `core.inverse.judge`, the searches in `solve_counts` and
-`solve_steps`, the answer in `solved`.
+estimator (`core.sizing.estimate`), so an answer and its inverse never disagree: counts by a probe
+and a binary search (`solve_counts`), precision down `PRECISION_LADDER` and models largest first,
+the first that fits (`solve_steps`). The value found fits and the next one does not
+(`Result.solved`); the margin is what stays free per card. `run(request)` is the one entry for any
+request: plain estimate, inverse, and time & cost. The target and the judge are in
+`core.inverse.judge`, the answer in `solved`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,11 @@
 """Inverse questions over a count (context, users, micro-batch, training sequence, offloaded layers):
-the need grows with the value, so an exponential probe from 1 and a binary search find the largest
-value that fits, confirmed with the full estimate around it."""
+the need grows with the value (more KV cache, more activations), so an exponential probe from 1 (1, 2,
+4, …) and a binary search between the last value that fits and the first that does not find the
+largest value that fits, in at most `MAX_ESTIMATES` estimator runs (`core.inverse.judge`). The probe
+uses the estimator's peak (`peak_breakdown`, the formulas `estimate` sums); the value found and the
+one above it are then confirmed with the full `estimate`, whose target verdict is the judge (so a
+memory budget the verdict applies, e.g. an engine's share of the card, is honoured), walking on with
+`estimate` where it disagrees."""
 
 from __future__ import annotations
 

@@ -3,22 +3,13 @@
 What it shows: the verdict and the price as the title (the answer's lead), the memory asked, and the
 breakdown as one stacked bar — bytes per card of the requested configuration, largest part first —
 against the usable memory of the user's own card and of the recommended one (a vertical line each,
-labelled with the card and its usable memory; the heading above the bar says the share used).
-A recommended configuration with another number of cards needs another amount per card: it gets a
-bar of its own below (its per-card need, one colour), against its own line, so no line is read
-against a bar it does not belong to.
-
-Every text drawn comes from `layout(answer)`, and every number drawn is in the text answer sent just
-before the picture (a test checks it); the caption is one line, the settings the estimate used (the
-picture's own settings line may be cut, the caption never is). The bars' geometry is in the layout
-(bytes), and the figure's rectangles carry it (`gid` 'segment:<code>', 'bar:<i>').
-
-Sizes on a phone: Telegram shows a 1280-pixel-wide photo about `PHONE_WIDTH_PX` = 380 points wide.
-The smallest text drawn is `MIN_PHONE_PX` = 11 points there — the smallest text style of Apple's
-Human Interface Guidelines (Caption 2, 11 pt) — i.e. an em of ≥ 37 px in the image, 27 pt at 100 dpi
-(`LABEL_PT`). The axis carries no numbers of its own; legend entries flow onto as many rows as they
-need and are never cut. Drawn with matplotlib's Agg canvas on a `Figure` of its own (no pyplot, no
-global backend state); matplotlib is imported when the first picture is drawn, not with the core.
+labelled with the card and its usable memory; the heading above the bar says the share used). A
+recommended configuration with another number of cards gets a bar of its own below (its per-card
+need, one colour) against its own line: no line is read against a bar it does not belong to. Every text drawn
+comes from `layout(answer)`, and every number drawn is in the text answer sent just before the picture
+(a test checks it); the caption is one line, the settings the estimate used, never cut. The bars'
+geometry is in the layout (bytes), the figure's rectangles carry it (`gid` 'segment:<code>', 'bar:<i>').
+Drawn by `core.layouts.picture_drawing`, every text legible on a phone (`MIN_PHONE_PX`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Drawing a picture's `Layout` (`draw`) on a matplotlib `Figure` of its own with the Agg canvas (no
 pyplot, no global backend state), and encoding it (`to_png`): the texts at the top, the bars in the
 middle, the legend at the bottom, every text at least `MIN_PHONE_PX` points on a phone (see
-`core.layouts.picture`). matplotlib is imported when the first picture is drawn, not with the core."""
+`PHONE_WIDTH_PX`). matplotlib is imported when the first picture is drawn, not with the core."""
 
 from __future__ import annotations
 
@@ -18,6 +18,11 @@ if TYPE_CHECKING:
 
 WIDTH_PX, HEIGHT_PX, DPI = 1280, 720, 100
 MARGIN_PX = 40
+# Sizes on a phone: Telegram shows a 1280-pixel-wide photo about PHONE_WIDTH_PX = 380 points wide.
+# The smallest text drawn is MIN_PHONE_PX = 11 points there — the smallest text style of Apple's
+# Human Interface Guidelines (Caption 2, 11 pt) — i.e. an em of ≥ 37 px in the image, 27 pt at 100 dpi
+# (LABEL_PT). The axis carries no numbers of its own; legend entries flow onto as many rows as they
+# need and are never cut; the picture's own settings line may be cut, the caption never is.
 PHONE_WIDTH_PX = 380  # Telegram's width of a photo in a chat on a phone, in points
 MIN_PHONE_PX = 11  # the smallest text on the phone (Apple HIG's smallest style, Caption 2: 11 pt)
 POINTS_PER_INCH = 72

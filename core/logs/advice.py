@@ -1,19 +1,11 @@
 """What a pasted log's measurement means: the card (matched by its reported memory, and its name
 where the log gives one), the memory the run needed per card, what to change, what to rent.
 
-The measured need, per log (bytes per card):
-- PyTorch OOM (≥ 2.1): in use by the process − cached but unallocated + the failed allocation (the
-  cache could have served part of it, so this is a lower bound: "at least"); older format: already
-  allocated + the failed allocation (CUDA context not printed: also "at least").
-- nvidia-smi: the memory in use on the busiest card (measured).
-- vLLM: what one request of `max_model_len` tokens needs: weights + non-torch + activation peak (or
-  the budget less the KV pool, `total × gpu_memory_utilization − KV`) + KV bytes per token (the pool ÷
-  its tokens, `vllm/v1/core/kv_cache_utils.py`) × max_model_len. vLLM takes that share of each card,
-  so a card holds it when `need ≤ usable × 0.9` (the default utilization, core.formulas.vllm).
-- llama.cpp: the device's model + KV + compute buffers (+ the buffer that failed: "at least").
-The rent: the operator's offers ranked by their policy (core.advice.ranking.best), where the need fits.
-Mitigations are the estimator's own (core.advice.mitigations, via core.sizing.estimate) when the log names
-a catalogue model; measured ones (max_model_len, utilization, -ngl) come from the log's numbers.
+The need per card (`measured_need`, per log format) is "measured" where the log gives all of it and
+"at least" where a part is missing (PyTorch's OOM, a failed llama.cpp buffer). The rent: the
+operator's offers ranked by their policy (core.advice.ranking.best), where the need fits.
+Mitigations are the estimator's own (core.advice.mitigations, via core.sizing.estimate) when the log
+names a catalogue model; measured ones (max_model_len, utilization, -ngl) come from the log's numbers.
 """
 
 from __future__ import annotations
@@ -136,6 +128,18 @@ def _chip(gpu: GpuSpec) -> str:
 
 
 def measured_need(r: LogReading) -> tuple[int | None, Need]:
+    """The memory the run needed per card, and whether that is measured or a lower bound:
+
+    - PyTorch OOM (≥ 2.1): in use by the process − cached but unallocated + the failed allocation (the
+      cache could have served part of it, so this is a lower bound: "at least"); older format: already
+      allocated + the failed allocation (CUDA context not printed: also "at least").
+    - nvidia-smi: the memory in use on the busiest card (measured).
+    - vLLM: what one request of `max_model_len` tokens needs: weights + non-torch + activation peak (or
+      the budget less the KV pool, `total × gpu_memory_utilization − KV`) + KV bytes per token (the pool
+      ÷ its tokens, `vllm/v1/core/kv_cache_utils.py`) × max_model_len. vLLM takes that share of each
+      card, so a card holds it when `need ≤ usable × 0.9` (the default utilization, core.formulas.vllm).
+    - llama.cpp: the device's model + KV + compute buffers (+ the buffer that failed: "at least").
+    """
     if r.kind == "torch_oom":
         base = (
             r.used_bytes - (r.reserved_unused_bytes or 0) if r.used_bytes is not None else r.allocated_bytes

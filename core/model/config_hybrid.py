@@ -1,18 +1,9 @@
 """Hybrid and linear-attention layers read from a Hugging Face config.json: which layers keep a
 recurrent state instead of a KV cache, and its shape (`core.catalogue.models.RecurrentLayers`).
 
-The keys, as the models' transformers configs name them:
-- gated delta rule (Qwen3-Next, Qwen3.5): `layer_types` ("linear_attention" / "full_attention") or
-  `full_attention_interval`; `linear_num_key_heads`, `linear_num_value_heads`, `linear_key_head_dim`,
-  `linear_value_head_dim`, `linear_conv_kernel_dim`; `mamba_ssm_dtype` "float32" keeps the state fp32;
-- Mamba (Jamba): `layers_block_type` or `attn_layer_period` / `attn_layer_offset`; `mamba_d_state`,
-  `mamba_d_conv`, `mamba_expand` (intermediate = expand × hidden);
-- Mamba-2: Granite-4.0-H `layer_types` ("mamba" / "attention"), Nemotron-H `hybrid_override_pattern`
-  ("M" Mamba, "*" attention), Bamba `attn_layer_indices`, Falcon-H1 (attention and Mamba side by
-  side in every layer); heads `mamba_n_heads` / `mamba_num_heads`, `mamba_d_head` / `mamba_head_dim`,
-  `mamba_d_state` / `ssm_state_size`, `mamba_n_groups` / `n_groups`, `mamba_d_conv` / `conv_kernel`.
-  Nemotron-H's SSM state is fp32 unless its config says otherwise (vLLM `NemotronHForCausalLMConfig`
-  `DEFAULT_MAMBA_SSM_CACHE_DTYPE = "float32"`, vllm/model_executor/models/config.py).
+The keys are read as the models' transformers configs name them (listed at `recurrent_layer_count`):
+gated delta rule (Qwen3-Next, Qwen3.5), Mamba (Jamba), Mamba-2 (Granite-4.0-H, Nemotron-H, Bamba,
+Falcon-H1). A config without such layers gives None (`recurrent_from_config`).
 """
 
 from __future__ import annotations
@@ -31,6 +22,16 @@ def _first(cfg: Mapping[str, Any], *keys: str) -> int | None:
     return None
 
 
+# The keys, as the models' transformers configs name them:
+# - gated delta rule (Qwen3-Next, Qwen3.5): `layer_types` ("linear_attention" / "full_attention") or
+#   `full_attention_interval`; `linear_num_key_heads`, `linear_num_value_heads`, `linear_key_head_dim`,
+#   `linear_value_head_dim`, `linear_conv_kernel_dim`; `mamba_ssm_dtype` "float32" keeps the state fp32;
+# - Mamba (Jamba): `layers_block_type` or `attn_layer_period` / `attn_layer_offset`; `mamba_d_state`,
+#   `mamba_d_conv`, `mamba_expand` (intermediate = expand × hidden);
+# - Mamba-2: Granite-4.0-H `layer_types` ("mamba" / "attention"), Nemotron-H `hybrid_override_pattern`
+#   ("M" Mamba, "*" attention), Bamba `attn_layer_indices`, Falcon-H1 (attention and Mamba side by
+#   side in every layer); heads `mamba_n_heads` / `mamba_num_heads`, `mamba_d_head` / `mamba_head_dim`,
+#   `mamba_d_state` / `ssm_state_size`, `mamba_n_groups` / `n_groups`, `mamba_d_conv` / `conv_kernel`.
 def recurrent_layer_count(cfg: Mapping[str, Any], model_type: str, layers: int) -> int:
     """How many of `layers` keep a recurrent state (0: none)."""
     types = cfg.get("layer_types") or cfg.get("layers_block_type")
@@ -54,6 +55,8 @@ def recurrent_layer_count(cfg: Mapping[str, Any], model_type: str, layers: int) 
     return 0
 
 
+# Nemotron-H's SSM state is fp32 unless its config says otherwise (vLLM `NemotronHForCausalLMConfig`
+# `DEFAULT_MAMBA_SSM_CACHE_DTYPE = "float32"`, vllm/model_executor/models/config.py).
 def _ssm_fp32(cfg: Mapping[str, Any], model_type: str) -> bool:
     said = cfg.get("mamba_ssm_cache_dtype") or cfg.get("mamba_ssm_dtype")
     if said is not None:

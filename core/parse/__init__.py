@@ -1,44 +1,15 @@
 """Free text → `Request`, in Russian and English.
 
 `parse("llama 3 70b int4 32k контекст 4 пользователя")` gives task inference, model Llama 3 70B,
-precision int4, context 32768, concurrency 4. Nothing but `ParseError` escapes: its `code` says
-what is missing or wrong (empty, missing_model, ambiguous_model, unknown_model, too_large,
-invalid) or that the text asks no sizing question (chit_chat, off_topic, unsized_model), its
-`partial` holds the request fields understood so far and `candidates` the model ids to choose from.
-
-After an answer, `follow_up("а в int4?", previous)` changes what the text names in the previous
-request; `comparison("сравни 4090 48 и h100 для llama 3.1 70b")` and
-`comparison_follow_up("сравни с h100", previous)` read a workload and the cards to compare.
-
-How the text is read (`reading`; the settings in `settings`, the task and bare numbers in `task`):
-Hugging Face ids first, then the longest runs of words naming a catalogue model or GPU (`names`: so "phi
-3 mini 4k" stays a name and "4k" is not taken as a context; "4090 48" is the 48 GB card and "2× h100"
-two of them), then keywords and numbers with their units (`vocabulary`: the words are data,
-`core/data/vocabulary.toml`, validated at load; the fixed shapes in `grammar`), each match consumed so
-no word counts twice. Model names are matched by the catalogue (`Catalog.find_model`,
-`Catalog.models_named`, `Catalog.search`) and sizes read by its one size reader
-(`core.catalogue.sizes.find_size`, the one `core.model.resolve.parse_size` uses too).
-
-Decisions a practitioner would make, reported as notes (`understand`) so an answer can say so:
-- "fine-tune" / "дообучение" without a method means LoRA, what almost everyone runs unless they
-  say "full"; plain "training" / "обучение" and "from scratch" keep the contract default, full.
-- "gguf" without a type means Q4_K_M, the most common GGUF download.
-- a name with a size the catalogue lacks ("llama 13b" when only other Llamas are known) falls back
-  to the size alone, which the estimator sizes with a typical architecture.
-Several users of a language model with no engine named are sized as a vLLM server by the
-estimator's defaults (`core.sizing.defaults.fill_defaults`, note `parse_serving_vllm`), not here; an
-inference "batch N" is read as N sequences generated together (the concurrency).
-Conventions: "32k" is 32 × 1024 tokens (model cards' "128k" is 131072); a bare number of 256 or
-more is the context (the sequence length when training) for LLMs and a square resolution for
-image/video models; "batch N" for image generation means N images per batch; a small number
-after "на"/"on" ("на двух") is a number of cards.
-Bounded work: only the first `MAX_TEXT_CHARS` characters are read (a longer message gets the note
-`parse_text_cut`), runs of words are looked up only when their joined key is a catalogue key
-(`Catalog.is_name_key`, a run growing only while its key starts a name: `Catalog.is_name_prefix`),
-and fuzzy search reads at most `core.catalogue.names.MAX_SEARCH_WORDS` words, each compared once per
-catalogue (`Catalog.fuzzy_comparisons` counts the comparisons). A number-led pattern runs only where
-its keyword is in the text (`patterns.gated`), a word table's rows only where their joined pattern
-finds something (`patterns.table_gate`): a text full of numbers is not backtracked per pattern.
+precision int4, context 32768, concurrency 4. Nothing but `ParseError` escapes: its `code` says what
+is missing or wrong (empty, missing_model, ambiguous_model, unknown_model, too_large, invalid) or that
+the text asks no sizing question (chit_chat, off_topic, unsized_model), its `partial` holds the
+request fields understood so far and `candidates` the model ids to choose from. After an answer,
+`follow_up("а в int4?", previous)` changes what the text names in the previous request;
+`comparison("сравни 4090 48 и h100 для llama 3.1 70b")` and `comparison_follow_up("сравни с h100",
+previous)` read a workload and the cards to compare. How the text is read and the bounds on that
+work: `core.parse.reading`; the defaults a practitioner would assume (reported as notes by
+`understand`) and the conventions for numbers: `core.parse.task`.
 """
 
 from __future__ import annotations

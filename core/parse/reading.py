@@ -1,6 +1,12 @@
-"""The reading itself: names first, then settings, the task, the model and bare numbers.
+"""The reading itself: names first, then settings, the task, the model and bare numbers (`read`).
 
-Only the first `MAX_TEXT_CHARS` characters of a text are read (note `parse_text_cut`), and every
+Bounded work: only the first `MAX_TEXT_CHARS` characters are read (a longer message gets the note
+`parse_text_cut`), runs of words are looked up only when their joined key is a catalogue key
+(`Catalog.is_name_key`, a run growing only while its key starts a name: `Catalog.is_name_prefix`),
+and fuzzy search reads at most `core.catalogue.names.MAX_SEARCH_WORDS` words, each compared once per
+catalogue (`Catalog.fuzzy_comparisons` counts the comparisons). A number-led pattern runs only where
+its keyword is in the text (`patterns.gated`), a word table's rows only where their joined pattern
+finds something (`patterns.table_gate`): a text full of numbers is not backtracked per pattern. Every
 step is linear in the words read, so a message of any length parses in a few milliseconds.
 """
 
@@ -41,7 +47,16 @@ def catalog_or_default(catalog: Catalog | None) -> Catalog:
 
 
 def read(raw: str, catalog: Catalog, base: Task | None = None) -> Reading:
-    """Read `raw`; with `base` (a follow-up to a request of that task) a model need not be named."""
+    """Read `raw`; with `base` (a follow-up to a request of that task) a model need not be named.
+
+    Hugging Face ids first, then the longest runs of words naming a catalogue model or GPU (`names`:
+    so "phi 3 mini 4k" stays a name and "4k" is not taken as a context; "4090 48" is the 48 GB card
+    and "2× h100" two of them), then keywords and numbers with their units (`vocabulary`: the words
+    are data, `core/data/vocabulary.toml`, validated at load; the fixed shapes in `grammar`; the
+    settings in `settings`, the task and bare numbers in `task`), each match consumed so no word
+    counts twice. Model names are matched by the catalogue (`Catalog.find_model`,
+    `Catalog.models_named`, `Catalog.search`) and sizes read by its one size reader
+    (`core.catalogue.sizes.find_size`, the one `core.model.resolve.parse_size` uses too)."""
     reading = Reading()
     if not raw.strip():
         reading.error = ParseError("empty", "the text is empty", field="text")

@@ -1,6 +1,15 @@
 """The task a text asks (training words, a diffusion model's kind, the task words; inference by default)
-and the numbers read by it: a bare number is a context, a sequence length or a resolution by the task,
-an inference "batch N" is the concurrency."""
+and the numbers read by it. The parser's defaults, reported as notes so an answer can say so:
+"fine-tune" / "дообучение" without a method means LoRA, what almost everyone runs unless they say
+"full"; plain "training" / "обучение" and "from scratch" keep the default, full; "gguf" without a
+type means Q4_K_M, the most common GGUF download (`core.parse.settings`); a name with a size the
+catalogue lacks ("llama 13b" when only other Llamas are known) falls back to the size alone, sized
+with a typical architecture (`core.parse.models`). Several users of a language model with no engine
+named are sized as a vLLM server by `core.sizing.defaults.fill_defaults` (note `parse_serving_vllm`).
+Conventions: "32k" is 32 × 1024 tokens (model cards' "128k" is 131072); a bare number of 256 or more
+is the context (the sequence length when training) for LLMs, a square resolution for image/video
+models; an inference "batch N" is N sequences generated together (the concurrency), for image
+generation N images per batch; a small number after "на"/"on" ("на двух") is a number of cards."""
 
 from __future__ import annotations
 

@@ -1,20 +1,15 @@
 """Estimates and their answers remembered, for a process that answers many users (the bot).
 
-The bot sizes one request again and again: "📋 Details" and a follow-up read the last answer again,
-and a crowd come from one post asks alike. `Estimates.run` is `core.inverse.solve.run` remembered (a bounded
-LRU), keyed by the request as the estimator reads it (the validated `Request`, as JSON) and by the
-`Catalog` object: `/offers reload` builds a new catalogue, so nothing sized from the old one is
-reused. A request naming a Hugging Face model is sized from a `MemoryHub`: its estimate is reused
-only while every record the estimate read from the hub is still the very one the hub holds (a model
-looked up since, evicted, or looked up again is sized afresh); with any other hub, or none (which
-may reach the network), nothing is remembered. Errors are not remembered either.
-
-`Estimates.answer` is `core.language.answer.build_answer` remembered per remembered result, language and
-notes (an answer that compares with a previous one is built each time): the short answer and its
-details read the same `Answer`.
-
-Results and answers are shared by every caller, so no caller may change one: an `Answer` is frozen;
-a `Result` is only read (or copied: `model_copy(update=...)`). Not thread-safe: one event loop.
+`Estimates.run` is `core.inverse.solve.run` remembered (a bounded LRU), keyed by the request as the
+estimator reads it (the validated `Request`, as JSON) and by the `Catalog` object: `/offers reload`
+builds a new catalogue, so nothing sized from the old one is reused. A request naming a Hugging Face
+model is sized from a `MemoryHub`: its estimate is reused only while every record it read from the hub
+is still the very one the hub holds (a model looked up since, evicted, or looked up again is sized
+afresh); with any other hub, or none (which may reach the network), nothing is remembered, nor are
+errors. `Estimates.answer` is `core.language.answer.build_answer` remembered per result, language and
+notes (an answer that compares with a previous one is built each time). Results and answers are
+shared by every caller, so none may change one: an `Answer` is frozen; a `Result` is only read (or
+copied: `model_copy(update=...)`). Not thread-safe: one event loop.
 """
 
 from __future__ import annotations
@@ -82,7 +77,11 @@ class _Entries(LRUCache[tuple[Catalog, str], _Entry]):
 
 
 class Estimates:
-    """`run` and `answer`, remembered; `hits` and `misses` count the estimates (for tests and logs)."""
+    """`run` and `answer`, remembered; `hits` and `misses` count the estimates (for tests and logs).
+
+    The bot sizes one request again and again: "📋 Details" and a follow-up read the last answer
+    again, and a crowd come from one post asks alike; the short answer and its details read the same
+    `Answer`."""
 
     def __init__(self, size: int = ESTIMATES_SIZE) -> None:
         self.size = size

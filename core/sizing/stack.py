@@ -5,11 +5,9 @@ weights at its precision, the activations of one batch of `batch_size` inputs of
 tokens (encoders keep no KV cache and compute no logits), and its own CUDA context and allocator
 reserve — the usual deployment runs it in a server process of its own (text-embeddings-inference,
 Infinity, a second vLLM), and every CUDA process holds its own context. Their sum is added to every
-card's need of the main model (`core.advice.Sizer.extra_bytes`), so the verdicts, the offer and the
-mitigations are about the whole stack: the card that hosts the stack needs all of it.
-
-Also here: reading a stack out of free text ("qwen2.5 7b + bge-m3 + bge-reranker на 4090",
-"RAG: llama 3.1 8b, e5-large, reranker"); the words for the roles are data (`[stack]` in
+card's need of the main model (`core.advice.Sizer.extra_bytes`): the verdicts, the offer and the
+mitigations are about the whole stack. Also here: reading a stack out of free text ("qwen2.5 7b +
+bge-m3 + bge-reranker на 4090"); the words for the roles are data (`[stack]` in
 core/data/embedders.toml).
 """
 
