@@ -1,18 +1,13 @@
 """The picture worker process: `python -m bot.picture_worker [module:function]`, started by
-`bot.pictures` with the bot, draws answers with matplotlib apart from the bot's interpreter,
-so a render holds no GIL the event loop needs.
+`bot.pictures` with the bot, draws answers with matplotlib apart from the bot's interpreter, so a
+render holds no GIL the event loop needs.
 
-The protocol, on the worker's stdin and stdout: frames of a 4-byte big-endian length and a pickle.
-The worker first sends `READY` once matplotlib is loaded; then the bot sends `(id, answer)`, and
-the worker answers `(id, True, (png, caption_lines))` or `(id, False, traceback_text)`, one request
-at a time, in order. Anything else the worker prints goes to stderr (the bot's log), never into
-the frames.
-
-It lives no longer than the bot: the bot holds the only write end of its stdin, so when the bot exits,
-however (`kill -9` included), the worker reads EOF after the render in hand and exits.
-
-This module imports nothing of aiogram, the database or the bot's settings (the worker starts in about
-a second, most of it matplotlib's import).
+Protocol on stdin/stdout: frames of a 4-byte big-endian length and a pickle. The worker sends `READY`
+once matplotlib is loaded; then the bot sends `(id, answer)` and the worker answers `(id, True, (png,
+caption_lines))` or `(id, False, traceback_text)`, one at a time, in order; anything else it prints
+goes to stderr. It lives no longer than the bot: the bot holds the only write end of its stdin, so
+when the bot exits (`kill -9` included) the worker reads EOF and exits. It imports nothing of aiogram,
+the database or the settings (it starts in about a second, most of it matplotlib's import).
 """
 
 from __future__ import annotations

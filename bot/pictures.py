@@ -1,36 +1,15 @@
 """The answer's picture in the chat: rendered in a worker process, cached, sent after the text answer.
 
-- **When.** With every result in a private chat (the dialog's result, a quick answer, a follow-up
-  such as "а в int4?"), right after the text answer, which stays the answer: a render that fails,
-  times out or finds the renderer busy sends nothing more, and the user still has every number (the
-  caption is one line, what was sized, see `core.layouts.picture.caption`). Not in groups (a second message
-  per question is noise there), not in inline mode (an inline result cannot upload a photo, and has to
-  answer at once), not for comparisons and details (they are lists, not one breakdown).
-  `ANSWER_PICTURES=0` turns them off. With every result, not on request (a press each): 50 users at
-  once got 18-20 of 50, every text on time, the bot's CPU 1.85 vs 1.55 ms/update, throughput 0.48× vs
-  0.73× a bare bot's (bench/README.md). The update awaits its picture, holding the user's lock: a
-  press right after an answer waits for it (p99 0.8 s vs 0.2 s); to be sent apart from the update.
-- **Off the loop, off its GIL.** matplotlib draws in one worker process (`bot.picture_worker`): a
-  render in a thread of the bot held the GIL the event loop needs (~12 % of a burst's samples), so
-  every user's reaction waited on it (`bench/picture_load.py --users 50`: 4.2 ms of the bot's CPU per
-  update drawing in a thread, 3.4 in the worker, 3.0-3.1 with no pictures). The worker is started
-  with the bot (`start_with_the_bot`, a startup handler, pictures on): begun, not waited for, so the
-  bot polls at once and never imports matplotlib, and the first answers find it ready (spawned with
-  the first picture, it took 1-5 s of a crowded host, pictures skipped meanwhile). It exits with the
-  bot (even after `kill -9`), is replaced after a crash (that picture is skipped), and is stopped by
-  `close` (the bot's shutdown handler).
-- **Bounded.** At most `MAX_PENDING` different pictures are being drawn or wait for the worker; past
-  that a new one is skipped (the text has gone already), so a burst cannot queue work without bound.
-  Skips are counted (`sent`, `skipped`, `failed`: the admins' `/stats` shows them) and logged as one
-  summary line per `SKIP_SUMMARY_S` in which any happened, not one line each.
-  A request for a picture being drawn waits for that render instead of drawing it again (many users
-  asking the same question at once cost one render), and gets what it gets: no picture when that
-  render failed or ran past `RENDER_TIMEOUT_S`.
-- **Cached** by what the picture shows (the answer's lead, parts, cards: a hash of them; the same
-  request answered again hashes the same, and an offer's new price does not reuse a stale picture):
-  the PNG and its caption, and once Telegram has it, its `file_id`, so a repeated answer is re-sent
-  by id without drawing or uploading it again. While the first upload of a picture is on its way,
-  the others sending it wait for its `file_id` rather than upload the same bytes again.
+- **When**: with every result in a private chat, once its update is finished (`UpdateWork.then`):
+  neither the commit nor the user's next update waits for it. The text stays the answer: a render
+  that fails, times out or finds the renderer busy sends nothing more. Not in groups, inline mode,
+  comparisons or details. `ANSWER_PICTURES=0` turns them off. Why every result, and the figures:
+  bench/README.md ("Answer pictures").
+- **Off the loop**: matplotlib draws in one worker process (`bot.picture_worker`), started with the
+  bot, replaced after a crash, stopped by `close`. **Bounded**: at most `MAX_PENDING` pictures drawn
+  or waiting; past that one is skipped, counted, and logged once per `SKIP_SUMMARY_S`.
+- **Cached** by what the picture shows: the PNG, its caption and Telegram's `file_id` (a repeated
+  answer is re-sent by id); one render and one upload serve all who ask the same at once.
 """
 
 from __future__ import annotations
@@ -61,6 +40,10 @@ from core.language.answer import Answer
 
 log = logging.getLogger(__name__)
 
+# Drawing in a thread of the bot held the GIL the event loop needs (~12 % of a burst's samples):
+# `bench/picture_load.py --users 50`, 4.2 ms of the bot's CPU per update drawing in a thread, 3.4 in
+# the worker, 3.0-3.1 with no pictures. Spawned with the first picture (before `start_with_the_bot`),
+# the worker took 1-5 s of a crowded host, and pictures were skipped meanwhile.
 MAX_PENDING = 4  # different pictures drawn or waiting; more are skipped (≤ 0.6 s of work, ≤ 150 ms each)
 RENDER_TIMEOUT_S = 5.0  # a render past this is given up (the text answer has been sent)
 SHARED_UPLOAD_WAIT_S = 3.0  # waiting for another chat's upload of the same picture (~0.2-1 s), at most

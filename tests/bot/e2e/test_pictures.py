@@ -189,7 +189,8 @@ async def test_the_users_next_question_does_not_wait_for_the_last_answers_pictur
     await harness.sandbox.wait_for(lambda: photos.held == 1, "the first answer's picture on its way")
     await user.post("qwen2.5 7b fp16 8k")
     await harness.sandbox.wait_for(
-        lambda: sum(result_mark("ru") in (m.text or "") for m in user.bot_messages()) == 2, "the second answer"
+        lambda: sum(result_mark("ru") in (m.text or "") for m in user.bot_messages()) == 2,
+        "the second answer",
     )
     assert not any(m.has_photo for m in user.bot_messages())
     (row, second) = await harness.dialogs(user.id)  # both updates finished: their dialogs committed
