@@ -26,7 +26,6 @@ from aiogram.client.telegram import PRODUCTION, TelegramAPIServer
 from aiogram.enums import ParseMode
 from aiogram.exceptions import TelegramRetryAfter
 from aiogram.fsm.storage.base import BaseEventIsolation, BaseStorage
-from aiogram.fsm.storage.memory import SimpleEventIsolation
 from aiogram.methods import Response, TelegramMethod
 from aiogram.methods.base import TelegramType
 from aiogram_i18n import I18nMiddleware
@@ -49,7 +48,7 @@ from bot.handlers.commands import set_commands
 from bot.i18n import build_i18n
 from bot.sent_calls import RedisJournal, ReplaySentCalls
 from bot.startup import wait_for_telegram
-from bot.storage import SqlAlchemyStorage, build_storage
+from bot.storage import SqlAlchemyStorage, UserLocks, build_storage
 from bot.typing_action import StopTypingOnAnswer
 from core.catalogue.catalog import Catalog, default_catalog, load_catalog
 from core.warm import warm_up
@@ -156,7 +155,7 @@ def _users_locks(
             # replicas: a dead one's locks expire with its leases, renewed by the inbox heartbeat
             ttl = {} if single_process else {"ttl_ms": int(inbox.LEASE.total_seconds() * 1000)}
             return storage.create_isolation(**ttl), RedisJournal(storage.redis, settings.redis_key_prefix)
-    return SimpleEventIsolation(), None
+    return UserLocks(), None
 
 
 def build_dispatcher(

@@ -13,18 +13,18 @@ replicas behind a webhook load balancer each replica keeps its own buckets, so a
 spread over N replicas may get up to N × the burst and N notices, and a restart forgets the buckets
 (everyone starts with a full one). That bounds the work per replica, which is what this is for; a
 global limit would need a shared store (e.g. a Redis counter per user) on the update path.
-Memory is bounded too: at most `MAX_TRACKED` buckets, the least recently seen dropped first (a dropped
-bucket is a full one again, which is what an idle user's bucket would be anyway).
+Memory is bounded too: a bucket that has refilled (idle for ``burst / rate`` seconds) is dropped, as a
+dropped bucket is a full one again, so only the senders of the last seconds have one; and at most
+`MAX_TRACKED` buckets are kept, the least recently seen dropped first.
 """
 
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
-
-from cachetools import LRUCache
 
 MESSAGE_BURST = 8
 """Messages handled back to back: a question and a few quick follow-ups (`а в int4?`, `а на 3090?`).
@@ -38,7 +38,8 @@ Back, the button again) without waiting. A press edits one message: cheap."""
 BUTTON_RATE_PER_S = 3.0
 """Button presses a second once that burst is spent: a fast thumb."""
 MAX_TRACKED = 100_000
-"""Buckets kept at most (~200 bytes each): the least recently seen are forgotten first."""
+"""Buckets kept at most (~0.3 KB each), however many senders the last seconds brought: the least
+recently seen are forgotten first."""
 THROTTLE_KEY = "throttle"
 """Handler data key under which a Dispatcher may pass its own `Throttle` (other limits, a test clock):
 ``dp[THROTTLE_KEY] = Throttle(...)``; otherwise the router's default one is used."""
@@ -57,7 +58,7 @@ class Limits:
             raise ValueError("a burst of at least 1 and a positive rate")
 
 
-@dataclass
+@dataclass(slots=True)
 class _Bucket:
     tokens: float
     at: float  # when `tokens` was last brought up to date
@@ -81,7 +82,7 @@ class Throttle:
         self.limits: dict[Kind, Limits] = {"message": messages, "button": buttons}
         self.max_tracked = max_tracked
         self.clock = clock
-        self._buckets: LRUCache[tuple[Kind, int], _Bucket] = LRUCache(max_tracked)
+        self._buckets: OrderedDict[tuple[Kind, int], _Bucket] = OrderedDict()  # least recently seen first
 
     @property
     def messages(self) -> Limits:
@@ -100,10 +101,14 @@ class Throttle:
         limits = self.limits[kind]
         now = self.clock()
         key = (kind, sender)
-        bucket = self._buckets.get(key)  # a hit is the most recently used
+        self._forget_full(now)
+        bucket = self._buckets.get(key)
         if bucket is None:
+            if len(self._buckets) >= self.max_tracked:
+                self._buckets.popitem(last=False)
             bucket = self._buckets[key] = _Bucket(tokens=float(limits.burst), at=now)
         else:
+            self._buckets.move_to_end(key)  # the most recently seen, last
             elapsed = max(now - bucket.at, 0.0)  # a clock that goes back refills nothing
             bucket.tokens = min(float(limits.burst), bucket.tokens + elapsed * limits.rate)
             bucket.at = max(bucket.at, now)
@@ -115,3 +120,15 @@ class Throttle:
             return "drop"
         bucket.noticed = True
         return "notice"
+
+    def _forget_full(self, now: float) -> None:
+        """Drop the least recently seen buckets that have refilled since (a full bucket is what a
+        missing one stands for); stops at the first that may not have, so each bucket is looked at
+        about once."""
+        buckets = self._buckets
+        while buckets:
+            key = next(iter(buckets))
+            limits = self.limits[key[0]]
+            if now - buckets[key].at < limits.burst / limits.rate:
+                return
+            buckets.popitem(last=False)

@@ -252,36 +252,43 @@ class KnownUsers:
     the row is then missing and written again (`get_user` finds nothing).
 
     ``keep_rows`` (one process owns the database: the embedded SQLite) also keeps each user's row as
-    its last update committed it, so a known user costs no SELECT. Safe only there: every change of
+    its last update committed it (its values: each update gets a copy of its own), so a known user
+    costs no SELECT. Safe only there: every change of
     the row is made by this process's updates (the user's own, in order: one update per user at a
     time), and an update that fails forgets the row (`forget`). With PostgreSQL several replicas
     change rows (a /language handled by another one), so the row is read on every update."""
 
     MAX = 100_000
+    """Users remembered at most: ~0.5 KB each with their row's values (``keep_rows``), ~50 MB."""
 
     def __init__(self, *, keep_rows: bool = False) -> None:
-        self._written: dict[int, tuple[tuple[str | None, ...], float]] = {}
+        # telegram id -> (what Telegram said, when written, the row's values or None), oldest first
+        self._known: dict[int, tuple[tuple[str | None, ...], float, tuple[Any, ...] | None]] = {}
         self.keep_rows = keep_rows
-        self._rows: dict[int, User] = {}
 
     def row(self, telegram_id: int) -> User | None:
-        return self._rows.get(telegram_id)
+        """A detached copy of the kept row (the update may change it; `keep` takes it back)."""
+        known = self._known.get(telegram_id)
+        if known is None or known[2] is None:
+            return None
+        return User(**dict(zip(USER_FIELDS, known[2], strict=True)))
 
     def keep(self, user: User) -> None:
         """The row as the update that just committed left it (detached: attributes stay loaded)."""
-        if self.keep_rows and user.telegram_id in self._written:
-            self._rows[user.telegram_id] = user
+        known = self._known.get(user.telegram_id)
+        if self.keep_rows and known is not None:
+            values = tuple(getattr(user, name) for name in USER_FIELDS)
+            self._known[user.telegram_id] = (known[0], known[1], values)
 
     def forget(self, telegram_id: int) -> None:
-        self._written.pop(telegram_id, None)
-        self._rows.pop(telegram_id, None)
+        self._known.pop(telegram_id, None)
 
     def seen(self, telegram_id: int) -> bool:
         """Whether this process has written (or found written) the user's row."""
-        return telegram_id in self._written
+        return telegram_id in self._known
 
     def fresh(self, telegram_id: int, seen: tuple[str | None, ...]) -> bool:
-        known = self._written.get(telegram_id)
+        known = self._known.get(telegram_id)
         return (
             known is not None
             and known[0] == seen
@@ -289,12 +296,14 @@ class KnownUsers:
         )
 
     def written(self, telegram_id: int, seen: tuple[str | None, ...]) -> None:
-        self._written.pop(telegram_id, None)
-        self._written[telegram_id] = (seen, time.monotonic())
-        if len(self._written) > self.MAX:
-            oldest = next(iter(self._written))
-            del self._written[oldest]
-            self._rows.pop(oldest, None)
+        known = self._known.pop(telegram_id, None)
+        self._known[telegram_id] = (seen, time.monotonic(), known[2] if known is not None else None)
+        if len(self._known) > self.MAX:
+            del self._known[next(iter(self._known))]
+
+
+USER_FIELDS = tuple(column.key for column in User.__table__.columns)
+"""The columns of a user's row, as `KnownUsers` keeps their values."""
 
 
 async def forget_old_updates(
