@@ -1,21 +1,14 @@
-"""Per-user throttling: a token bucket per sender, so a flood from one user costs a bounded amount of work
-and gets one polite notice, while everybody else is served as usual.
+"""Per-user throttling: a token bucket per sender, so a flood from one user costs a bounded amount of
+work and gets one polite notice, while everybody else is served as usual.
 
-Each sender has two buckets, one for messages and one for button presses (`Limits`): a bucket holds at
-most ``burst`` tokens and gets ``rate`` tokens back a second; a request that finds a token takes it and
-is handled in full. The first one that finds the bucket empty gets the notice ("too many messages, wait
-a little"), the following ones are dropped without a word until a request passes again (then the next
-flood gets its notice again). A throttled button press is still answered (its spinner stops), with the
-notice as its toast.
-
-The buckets live in this process's memory: nothing is written to the database or to Redis. With several
-replicas behind a webhook load balancer each replica keeps its own buckets, so a user whose updates are
-spread over N replicas may get up to N × the burst and N notices, and a restart forgets the buckets
-(everyone starts with a full one). That bounds the work per replica, which is what this is for; a
-global limit would need a shared store (e.g. a Redis counter per user) on the update path.
-Memory is bounded too: a bucket that has refilled (idle for ``burst / rate`` seconds) is dropped, as a
-dropped bucket is a full one again, so only the senders of the last seconds have one; and at most
-`MAX_TRACKED` buckets are kept, the least recently seen dropped first.
+Each sender has a bucket for messages and one for button presses (`Limits`): at most ``burst`` tokens,
+``rate`` back a second. A request that finds a token is handled in full; the first that finds none gets
+the notice, the following are dropped without a word until one passes again. A throttled press is
+still answered (its spinner stops), with the notice as its toast. The buckets live in this process's
+memory: with N webhook replicas a user may get up to N × the burst (this bounds the work per replica; a
+global limit would need a shared store on the update path), and a restart forgets them. Memory is
+bounded: a refilled bucket (idle ``burst / rate`` s) is dropped, as a dropped bucket is a full one, and
+at most `MAX_TRACKED` are kept, the least recently seen dropped first.
 """
 
 from __future__ import annotations
