@@ -46,6 +46,10 @@ log = logging.getLogger(__name__)
 # the worker took 1-5 s of a crowded host, and pictures were skipped meanwhile.
 MAX_PENDING = 4  # different pictures drawn or waiting; more are skipped (≤ 0.6 s of work, ≤ 150 ms each)
 RENDER_TIMEOUT_S = 5.0  # a render past this is given up (the text answer has been sent)
+CLOSE_WAIT_S = 3.0
+"""How long `close` lets the pictures on their way (`send_apart`) arrive before it cancels them: the
+last answers before a shutdown still get theirs (a render takes well under a second), and the
+shutdown stays inside the 15 s that docker-compose.yml grants after the 10 s drain of updates."""
 SHARED_UPLOAD_WAIT_S = 3.0  # waiting for another chat's upload of the same picture (~0.2-1 s), at most
 WORKER_START_TIMEOUT_S = 20.0  # its start took 0.5-0.9 s idle, 3-5 s on a loaded 2-core host
 STOP_GRACE_S = 2.0  # at shutdown, a worker still drawing after this is killed (nobody awaits it)
@@ -363,7 +367,7 @@ class Pictures:
     def send_apart(self, bot: Bot, chat_id: int, answer: Answer) -> None:
         """`send` in a task of its own, once the answer's update is finished: not one of the
         update's calls (a retry or a takeover replays those; this update is done), awaited by
-        `sending`'s waiters, cancelled by `close`."""
+        `sending`'s waiters, given up by `close` when it has not arrived within CLOSE_WAIT_S."""
         with unrecorded():  # the task copies this context
             task = asyncio.create_task(self.send(bot, chat_id, answer), name=f"picture-{chat_id}")
         self._sending.add(task)
@@ -415,8 +419,11 @@ class Pictures:
         """Stop the worker (the bot's shutdown handler: `dp.shutdown.register(PICTURES.close)`); the
         next picture would start another."""
         self.log_skips()  # the skips of the last while, not to be lost with the process
-        for sending in list(self._sending):  # shutting down: a picture not sent yet is not sent
-            if sending.get_loop() is asyncio.get_running_loop():
+        loop = asyncio.get_running_loop()
+        on_their_way = [sending for sending in self._sending if sending.get_loop() is loop]
+        if on_their_way:  # shutting down: what arrives within CLOSE_WAIT_S is sent, the rest not
+            _, late = await asyncio.wait(on_their_way, timeout=CLOSE_WAIT_S)
+            for sending in late:
                 await tasks.cancel(sending)
         task, self._worker = self._worker, None
         if task is None:

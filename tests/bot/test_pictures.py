@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from sqlalchemy import text
@@ -164,6 +165,43 @@ async def test_close_stops_the_worker(make: Callable[..., Pictures]) -> None:
         os.kill(pid, 0)  # exited and reaped
     # a picture after close starts a worker again (the process-wide renderer outlives a Dispatcher)
     assert await pictures.picture(answer_of("qwen2.5 7b int4")) is not None
+
+
+class PhotoBot:
+    """What `Pictures.send` needs of a Bot: its id and ``send_photo``, here recording the chats."""
+
+    id = 1
+
+    def __init__(self) -> None:
+        self.chats: list[int] = []
+
+    async def send_photo(self, chat_id: int, photo: object, caption: str) -> SimpleNamespace:
+        self.chats.append(chat_id)
+        return SimpleNamespace(photo=[SimpleNamespace(file_id="photo-1")])
+
+
+async def test_close_lets_a_picture_on_its_way_arrive(
+    make: Callable[..., Pictures], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last answers before a shutdown still get their pictures (sent apart from their updates)."""
+    monkeypatch.setattr(pictures_module, "CLOSE_WAIT_S", 60.0)  # what is waited for is the picture itself
+    pictures = make()
+    bot = PhotoBot()
+    pictures.send_apart(bot, 42, answer_of("llama 3.1 8b int4"))  # type: ignore[arg-type]
+    assert pictures.sending == 1
+    await pictures.close()
+    assert bot.chats == [42] and pictures.sending == 0 and pictures.sent == 1
+
+
+async def test_close_gives_up_a_picture_that_does_not_come_in_time(
+    make: Callable[..., Pictures], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pictures_module, "CLOSE_WAIT_S", 0.05)
+    pictures = make(render=hang)
+    bot = PhotoBot()
+    pictures.send_apart(bot, 42, answer_of("llama 3.1 8b int4"))  # type: ignore[arg-type]
+    await pictures.close()  # returns: the hanging picture is cancelled, the worker stopped
+    assert bot.chats == [] and pictures.sending == 0 and pictures.worker_pid is None
 
 
 async def test_an_update_waiting_for_its_picture_lets_the_others_write(
