@@ -133,9 +133,9 @@ async def test_allowed_updates_filters_and_is_remembered(bot: Bot, sandbox: Sand
     assert await bot.get_updates(timeout=0) == []  # the message update was dropped for good
 
 
-async def test_a_second_long_poll_terminates_the_first(bot: Bot) -> None:
+async def test_a_second_long_poll_terminates_the_first(bot: Bot, sandbox: Sandbox) -> None:
     first = asyncio.create_task(bot.get_updates(timeout=5))
-    await asyncio.sleep(0.1)
+    await sandbox.wait_for(lambda: sandbox.polls == 1, "the first long poll")
     second = asyncio.create_task(bot.get_updates(timeout=0))
     with pytest.raises(TelegramConflictError, match="terminated by other getUpdates request"):
         await asyncio.wait_for(first, 2)
