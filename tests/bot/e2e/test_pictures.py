@@ -193,7 +193,12 @@ async def test_the_users_next_question_does_not_wait_for_the_last_answers_pictur
         "the second answer",
     )
     assert not any(m.has_photo for m in user.bot_messages())
-    (row, second) = await harness.dialogs(user.id)  # both updates finished: their dialogs committed
+    app = harness.app
+    assert app is not None
+    # Both updates finish (their work committed) while the first photo is still held: the second
+    # answer is sent before its commit, so it is the inbox that says when.
+    await harness.sandbox.wait_for(lambda: not app.inbox_dp.handling, "both updates finished")
+    (row, second) = await harness.dialogs(user.id)
     assert row.status == second.status == DIALOG_COMPLETED
     photos.release()
     await harness.sandbox.wait_for(
