@@ -49,7 +49,7 @@ RENDER_TIMEOUT_S = 5.0  # a render past this is given up (the text answer has be
 CLOSE_WAIT_S = 3.0
 """How long `close` lets the pictures on their way (`send_apart`) arrive before it cancels them: the
 last answers before a shutdown still get theirs (a render takes well under a second), and the
-shutdown stays inside the 15 s that docker-compose.yml grants after the 10 s drain of updates."""
+shutdown stays inside docker-compose.yml's 15 s stop grace after up to 10 s of draining updates."""
 SHARED_UPLOAD_WAIT_S = 3.0  # waiting for another chat's upload of the same picture (~0.2-1 s), at most
 WORKER_START_TIMEOUT_S = 20.0  # its start took 0.5-0.9 s idle, 3-5 s on a loaded 2-core host
 STOP_GRACE_S = 2.0  # at shutdown, a worker still drawing after this is killed (nobody awaits it)
