@@ -67,9 +67,6 @@ class RetryAfterMiddleware(BaseRequestMiddleware):
     def __init__(self, attempts: int = 3, max_wait_s: float = 30.0) -> None:
         self.attempts = attempts
         self.max_wait_s = max_wait_s
-        # aiogram builds `Response[T]` for every call; pydantic caches such classes weakly, so after a
-        # garbage collection each is rebuilt (~5 ms). Held here, each is built once.
-        self._response_types: dict[Any, Any] = {}
 
     async def __call__(
         self,
@@ -77,9 +74,6 @@ class RetryAfterMiddleware(BaseRequestMiddleware):
         bot: Bot,
         method: TelegramMethod[TelegramType],
     ) -> Response[TelegramType]:
-        returning = method.__returning__
-        if returning not in self._response_types:
-            self._response_types[returning] = Response[returning]  # type: ignore[valid-type]
         for attempt in range(1, self.attempts + 1):
             try:
                 return await make_request(bot, method)

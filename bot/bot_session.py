@@ -1,34 +1,65 @@
-"""aiogram's aiohttp session sending the Bot API calls as JSON bodies (uploads keep multipart).
+"""aiogram's aiohttp session, with calls sent as JSON and answers read with less work.
 
-aiogram posts every call as a form (`AiohttpSession.build_form_data`): each field JSON-dumped on its
-own, then the whole form url-encoded, where every Cyrillic letter and emoji of a message becomes
-six bytes of ``%XX%XX``, and a multipart writer is set up (a UUID boundary) for every call. The Bot
-API takes ``application/json`` for every method but uploads (https://core.telegram.org/bots/api
-#making-requests). Here a call without a file is one ``json.dumps`` of its prepared fields: the same
-values aiogram would send (its `prepare_value`: defaults such as the HTML parse mode filled in,
-nested objects as objects), a third of the body for a Russian answer. Measured with
-`bench/bot_load.py --profile` (50 users, guided walk): form building and url-encoding were 6 % of the
-bot's CPU. A call with a file (the answer's picture) goes through aiogram's own form.
+A call without a file is one ``json.dumps`` of the fields aiogram's form would send (its
+`prepare_value`: the bot's defaults filled in, nested objects as objects), which the Bot API takes
+for every method but uploads (https://core.telegram.org/bots/api#making-requests); a call with a
+file (the answer's picture) goes through aiogram's multipart form. Telegram's answer is read as
+aiogram reads it (`BaseSession.check_response`, whose errors it raises), except that each
+`Response[T]` class is built once and held, and the inline keyboard a sent or edited message comes
+back with (Telegram's echo of the one sent) is the keyboard object sent, not validated again.
+Why, with the figures: bench/README.md ("Bot API calls").
 """
 
 from __future__ import annotations
 
 import json
+from http import HTTPStatus
 from typing import Any, cast
 
 from aiogram import Bot
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.exceptions import TelegramNetworkError
 from aiogram.methods import TelegramMethod
-from aiogram.methods.base import TelegramType
-from aiogram.types import InputFile
+from aiogram.methods.base import Response, TelegramType
+from aiogram.types import InlineKeyboardMarkup, InputFile
 from aiohttp import ClientError, ClientTimeout
+from pydantic import ValidationError
 
 JSON_HEADERS = {"Content-Type": "application/json"}
 
 
 class JsonBodySession(AiohttpSession):
-    """`AiohttpSession` whose calls without a file are sent as JSON (see the module doc)."""
+    """`AiohttpSession` whose calls without a file are sent as JSON, and whose answers are read with
+    the shortcuts of the module doc."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._response_types: dict[Any, Any] = {}
+
+    def check_response(
+        self, bot: Bot, method: TelegramMethod[TelegramType], status_code: int, content: str
+    ) -> Response[TelegramType]:
+        try:
+            json_data = self.json_loads(content)
+        except ValueError:
+            json_data = None
+        if not (HTTPStatus.OK <= status_code <= HTTPStatus.IM_USED) or not isinstance(json_data, dict):
+            return super().check_response(bot, method, status_code, content)  # aiogram's errors
+        markup = getattr(method, "reply_markup", None)
+        result = json_data.get("result")
+        if isinstance(markup, InlineKeyboardMarkup) and isinstance(result, dict) and "reply_markup" in result:
+            result["reply_markup"] = markup  # Telegram's echo of the keyboard sent
+        returning = method.__returning__
+        response_type = self._response_types.get(returning)
+        if response_type is None:
+            response_type = self._response_types[returning] = Response[returning]  # type: ignore[valid-type]
+        try:
+            response: Response[TelegramType] = response_type.model_validate(json_data, context={"bot": bot})
+        except ValidationError:
+            return super().check_response(bot, method, status_code, content)  # aiogram's error
+        if response.ok:
+            return response
+        return super().check_response(bot, method, status_code, content)
 
     def json_body(self, bot: Bot, method: TelegramMethod[TelegramType]) -> bytes | None:
         """The call as a JSON body; None when it carries a file (it needs multipart)."""

@@ -179,7 +179,11 @@ class UpdateStorage(SqlAlchemyStorage):
         record_key = self.key_builder.build(key)
         records = self.work.records
         if record_key not in records:
-            records[record_key] = await self.work.read(self.storage.select, record_key)
+            committed = self.committed
+            known = committed.get(record_key) if committed is not None else None
+            if known is None:  # not kept in memory: read in a session of its own
+                known = await self.work.read(self.storage.select, record_key)
+            records[record_key] = known
         return records[record_key]
 
     async def _write(self, key: StorageKey, **values: Any) -> None:

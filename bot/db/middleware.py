@@ -118,19 +118,15 @@ class DbSessionMiddleware(BaseMiddleware):
         fsm_in_database = isinstance(state, FSMContext) and isinstance(state.storage, SqlAlchemyStorage)
         source = deep_link_source(event)
         first_seen = INLINE_SOURCE if event.inline_query is not None else source
-        async with self.sessionmaker() as session:  # ended before the handler runs
-            fresh = receipt is not None and receipt.fresh
-            if not fresh and await repository.update_is_handled(
-                session, bot_id=bot_id, update_id=event.update_id
-            ):
-                logger.info("Dropping update %s: already processed", event.update_id)
-                if receipt is not None:
-                    receipt.finished = True
-                return None
-            # A new user's row (or what Telegram says of them, changed): first contact, committed
-            # before the handler runs, as at receipt (bot.db.arrivals).
-            db_user = await self._user(session, data.get("event_from_user"), first_seen)
-            await session.commit()
+        fresh = receipt is not None and receipt.fresh
+        handled, db_user = await self._before_handler(
+            bot_id, event.update_id, fresh, data.get("event_from_user"), first_seen
+        )
+        if handled:
+            logger.info("Dropping update %s: already processed", event.update_id)
+            if receipt is not None:
+                receipt.finished = True
+            return None
         # A new dialog row waits for the commit where its id cannot be lost: it commits with the
         # state that names it, or (one process) nobody else hands out ids.
         ids = self.dialog_ids if fsm_in_database or self.single_process else None
@@ -166,14 +162,48 @@ class DbSessionMiddleware(BaseMiddleware):
             start()
         return result
 
+    async def _before_handler(
+        self,
+        bot_id: int,
+        update_id: int,
+        fresh: bool,
+        telegram_user: TelegramUser | None,
+        source: str | None,
+    ) -> tuple[bool, User | None]:
+        """Whether the update was handled already, and the sender's row. A fresh update of a user
+        kept in memory needs neither read: no session is opened."""
+        db_user = self._kept_user(telegram_user)
+        if fresh and (db_user is not None or not is_person(telegram_user)):
+            return False, db_user
+        async with self.sessionmaker() as session:  # ended before the handler runs
+            if not fresh and await repository.update_is_handled(session, bot_id=bot_id, update_id=update_id):
+                return True, None
+            # A new user's row (or what Telegram says of them, changed): first contact, committed
+            # before the handler runs, as at receipt (bot.db.arrivals).
+            if db_user is None:
+                db_user = await self._user(session, telegram_user, source)
+            await session.commit()
+        return False, db_user
+
+    def _kept_user(self, telegram_user: TelegramUser | None) -> User | None:
+        """The sender's row from memory (``single_process``) when nothing Telegram says of them
+        changed: a known user's fresh update then needs no session before its handler."""
+        if not is_person(telegram_user):
+            return None
+        assert telegram_user is not None
+        if not self.known_users.fresh(telegram_user.id, said_of(telegram_user)):
+            return None
+        return self.known_users.row(telegram_user.id)
+
     async def _user(
         self, session: AsyncSession, telegram_user: TelegramUser | None, source: str | None
     ) -> User | None:
         """Our row of the sender: written when new or when what Telegram says of them changed (or
         ``last_seen_at`` is older than `LAST_SEEN_RESOLUTION`), else only read. A read takes no write
         lock: the update's first write, and with it SQLite's one writer turn, comes later and shorter."""
-        if telegram_user is None or telegram_user.is_bot:
+        if not is_person(telegram_user):
             return None
+        assert telegram_user is not None
         seen = said_of(telegram_user)
         if self.known_users.fresh(telegram_user.id, seen):
             user = self.known_users.row(telegram_user.id) or await repository.get_user(
@@ -232,6 +262,11 @@ async def _undo(work: UpdateWork) -> None:
             await work.write(undo)
         except Exception:
             logger.exception("update %s failed; a row it wrote could not be taken back", work.update_id)
+
+
+def is_person(user: TelegramUser | None) -> bool:
+    """Whether the update has a sender who gets a row in the users table (not a bot)."""
+    return user is not None and not user.is_bot
 
 
 def said_of(user: TelegramUser) -> tuple[str | None, ...]:

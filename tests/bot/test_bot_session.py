@@ -8,9 +8,11 @@ from collections.abc import AsyncIterator
 import pytest
 from aiogram import Bot
 from aiogram.client.default import DefaultBotProperties
+from aiogram.client.session.base import BaseSession
 from aiogram.enums import ParseMode
-from aiogram.methods import AnswerCallbackQuery, SendMessage, SendPhoto
-from aiogram.types import BufferedInputFile
+from aiogram.exceptions import ClientDecodeError, TelegramBadRequest, TelegramRetryAfter
+from aiogram.methods import AnswerCallbackQuery, EditMessageText, SendMessage, SendPhoto
+from aiogram.types import BufferedInputFile, Message
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
 from bot.bot_session import JsonBodySession
@@ -66,3 +68,71 @@ async def test_false_and_zero_are_sent_and_none_is_left_out(bot: Bot) -> None:
 async def test_an_upload_keeps_aiograms_multipart_form(bot: Bot) -> None:
     method = SendPhoto(chat_id=7, photo=BufferedInputFile(b"\x89PNG", filename="answer.png"))
     assert bot.session.json_body(bot, method) is None  # type: ignore[attr-defined]
+
+
+def message_answer(**fields: object) -> str:
+    """Telegram's answer to a sent or edited message, as the Bot API gives it."""
+    message = {
+        "message_id": 5, "date": 1_700_000_000,
+        "from": {"id": 42, "is_bot": True, "first_name": "Bot", "username": "fit_bot"},
+        "chat": {"id": 7, "type": "private", "first_name": "Ann"},
+        "text": "Привет, мир", "entities": [{"type": "bold", "offset": 8, "length": 3}],
+        **fields,
+    }  # fmt: skip
+    return json.dumps({"ok": True, "result": message})
+
+
+def aiograms_reading(bot: Bot, method: SendMessage | EditMessageText, content: str) -> object:
+    """The result as aiogram's own session reads the same answer."""
+    return BaseSession.check_response(bot.session, bot, method, 200, content).result
+
+
+async def test_a_sent_keyboard_comes_back_as_the_object_sent_and_the_message_reads_as_aiogram_reads_it(
+    bot: Bot,
+) -> None:
+    keyboard = InlineKeyboardBuilder()
+    for step in ("inference", "lora", "full"):
+        keyboard.button(text=step, callback_data=f"s:task:{step}")
+    markup = keyboard.as_markup()
+    method = SendMessage(chat_id=7, text="Привет, <b>мир</b>", reply_markup=markup)
+    content = message_answer(reply_markup=markup.model_dump(exclude_none=True))
+    message = bot.session.check_response(bot, method, 200, content).result
+    assert isinstance(message, Message)
+    assert message.reply_markup is markup
+    assert message.model_dump() == aiograms_reading(bot, method, content).model_dump()  # type: ignore[attr-defined]
+    assert message.bot is bot  # bound as aiogram binds it: message.answer(...) works
+
+
+async def test_a_keyboard_not_sent_by_the_call_is_read_from_the_answer(bot: Bot) -> None:
+    method = EditMessageText(chat_id=7, message_id=5, text="Привет, <b>мир</b>")
+    markup = {"inline_keyboard": [[{"text": "📋", "callback_data": "n:details"}]]}
+    content = message_answer(reply_markup=markup)
+    message = bot.session.check_response(bot, method, 200, content).result
+    assert isinstance(message, Message) and message.reply_markup is not None
+    assert message.reply_markup.inline_keyboard[0][0].callback_data == "n:details"
+    assert message.model_dump() == aiograms_reading(bot, method, content).model_dump()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("status", "answer", "error"),
+    [
+        (400, {"ok": False, "error_code": 400, "description": "Bad Request: message is not modified"},
+         TelegramBadRequest),
+        (429, {"ok": False, "error_code": 429, "description": "Too Many Requests: retry after 3",
+               "parameters": {"retry_after": 3}}, TelegramRetryAfter),
+        (200, {"ok": True, "result": {"message_id": "not a message"}}, ClientDecodeError),
+    ],
+)  # fmt: skip
+async def test_telegrams_errors_raise_what_aiogram_raises(
+    bot: Bot, status: int, answer: dict[str, object], error: type[Exception]
+) -> None:
+    method = SendMessage(chat_id=7, text="Привет")
+    with pytest.raises(error):
+        bot.session.check_response(bot, method, status, json.dumps(answer))
+
+
+async def test_an_answer_that_is_not_json_raises_what_aiogram_raises(bot: Bot) -> None:
+    with pytest.raises(ClientDecodeError):
+        bot.session.check_response(
+            bot, SendMessage(chat_id=7, text="Привет"), 502, "<html>Bad Gateway</html>"
+        )
