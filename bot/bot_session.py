@@ -65,7 +65,8 @@ class JsonBodySession(AiohttpSession):
         """The call as a JSON body; None when it carries a file (it needs multipart)."""
         files: dict[str, InputFile] = {}
         fields: dict[str, Any] = {}
-        for key, value in method.model_dump(warnings=False).items():
+        # Nones left out by pydantic: aiogram drops them anyway, at every depth (`prepare_value`).
+        for key, value in method.model_dump(warnings=False, exclude_none=True).items():
             prepared = self.prepare_value(value, bot=bot, files=files, _dumps_json=False)
             if prepared is None or prepared == "":
                 continue  # left out, as aiogram's form leaves them out

@@ -12,7 +12,7 @@ from aiogram.client.session.base import BaseSession
 from aiogram.enums import ParseMode
 from aiogram.exceptions import ClientDecodeError, TelegramBadRequest, TelegramRetryAfter
 from aiogram.methods import AnswerCallbackQuery, EditMessageText, SendMessage, SendPhoto
-from aiogram.types import BufferedInputFile, Message
+from aiogram.types import BufferedInputFile, Message, MessageEntity
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
 from bot.bot_session import JsonBodySession
@@ -136,3 +136,16 @@ async def test_an_answer_that_is_not_json_raises_what_aiogram_raises(bot: Bot) -
         bot.session.check_response(
             bot, SendMessage(chat_id=7, text="Привет"), 502, "<html>Bad Gateway</html>"
         )
+
+
+async def test_nested_objects_and_defaults_go_as_the_form_would_send_them(bot: Bot) -> None:
+    keyboard = InlineKeyboardBuilder()
+    keyboard.button(text="🛒 Арендовать", url="https://example.com/rent?gpu=4090")
+    keyboard.button(text="📋 Подробнее", callback_data="n:details")
+    method = EditMessageText(
+        chat_id=7, message_id=5, text="<b>24 ГБ</b>", reply_markup=keyboard.as_markup(),
+        entities=[MessageEntity(type="bold", offset=0, length=5)],
+    )  # fmt: skip
+    sent = json.loads(bot.session.json_body(bot, method))  # type: ignore[attr-defined]
+    assert sent == form_fields(bot, method)  # type: ignore[arg-type]
+    assert sent["link_preview_options"] == {"is_disabled": True}  # the bot's default, its Nones left out
