@@ -3,6 +3,7 @@ with an update's Redis work in two or three round trips.
 
 - The user's lock is taken in this process first (an ``asyncio.Lock`` per user), then in Redis, in
   one pipeline with the reads of the user's state and data (`PipelinedRedisIsolation.lock`).
+- In a private chat the same pipeline reads the user's row of the users table (bot.redis_state).
 - Within the update the state and data are read from and written to that copy (`UserRecord`); what
   changed is written in one pipeline right before the update's work commits (`flush_state`, called
   by bot.db.middleware), and the lock is released after it. An update that raised writes nothing.
@@ -134,12 +135,16 @@ class PipelinedRedisIsolation(RedisEventIsolation):
         storage = self.storage
         state_key, data_key = storage.key_builder.build(key, "state"), storage.key_builder.build(key, "data")
         pause = POLL_FIRST_S
+        # A private chat's (or inline mode's) lock is the user's own: their row is kept with it.
+        user_key = f"{storage.key_builder.build(key)}:user" if key.chat_id == key.user_id else None
         while True:
             async with self.redis.pipeline(transaction=False) as pipe:
                 pipe.set(lock_key, token, nx=True, px=self.ttl_ms)
                 pipe.get(state_key)
                 pipe.get(data_key)
-                taken, state, data = await pipe.execute()
+                if user_key is not None:
+                    pipe.get(user_key)
+                taken, state, data, *user_row = await pipe.execute()
             if taken:
                 break
             await asyncio.sleep(pause)
@@ -147,6 +152,7 @@ class PipelinedRedisIsolation(RedisEventIsolation):
         return UserRecord(
             storage=storage, state_key=state_key, data_key=data_key,
             state=_text(state), data=cast(dict[str, Any], storage.json_loads(_text(data))) if data else {},
+            user_key=user_key, user_row=_text(user_row[0]) if user_row else None,
         )  # fmt: skip
 
     async def _release(self, lock_key: str, token: str, record: UserRecord) -> None:

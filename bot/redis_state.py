@@ -1,11 +1,23 @@
 """The user's dialog state in Redis as an update sees it (bot.redis_fsm), without importing Redis:
-bot.db.middleware writes it before the update's last commit (`flush_state`)."""
+bot.db.middleware writes it before the update's last commit (`flush_state`).
+
+In a private chat (or inline mode) the record also holds the user's row of the users table as the
+last update holding the same lock committed it (`kept_user_row`), so a known user's update reads no
+row from the database. Only those updates write it (`keep_user_row`, after their commit, with the
+lock's release): every change of the row that is not "what Telegram says" or ``last_seen_at`` (the
+language, the currency) is made by them, and the others are compared on every update. An update
+from a group reads the row from the database, as without Redis."""
 
 from __future__ import annotations
 
+import json
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
+
+USER_ROW_TTL = timedelta(days=2)
+"""How long a user's row stays in Redis after the last update that wrote it (the database keeps it)."""
 
 
 @dataclass
@@ -20,6 +32,10 @@ class UserRecord:
     data: dict[str, Any]
     changed: set[str] = field(default_factory=set)
     closed: bool = False  # the lock released: a task the update spawned reads and writes Redis itself
+    user_key: str | None = None
+    """Where the user's row is kept (None: not a private chat's record, the row is not kept)."""
+    user_row: str | None = None
+    """The kept row, as JSON (`keep_user_row`); None: none kept."""
 
     def write(self, pipe: Any) -> None:
         """Queue the changed fields' writes on a Redis pipeline (as aiogram's RedisStorage writes them:
@@ -34,6 +50,8 @@ class UserRecord:
                 pipe.delete(self.data_key)
             else:
                 pipe.set(self.data_key, self.storage.json_dumps(self.data), ex=self.storage.data_ttl)
+        if "user" in self.changed and self.user_key is not None and self.user_row is not None:
+            pipe.set(self.user_key, self.user_row, ex=USER_ROW_TTL)
         self.changed.clear()
 
 
@@ -49,3 +67,31 @@ async def flush_state() -> None:
     async with record.storage.redis.pipeline(transaction=False) as pipe:
         record.write(pipe)
         await pipe.execute()
+
+
+def keeps_user_row() -> bool:
+    """Whether the update's record keeps its user's row (a private chat's, with the FSM in Redis)."""
+    record = current_record.get()
+    return record is not None and record.user_key is not None
+
+
+def kept_user_row(telegram_id: int) -> dict[str, Any] | None:
+    """The user's row kept in the update's record (its values by column; datetimes as ISO text), or
+    None: not kept, or the update's record is not the user's private one."""
+    record = current_record.get()
+    if record is None or record.user_key is None or record.user_row is None:
+        return None
+    row = json.loads(record.user_row)
+    return row if isinstance(row, dict) and row.get("telegram_id") == telegram_id else None
+
+
+def keep_user_row(telegram_id: int, row: dict[str, Any]) -> None:
+    """Keep the row as the update just committed it (written with the lock's release); nothing when
+    it is what the record holds already, or the record cannot keep it."""
+    record = current_record.get()
+    if record is None or record.user_key is None or record.closed:
+        return
+    text = json.dumps(row, default=str, separators=(",", ":"))
+    if text != record.user_row and row.get("telegram_id") == telegram_id:
+        record.user_row = text
+        record.changed.add("user")

@@ -10,7 +10,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from aiogram import BaseMiddleware
@@ -21,9 +21,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db import repository
 from bot.db.group_commit import GroupCommit
-from bot.db.models import User, utc_now
+from bot.db.models import User, UtcDateTime, utc_now
 from bot.db.work import UpdateWork
-from bot.redis_state import flush_state
+from bot.redis_state import flush_state, keep_user_row, keeps_user_row, kept_user_row
 from bot.storage import SqlAlchemyStorage
 
 logger = logging.getLogger(__name__)
@@ -156,6 +156,7 @@ class DbSessionMiddleware(BaseMiddleware):
             raise
         if db_user is not None:
             self.known_users.keep(db_user)
+            keep_user_row(db_user.telegram_id, row_values(db_user))  # with the Redis lock's release
         if receipt is not None:
             receipt.finished = True
         for start in work.then:  # finished: what goes apart from it (bot.db.work)
@@ -186,12 +187,16 @@ class DbSessionMiddleware(BaseMiddleware):
         return False, db_user
 
     def _kept_user(self, telegram_user: TelegramUser | None) -> User | None:
-        """The sender's row from memory (``single_process``) when nothing Telegram says of them
-        changed: a known user's fresh update then needs no session before its handler."""
+        """The sender's row from memory (``single_process``) or from the user's record in Redis
+        (bot.redis_state) when nothing Telegram says of them changed and ``last_seen_at`` is recent:
+        a known user's fresh update then needs no session before its handler."""
         if not is_person(telegram_user):
             return None
         assert telegram_user is not None
-        if not self.known_users.fresh(telegram_user.id, said_of(telegram_user)):
+        seen = said_of(telegram_user)
+        if not self.known_users.keep_rows:
+            return user_of_row(kept_user_row(telegram_user.id), seen)
+        if not self.known_users.fresh(telegram_user.id, seen):
             return None
         return self.known_users.row(telegram_user.id)
 
@@ -205,7 +210,8 @@ class DbSessionMiddleware(BaseMiddleware):
             return None
         assert telegram_user is not None
         seen = said_of(telegram_user)
-        if self.known_users.fresh(telegram_user.id, seen):
+        # Where Redis keeps the row, one found stale there is refreshed (its ``last_seen_at`` too).
+        if not keeps_user_row() and self.known_users.fresh(telegram_user.id, seen):
             user = self.known_users.row(telegram_user.id) or await repository.get_user(
                 session, telegram_user.id
             )
@@ -339,6 +345,26 @@ class KnownUsers:
 
 USER_FIELDS = tuple(column.key for column in User.__table__.columns)
 """The columns of a user's row, as `KnownUsers` keeps their values."""
+USER_TIMES = tuple(column.key for column in User.__table__.columns if isinstance(column.type, UtcDateTime))
+"""Its columns holding a time (ISO text in Redis)."""
+
+
+def row_values(user: User) -> dict[str, Any]:
+    """A user's row as its values by column (what Redis keeps of it, bot.redis_state)."""
+    return {name: getattr(user, name) for name in USER_FIELDS}
+
+
+def user_of_row(row: dict[str, Any] | None, seen: tuple[str | None, ...]) -> User | None:
+    """A detached User of a row kept in Redis, if it is complete, says what Telegram says of the
+    user now, and was seen within `LAST_SEEN_RESOLUTION`; else None (the row is read or refreshed)."""
+    if row is None or set(row) != set(USER_FIELDS):
+        return None
+    if (row["username"], row["first_name"], row["language_from_telegram"]) != seen:
+        return None
+    values = {**row, **{name: datetime.fromisoformat(row[name]) for name in USER_TIMES if row[name]}}
+    if utc_now() - values["last_seen_at"] >= LAST_SEEN_RESOLUTION:
+        return None
+    return User(**values)
 
 
 async def forget_old_updates(
