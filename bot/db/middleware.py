@@ -155,13 +155,20 @@ class DbSessionMiddleware(BaseMiddleware):
                 self.known_users.forget(db_user.telegram_id)
             raise
         if db_user is not None:
-            self.known_users.keep(db_user)
-            keep_user_row(db_user.telegram_id, row_values(db_user))  # with the Redis lock's release
+            self._keep(db_user)
         if receipt is not None:
             receipt.finished = True
         for start in work.then:  # finished: what goes apart from it (bot.db.work)
             start()
         return result
+
+    def _keep(self, user: User) -> None:
+        """The user's row as the update committed it: in memory (``single_process``), else (replicas)
+        with the user's Redis lock, written at its release (bot.redis_state)."""
+        if self.known_users.keep_rows:
+            self.known_users.keep(user)
+        else:
+            keep_user_row(user.telegram_id, row_values(user))
 
     async def _before_handler(
         self,
