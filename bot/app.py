@@ -4,8 +4,8 @@ Delivery (bot.db.inbox): updates are recorded before Telegram is told they arriv
 memory (each update's unit of work committed after its handler, bot.db.work), and drained on
 shutdown before the texts, the storage and the database close. Button presses are answered early
 when their handler is slow (bot.callback_answers); a slow answer shows "typing…"
-(bot.typing_action). On SQLite the writers take turns (bot.db.turn) and SQLite runs in place
-(bot.db.inline_sqlite). The runners: bot.polling and bot.webhook.
+(bot.typing_action). On SQLite the sessions queue for the engine's one connection (bot.db.engine)
+and SQLite runs in place (bot.db.inline_sqlite). The runners: bot.polling and bot.webhook.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """ "typing…" while an answer takes long: `sendChatAction` once an update has gone `TYPING_AFTER_S`
 without the bot answering in its chat.
 
-A timer, not a task held open: nothing waits on it, nothing (no transaction, no write turn, no user
+A timer, not a task held open: nothing waits on it, nothing (no transaction, no connection, no user
 lock) is held for it, and the update's own work never waits for the chat action's call. The timer is
 cancelled when the update's first answer (a message sent or edited in its chat) has gone out, and
 when the update is finished, so a fast answer sends no chat action at all. Telegram shows the action

@@ -3,7 +3,7 @@ one statement writes the rows of the batch's senders this process has not seen
 (bot.db.middleware.DbSessionMiddleware.first_contact) and one reads the FSM records memory does not
 keep (bot.storage.SqlAlchemyStorage.prefetch); both go into memory once committed. A new user's
 updates then issue no statement of their own: their writes wait for the group commit, like a known
-user's, instead of queueing for SQLite's write turn (figures: bench/README.md).
+user's, instead of queueing for SQLite's one connection (figures: bench/README.md).
 
 Only where one process owns the database, as for everything memory keeps of it. A shortcut: when it
 fails, it is logged, and each update reads and writes for itself. The delivery contract and the

@@ -15,7 +15,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 import migrations
 from bot.db.inline_sqlite import inline_creator
-from bot.db.turn import TURN_KEY, TurnSession, WriteTurn
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -23,12 +22,16 @@ if TYPE_CHECKING:
 # The package's directory, wherever it is installed (a wheel, an editable install, a checkout);
 # `__file__` of a package may be None or point elsewhere under some importers.
 MIGRATIONS_DIR = Path(next(iter(migrations.__path__)))
-# How long an SQLite writer waits for another before "database is locked". Transactions are short
-# (no handler holds one, see bot.db.work) and this process's writers take turns
-# (bot.db.turn), so this is a safety net only (another process: `python -m bot stats`, a migration).
+# How long an SQLite writer waits for another process's before "database is locked". This process
+# has one connection (below), so this is a safety net only (`python -m bot stats`, a migration).
 SQLITE_BUSY_TIMEOUT_MS = 15_000
-SQLITE_POOL_SIZE = 20
-SQLITE_POOL_OVERFLOW = 10
+SQLITE_CONNECTION_WAIT_S = 30.0
+"""SQLite's one writer is the engine's one connection: a session checks it out at its first statement
+and gives it back when its transaction ends (commit, rollback, close), and the sessions waiting for it
+get it in the order they asked (the pool's FIFO queue). No handler holds a transaction (bot.db.work),
+so a wait is for the inbox's receipt, the writer's group commit or a short read; one past this many
+seconds raises `sqlalchemy.exc.TimeoutError`, an infrastructure failure: the update is retried
+(bot.db.outage)."""
 # PostgreSQL (the webhook replicas): an update holds a connection from its first statement to its
 # commit, the inbox's receipt and the group commit one each; a burst of 200 users keeps ~20 busy
 # (bench/bot_load.py --users 200). Overflow connections are closed on return, and a new one costs a
@@ -61,11 +64,13 @@ def create_engine(url: str) -> AsyncEngine:
     path = sqlite_file(url)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-    # Connections are kept, not opened per burst: an overflow connection closed on return costs a new
-    # thread, a connect and the PRAGMAs the next time (aiosqlite).
+    # One connection, kept (see SQLITE_CONNECTION_WAIT_S): SQLite has one writer at a time, and it
+    # runs on the event loop (bot.db.inline_sqlite), where a second connection waiting inside
+    # SQLite's busy handler would block the loop.
     engine = create_async_engine(
-        url, pool_size=SQLITE_POOL_SIZE, max_overflow=SQLITE_POOL_OVERFLOW, async_creator=inline_creator(url)
-    )
+        url, pool_size=1, max_overflow=0, pool_timeout=SQLITE_CONNECTION_WAIT_S,
+        async_creator=inline_creator(url),
+    )  # fmt: skip
     event.listen(engine.sync_engine, "connect", _tune_sqlite)
     return engine
 
@@ -101,11 +106,7 @@ async def ping(engine: AsyncEngine) -> None:
 
 
 def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
-    """Sessions for the engine; on SQLite they take turns to write, in order (bot.db.turn)."""
-    if engine.dialect.name == "sqlite":
-        return async_sessionmaker(
-            engine, class_=TurnSession, expire_on_commit=False, info={TURN_KEY: WriteTurn()}
-        )
+    """Sessions for the engine (on SQLite they queue for its one connection: `create_engine`)."""
     return async_sessionmaker(engine, expire_on_commit=False)
 
 

@@ -22,7 +22,6 @@ from sqlalchemy.orm import Session
 
 from bot.db import repository, upserts
 from bot.db.models import FsmRecord, utc_now
-from bot.db.turn import take_turn_ahead
 from bot.db.work import Record, UpdateWork
 
 MAX_GROUP = 500
@@ -59,14 +58,13 @@ class GroupCommit:
             while self._waiting:
                 group = []
                 try:
-                    # Ahead of the updates waiting for SQLite's write turn: each mark finishes an
-                    # update in hand. The group is what waits once the turn is ours: whatever came
-                    # in meanwhile goes along.
+                    # The group is what waits once a connection is ours (SQLite's one, which the
+                    # receipt may hold): whatever came in meanwhile goes along.
                     async with self.sessionmaker() as session:
-                        await take_turn_ahead(session)
+                        await session.connection()
                         group, self._waiting = self._waiting[:MAX_GROUP], self._waiting[MAX_GROUP:]
-                        async with session.begin():
-                            await write_works(session, [waiting.work for waiting in group])
+                        await write_works(session, [waiting.work for waiting in group])
+                        await session.commit()
                 except Exception as e:
                     _settle(group, e)
                     continue

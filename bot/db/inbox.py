@@ -34,7 +34,6 @@ from bot.db import repository
 from bot.db.middleware import RECEIPT_KEY, Receipt, forget_old_updates
 from bot.db.models import utc_now
 from bot.db.outage import Outages, is_infrastructure
-from bot.db.turn import take_turn_ahead
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +100,6 @@ class Inbox:
         """Record the updates (id, payload); the ids that are new. ``arrivals``: the bot and the
         parsed updates, for `prepare`."""
         async with self.sessionmaker() as session:
-            await take_turn_ahead(session)  # SQLite: the next write turn is the intake's (bot.db.turn)
             async with session.begin():
                 fresh = await repository.receive_updates(
                     session, bot_id=bot_id, updates=updates, lease_until=utc_now() + self.lease
@@ -114,7 +112,7 @@ class Inbox:
         bot, updates = arrivals
         assert self.prepare is not None
         try:
-            async with session.begin():  # the same write turn: the receipt's session is still open
+            async with session.begin():  # the same connection: the receipt's session is still open
                 remember = await self.prepare(
                     session, bot, [update for update in updates if update.update_id in fresh]
                 )

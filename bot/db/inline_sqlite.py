@@ -5,8 +5,8 @@ the loop: three thread hops per statement, each waiting for the GIL of a busy lo
 (``sys.getswitchinterval()``), for work that takes SQLite microseconds (a point query or a one-row
 write on a local file, WAL, synchronous=NORMAL: no fsync per commit). In place, the statement runs.
 
-The price: a call that waits inside SQLite blocks the loop. In this process nothing waits: writers
-take turns (bot.db.turn), WAL readers never wait for writers. Another process writing the same file
+The price: a call that waits inside SQLite blocks the loop. In this process nothing waits: it has one
+connection (bot.db.engine), which sessions queue for. Another process writing the same file
 would (two bots on one file: not supported; `python -m bot stats` only reads). A WAL checkpoint runs
 in place too. The modes and the contract: docs/persistence.md.
 """

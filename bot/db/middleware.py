@@ -212,7 +212,7 @@ class DbSessionMiddleware(BaseMiddleware):
     ) -> User | None:
         """Our row of the sender: written when new or when what Telegram says of them changed (or
         ``last_seen_at`` is older than `LAST_SEEN_RESOLUTION`), else only read. A read takes no write
-        lock: the update's first write, and with it SQLite's one writer turn, comes later and shorter."""
+        lock: the update's first write, and with it SQLite's one writer, comes later and shorter."""
         if not is_person(telegram_user):
             return None
         assert telegram_user is not None

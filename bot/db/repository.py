@@ -213,7 +213,7 @@ async def _scalar(session: AsyncSession, statement: Any) -> Any:
 class DialogIds:
     """Ids of new dialog rows, handed out by this process, so that a new row can wait for the group
     commit like the updates of rows (bot.db.group_commit): a dialog opened by a button press (the
-    task step) then costs no statement, transaction or SQLite write turn of its own.
+    task step) then costs no statement, transaction or wait for SQLite's connection of its own.
 
     Only where one process owns the database (the embedded SQLite: bot.db.middleware's
     ``single_process``), as for the rows and records it keeps in memory: nobody else inserts dialogs
@@ -224,8 +224,8 @@ class DialogIds:
         self._last: int | None = None
 
     async def load(self, session: AsyncSession) -> None:
-        """Read the largest id on disk, once (the inbox's receipt does, bot.db.arrivals: the turn is
-        its anyway)."""
+        """Read the largest id on disk, once (the inbox's receipt does, bot.db.arrivals: it holds the
+        connection anyway)."""
         if self._last is None:
             largest = await session.scalar(select(func.max(DIALOGS.c.id)))
             if self._last is None:  # another task may have read it meanwhile, and taken ids

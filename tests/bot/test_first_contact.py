@@ -14,7 +14,7 @@ from aiogram.fsm.middleware import FSMContextMiddleware
 from aiogram.fsm.storage.base import DefaultKeyBuilder, StorageKey
 from aiogram.fsm.storage.memory import SimpleEventIsolation
 from aiogram.types import Update
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db import repository
@@ -24,7 +24,6 @@ from bot.db.inbox import Inbox, update_payload
 from bot.db.middleware import DbSessionMiddleware
 from bot.db.models import DialogSession
 from bot.db.models import User as UserRow
-from bot.db.turn import TurnSession, turn_of
 from bot.db.work import UpdateWork
 from bot.storage import SqlAlchemyStorage
 from tests.bot.conftest import BOT_ID
@@ -92,23 +91,19 @@ async def test_ids_are_handed_out_once_when_two_updates_read_the_largest_togethe
 ) -> None:
     ids = repository.DialogIds()
 
-    async def one() -> int:
+    async def one(asking: asyncio.Event) -> int:
         async with sessionmaker() as session:
+            asking.set()
             taken = await ids.next(session)
             await session.commit()
             return taken
 
-    async with sessionmaker() as holder:  # SQLite's write turn taken: the five read after it, together
-        assert isinstance(holder, TurnSession)
-        await holder.take_turn()
-        turn = turn_of(holder)
-        assert turn is not None
-        reading = [asyncio.create_task(one()) for _ in range(5)]
-        for _ in range(100):
-            if turn.queued == 5:
-                break
-            await asyncio.sleep(0)
-        assert turn.queued == 5
+    async with sessionmaker() as holder:  # SQLite's one connection held: the five read after it, together
+        await holder.execute(text("SELECT 1"))
+        asking = [asyncio.Event() for _ in range(5)]
+        reading = [asyncio.create_task(one(event)) for event in asking]
+        for event in asking:  # set in the step that asks for the connection: all five wait for it
+            await event.wait()
     taken = await asyncio.gather(*reading)
     assert sorted(taken) == [1, 2, 3, 4, 5]
 
