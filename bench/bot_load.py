@@ -19,6 +19,7 @@ every user asks the same ones ("qwen3 8b int4 1k", 2k, 4k, …), as a crowd come
     python bench/bot_load.py [--users 50] [--walk guided|questions] [--questions 4]
                              [--mode polling|webhook] [--backend sqlite|pg] [--latency-ms 0]
                              [--no-buttons] [--same-questions] [--no-pictures] [--profile PATH]
+                             [--rounds R]
 
 Each bot runs as its own process, as in production (the sandbox and the users are this process): the
 full bot is `python -m bot` in polling mode; in webhook mode it is `create_app` + `build_webhook_app`
@@ -31,6 +32,11 @@ warm-up users (not counted: the first answers build pydantic and Fluent caches; 
 full bot's warm-up pictures are waited for too: the worker's start is not counted). ``--profile``:
 py-spy's samples of the full bot while the measured users walk (``pip install py-spy``).
 ``--no-pictures``: the full bot with ``ANSWER_PICTURES=0`` (no answer pictures, no picture worker).
+``--rounds R`` (R > 1): both bots start and stay up, and serve R crowds each, alternated (bare, full,
+bare, …; new users each round; before each next crowd, the bot just measured is let settle: its
+process and picture worker under 5 % of a core for 0.3 s): a line per round and the medians (ranges)
+of the throughput ratio, the p99 ratio and the full bot's updates per core. On a shared machine this
+is steadier than separate runs: the two bots are measured seconds apart, and both are warm.
 
 Prints, per bot: updates/s, reaction p50/p95/p99/max (a user's message → the bot's sendMessage; in
 the guided walk also a press → its step's message), callbacks answered within 1 s (a button → its
@@ -59,7 +65,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,6 +92,7 @@ WARMUP_QUESTION = "qwen3 14b int4 3k"
 DETAILS = NavCB(action=Nav.DETAILS).pack()
 WARMUP_USERS = 3
 FIRST_USER_ID = 10_000
+ROUND_IDS = 100_000  # ``--rounds``: round k's users are FIRST_USER_ID + k * ROUND_IDS onwards
 WALK_TIMEOUT_S = 600.0
 # The guided dialog's steps to a result: 5 or 6 choices (task, model, …); the bare bot's walk: 5.
 MAX_GUIDED_STEPS = 12
@@ -404,6 +411,16 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def tree_cpu_seconds(pid: int) -> float:
+    """`cpu_seconds` of a process and its living children (the picture worker)."""
+    total = cpu_seconds(pid)
+    with contextlib.suppress(OSError):
+        for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+            with contextlib.suppress(OSError):
+                total += cpu_seconds(int(child))
+    return total
+
+
 async def start_profiler(path: str | None, pid: int) -> asyncio.subprocess.Process | None:
     """``--profile``: py-spy sampling the full bot's process while the measured users walk (the
     warm-up and the start-up left out), its stacks written to ``path`` (py-spy's raw format)."""
@@ -472,9 +489,55 @@ async def stop_process(process: asyncio.subprocess.Process) -> str:
     return err
 
 
-async def run(
+class Running:
+    """One bot process serving its own sandbox, warmed up, measured crowd by crowd (`measure`)."""
+
+    def __init__(self, name: str, args: argparse.Namespace, env: dict[str, str]) -> None:
+        self.name, self.args, self.env = name, args, env
+        self.sandbox: Sandbox
+        self.arrivals: Arrivals
+        self.process: asyncio.subprocess.Process
+        self.log = ""  # its stderr, once stopped
+
+    async def measure(self, first_id: int, profile: str | None = None) -> Figures:
+        """A crowd of ``--users`` new users (ids from ``first_id``), the bot's CPU and calls meanwhile."""
+        args, sandbox, arrivals = self.args, self.sandbox, self.arrivals
+        cpu, calls_before = cpu_seconds(self.process.pid), len(sandbox.requests)
+        profiler = await start_profiler(profile, self.process.pid)
+        if args.walk == "guided":
+            figures = await drive_guided(sandbox, arrivals, args.users, first_id)
+        else:
+            asked = same_question if args.same_questions else varied_question
+            figures = await drive(
+                sandbox, arrivals, args.users, args.questions, first_id, not args.no_buttons, asked
+            )
+        figures.cpu_s = cpu_seconds(self.process.pid) - cpu
+        figures.calls = Counter(
+            r.method for r in sandbox.requests[calls_before:] if r.method.lower() != "getupdates"
+        )
+        if profiler is not None:
+            profiler.send_signal(signal.SIGINT)
+            await profiler.wait()
+        return figures
+
+    async def settle(self) -> None:
+        """Until the bot's process and its children (the picture worker) have used under 5 % of a
+        core for 0.3 s (at most 20 s): the pictures of the last crowd drawn, before the other bot's
+        crowd (a bench's wait, not a test's)."""
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            before = tree_cpu_seconds(self.process.pid)
+            await asyncio.sleep(0.3)
+            if tree_cpu_seconds(self.process.pid) - before < 0.015:
+                return
+
+
+@contextlib.asynccontextmanager
+async def running(
     name: str, args: argparse.Namespace, variant: Variant, argv: list[str], env: dict[str, str]
-) -> Figures:
+) -> AsyncIterator[Running]:
+    """The bot started on a sandbox of its own and warmed up; stopped at the end (its log checked)."""
+    bot = Running(name, args, env)
     async with Sandbox(
         reply_timeout=60, first_update_id=int(time.time() * 1000), webhook_connections=WEBHOOK_CONNECTIONS
     ) as sandbox:
@@ -486,40 +549,73 @@ async def run(
             "BENCH_MODE": variant.mode, "BENCH_SECRET": WEBHOOK_SECRET,
             "BENCH_GUIDED_STEPS": str(BARE_GUIDED_STEPS),
         }  # fmt: skip
-        arrivals = Arrivals(sandbox)
-        process = await start_process(sandbox, argv, env, variant.mode)
+        bot.sandbox, bot.arrivals = sandbox, Arrivals(sandbox)
+        bot.process = await start_process(sandbox, argv, env, variant.mode)
         try:
-            buttons = not args.no_buttons
-            asked = same_question if args.same_questions else varied_question
             if args.walk == "guided":
-                await drive_guided(sandbox, arrivals, WARMUP_USERS, 1)
+                await drive_guided(sandbox, bot.arrivals, WARMUP_USERS, 1)
             else:
-                await drive(sandbox, arrivals, WARMUP_USERS, 1, 1, buttons, lambda user, n: WARMUP_QUESTION)
+                await drive(sandbox, bot.arrivals, WARMUP_USERS, 1, 1, True, lambda user, n: WARMUP_QUESTION)
             if name != "bare" and pictures_on(env):
-                await warmup_pictures(arrivals)
-            cpu, calls_before = cpu_seconds(process.pid), len(sandbox.requests)
-            profiler = await start_profiler(args.profile, process.pid) if name != "bare" else None
-            if args.walk == "guided":
-                figures = await drive_guided(sandbox, arrivals, args.users, FIRST_USER_ID)
-            else:
-                figures = await drive(
-                    sandbox, arrivals, args.users, args.questions, FIRST_USER_ID, buttons, asked
-                )
-            figures.cpu_s = cpu_seconds(process.pid) - cpu
-            figures.calls = Counter(
-                r.method for r in sandbox.requests[calls_before:] if r.method.lower() != "getupdates"
-            )
-            if profiler is not None:
-                profiler.send_signal(signal.SIGINT)
-                await profiler.wait()
+                await warmup_pictures(bot.arrivals)
+            yield bot
         finally:
-            err = await stop_process(process)
-        figures.photos_by_stop = len(measured_photos(sandbox.requests))
-        figures.picture_log = picture_summary(err)
-        if "Traceback" in err or "ERROR" in err:
-            print(f"{name}: its log has errors:\n{err[-3000:]}", file=sys.stderr)
+            bot.log = await stop_process(bot.process)
+        if "Traceback" in bot.log or "ERROR" in bot.log:
+            print(f"{name}: its log has errors:\n{bot.log[-3000:]}", file=sys.stderr)
+
+
+async def run(
+    name: str, args: argparse.Namespace, variant: Variant, argv: list[str], env: dict[str, str]
+) -> Figures:
+    async with running(name, args, variant, argv, env) as bot:
+        figures = await bot.measure(FIRST_USER_ID, args.profile if name != "bare" else None)
+    figures.photos_by_stop = len(measured_photos(bot.sandbox.requests))
+    figures.picture_log = picture_summary(bot.log)
     report(name, figures, args.users)
     return figures
+
+
+async def rounds(
+    args: argparse.Namespace, variant: Variant, bare_argv: list[str], bare_env: dict[str, str],
+    full_argv: list[str], full_env: dict[str, str],
+) -> None:  # fmt: skip
+    """``--rounds R``: both bots running, their crowds alternated (bare, full, bare, …; new users
+    each round), the full bot's pictures drawn before the next bare crowd; per round and in all."""
+    ratios: list[float] = []
+    p99s: list[float] = []
+    per_core: list[float] = []
+    async with (
+        running("bare", args, variant, bare_argv, bare_env) as bare,
+        running("full bot", args, variant, full_argv, full_env) as full,
+    ):
+        for k in range(args.rounds):
+            first_id = FIRST_USER_ID + k * ROUND_IDS
+            b = await bare.measure(first_id)
+            await bare.settle()
+            f = await full.measure(first_id)
+            await full.settle()
+            if not (b.reactions and f.reactions):
+                print(f"round {k + 1}: no answers")
+                continue
+            ratios.append(f.rate / b.rate)
+            p99s.append(percentile(f.reactions, 99) / percentile(b.reactions, 99))
+            per_core.append(f.updates / f.cpu_s if f.cpu_s else 0.0)
+            within = sum(c <= 1.0 for c in f.callbacks)
+            print(
+                f"round {k + 1}: full/bare {ratios[-1]:.2f}×  p99 {p99s[-1]:.1f}×  "
+                f"full {f.rate:.0f} updates/s, cpu {f.cpu_s / max(f.updates, 1) * 1000:.1f} ms/update, "
+                f"per core {per_core[-1]:.0f}; callbacks ≤1 s {within}/{len(f.callbacks)}; "
+                f"bare {b.rate:.0f} updates/s, cpu {b.cpu_s / max(b.updates, 1) * 1000:.1f} ms/update",
+                flush=True,
+            )
+    if ratios:
+        print(
+            f"full/bare over {len(ratios)} alternated rounds: throughput median"
+            f" {statistics.median(ratios):.2f}× ({min(ratios):.2f}-{max(ratios):.2f}), p99 median"
+            f" {statistics.median(p99s):.1f}× ({min(p99s):.1f}-{max(p99s):.1f}); full bot per core median"
+            f" {statistics.median(per_core):.0f} updates/s ({min(per_core):.0f}-{max(per_core):.0f})"
+        )
 
 
 def measured_photos(requests: list[Any]) -> list[Any]:
@@ -649,6 +745,9 @@ async def main() -> None:
         "--same-questions", action="store_true", help='every user asks "qwen3 8b int4 1k", 2k, 4k, …'
     )
     parser.add_argument("--no-pictures", action="store_true", help="the full bot with ANSWER_PICTURES=0")
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="R > 1: both bots running, R crowds each, alternated"
+    )
     args = parser.parse_args()
     variant = Variant(args.mode, args.backend, args.latency_ms / 1000)
     if args.walk == "guided":
@@ -667,12 +766,16 @@ async def main() -> None:
             flush=True,
         )
         bare_env = env | {"PYTHONPATH": str(ROOT)}
+        bare_argv = [sys.executable, "-c", BARE_BOT]
+        full_argv = (
+            [sys.executable, "-m", "bot"] if args.mode == "polling"
+            else [sys.executable, "-c", FULL_WEBHOOK_BOT]
+        )  # fmt: skip
         try:
-            bare = await run("bare", args, variant, [sys.executable, "-c", BARE_BOT], bare_env)
-            full_argv = (
-                [sys.executable, "-m", "bot"] if args.mode == "polling"
-                else [sys.executable, "-c", FULL_WEBHOOK_BOT]
-            )  # fmt: skip
+            if args.rounds > 1:
+                await rounds(args, variant, bare_argv, bare_env, full_argv, env)
+                return
+            bare = await run("bare", args, variant, bare_argv, bare_env)
             full = await run("full bot", args, variant, full_argv, env)
         finally:
             await cleanup()
