@@ -4,9 +4,11 @@ with an update's Redis work in two or three round trips.
 - The user's lock is taken in this process first (an ``asyncio.Lock`` per user), then in Redis, in
   one pipeline with the reads of the user's state and data (`PipelinedRedisIsolation.lock`).
 - In a private chat the same pipeline reads the user's row of the users table (bot.redis_state).
-- Within the update the state and data are read from and written to that copy (`UserRecord`); what
-  changed is written in one pipeline right before the update's work commits (`flush_state`, called
-  by bot.db.middleware), and the lock is released after it. An update that raised writes nothing.
+- The lock yields that copy (`UserRecord`); bot.storage.DeferredStateMiddleware puts it in the
+  handler data and binds the update's FSMContext to it (`PipelinedRedisStorage.bound`). Within the
+  update the state and data are read from and written to the copy; what changed is written in one
+  pipeline right before the update's work commits (`flush_state`, called by bot.db.middleware), and
+  the lock is released after it. An update that raised writes nothing.
 - Outside an update every call goes to Redis. The contract: docs/persistence.md.
 """
 
@@ -21,12 +23,12 @@ from typing import Any, cast
 
 from aiogram.exceptions import DataNotDictLikeError
 from aiogram.fsm.state import State
-from aiogram.fsm.storage.base import KeyBuilder, StateType, StorageKey
+from aiogram.fsm.storage.base import BaseStorage, KeyBuilder, StateType, StorageKey
 from aiogram.fsm.storage.redis import RedisEventIsolation, RedisStorage
 
-from bot.redis_state import UserRecord, current_record, flush_state
+from bot.redis_state import UserRecord, flush_state
 
-__all__ = ["PipelinedRedisIsolation", "PipelinedRedisStorage", "flush_state"]
+__all__ = ["PipelinedRedisIsolation", "PipelinedRedisStorage", "RecordStorage", "flush_state"]
 
 LOCK_TTL_MS = 60_000
 """How long a replica's lock on a user outlives the replica (aiogram's DEFAULT_REDIS_LOCK_KWARGS)."""
@@ -38,47 +40,54 @@ _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del
 
 
 class PipelinedRedisStorage(RedisStorage):
-    """RedisStorage whose calls within an update use the update's `UserRecord` (taken with the lock)."""
+    """aiogram's RedisStorage; within an update, seen through `bound` (the record taken with the lock)."""
 
-    def _record(self, key: StorageKey) -> UserRecord | None:
-        record = current_record.get()
-        if (
-            record is None
-            or record.storage is not self
-            or record.state_key != self.key_builder.build(key, "state")
-        ):
-            return None
-        return record
-
-    async def get_state(self, key: StorageKey) -> str | None:
-        record = self._record(key)
-        return await super().get_state(key) if record is None else record.state
-
-    async def set_state(self, key: StorageKey, state: StateType = None) -> None:
-        record = self._record(key)
-        if record is None:
-            await super().set_state(key, state)
-            return
-        record.state = state.state if isinstance(state, State) else state
-        record.changed.add("state")
-
-    async def get_data(self, key: StorageKey) -> dict[str, Any]:
-        record = self._record(key)
-        return await super().get_data(key) if record is None else deepcopy(record.data)
-
-    async def set_data(self, key: StorageKey, data: Mapping[str, Any]) -> None:
-        record = self._record(key)
-        if record is None:
-            await super().set_data(key, data)
-            return
-        if not isinstance(data, dict):
-            raise DataNotDictLikeError(f"Data must be a dict or dict-like object, got {type(data).__name__}")
-        record.data = deepcopy(data)
-        record.changed.add("data")
+    def bound(self, record: UserRecord) -> RecordStorage:
+        """This storage as the update holding ``record`` sees it."""
+        return RecordStorage(self, record)
 
     def create_isolation(self, **kwargs: Any) -> PipelinedRedisIsolation:
         """``ttl_ms``: how long a lock outlives its replica unless renewed (default aiogram's 60 s)."""
         return PipelinedRedisIsolation(self, **kwargs)
+
+
+class RecordStorage(BaseStorage):
+    """`PipelinedRedisStorage` bound to one update's `UserRecord`: its user's state and data are read
+    from and written to the record; another key, or any key once the lock is released (a task the
+    update started, still running), goes to Redis."""
+
+    def __init__(self, storage: PipelinedRedisStorage, record: UserRecord) -> None:
+        self.storage = storage
+        self.record = record
+
+    def _mine(self, key: StorageKey) -> bool:
+        record = self.record
+        return not record.closed and record.state_key == self.storage.key_builder.build(key, "state")
+
+    async def get_state(self, key: StorageKey) -> str | None:
+        return self.record.state if self._mine(key) else await self.storage.get_state(key)
+
+    async def set_state(self, key: StorageKey, state: StateType = None) -> None:
+        if not self._mine(key):
+            await self.storage.set_state(key, state)
+            return
+        self.record.state = state.state if isinstance(state, State) else state
+        self.record.changed.add("state")
+
+    async def get_data(self, key: StorageKey) -> dict[str, Any]:
+        return deepcopy(self.record.data) if self._mine(key) else await self.storage.get_data(key)
+
+    async def set_data(self, key: StorageKey, data: Mapping[str, Any]) -> None:
+        if not self._mine(key):
+            await self.storage.set_data(key, data)
+            return
+        if not isinstance(data, dict):
+            raise DataNotDictLikeError(f"Data must be a dict or dict-like object, got {type(data).__name__}")
+        self.record.data = deepcopy(data)
+        self.record.changed.add("data")
+
+    async def close(self) -> None:
+        """The storage outlives the update."""
 
 
 class PipelinedRedisIsolation(RedisEventIsolation):
@@ -97,21 +106,20 @@ class PipelinedRedisIsolation(RedisEventIsolation):
         self.held: set[str] = set()  # the Redis keys of the locks this process holds now
 
     @asynccontextmanager
-    async def lock(self, key: StorageKey) -> AsyncGenerator[None, None]:
+    async def lock(self, key: StorageKey) -> AsyncGenerator[UserRecord, None]:  # type: ignore[override]
+        """The user's lock, yielding their record (aiogram's isolations yield nothing)."""
         builder: KeyBuilder = self.key_builder
         lock_key = builder.build(key, "lock")
         async with self._in_process(lock_key):
             token = secrets.token_hex(8)
             record = await self._acquire(lock_key, token, key)
             self.held.add(lock_key)
-            reset = current_record.set(record)
             failed = True
             try:
-                yield None
+                yield record
                 failed = False
             finally:
                 self.held.discard(lock_key)
-                current_record.reset(reset)
                 record.closed = True
                 if failed:
                     record.changed.clear()  # rolled back with the update's database writes

@@ -1,5 +1,6 @@
 """The user's dialog state in Redis as an update sees it (bot.redis_fsm), without importing Redis:
-bot.db.middleware writes it before the update's last commit (`flush_state`).
+taken with the user's lock, it is in the handler data (`RECORD_KEY`), the update's FSMContext reads
+and writes it, and bot.db.middleware writes it before the update's last commit (`flush_state`).
 
 In a private chat (or inline mode) the record also holds the user's row of the users table as the
 last update holding the same lock committed it (`kept_user_row`), so a known user's update reads no
@@ -11,7 +12,6 @@ from a group reads the row from the database, as without Redis."""
 from __future__ import annotations
 
 import json
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -55,13 +55,13 @@ class UserRecord:
         self.changed.clear()
 
 
-current_record: ContextVar[UserRecord | None] = ContextVar("redis_user_record", default=None)
+RECORD_KEY = "redis_record"
+"""Handler data key of the update's `UserRecord` (bot.storage.DeferredStateMiddleware puts it there)."""
 
 
-async def flush_state() -> None:
+async def flush_state(record: UserRecord | None) -> None:
     """Write what the update changed of its user's state, in one round trip (nothing when nothing
-    changed or the state is not in Redis)."""
-    record = current_record.get()
+    changed or the state is not in Redis: ``record`` None)."""
     if record is None or not record.changed:
         return
     async with record.storage.redis.pipeline(transaction=False) as pipe:
@@ -69,26 +69,23 @@ async def flush_state() -> None:
         await pipe.execute()
 
 
-def keeps_user_row() -> bool:
+def keeps_user_row(record: UserRecord | None) -> bool:
     """Whether the update's record keeps its user's row (a private chat's, with the FSM in Redis)."""
-    record = current_record.get()
     return record is not None and record.user_key is not None
 
 
-def kept_user_row(telegram_id: int) -> dict[str, Any] | None:
+def kept_user_row(record: UserRecord | None, telegram_id: int) -> dict[str, Any] | None:
     """The user's row kept in the update's record (its values by column; datetimes as ISO text), or
     None: not kept, or the update's record is not the user's private one."""
-    record = current_record.get()
     if record is None or record.user_key is None or record.user_row is None:
         return None
     row = json.loads(record.user_row)
     return row if isinstance(row, dict) and row.get("telegram_id") == telegram_id else None
 
 
-def keep_user_row(telegram_id: int, row: dict[str, Any]) -> None:
+def keep_user_row(record: UserRecord | None, telegram_id: int, row: dict[str, Any]) -> None:
     """Keep the row as the update just committed it (written with the lock's release); nothing when
     it is what the record holds already, or the record cannot keep it."""
-    record = current_record.get()
     if record is None or record.user_key is None or record.closed:
         return
     text = json.dumps(row, default=str, separators=(",", ":"))

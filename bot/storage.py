@@ -16,6 +16,7 @@ from copy import deepcopy
 from typing import Any
 
 from aiogram.exceptions import DataNotDictLikeError
+from aiogram.fsm.context import FSMContext
 from aiogram.fsm.middleware import FSMContextMiddleware
 from aiogram.fsm.state import State
 from aiogram.fsm.storage.base import (
@@ -35,6 +36,7 @@ from bot.config import Settings
 from bot.db.group_commit import store_records
 from bot.db.models import FsmRecord
 from bot.db.work import Record, UpdateWork
+from bot.redis_state import RECORD_KEY, UserRecord
 
 
 class SqlAlchemyStorage(BaseStorage):
@@ -267,7 +269,9 @@ class UserLocks(BaseEventIsolation):
 class DeferredStateMiddleware(FSMContextMiddleware):
     """aiogram's FSM middleware (the context, the user's lock) without its own read of the state:
     ``raw_state`` is read by DbSessionMiddleware through the update's work (`UpdateStorage`), the
-    update's one read of the record (from memory where the process owns the database)."""
+    update's one read of the record (from memory where the process owns the database). With the FSM
+    in Redis the lock yields the user's record (bot.redis_state): it goes into the handler data, and
+    the context is bound to it (bot.redis_fsm.RecordStorage)."""
 
     async def __call__(
         self,
@@ -278,7 +282,10 @@ class DeferredStateMiddleware(FSMContextMiddleware):
         context = self.resolve_event_context(data["bot"], data)
         data["fsm_storage"] = self.storage
         if context:
-            async with self.events_isolation.lock(key=context.key):
+            async with self.events_isolation.lock(key=context.key) as held:
+                if isinstance(held, UserRecord):  # the FSM in Redis: the user's record came with the lock
+                    data[RECORD_KEY] = held
+                    context = FSMContext(storage=held.storage.bound(held), key=context.key)
                 data["state"] = context
                 return await handler(event, data)
         return await handler(event, data)

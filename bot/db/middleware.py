@@ -23,7 +23,7 @@ from bot.db import repository
 from bot.db.group_commit import GroupCommit
 from bot.db.models import User, UtcDateTime, utc_now
 from bot.db.work import UpdateWork
-from bot.redis_state import flush_state, keep_user_row, keeps_user_row, kept_user_row
+from bot.redis_state import RECORD_KEY, UserRecord, flush_state, keep_user_row, keeps_user_row, kept_user_row
 from bot.storage import SqlAlchemyStorage
 
 logger = logging.getLogger(__name__)
@@ -119,8 +119,9 @@ class DbSessionMiddleware(BaseMiddleware):
         source = deep_link_source(event)
         first_seen = INLINE_SOURCE if event.inline_query is not None else source
         fresh = receipt is not None and receipt.fresh
+        record: UserRecord | None = data.get(RECORD_KEY)  # the FSM in Redis (bot.redis_state)
         handled, db_user = await self._before_handler(
-            bot_id, event.update_id, fresh, data.get("event_from_user"), first_seen
+            bot_id, event.update_id, fresh, data.get("event_from_user"), first_seen, record
         )
         if handled:
             logger.info("Dropping update %s: already processed", event.update_id)
@@ -148,27 +149,27 @@ class DbSessionMiddleware(BaseMiddleware):
                 raise
             # The state in Redis (bot.redis_fsm) first: a crash before the commit below then
             # replays the update from its new state, never from an old one with its rows written.
-            await flush_state()
+            await flush_state(record)
             await self.group_commit.finish(work)
         except BaseException:
             if db_user is not None:  # what the update changed of it in memory is not on disk
                 self.known_users.forget(db_user.telegram_id)
             raise
         if db_user is not None:
-            self._keep(db_user)
+            self._keep(db_user, record)
         if receipt is not None:
             receipt.finished = True
         for start in work.then:  # finished: what goes apart from it (bot.db.work)
             start()
         return result
 
-    def _keep(self, user: User) -> None:
+    def _keep(self, user: User, record: UserRecord | None) -> None:
         """The user's row as the update committed it: in memory (``single_process``), else (replicas)
         with the user's Redis lock, written at its release (bot.redis_state)."""
         if self.known_users.keep_rows:
             self.known_users.keep(user)
         else:
-            keep_user_row(user.telegram_id, row_values(user))
+            keep_user_row(record, user.telegram_id, row_values(user))
 
     async def _before_handler(
         self,
@@ -177,10 +178,11 @@ class DbSessionMiddleware(BaseMiddleware):
         fresh: bool,
         telegram_user: TelegramUser | None,
         source: str | None,
+        record: UserRecord | None,
     ) -> tuple[bool, User | None]:
         """Whether the update was handled already, and the sender's row. A fresh update of a user
         kept in memory needs neither read: no session is opened."""
-        db_user = self._kept_user(telegram_user)
+        db_user = self._kept_user(telegram_user, record)
         if fresh and (db_user is not None or not is_person(telegram_user)):
             return False, db_user
         async with self.sessionmaker() as session:  # ended before the handler runs
@@ -189,11 +191,12 @@ class DbSessionMiddleware(BaseMiddleware):
             # A new user's row (or what Telegram says of them, changed): first contact, committed
             # before the handler runs, as at receipt (bot.db.arrivals).
             if db_user is None:
-                db_user = await self._user(session, telegram_user, source)
+                # Where Redis keeps the row, one found stale there is refreshed (`last_seen_at` too).
+                db_user = await self._user(session, telegram_user, source, refresh=keeps_user_row(record))
             await session.commit()
         return False, db_user
 
-    def _kept_user(self, telegram_user: TelegramUser | None) -> User | None:
+    def _kept_user(self, telegram_user: TelegramUser | None, record: UserRecord | None) -> User | None:
         """The sender's row from memory (``single_process``) or from the user's record in Redis
         (bot.redis_state) when nothing Telegram says of them changed and ``last_seen_at`` is recent:
         a known user's fresh update then needs no session before its handler."""
@@ -202,23 +205,28 @@ class DbSessionMiddleware(BaseMiddleware):
         assert telegram_user is not None
         seen = said_of(telegram_user)
         if not self.known_users.keep_rows:
-            return user_of_row(kept_user_row(telegram_user.id), seen)
+            return user_of_row(kept_user_row(record, telegram_user.id), seen)
         if not self.known_users.fresh(telegram_user.id, seen):
             return None
         return self.known_users.row(telegram_user.id)
 
     async def _user(
-        self, session: AsyncSession, telegram_user: TelegramUser | None, source: str | None
+        self,
+        session: AsyncSession,
+        telegram_user: TelegramUser | None,
+        source: str | None,
+        *,
+        refresh: bool = False,
     ) -> User | None:
         """Our row of the sender: written when new or when what Telegram says of them changed (or
         ``last_seen_at`` is older than `LAST_SEEN_RESOLUTION`), else only read. A read takes no write
-        lock: the update's first write, and with it SQLite's one writer, comes later and shorter."""
+        lock: the update's first write, and with it SQLite's one writer, comes later and shorter.
+        ``refresh``: written even if this process wrote it lately (the copy Redis keeps was stale)."""
         if not is_person(telegram_user):
             return None
         assert telegram_user is not None
         seen = said_of(telegram_user)
-        # Where Redis keeps the row, one found stale there is refreshed (its ``last_seen_at`` too).
-        if not keeps_user_row() and self.known_users.fresh(telegram_user.id, seen):
+        if not refresh and self.known_users.fresh(telegram_user.id, seen):
             user = self.known_users.row(telegram_user.id) or await repository.get_user(
                 session, telegram_user.id
             )

@@ -191,3 +191,35 @@ async def test_setting_a_record_to_what_it_is_writes_nothing(
         await bot.session.close()
     assert writes_of(statements, "fsm_records") == 1
     assert await record(sessionmaker) == ("Wizard:model", {"n": 4})
+
+
+async def test_a_context_kept_past_its_update_reads_and_writes_redis_itself(
+    sessionmaker: async_sessionmaker[AsyncSession], redis_url: str, redis_key_prefix: str
+) -> None:
+    """The update's FSMContext is bound to the record its lock yielded (bot.redis_fsm.RecordStorage);
+    a task the update started that still holds the context once the lock is released (a picture sent
+    apart) reads and writes Redis, not the record nobody will write any more."""
+    storage = PipelinedRedisStorage.from_url(
+        redis_url, key_builder=DefaultKeyBuilder(prefix=redis_key_prefix, with_destiny=True)
+    )
+    kept: list[FSMContext] = []
+    router = Router()
+
+    @router.message()
+    async def keep(message: Message, state: FSMContext, redis_record: object) -> None:
+        assert redis_record is not None  # the record is in the handler data
+        await state.update_data(step="in the update")
+        kept.append(state)
+
+    dp = wired_dispatcher(sessionmaker, router, storage=storage, isolation=storage.create_isolation())
+    bot = Bot("42:TEST")
+    key = StorageKey(bot_id=bot.id, chat_id=USER_ID, user_id=USER_ID)
+    try:
+        await dp.feed_update(bot, message_update(1, "hello"))
+        assert await storage.get_data(key) == {"step": "in the update"}
+        await kept[0].update_data(step="after it")  # the lock is released: straight to Redis
+        assert await storage.get_data(key) == {"step": "after it"}
+    finally:
+        await bot.session.close()
+        await storage.redis.delete(*[k async for k in storage.redis.scan_iter(f"{redis_key_prefix}:*")])
+        await storage.close()
