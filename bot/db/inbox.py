@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -70,9 +70,11 @@ def sender_of(update: Update) -> Sender | None:
     return (context.chat_id, context.user_id)
 
 
-def update_payload(update: Update) -> dict[str, Any]:
-    """The update as Telegram sent it (JSON), to store and parse again after a crash."""
-    return update.model_dump(mode="json", exclude_none=True, by_alias=True)
+def update_payload(update: Update, as_sent: Mapping[int, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The update as Telegram sent it (JSON), to store and parse again after a crash: ``as_sent``'s
+    (the bot's session keeps the last getUpdates' updates as they came), else dumped from the model."""
+    sent = as_sent.get(update.update_id) if as_sent else None
+    return sent if sent is not None else update.model_dump(mode="json", exclude_none=True, by_alias=True)
 
 
 Prepare = Callable[[AsyncSession, Bot, Sequence[Update]], Awaitable[Callable[[], None]]]
@@ -354,10 +356,11 @@ class InboxDispatcher(Dispatcher):
                 if not updates:
                     continue
                 recorded = True
+                as_sent = getattr(bot.session, "updates_as_sent", None)  # bot.bot_session.JsonBodySession
                 try:
                     fresh = await self.inbox.receive(
                         bot.id,
-                        [(update.update_id, update_payload(update)) for update in updates],
+                        [(update.update_id, update_payload(update, as_sent)) for update in updates],
                         arrivals=(bot, updates),
                     )
                 except Exception as e:

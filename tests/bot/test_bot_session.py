@@ -11,11 +11,12 @@ from aiogram.client.default import DefaultBotProperties
 from aiogram.client.session.base import BaseSession
 from aiogram.enums import ParseMode
 from aiogram.exceptions import ClientDecodeError, TelegramBadRequest, TelegramRetryAfter
-from aiogram.methods import AnswerCallbackQuery, EditMessageText, SendMessage, SendPhoto
+from aiogram.methods import AnswerCallbackQuery, EditMessageText, GetUpdates, SendMessage, SendPhoto
 from aiogram.types import BufferedInputFile, Message, MessageEntity
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
 from bot.bot_session import JsonBodySession
+from bot.db.inbox import update_payload
 
 
 @pytest.fixture
@@ -149,3 +150,20 @@ async def test_nested_objects_and_defaults_go_as_the_form_would_send_them(bot: B
     sent = json.loads(bot.session.json_body(bot, method))  # type: ignore[attr-defined]
     assert sent == form_fields(bot, method)  # type: ignore[arg-type]
     assert sent["link_preview_options"] == {"is_disabled": True}  # the bot's default, its Nones left out
+
+
+async def test_the_last_get_updates_answer_is_kept_as_telegram_sent_it(bot: Bot) -> None:
+    sent = [
+        {"update_id": 11, "message": {"message_id": 1, "date": 1_700_000_000, "text": "привет",
+                                      "chat": {"id": 7, "type": "private", "first_name": "Ann"}}},
+        {"update_id": 12, "callback_query": {"id": "q", "chat_instance": "c", "data": "s:task:lora",
+                                             "from": {"id": 7, "is_bot": False, "first_name": "Ann"}}},
+    ]  # fmt: skip
+    session = bot.session
+    assert isinstance(session, JsonBodySession)
+    updates = session.check_response(bot, GetUpdates(), 200, json.dumps({"ok": True, "result": sent})).result
+    assert [update.update_id for update in updates] == [11, 12]
+    assert session.updates_as_sent == {11: sent[0], 12: sent[1]}
+    # What the inbox stores: as sent where the session kept it, else dumped from the model.
+    assert update_payload(updates[0], session.updates_as_sent) is session.updates_as_sent[11]
+    assert update_payload(updates[1]) == sent[1]
