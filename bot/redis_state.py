@@ -79,7 +79,10 @@ def kept_user_row(record: UserRecord | None, telegram_id: int) -> dict[str, Any]
     None: not kept, or the update's record is not the user's private one."""
     if record is None or record.user_key is None or record.user_row is None:
         return None
-    row = json.loads(record.user_row)
+    try:
+        row = json.loads(record.user_row)
+    except ValueError:  # not ours (written by hand, cut short): read from the database instead
+        return None
     return row if isinstance(row, dict) and row.get("telegram_id") == telegram_id else None
 
 

@@ -290,6 +290,10 @@ def is_person(user: TelegramUser | None) -> bool:
     return user is not None and not user.is_bot
 
 
+SAID_COLUMNS = ("username", "first_name", "language_from_telegram")
+"""The users table's columns that keep what Telegram says of a user (`said_of`, in that order)."""
+
+
 def said_of(user: TelegramUser) -> tuple[str | None, ...]:
     """What Telegram says of a user that the users table keeps (`KnownUsers.fresh` compares it)."""
     return (user.username, user.first_name, user.language_code)
@@ -333,8 +337,7 @@ class KnownUsers:
         """The row as the update that just committed left it (detached: attributes stay loaded)."""
         known = self._known.get(user.telegram_id)
         if self.keep_rows and known is not None:
-            values = tuple(getattr(user, name) for name in USER_FIELDS)
-            self._known[user.telegram_id] = (known[0], known[1], values)
+            self._known[user.telegram_id] = (known[0], known[1], tuple(row_values(user).values()))
 
     def forget(self, telegram_id: int) -> None:
         self._known.pop(telegram_id, None)
@@ -372,12 +375,13 @@ def row_values(user: User) -> dict[str, Any]:
 def user_of_row(row: dict[str, Any] | None, seen: tuple[str | None, ...]) -> User | None:
     """A detached User of a row kept in Redis, if it is complete, says what Telegram says of the
     user now, and was seen within `LAST_SEEN_RESOLUTION`; else None (the row is read or refreshed)."""
-    if row is None or set(row) != set(USER_FIELDS):
+    if row is None or set(row) != set(USER_FIELDS) or tuple(row[name] for name in SAID_COLUMNS) != seen:
         return None
-    if (row["username"], row["first_name"], row["language_from_telegram"]) != seen:
-        return None
-    values = {**row, **{name: datetime.fromisoformat(row[name]) for name in USER_TIMES if row[name]}}
-    if utc_now() - values["last_seen_at"] >= LAST_SEEN_RESOLUTION:
+    try:
+        values = {**row, **{name: datetime.fromisoformat(row[name]) for name in USER_TIMES}}
+        if utc_now() - values["last_seen_at"] >= LAST_SEEN_RESOLUTION:
+            return None
+    except (TypeError, ValueError):  # not a row this code wrote: read or refreshed instead
         return None
     return User(**values)
 

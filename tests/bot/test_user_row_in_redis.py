@@ -119,3 +119,29 @@ async def test_what_telegram_says_changed_or_an_old_last_seen_refreshes_the_row(
     with recorded(pg_sessionmaker) as known:
         await dp.feed_update(bot, message_update(4, "and now?"))
     assert reads_of(known, "users") == writes_of(known, "users") == 0
+
+
+@pytest.mark.parametrize(
+    "kept", [b"not json", b'{"telegram_id": 1}', None], ids=["not JSON", "not a whole row", "times missing"]
+)
+async def test_a_kept_row_that_does_not_read_is_refreshed_from_the_database(
+    pg_sessionmaker: async_sessionmaker[AsyncSession],
+    storage: PipelinedRedisStorage,
+    bot: Bot,
+    kept: bytes | None,
+) -> None:
+    seen: list[Any] = []
+    dp = dispatcher(pg_sessionmaker, storage, seen)
+    await dp.feed_update(bot, message_update(1, "/lang en"))
+    key = f"{storage.key_builder.build(StorageKey(bot.id, USER_ID, USER_ID))}:user"
+    if kept is None:  # a whole row, its times gone
+        row = json.loads(await storage.redis.get(key))
+        kept = json.dumps({**row, "created_at": None, "last_seen_at": None}).encode()
+    await storage.redis.set(key, kept)
+    with recorded(pg_sessionmaker) as again:
+        await dp.feed_update(bot, message_update(2, "and now?"))
+    assert writes_of(again, "users") == 1  # refreshed from the database, and kept again
+    assert seen[-1][2] == "en"  # the language the database has
+    with recorded(pg_sessionmaker) as known:
+        await dp.feed_update(bot, message_update(3, "still there"))
+    assert reads_of(known, "users") == writes_of(known, "users") == 0
