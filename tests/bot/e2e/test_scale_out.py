@@ -335,3 +335,20 @@ async def test_a_database_restart_does_not_break_the_next_update(cluster: Cluste
         replies = await user.send("/start")
         assert len(replies) == 1 and text("ask-task") in (replies[0].text or "")
     assert_no_failed_calls(cluster.harness.sandbox)
+
+
+async def test_a_language_chosen_on_one_replica_is_spoken_by_both(cluster: Cluster) -> None:
+    """The user's row (their language) is kept with their Redis lock: a change made on one replica is
+    what the other reads for the next update (bot.redis_state), not a copy of its own."""
+    user = cluster.harness.user(language_code="ru")
+    await user.send("/lang")
+    hits = list(cluster.balancer.hits)
+    await user.click(text("lang-en", "en"))
+    chose_on = [now - before for now, before in zip(cluster.balancer.hits, hits, strict=True)].index(1)
+    for _ in range(2):  # one question on each replica, whichever comes first
+        before = list(cluster.balancer.hits)
+        (reply,) = await user.send("qwen3 8b int4 8k")
+        assert result_mark("en") in (reply.text or ""), reply.text
+        cluster_hits = [now - then for now, then in zip(cluster.balancer.hits, before, strict=True)]
+        assert sum(cluster_hits) == 1
+    assert cluster.balancer.hits[1 - chose_on] > hits[1 - chose_on]  # the other replica answered too
