@@ -217,21 +217,18 @@ def drop_cancelled_timers(loop: Any) -> None:
 async def compile_statements(app: App, most: int) -> None:
     """Execute the statements of bot.db.upserts for 1 to ``most`` rows, rolled back: SQLAlchemy keeps
     each compiled, as after batches of every size."""
-    from bot.db import repository
     from bot.db.engine import create_sessionmaker
     from bot.db.models import utc_now
+    from bot.db.processed_updates import finish_updates, receive_updates
+    from bot.db.users import SeenUser, upsert_users
 
     async with create_sessionmaker(app.engine)() as session:
         transaction = await session.begin()
         for rows in range(1, most + 1):
             ids = range(-rows, 0)
-            await repository.receive_updates(
-                session, bot_id=-1, updates=[(i, {}) for i in ids], lease_until=utc_now()
-            )
-            await repository.finish_updates(session, bot_id=-1, update_ids=list(ids))
-            await repository.upsert_users(
-                session, [repository.SeenUser(i, None, None, None, None) for i in ids]
-            )
+            await receive_updates(session, bot_id=-1, updates=[(i, {}) for i in ids], lease_until=utc_now())
+            await finish_updates(session, bot_id=-1, update_ids=list(ids))
+            await upsert_users(session, [SeenUser(i, None, None, None, None) for i in ids])
         await transaction.rollback()
 
 

@@ -10,7 +10,7 @@ from aiogram_i18n import I18nMiddleware
 from aiogram_i18n.cores import FluentRuntimeCore
 from aiogram_i18n.managers import BaseManager
 
-from bot.db import repository
+from bot.db import users
 from bot.db.models import User
 from bot.db.work import UpdateWork
 from core.language.words import LANGUAGES
@@ -50,7 +50,7 @@ class UserLocaleManager(BaseManager):
     ) -> None:
         if work is None or event_from_user is None:
             return
-        await work.write(repository.set_language, event_from_user.id, locale)
+        await work.write(users.set_language, event_from_user.id, locale)
         if db_user is not None:
             db_user.language = locale
 

@@ -1,1 +1,2 @@
-"""The bot's database: models, engine and migrations, the repository, the per-update middleware."""
+"""The bot's database: models, engine and migrations, the statements on its rows (users, dialogs, the
+inbox), the per-update middleware."""

@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot import tasks
 from bot.db.models import OfferAvailability, utc_now
-from bot.db.repository import dialect_insert
+from bot.db.upserts import dialect_insert
 from core.catalogue.catalog import Catalog
 from core.catalogue.offers import AVAILABILITIES, Availability
 

@@ -20,7 +20,8 @@ from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
 
-from bot.db import repository, upserts
+from bot.db import processed_updates, upserts
+from bot.db.dialogs import write_dialogs
 from bot.db.models import FsmRecord, utc_now
 from bot.db.work import Record, UpdateWork
 
@@ -83,7 +84,7 @@ async def write_works(session: AsyncSession, works: Sequence[UpdateWork], *, mar
     (the caller commits, then calls each work's `UpdateWork.done`)."""
     dialogs = [op for work in works for op in work.dialogs]
     if dialogs:
-        await repository.write_dialogs(session, dialogs)
+        await write_dialogs(session, dialogs)
     records = [item for work in works for item in work.fsm.items()]
     if records:
         await session.run_sync(store_records, records)
@@ -92,7 +93,9 @@ async def write_works(session: AsyncSession, works: Sequence[UpdateWork], *, mar
         by_bot.setdefault(work.bot_id, []).append(work.update_id)
     for bot_id, update_ids in by_bot.items():
         # Each id once: one statement may not upsert a row twice (PostgreSQL refuses it).
-        await repository.finish_updates(session, bot_id=bot_id, update_ids=list(dict.fromkeys(update_ids)))
+        await processed_updates.finish_updates(
+            session, bot_id=bot_id, update_ids=list(dict.fromkeys(update_ids))
+        )
 
 
 def store_records(session: Session, records: list[tuple[str, Record]]) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db.models import HfModel, utc_now
-from bot.db.repository import dialect_insert
+from bot.db.upserts import dialect_insert
 
 FOUND = "found"
 NOT_FOUND = "not_found"  # no such repository, or gated / private: we cannot read its config

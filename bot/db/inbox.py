@@ -30,7 +30,7 @@ from aiogram.utils.backoff import Backoff, BackoffConfig
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot import sent_calls
-from bot.db import repository
+from bot.db import processed_updates
 from bot.db.middleware import RECEIPT_KEY, Receipt, forget_old_updates
 from bot.db.models import utc_now
 from bot.db.outage import Outages, is_infrastructure
@@ -103,7 +103,7 @@ class Inbox:
         parsed updates, for `prepare`."""
         async with self.sessionmaker() as session:
             async with session.begin():
-                fresh = await repository.receive_updates(
+                fresh = await processed_updates.receive_updates(
                     session, bot_id=bot_id, updates=updates, lease_until=utc_now() + self.lease
                 )
             if self.prepare is not None and arrivals is not None and fresh:
@@ -127,24 +127,24 @@ class Inbox:
         now = utc_now()
         async with self.sessionmaker() as session, session.begin():
             expired_before = None if all_of_them else now
-            return await repository.take_pending_updates(
+            return await processed_updates.take_pending_updates(
                 session, bot_id=bot_id, lease_until=now + self.lease, expired_before=expired_before
             )
 
     async def renew(self, bot_id: int, update_ids: Sequence[int]) -> int:
         """The heartbeat: keep owning these pending updates for another lease."""
         async with self.sessionmaker() as session, session.begin():
-            return await repository.renew_leases(
+            return await processed_updates.renew_leases(
                 session, bot_id=bot_id, update_ids=update_ids, lease_until=utc_now() + self.lease
             )
 
     async def finish(self, bot_id: int, update_id: int) -> None:
         async with self.sessionmaker() as session, session.begin():
-            await repository.finish_update(session, bot_id=bot_id, update_id=update_id)
+            await processed_updates.finish_update(session, bot_id=bot_id, update_id=update_id)
 
     async def pending_count(self, bot_id: int) -> int:
         async with self.sessionmaker() as session:
-            return len(await repository.pending_update_ids(session, bot_id=bot_id))
+            return len(await processed_updates.pending_update_ids(session, bot_id=bot_id))
 
 
 class InboxDispatcher(Dispatcher):

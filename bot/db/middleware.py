@@ -19,7 +19,7 @@ from aiogram.types import TelegramObject, Update
 from aiogram.types import User as TelegramUser
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.db import repository
+from bot.db import dialogs, processed_updates, users
 from bot.db.group_commit import GroupCommit
 from bot.db.models import User, UtcDateTime, utc_now
 from bot.db.work import UpdateWork
@@ -86,7 +86,7 @@ class DbSessionMiddleware(BaseMiddleware):
     state is written right before (`flush_state`). The update is finished once that commit is done;
     if the handler or the commit fails, nothing of the work is written or remembered.
 
-    New dialog rows take their ids from `repository.DialogIds` (``single_process``: the embedded
+    New dialog rows take their ids from `dialogs.DialogIds` (``single_process``: the embedded
     SQLite, one process owns the database) or the table's sequence (PostgreSQL), so they wait for the
     commit too; with the FSM in Redis on PostgreSQL a new row is inserted at once instead (its id is
     in Redis before the commit). ``single_process`` also keeps the user rows it committed in memory
@@ -105,8 +105,8 @@ class DbSessionMiddleware(BaseMiddleware):
         self.single_process = single_process
         bind = sessionmaker.kw.get("bind")
         on_postgresql = bind is not None and bind.dialect.name == "postgresql"
-        self.dialog_ids: repository.DialogIds | None = (
-            repository.SequenceIds() if on_postgresql else repository.DialogIds() if single_process else None
+        self.dialog_ids: dialogs.DialogIds | None = (
+            dialogs.SequenceIds() if on_postgresql else dialogs.DialogIds() if single_process else None
         )
 
     async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
@@ -186,7 +186,9 @@ class DbSessionMiddleware(BaseMiddleware):
         if fresh and (db_user is not None or not is_person(telegram_user)):
             return False, db_user
         async with self.sessionmaker() as session:  # ended before the handler runs
-            if not fresh and await repository.update_is_handled(session, bot_id=bot_id, update_id=update_id):
+            if not fresh and await processed_updates.update_is_handled(
+                session, bot_id=bot_id, update_id=update_id
+            ):
                 return True, None
             # A new user's row (or what Telegram says of them, changed): first contact, committed
             # before the handler runs, as at receipt (bot.db.arrivals).
@@ -227,12 +229,10 @@ class DbSessionMiddleware(BaseMiddleware):
         assert telegram_user is not None
         seen = said_of(telegram_user)
         if not refresh and self.known_users.fresh(telegram_user.id, seen):
-            user = self.known_users.row(telegram_user.id) or await repository.get_user(
-                session, telegram_user.id
-            )
+            user = self.known_users.row(telegram_user.id) or await users.get_user(session, telegram_user.id)
             if user is not None:
                 return user
-        user = await repository.upsert_user(
+        user = await users.upsert_user(
             session,
             telegram_id=telegram_user.id,
             username=telegram_user.username,
@@ -254,17 +254,15 @@ class DbSessionMiddleware(BaseMiddleware):
         if not self.known_users.keep_rows:
             return None
         new: dict[int, TelegramUser] = {}
-        seen: list[repository.SeenUser] = []
+        seen: list[users.SeenUser] = []
         for user, source in senders:
             if user.is_bot or user.id in new or self.known_users.seen(user.id):
                 continue
             new[user.id] = user
-            seen.append(
-                repository.SeenUser(user.id, user.username, user.first_name, user.language_code, source)
-            )
+            seen.append(users.SeenUser(user.id, user.username, user.first_name, user.language_code, source))
         if not seen:
             return None
-        rows = await repository.upsert_users(session, seen)
+        rows = await users.upsert_users(session, seen)
 
         def remember() -> None:
             for row in rows:
@@ -392,7 +390,7 @@ async def forget_old_updates(
     """Drop the de-duplication records Telegram can no longer redeliver (at startup and then
     periodically, so the table does not grow forever); returns how many."""
     async with sessionmaker() as session, session.begin():
-        forgotten = await repository.forget_processed_updates(session, before=utc_now() - keep)
+        forgotten = await processed_updates.forget_processed_updates(session, before=utc_now() - keep)
     if forgotten:
         logger.info("Forgot %d processed update(s) older than %s", forgotten, keep)
     return forgotten

@@ -104,7 +104,7 @@ class User(Base):
     # tenge, else DEFAULT_CURRENCY; bot.context.user_currency).
     currency: Mapped[str | None] = mapped_column(String(3))
     # Who brought this user: the Telegram id of the user whose personal link (`ref_<id>`) was the
-    # first contact's source; set with the row, never afterwards (bot.db.repository.referrer_of).
+    # first contact's source; set with the row, never afterwards (bot.db.users.referrer_of).
     referred_by: Mapped[int | None] = mapped_column(BigInteger, index=True)
 
     dialogs: Mapped[list["DialogSession"]] = relationship(back_populates="user")

@@ -7,6 +7,7 @@ SQLAlchemy 2.0 never caches the compiled form of a dialect INSERT (``sqlite.inse
 typed bind parameters is cached by its text. The text is the same for SQLite (3.24+; RETURNING
 3.35+) and PostgreSQL (``ON CONFLICT (columns) DO UPDATE SET c = excluded.c``, ``ON CONFLICT DO
 NOTHING``); values go through the columns' own types, so rows are stored as the ORM stores them.
+Off the hot path, `dialect_insert` gives the dialect's own INSERT with ON CONFLICT support.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from functools import cache
 from typing import Any, cast
 
 from sqlalchemy import Table, TextClause, bindparam, text
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.db.models import FsmRecord, ProcessedUpdate, User
+from bot.db.models import Base, FsmRecord, ProcessedUpdate, User
 
 FSM = cast(Table, FsmRecord.__table__)
 USERS = cast(Table, User.__table__)
@@ -71,3 +74,15 @@ def _upsert(
 def params(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The bind parameters of `upsert` for these rows."""
     return {f"{c}_{i}": row[c] for i, row in enumerate(rows) for c in columns}
+
+
+def dialect_insert(session: AsyncSession, model: type[Base]) -> Any:
+    """INSERT with ON CONFLICT support, in the dialect of the session's database."""
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as postgresql_insert  # ~0.2 s: only when used
+
+        return postgresql_insert(model)
+    if dialect == "sqlite":
+        return sqlite_insert(model)
+    raise NotImplementedError(f"only SQLite and PostgreSQL are supported, not {dialect}")

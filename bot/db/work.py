@@ -1,7 +1,7 @@
 """An update's unit of work: what it changes, as data, written after its handler returned.
 
 DbSessionMiddleware makes one `UpdateWork` per update (handler data ``work``). The update's FSM
-records (through the FSMContext bound to it, bot.storage), its dialog rows' writes (bot.db.repository
+records (through the FSMContext bound to it, bot.storage), its dialog rows' writes (bot.db.dialogs
 appends them) and what memory may take once they are on disk are kept here while the handler runs;
 then the writer (bot.db.group_commit) commits all of it with the update's done mark, after its last
 Telegram call. A failed update's work is dropped: nothing of it is written or remembered. A handler
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 if TYPE_CHECKING:
-    from bot.db.repository import DialogIds
+    from bot.db.dialogs import DialogIds
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -38,7 +38,7 @@ class DialogWrite:
 
 @dataclass(frozen=True)
 class DialogInsert:
-    """A new dialog row, its id included (bot.db.repository.DialogIds)."""
+    """A new dialog row, its id included (bot.db.dialogs.DialogIds)."""
 
     row: dict[str, Any]
 

@@ -22,7 +22,7 @@ from aiogram_i18n import I18nContext
 from bot import keyboards
 from bot.callbacks import LangCB
 from bot.context import Ctx
-from bot.db import repository
+from bot.db import dialogs, users
 from bot.db.models import User
 from bot.dialog import start_wizard
 from bot.dialog_state import DialogState
@@ -61,7 +61,7 @@ async def cmd_new(message: Message, ctx: Ctx) -> None:
 
 async def cmd_cancel(message: Message, ctx: Ctx) -> None:
     """Stops the dialog (recorded as abandoned); its message loses its buttons."""
-    await repository.abandon_dialogs(ctx.work, ctx.telegram_id, user_id=ctx.user_id)
+    await dialogs.abandon_dialogs(ctx.work, ctx.telegram_id, user_id=ctx.user_id)
     state = ctx.dialog.state
     await ctx.state.set_state(None)
     ctx.dialog.set(DialogState(source=state.source))
@@ -81,12 +81,12 @@ async def cmd_help(message: Message, ctx: Ctx, bot: Bot) -> None:
 async def personal_link(bot: Bot, telegram_id: int) -> str:
     """`t.me/<bot>?start=ref_<id>`: whoever arrives through it is counted as brought by this user."""
     me = await bot.me()
-    return f"https://t.me/{me.username}?start={repository.referral_source(telegram_id)}"
+    return f"https://t.me/{me.username}?start={users.referral_source(telegram_id)}"
 
 
 async def cmd_ref(message: Message, ctx: Ctx, bot: Bot) -> None:
     """The user's personal link; how many it brought (no rewards: only counted for /stats)."""
-    brought = await ctx.work.read(repository.referred_count, ctx.telegram_id)
+    brought = await ctx.work.read(users.referred_count, ctx.telegram_id)
     link = await personal_link(bot, ctx.telegram_id)
     await message.answer(ctx.tr("currency-ref", link=link, users=brought))
 
@@ -110,7 +110,7 @@ async def cmd_currency(
         shown = escape(asked[:12])
         await message.answer(ctx.tr("currency-unknown", currency=shown, choices=", ".join(choices)))
         return
-    await ctx.work.write(repository.set_currency, ctx.telegram_id, asked)
+    await ctx.work.write(users.set_currency, ctx.telegram_id, asked)
     if db_user is not None:
         db_user.currency = asked  # the copy memory keeps (bot.db.middleware.KnownUsers), as /lang does
     await message.answer(ctx.tr("currency-set", currency=asked))

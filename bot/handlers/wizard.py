@@ -15,7 +15,7 @@ from aiogram.utils.callback_answer import CallbackAnswer
 from bot import flow, keyboards, presenter
 from bot.callbacks import CardCB, GotoCB, Nav, NavCB, PageCB, StepCB
 from bot.context import Ctx
-from bot.db import repository
+from bot.db import dialogs
 from bot.dialog import (
     Screen,
     Wizard,
@@ -51,7 +51,7 @@ async def answer_step(
     if step_name == "task":
         await open_dialog(ctx, value)
     else:
-        record = partial(repository.save_answers, ctx.work, answers=answers.record())
+        record = partial(dialogs.save_answers, ctx.work, answers=answers.record())
         await write_dialog(ctx, answers.task or "", record)
     editing = state.editing if step_name != "task" else None  # a new task is a new dialog
     if editing is not None:  # changing answers from the result: only the steps that depend on it

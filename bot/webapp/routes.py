@@ -129,11 +129,11 @@ class WebApp:
         """(language, currency) as the chat answers this user: their /lang and /currency choices,
         else their Telegram language's (bot.i18n, bot.context)."""
         from bot.context import user_currency
-        from bot.db import repository
+        from bot.db import users
 
         settings = self.app.settings
         async with self.sessionmaker() as session:
-            db_user = await repository.get_user(session, user.id)
+            db_user = await users.get_user(session, user.id)
         lang = language_for(user.language_code, settings.default_language)
         if db_user is not None and db_user.language in LANGUAGES:
             lang = db_user.language

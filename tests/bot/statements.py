@@ -11,7 +11,7 @@ from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 MARKS = 'insert into processed_updates ("bot_id", "update_id", "created_at")'
-"""How a statement writing done marks begins (bot.db.repository.finish_updates): one per group."""
+"""How a statement writing done marks begins (bot.db.processed_updates.finish_updates): one per group."""
 
 
 @contextmanager

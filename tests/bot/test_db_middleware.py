@@ -13,10 +13,11 @@ from aiogram.types import Chat, Message, Update
 from sqlalchemy import event, func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.db import repository as repo
+from bot.db.dialogs import list_dialogs, save_answers, start_dialog
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.middleware import DbSessionMiddleware, deep_link_source
 from bot.db.models import User as DbUser
+from bot.db.users import get_user, set_language
 from bot.db.work import UpdateWork
 from bot.storage import SqlAlchemyStorage
 from tests.bot.updates import USER_ID, message_update
@@ -49,7 +50,7 @@ class Fixture:
     ) -> None:  # fmt: skip
         self.seen.append({"db_user": db_user, "source": deep_link_source})
         assert db_user is not None
-        dialog_id = await repo.start_dialog(work, telegram_id=db_user.telegram_id, task="inference")
+        dialog_id = await start_dialog(work, telegram_id=db_user.telegram_id, task="inference")
         await state.set_state(Wizard.model)
         await state.update_data(dialog_id=dialog_id)
         if self.fail_next:
@@ -65,7 +66,7 @@ class Fixture:
             self.fail_next = False
             db_user.language = lang
             raise RuntimeError("handler failed")
-        await work.write(repo.set_language, db_user.telegram_id, lang)
+        await work.write(set_language, db_user.telegram_id, lang)
         db_user.language = lang
 
     async def channel_post(self, message: Message, db_user: DbUser | None) -> None:
@@ -73,7 +74,7 @@ class Fixture:
 
     async def model(self, message: Message, state: FSMContext, work: UpdateWork) -> None:
         data = await state.get_data()
-        await repo.save_answers(work, data["dialog_id"], {"model": message.text})
+        await save_answers(work, data["dialog_id"], {"model": message.text})
 
 
 @pytest.fixture
@@ -89,7 +90,7 @@ async def bot_fixture(migrated_sqlite_url: str) -> AsyncIterator[tuple[Fixture, 
 
 async def dialogs(fixture: Fixture) -> list[tuple[str, dict[str, Any]]]:
     async with fixture.sessionmaker() as session:
-        return [(dialog.status, dialog.answers) for dialog in await repo.list_dialogs(session, USER_ID)]
+        return [(dialog.status, dialog.answers) for dialog in await list_dialogs(session, USER_ID)]
 
 
 async def test_the_same_update_twice_creates_one_dialog(bot_fixture: tuple[Fixture, Bot]) -> None:
@@ -121,7 +122,7 @@ async def test_a_failed_update_leaves_nothing_but_its_user_and_is_handled_on_red
             await fixture.dispatcher.feed_update(bot, message_update(1, "/start promo"))
         assert await dialogs(fixture) == []
         async with fixture.sessionmaker() as session:
-            user = await repo.get_user(session, USER_ID)
+            user = await get_user(session, USER_ID)
         assert user is not None and user.source == "promo"
         await fixture.dispatcher.feed_update(bot, message_update(1, "/start promo"))
         assert await dialogs(fixture) == [("started", {})]
@@ -135,7 +136,7 @@ async def test_the_user_and_the_deep_link_source_are_recorded(bot_fixture: tuple
     await fixture.dispatcher.feed_update(bot, message_update(2, "/start vk"))
     assert [seen["source"] for seen in fixture.seen] == ["habr_2024", "vk"]
     async with fixture.sessionmaker() as session:
-        user = await repo.get_user(session, USER_ID)
+        user = await get_user(session, USER_ID)
     assert user is not None
     assert (user.source, user.username, user.language_from_telegram) == ("habr_2024", "ann", "en")
     assert fixture.seen[0]["db_user"].telegram_id == USER_ID

@@ -14,7 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.db import repository as repo
+from bot.db import processed_updates
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.group_commit import GroupCommit
 from bot.db.inbox import InboxDispatcher, update_payload
@@ -99,13 +99,13 @@ async def test_only_expired_leases_are_taken_over_by_another_replica(
     dp = dispatcher(sessionmaker, seen)
     fresh, stale = message_update(3, "fresh"), message_update(4, "stale")
     async with sessionmaker() as session, session.begin():
-        await repo.receive_updates(
+        await processed_updates.receive_updates(
             session,
             bot_id=BOT_ID,
             updates=[(3, update_payload(fresh))],
             lease_until=utc_now() + timedelta(minutes=5),
         )
-        await repo.receive_updates(
+        await processed_updates.receive_updates(
             session,
             bot_id=BOT_ID,
             updates=[(4, update_payload(stale))],
@@ -126,7 +126,7 @@ async def test_the_sweep_prunes_old_rows_and_takes_over_expired_ones_while_runni
         session.add(
             ProcessedUpdate(bot_id=BOT_ID, update_id=5, created_at=datetime.now(UTC) - timedelta(days=3))
         )
-        await repo.receive_updates(
+        await processed_updates.receive_updates(
             session, bot_id=BOT_ID, updates=[(6, update_payload(message_update(6, "late")))],
             lease_until=utc_now() - timedelta(seconds=1),
         )  # fmt: skip

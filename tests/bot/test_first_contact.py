@@ -1,5 +1,5 @@
 """First contact without writes of its own, on a real SQLite file: new dialog rows deferred under ids
-the process hands out (bot.db.repository.DialogIds), abandons deferred with them, and the new
+the process hands out (bot.db.dialogs.DialogIds), abandons deferred with them, and the new
 senders' rows and FSM records prepared at receipt (bot.db.arrivals), which stays a shortcut when it
 fails."""
 
@@ -17,7 +17,7 @@ from aiogram.types import Update
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.db import repository
+from bot.db import dialogs, processed_updates, users
 from bot.db.arrivals import FirstContact
 from bot.db.group_commit import write_works
 from bot.db.inbox import Inbox, update_payload
@@ -38,7 +38,7 @@ def start_update(update_id: int, user_id: int, text: str = "/start") -> Update:
 
 
 async def add_user(session: AsyncSession, telegram_id: int) -> int:
-    user = await repository.upsert_user(
+    user = await users.upsert_user(
         session, telegram_id=telegram_id, username=None, first_name=None, telegram_language=None, source=None
     )
     return user.id
@@ -57,11 +57,11 @@ async def test_new_dialogs_wait_for_the_commit_under_ids_that_follow_those_on_di
 ) -> None:
     async with sessionmaker() as session, session.begin():
         ann = await add_user(session, ANN)
-        on_disk = await repository.start_dialog(session, telegram_id=ANN, task="train", user_id=ann)
-    ids = repository.DialogIds()
+        on_disk = await dialogs.start_dialog(session, telegram_id=ANN, task="train", user_id=ann)
+    ids = dialogs.DialogIds()
     work = UpdateWork(BOT_ID, 1, sessionmaker, dialog_ids=ids)
-    first = await repository.start_dialog(work, telegram_id=ANN, task="inference", user_id=ann)
-    await repository.save_answers(work, first, {"task": "inference", "model": "llama-3.1-8b"})
+    first = await dialogs.start_dialog(work, telegram_id=ANN, task="inference", user_id=ann)
+    await dialogs.save_answers(work, first, {"task": "inference", "model": "llama-3.1-8b"})
     assert await statuses(sessionmaker) == [(on_disk, "train", "started")]  # nothing written yet
     async with sessionmaker() as session, session.begin():
         await write_works(session, [work])
@@ -77,10 +77,10 @@ async def test_an_abandon_after_a_new_dialog_of_one_update_abandons_it_too(
 ) -> None:
     async with sessionmaker() as session, session.begin():
         ann, bob = await add_user(session, ANN), await add_user(session, BOB)
-    work = UpdateWork(BOT_ID, 1, sessionmaker, dialog_ids=repository.DialogIds())
-    anns = await repository.start_dialog(work, telegram_id=ANN, task="inference", user_id=ann)
-    bobs = await repository.start_dialog(work, telegram_id=BOB, task="image", user_id=bob)
-    assert await repository.abandon_dialogs(work, ANN, user_id=ann) is None  # in the work: not counted
+    work = UpdateWork(BOT_ID, 1, sessionmaker, dialog_ids=dialogs.DialogIds())
+    anns = await dialogs.start_dialog(work, telegram_id=ANN, task="inference", user_id=ann)
+    bobs = await dialogs.start_dialog(work, telegram_id=BOB, task="image", user_id=bob)
+    assert await dialogs.abandon_dialogs(work, ANN, user_id=ann) is None  # in the work: not counted
     async with sessionmaker() as session, session.begin():
         await write_works(session, [work])
     assert await statuses(sessionmaker) == [(anns, "inference", "abandoned"), (bobs, "image", "started")]
@@ -89,7 +89,7 @@ async def test_an_abandon_after_a_new_dialog_of_one_update_abandons_it_too(
 async def test_ids_are_handed_out_once_when_two_updates_read_the_largest_together(
     sessionmaker: async_sessionmaker[AsyncSession],
 ) -> None:
-    ids = repository.DialogIds()
+    ids = dialogs.DialogIds()
 
     async def one(asking: asyncio.Event) -> int:
         async with sessionmaker() as session:
@@ -163,4 +163,4 @@ async def test_a_failing_preparation_leaves_the_receipt_and_the_updates_as_witho
     assert receiving.users.known_users.row(ANN) is None
     async with sessionmaker() as session:
         assert await session.scalar(select(UserRow.id)) is None
-        assert await repository.pending_update_ids(session, bot_id=BOT_ID) == [1]
+        assert await processed_updates.pending_update_ids(session, bot_id=BOT_ID) == [1]

@@ -13,7 +13,7 @@ from aiogram.types import Message, Update
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.db import repository
+from bot.db import dialogs, users
 from bot.db.inbox import update_payload
 from bot.db.models import DialogSession, FsmRecord, ProcessedUpdate
 from bot.db.work import UpdateWork
@@ -40,9 +40,9 @@ class Setup:
         async def step(message: Message, state: FSMContext, work: UpdateWork) -> None:
             assert message.from_user is not None and message.text is not None
             dialog_id = self.dialogs[message.from_user.id]
-            await repository.save_answers(work, dialog_id, {"task": "inference", "step": message.text})
+            await dialogs.save_answers(work, dialog_id, {"task": "inference", "step": message.text})
             if message.text == "done":
-                await repository.complete_dialog(
+                await dialogs.complete_dialog(
                     work, dialog_id, answers={"task": "inference", "step": "last"}, summary={"fits": True},
                     verdict="fits", offer_id=None,
                 )  # fmt: skip
@@ -62,11 +62,11 @@ class Setup:
         """A dialog per user, and a first update each (it writes the user's row: not grouped)."""
         async with self.sessionmaker() as session, session.begin():
             for user_id in USERS:
-                await repository.upsert_user(
+                await users.upsert_user(
                     session, telegram_id=user_id, username=None, first_name="Ann", telegram_language="en",
                     source=None,
                 )  # fmt: skip
-                self.dialogs[user_id] = await repository.start_dialog(
+                self.dialogs[user_id] = await dialogs.start_dialog(
                     session, telegram_id=user_id, task="inference"
                 )
         await self.feed(bot, [message_update(i, "first", user) for i, user in enumerate(USERS, 1)])

@@ -7,7 +7,7 @@ from datetime import timedelta
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db import leads as lead_db
-from bot.db import repository as repo
+from bot.db import users
 from bot.db.models import LEAD_FAILED, LEAD_PENDING, LEAD_SENT, LEAD_UPDATED, Lead, utc_now
 from tests.bot import both_backends
 
@@ -19,8 +19,8 @@ ANN = 2001
 
 
 async def new_lead(session: AsyncSession, key: str, **at: object) -> Lead:
-    if await repo.get_user(session, ANN) is None:
-        await repo.upsert_user(
+    if await users.get_user(session, ANN) is None:
+        await users.upsert_user(
             session, telegram_id=ANN, username="ann", first_name="Ann", telegram_language="ru", source=None
         )
     lead, created = await lead_db.create_lead(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db import leads as lead_db
-from bot.db import repository as repo
+from bot.db import processed_updates, users
 from bot.db.models import LEAD_FAILED, LEAD_RESERVATION, utc_now
 from bot.metrics import Metrics, Sources, read_snapshot
 from tests.bot import both_backends
@@ -25,14 +25,16 @@ async def test_the_snapshot_counts_backlog_leads_and_crm(
     assert (empty.ok, empty.inbox_pending, empty.leads_by_status, empty.leads_by_source) == (True, 0, {}, {})
     async with sessionmaker() as session, session.begin():
         soon = utc_now()
-        await repo.receive_updates(
+        await processed_updates.receive_updates(
             session, bot_id=BOT, updates=[(1, {"update_id": 1}), (2, {})], lease_until=soon
         )
-        await repo.receive_updates(session, bot_id=BOT + 1, updates=[(1, {"update_id": 1})], lease_until=soon)
-        await repo.finish_update(session, bot_id=BOT, update_id=1)
+        await processed_updates.receive_updates(
+            session, bot_id=BOT + 1, updates=[(1, {"update_id": 1})], lease_until=soon
+        )
+        await processed_updates.finish_update(session, bot_id=BOT, update_id=1)
         leads = []
         for n, source in enumerate(["webinar", "ref_7", "ref_8", None]):
-            await repo.upsert_user(
+            await users.upsert_user(
                 session,
                 telegram_id=100 + n,
                 username=None,

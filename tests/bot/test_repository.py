@@ -1,4 +1,5 @@
-"""Every repository function against real SQLite files and a real PostgreSQL database."""
+"""Every function of the users', dialogs' and inbox's statements (bot.db.users, bot.db.dialogs,
+bot.db.processed_updates) against real SQLite files and a real PostgreSQL database."""
 
 import asyncio
 from collections.abc import AsyncIterator
@@ -8,11 +9,11 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.db import repository as repo
+from bot.db import dialogs, processed_updates, users
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.models import ProcessedUpdate, User
 from bot.db.report import print_source_report
-from bot.db.repository import SourceRow
+from bot.db.users import SourceRow
 from tests.bot import both_backends
 
 # each test runs on SQLite and on PostgreSQL
@@ -23,7 +24,7 @@ ALICE, BOB, CAROL = 1001, 1002, 1003
 
 
 async def add_user(session: AsyncSession, telegram_id: int, source: str | None = None) -> User:
-    return await repo.upsert_user(
+    return await users.upsert_user(
         session,
         telegram_id=telegram_id,
         username=f"user{telegram_id}",
@@ -37,7 +38,7 @@ async def test_first_contact_records_the_source_and_later_contacts_never_overwri
     sessionmaker: async_sessionmaker[AsyncSession],
 ) -> None:
     async with sessionmaker() as session, session.begin():
-        created = await repo.upsert_user(
+        created = await users.upsert_user(
             session,
             telegram_id=ALICE,
             username="alice",
@@ -50,7 +51,7 @@ async def test_first_contact_records_the_source_and_later_contacts_never_overwri
         assert created.created_at.tzinfo is not None and created.created_at.utcoffset() == timedelta(0)
 
     async with sessionmaker() as session, session.begin():
-        again = await repo.upsert_user(
+        again = await users.upsert_user(
             session,
             telegram_id=ALICE,
             username="alice_new",
@@ -61,7 +62,7 @@ async def test_first_contact_records_the_source_and_later_contacts_never_overwri
         assert again.id == created.id
 
     async with sessionmaker() as session:
-        stored = await repo.get_user(session, ALICE)
+        stored = await users.get_user(session, ALICE)
         assert stored is not None
         assert (stored.username, stored.source, stored.language_from_telegram) == (
             "alice_new",
@@ -80,40 +81,40 @@ async def test_a_user_who_came_without_a_link_keeps_no_source(
         await add_user(session, BOB, source=None)
         await add_user(session, BOB, source="late_link")
     async with sessionmaker() as session:
-        stored = await repo.get_user(session, BOB)
+        stored = await users.get_user(session, BOB)
         assert stored is not None and stored.source is None
-        assert await repo.get_user(session, CAROL) is None
+        assert await users.get_user(session, CAROL) is None
 
 
 async def test_language_is_remembered(sessionmaker: async_sessionmaker[AsyncSession]) -> None:
     async with sessionmaker() as session, session.begin():
         await add_user(session, ALICE)
-        await repo.set_language(session, ALICE, "en")
+        await users.set_language(session, ALICE, "en")
         with pytest.raises(ValueError, match="de"):
-            await repo.set_language(session, ALICE, "de")
+            await users.set_language(session, ALICE, "de")
     async with sessionmaker() as session:
-        stored = await repo.get_user(session, ALICE)
+        stored = await users.get_user(session, ALICE)
         assert stored is not None and stored.language == "en"
 
 
 async def test_dialog_lifecycle(sessionmaker: async_sessionmaker[AsyncSession]) -> None:
     async with sessionmaker() as session, session.begin():
         await add_user(session, ALICE, source="promo")
-        dialog_id = await repo.start_dialog(session, telegram_id=ALICE, task="inference", source="promo")
-        await repo.save_answers(session, dialog_id, {"model": "llama-3-8b"})
+        dialog_id = await dialogs.start_dialog(session, telegram_id=ALICE, task="inference", source="promo")
+        await dialogs.save_answers(session, dialog_id, {"model": "llama-3-8b"})
 
     async with sessionmaker() as session, session.begin():
-        await repo.save_answers(session, dialog_id, {"model": "llama-3-8b", "precision": "int4"})
+        await dialogs.save_answers(session, dialog_id, {"model": "llama-3-8b", "precision": "int4"})
 
     async with sessionmaker() as session:
-        (started,) = await repo.list_dialogs(session, ALICE)
+        (started,) = await dialogs.list_dialogs(session, ALICE)
         assert (started.task, started.status, started.source) == ("inference", "started", "promo")
         assert started.answers == {"model": "llama-3-8b", "precision": "int4"}
         assert started.completed_at is None and started.result_summary is None
 
     summary = {"total_gib": 5.2, "breakdown": {"weights": 4.1}}
     async with sessionmaker() as session, session.begin():
-        await repo.complete_dialog(
+        await dialogs.complete_dialog(
             session,
             dialog_id,
             answers={"model": "llama-3-8b", "precision": "int4", "context": 8192},
@@ -123,7 +124,7 @@ async def test_dialog_lifecycle(sessionmaker: async_sessionmaker[AsyncSession]) 
         )
 
     async with sessionmaker() as session:
-        (completed,) = await repo.list_dialogs(session, ALICE)
+        (completed,) = await dialogs.list_dialogs(session, ALICE)
         assert (completed.status, completed.verdict, completed.offer_id) == (
             "completed",
             "fits",
@@ -142,17 +143,17 @@ async def test_a_new_dialog_abandons_the_unfinished_one_of_that_user_only(
     async with sessionmaker() as session, session.begin():
         await add_user(session, ALICE)
         await add_user(session, BOB)
-        done = await repo.start_dialog(session, telegram_id=ALICE, task="inference")
-        await repo.complete_dialog(session, done, answers={}, summary={}, verdict="fits", offer_id=None)
-        first = await repo.start_dialog(session, telegram_id=ALICE, task="finetune")
-        bobs = await repo.start_dialog(session, telegram_id=BOB, task="image")
-        second = await repo.start_dialog(session, telegram_id=ALICE, task="train")
+        done = await dialogs.start_dialog(session, telegram_id=ALICE, task="inference")
+        await dialogs.complete_dialog(session, done, answers={}, summary={}, verdict="fits", offer_id=None)
+        first = await dialogs.start_dialog(session, telegram_id=ALICE, task="finetune")
+        bobs = await dialogs.start_dialog(session, telegram_id=BOB, task="image")
+        second = await dialogs.start_dialog(session, telegram_id=ALICE, task="train")
 
     async with sessionmaker() as session:
-        statuses = {dialog.id: dialog.status for dialog in await repo.list_dialogs(session, ALICE)}
+        statuses = {dialog.id: dialog.status for dialog in await dialogs.list_dialogs(session, ALICE)}
         assert statuses == {done: "completed", first: "abandoned", second: "started"}
-        assert [dialog.status for dialog in await repo.list_dialogs(session, BOB)] == ["started"]
-        assert [dialog.id for dialog in await repo.list_dialogs(session, ALICE)] == [done, first, second]
+        assert [dialog.status for dialog in await dialogs.list_dialogs(session, BOB)] == ["started"]
+        assert [dialog.id for dialog in await dialogs.list_dialogs(session, ALICE)] == [done, first, second]
         assert bobs not in statuses
 
 
@@ -161,34 +162,34 @@ async def test_abandon_dialogs_counts_only_unfinished_ones(
 ) -> None:
     async with sessionmaker() as session, session.begin():
         await add_user(session, ALICE)
-        assert await repo.abandon_dialogs(session, ALICE) == 0
-        await repo.start_dialog(session, telegram_id=ALICE, task="inference")
-        assert await repo.abandon_dialogs(session, ALICE) == 1
-        assert await repo.abandon_dialogs(session, ALICE) == 0
-        assert await repo.abandon_dialogs(session, CAROL) == 0
-        (dialog,) = await repo.list_dialogs(session, ALICE)
+        assert await dialogs.abandon_dialogs(session, ALICE) == 0
+        await dialogs.start_dialog(session, telegram_id=ALICE, task="inference")
+        assert await dialogs.abandon_dialogs(session, ALICE) == 1
+        assert await dialogs.abandon_dialogs(session, ALICE) == 0
+        assert await dialogs.abandon_dialogs(session, CAROL) == 0
+        (dialog,) = await dialogs.list_dialogs(session, ALICE)
         assert dialog.status == "abandoned"
 
 
 async def test_dialogs_need_a_known_user_and_dialog(sessionmaker: async_sessionmaker[AsyncSession]) -> None:
     async with sessionmaker() as session, session.begin():
         with pytest.raises(LookupError):
-            await repo.start_dialog(session, telegram_id=CAROL, task="inference")
+            await dialogs.start_dialog(session, telegram_id=CAROL, task="inference")
         with pytest.raises(LookupError):
-            await repo.save_answers(session, 424242, {})
-        assert await repo.list_dialogs(session, CAROL) == []
+            await dialogs.save_answers(session, 424242, {})
+        assert await dialogs.list_dialogs(session, CAROL) == []
 
 
 async def test_claim_update_is_true_once_per_bot_and_update(
     sessionmaker: async_sessionmaker[AsyncSession],
 ) -> None:
     async with sessionmaker() as session, session.begin():
-        assert await repo.claim_update(session, bot_id=1, update_id=100) is True
-        assert await repo.claim_update(session, bot_id=1, update_id=100) is False
-        assert await repo.claim_update(session, bot_id=2, update_id=100) is True
+        assert await processed_updates.claim_update(session, bot_id=1, update_id=100) is True
+        assert await processed_updates.claim_update(session, bot_id=1, update_id=100) is False
+        assert await processed_updates.claim_update(session, bot_id=2, update_id=100) is True
     async with sessionmaker() as session, session.begin():
-        assert await repo.claim_update(session, bot_id=1, update_id=100) is False
-        assert await repo.claim_update(session, bot_id=1, update_id=101) is True
+        assert await processed_updates.claim_update(session, bot_id=1, update_id=100) is False
+        assert await processed_updates.claim_update(session, bot_id=1, update_id=101) is True
 
 
 async def test_a_rolled_back_claim_can_be_claimed_again(
@@ -197,20 +198,28 @@ async def test_a_rolled_back_claim_can_be_claimed_again(
     """A handler that failed did not process its update: a redelivery must be handled."""
     with pytest.raises(RuntimeError):
         async with sessionmaker() as session, session.begin():
-            assert await repo.claim_update(session, bot_id=1, update_id=7) is True
+            assert await processed_updates.claim_update(session, bot_id=1, update_id=7) is True
             raise RuntimeError("handler failed")
     async with sessionmaker() as session, session.begin():
-        assert await repo.claim_update(session, bot_id=1, update_id=7) is True
+        assert await processed_updates.claim_update(session, bot_id=1, update_id=7) is True
 
 
 async def test_forget_processed_updates_keeps_recent_ones(
     sessionmaker: async_sessionmaker[AsyncSession],
 ) -> None:
     async with sessionmaker() as session, session.begin():
-        await repo.claim_update(session, bot_id=1, update_id=1)
-        assert await repo.forget_processed_updates(session, before=datetime.now(UTC) - timedelta(days=1)) == 0
+        await processed_updates.claim_update(session, bot_id=1, update_id=1)
         assert (
-            await repo.forget_processed_updates(session, before=datetime.now(UTC) + timedelta(seconds=1)) == 1
+            await processed_updates.forget_processed_updates(
+                session, before=datetime.now(UTC) - timedelta(days=1)
+            )
+            == 0
+        )
+        assert (
+            await processed_updates.forget_processed_updates(
+                session, before=datetime.now(UTC) + timedelta(seconds=1)
+            )
+            == 1
         )
         assert await session.scalar(select(func.count()).select_from(ProcessedUpdate)) == 0
 
@@ -221,16 +230,18 @@ async def test_source_report_counts_users_and_their_dialogs_per_source(
     async with sessionmaker() as session, session.begin():
         for telegram_id, source in [(1, "habr"), (2, "habr"), (3, "vk"), (4, None)]:
             await add_user(session, telegram_id, source)
-        finished = await repo.start_dialog(session, telegram_id=1, task="inference")
-        await repo.complete_dialog(session, finished, answers={}, summary={}, verdict="fits", offer_id=None)
-        await repo.start_dialog(session, telegram_id=1, task="finetune")  # started, then...
-        await repo.start_dialog(session, telegram_id=1, task="train")  # ...abandoned by this one
-        finished = await repo.start_dialog(session, telegram_id=3, task="image")
-        await repo.complete_dialog(session, finished, answers={}, summary={}, verdict=None, offer_id=None)
-        await repo.start_dialog(session, telegram_id=4, task="video")
+        finished = await dialogs.start_dialog(session, telegram_id=1, task="inference")
+        await dialogs.complete_dialog(
+            session, finished, answers={}, summary={}, verdict="fits", offer_id=None
+        )
+        await dialogs.start_dialog(session, telegram_id=1, task="finetune")  # started, then...
+        await dialogs.start_dialog(session, telegram_id=1, task="train")  # ...abandoned by this one
+        finished = await dialogs.start_dialog(session, telegram_id=3, task="image")
+        await dialogs.complete_dialog(session, finished, answers={}, summary={}, verdict=None, offer_id=None)
+        await dialogs.start_dialog(session, telegram_id=4, task="video")
 
     async with sessionmaker() as session:
-        report = await repo.source_report(session)
+        report = await users.source_report(session)
     assert report == [
         SourceRow(source="habr", users=2, dialogs_started=3, dialogs_completed=1),
         SourceRow(source="vk", users=1, dialogs_started=1, dialogs_completed=1),
@@ -262,7 +273,7 @@ async def test_concurrent_claims_of_one_update_let_exactly_one_through(
 ) -> None:
     async def claim() -> bool:
         async with postgres_sessionmaker() as session, session.begin():
-            claimed = await repo.claim_update(session, bot_id=1, update_id=555)
+            claimed = await processed_updates.claim_update(session, bot_id=1, update_id=555)
             await asyncio.sleep(0.05)  # hold the transaction open while the others try
             return claimed
 
@@ -283,7 +294,7 @@ async def test_concurrent_first_contacts_create_one_user(
     assert len(set(ids)) == 1
     async with postgres_sessionmaker() as session:
         assert await session.scalar(select(func.count()).select_from(User)) == 1
-        stored = await repo.get_user(session, CAROL)
+        stored = await users.get_user(session, CAROL)
         assert stored is not None and stored.source in {f"link{n}" for n in range(5)}
 
 
@@ -305,9 +316,9 @@ async def test_a_personal_link_records_who_brought_whom_once(
                                     (2004, "habr"), (2005, f"ref_{BOB}")]:  # fmt: skip
             row = await add_user(session, telegram_id, source=source)
             assert row.referred_by == (BOB if telegram_id == 2005 else None), source
-        await repo.set_currency(session, ALICE, "KZT")
+        await users.set_currency(session, ALICE, "KZT")
     async with sessionmaker() as session:
-        assert await repo.referred_count(session, ALICE) == 2
-        assert (await repo.get_user(session, ALICE)).currency == "KZT"  # type: ignore[union-attr]
+        assert await users.referred_count(session, ALICE) == 2
+        assert (await users.get_user(session, ALICE)).currency == "KZT"  # type: ignore[union-attr]
         top, total = await top_referrers(session, 1)
         assert (top, total) == ([Referrer(ALICE, f"user{ALICE}", 2, 0)], 2)

@@ -15,7 +15,7 @@ from aiogram.types import Chat, Message, Update, User
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.db import repository
+from bot.db import dialogs, users
 from bot.db.middleware import DbSessionMiddleware
 from bot.db.models import DialogSession, FsmRecord, ProcessedUpdate
 from bot.db.work import UpdateWork
@@ -52,8 +52,8 @@ async def test_a_new_dialog_and_the_state_naming_it_commit_with_the_done_mark(
 
     @router.message()
     async def open_dialog(message: Message, state: FSMContext, work: UpdateWork) -> None:
-        dialog_id = await repository.start_dialog(work, telegram_id=USER_ID, task="inference")
-        await repository.save_answers(work, dialog_id, {"task": "inference"})
+        dialog_id = await dialogs.start_dialog(work, telegram_id=USER_ID, task="inference")
+        await dialogs.save_answers(work, dialog_id, {"task": "inference"})
         await state.update_data(dialog_id=dialog_id)
         during.append(await on_disk(sessionmaker))
         if fails:
@@ -110,10 +110,10 @@ async def test_commit_with_writes_a_handlers_rows_and_the_state_in_one_transacti
     await storage.bound(work).set_data(key, {"lead": None})
 
     async def store(session: AsyncSession) -> int:
-        await repository.upsert_user(
+        await users.upsert_user(
             session, telegram_id=USER_ID, username=None, first_name="Ann", telegram_language="en", source=None
         )
-        dialog_id = await repository.start_dialog(session, telegram_id=USER_ID, task="inference")
+        dialog_id = await dialogs.start_dialog(session, telegram_id=USER_ID, task="inference")
         if fails:
             raise RuntimeError("the disk refused")
         return dialog_id

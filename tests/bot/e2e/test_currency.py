@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.db import repository
+from bot.db import users
 from core.catalogue.load import DATA_DIR
 from core.language.words import label
 from tests.bot.e2e.conftest import (
@@ -153,7 +153,7 @@ async def test_an_arrival_through_a_personal_link_is_counted_in_stats(tenge: Har
     assert ref.text == text("currency-ref", "en", link=link, users=2)
     brought = await h.db_user(alice.user.id + 1)
     assert brought is not None and brought.referred_by == alice.user.id
-    assert brought.source == repository.referral_source(alice.user.id)
+    assert brought.source == users.referral_source(alice.user.id)
     own_row = await h.db_user(own.user.id)
     assert own_row is not None and own_row.referred_by is None
     admin = h.sandbox.user(id=ADMIN_ID, first_name="Boss", username="boss", language_code="en")

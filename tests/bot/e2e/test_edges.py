@@ -15,7 +15,7 @@ import pytest
 from aiogram.types import Chat
 
 from bot.callbacks import StepCB
-from bot.db import repository
+from bot.db import processed_updates
 from bot.db.engine import create_sessionmaker
 from bot.throttle import THROTTLE_KEY, Limits, Throttle
 from tests.bot.e2e.conftest import Harness, assert_no_failed_calls, buttons, result_mark, text
@@ -52,7 +52,7 @@ async def finished(harness: Harness, *update_ids: int, timeout: float = 10.0) ->
     while left:
         async with sessionmaker() as session:
             for update_id in list(left):
-                if await repository.update_is_handled(session, bot_id=bot_id, update_id=update_id):
+                if await processed_updates.update_is_handled(session, bot_id=bot_id, update_id=update_id):
                     left.discard(update_id)
         if not left:
             return
