@@ -1,9 +1,9 @@
 """The factory: `create_app` builds the Bot and the Dispatcher from Settings, wired as in production.
 
-Delivery (bot.db.inbox): updates are recorded before Telegram is told they arrived, handled from
-memory (each update's unit of work committed after its handler, bot.db.work), and drained on
-shutdown before the texts, the storage and the database close. Button presses are answered early
-when their handler is slow (bot.callback_answers); a slow answer shows "typing…"
+Delivery (bot.db.inbox, bot.db.inbox_dispatcher): updates are recorded before Telegram is told they
+arrived, handled from memory (each update's unit of work committed after its handler, bot.db.work),
+and drained on shutdown before the texts, the storage and the database close. Button presses are
+answered early when their handler is slow (bot.callback_answers); a slow answer shows "typing…"
 (bot.typing_action). On SQLite the sessions queue for the engine's one connection (bot.db.engine)
 and SQLite runs in place (bot.db.inline_sqlite). The runners: bot.polling and bot.webhook.
 """
@@ -35,10 +35,11 @@ from bot.bot_session import JsonBodySession
 from bot.callback_answers import TicketCallbackAnswerMiddleware
 from bot.config import Settings
 from bot.context import DialogContextMiddleware
-from bot.db import inbox
+from bot.db import inbox, inbox_dispatcher
 from bot.db.arrivals import FirstContact
 from bot.db.engine import create_engine, create_sessionmaker, migrate_if_due, sqlite_file
-from bot.db.inbox import Inbox, InboxDispatcher
+from bot.db.inbox import Inbox
+from bot.db.inbox_dispatcher import InboxDispatcher
 from bot.db.middleware import DbSessionMiddleware
 from bot.dialog_state import DialogStateMiddleware
 from bot.dispatcher import BotDispatcher, check_filters_in_place
@@ -128,8 +129,11 @@ def commands_marker(database_url: str) -> Path | None:
 
 def replica_inbox() -> dict[str, float]:
     """The dispatcher's settings where several replicas share the database (PostgreSQL): each renews
-    its updates' leases and looks for a dead one's often (bot.db.inbox)."""
-    return {"heartbeat_s": inbox.HEARTBEAT_S, "sweep_interval_s": inbox.REPLICA_SWEEP_INTERVAL_S}
+    its updates' leases and looks for a dead one's often (bot.db.inbox_dispatcher)."""
+    return {
+        "heartbeat_s": inbox_dispatcher.HEARTBEAT_S,
+        "sweep_interval_s": inbox_dispatcher.REPLICA_SWEEP_INTERVAL_S,
+    }
 
 
 def catalog_for(settings: Settings) -> Catalog:

@@ -1,4 +1,4 @@
-"""The bot's Dispatcher: the inbox's (bot.db.inbox), answering button presses early when their
+"""The bot's Dispatcher: the inbox's (bot.db.inbox_dispatcher), answering button presses early when their
 handling is slow (bot.callback_answers), showing "typing…" when an answer is slow
 (bot.typing_action), and reading the FSM state once per update (bot.storage)."""
 
@@ -16,7 +16,7 @@ from aiogram.types import Update
 
 from bot import callback_answers
 from bot.db.group_receive import GroupReceive
-from bot.db.inbox import InboxDispatcher
+from bot.db.inbox_dispatcher import InboxDispatcher
 from bot.db.middleware import DbSessionMiddleware, forget_old_updates
 from bot.storage import DeferredStateMiddleware
 from bot.typing_action import TYPING_AFTER_S, start_typing

@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from bot.app import App, create_app, reach_telegram
 from bot.config import Settings
 from bot.db.engine import ping
-from bot.db.inbox import InboxDispatcher
+from bot.db.inbox_dispatcher import InboxDispatcher
 
 log = logging.getLogger(__name__)
 

@@ -1,9 +1,9 @@
 """Telling an infrastructure failure from a bad update, and saying so once per outage.
 
-An update whose handling failed because the database, Redis or the disk failed is not answered
-with the apology and marked handled: it stays pending and is tried again (bot.db.inbox). What counts
-is decided by the exception's class (and its causes): the database's connection, disk and lock
-errors (SQLAlchemy's `OperationalError`/`InterfaceError`/`DisconnectionError` and the pool's
+An update whose handling failed because the database, Redis or the disk failed is not answered with
+the apology and marked handled: it stays pending and is tried again (bot.db.inbox_dispatcher). What
+counts is decided by the exception's class (and its causes): the database's connection, disk and
+lock errors (SQLAlchemy's `OperationalError`/`InterfaceError`/`DisconnectionError` and the pool's
 `TimeoutError`; a DBAPIError whose connection was invalidated), Redis's `ConnectionError` and
 `TimeoutError`, and the operating system's "no space left", "read-only file system" and I/O errors.
 A bad input (a `ValueError`, a constraint violation, a schema error) is not one: it is apologised for.

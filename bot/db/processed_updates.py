@@ -104,7 +104,8 @@ async def take_pending_updates(
 async def renew_leases(
     session: AsyncSession, *, bot_id: int, update_ids: Sequence[int], lease_until: datetime
 ) -> int:
-    """Keep owning the pending updates in hand (bot.db.inbox's heartbeat): one statement; how many."""
+    """Keep owning the pending updates in hand (bot.db.inbox_dispatcher's heartbeat): one statement;
+    how many."""
     result = await session.execute(
         update(ProcessedUpdate)
         .where(

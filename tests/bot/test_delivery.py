@@ -1,4 +1,5 @@
-"""The inbox (bot.db.inbox) on a real database, without Telegram: receive, recover, sweep, prune."""
+"""The inbox (bot.db.inbox, bot.db.inbox_dispatcher) on a real database, without Telegram: receive,
+recover, sweep, prune."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bot.db import processed_updates
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.group_commit import GroupCommit
-from bot.db.inbox import InboxDispatcher, update_payload
+from bot.db.inbox import update_payload
+from bot.db.inbox_dispatcher import InboxDispatcher
 from bot.db.models import ProcessedUpdate, utc_now
 from bot.db.work import UpdateWork
 from tests.bot.conftest import wired_dispatcher

@@ -24,7 +24,8 @@ from aiohttp import web
 from sqlalchemy import text as sql
 
 from bot.db.engine import create_engine
-from bot.db.inbox import LEASE, REPLICA_SWEEP_INTERVAL_S
+from bot.db.inbox import LEASE
+from bot.db.inbox_dispatcher import REPLICA_SWEEP_INTERVAL_S
 from tests.bot.e2e.conftest import QUIET_S, result_mark, text
 from tests.bot.e2e.test_delivery import PROCESS_TIMEOUT_S, STARTUP_TIMEOUT_S, BotProcess
 from tests.bot.e2e.test_outages import free_port, handled
