@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.handlers.admin import CSV_DELIMITER, csv_document
+from bot.csv_export import CSV_DELIMITER, csv_document
 
 
 def cells(*values: object) -> list[str]:

@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import select
 
 from bot import dialog, pictures
+from bot.csv_export import CSV_DELIMITER
 from bot.db import stats
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.models import (
@@ -25,7 +26,7 @@ from bot.db.models import (
     User,
     utc_now,
 )
-from bot.handlers.admin import ADMIN_COMMANDS, CSV_DELIMITER
+from bot.handlers.admin import ADMIN_COMMANDS
 from bot.handlers.commands import COMMANDS
 from core.catalogue.catalog import default_catalog
 from core.language.cards import short_gpu_name
