@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot import dialog, leads
 from bot.context import Ctx
 from bot.db import leads as lead_db
-from bot.db import repository
+from bot.db import users
 from bot.db.models import LEAD_RESERVATION, Lead, utc_now
 from bot.outbox import LeadOutbox
 from bot.qualify import ask_need
@@ -38,7 +38,7 @@ class QuoteForm(StatesGroup):
 FORM_STATES = (QuoteForm.contact.state, QuoteForm.comment.state, QuoteForm.hold.state)
 
 
-def _sized(request: dict[str, Any] | None, catalog: Catalog) -> Result | None:
+def sized(request: dict[str, Any] | None, catalog: Catalog) -> Result | None:
     """The last answer sized again as the dialog sizes it (the catalogue in force, the Hugging Face
     models looked up; remembered, so usually not sized again); None without one."""
     if not request:
@@ -68,7 +68,7 @@ async def finish(
     contact = leads.Contact(draft.contact_kind, draft.contact)
     comment = (leads.clean(comment) or None) if comment else None
     request = state.last_request
-    result = _sized(request, ctx.catalog)
+    result = sized(request, ctx.catalog)
     back = draft.back_state if draft.back_state not in FORM_STATES else None
     ctx.dialog.update(lead=None)
     await ctx.state.set_state(back)
@@ -127,7 +127,7 @@ async def _store(
         summary["reservation"] = reservation
 
     async def store(session: AsyncSession) -> Lead:
-        db_user = await repository.get_user(session, ctx.telegram_id)
+        db_user = await users.get_user(session, ctx.telegram_id)
         lead, _ = await lead_db.create_lead(
             session,
             telegram_id=ctx.telegram_id,

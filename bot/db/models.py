@@ -135,7 +135,7 @@ class DialogSession(Base):
 
 
 class Lead(Base):
-    """A quote request: written first, then delivered to the sales chat by bot.leads.outbox.
+    """A quote request: written first, then delivered to the sales chat by bot.outbox.
 
     ``request`` is the estimator request (DialogState.last_request) the lead came with, or {} when asked
     before any answer; ``summary`` is what the sales card shows: model, task, precision, workload,

@@ -1,6 +1,6 @@
 """After a lead: two optional one-tap questions for the user, and "Беру" for the sales chat.
 
-- **Questions.** Once the lead is stored (bot.handlers.leads.finish), the user is asked when the server
+- **Questions.** Once the lead is stored (bot.quote_form.finish), the user is asked when the server
   is needed and for how long (bot.db.models NEED_WHEN / NEED_FOR), each with "Пропустить", in one
   message edited from the first to the second to thanks. Nothing waits for them (no form state); an
   answer updates the lead row and the outbox edits its card.

@@ -32,7 +32,7 @@ from bot.db import leads as lead_db
 from bot.db.models import CONTACT_USERNAME
 from bot.dialog_state import DialogHolder, DialogState, LeadDraft
 from bot.outbox import LeadOutbox
-from bot.quote_form import FORM_STATES, QuoteForm, _sized, finish
+from bot.quote_form import FORM_STATES, QuoteForm, finish, sized
 from core.catalogue.catalog import Catalog
 from core.language.answer import headline_settings
 from core.language.cards import config_text
@@ -42,7 +42,7 @@ MAX_HOLD = 200
 
 
 def _config_line(ctx: Ctx, state: DialogState) -> str:
-    result = _sized(state.last_request, ctx.catalog)
+    result = sized(state.last_request, ctx.catalog)
     if result is None:
         return ctx.tr("lead-no-config")
     config = escape(headline_settings(result, ctx.lang), quote=False)
@@ -113,7 +113,7 @@ async def on_reserve_button(query: CallbackQuery, ctx: Ctx, callback_answer: Cal
     if not isinstance(query.message, Message) or query.message.message_id != state.msg_id:
         callback_answer.text = ctx.tr("stale-button")
         return
-    result = _sized(state.last_request, ctx.catalog)
+    result = sized(state.last_request, ctx.catalog)
     rec = result.recommendation if result is not None else None
     if rec is None or rec.offer_id is None:
         await open_form(ctx, query.message.chat.id, query.from_user, query)
