@@ -1,27 +1,39 @@
 """The dialog as a service the handlers share: its states, its one message edited in place, moving to a
-step, opening and finding its database row, and the result. No router here: the wizard, quick answers
-and the commands each own theirs (`bot.handlers`) and call these."""
+step, opening and finding its database row (those in ``bot.dialog_steps``), whether a group message is
+for the bot (``bot.group_messages``), re-exported here; and, here, the estimates and the result, the
+Hugging Face models an answer needs, its picture, the one-line answer. No router here: the wizard, quick
+answers and the commands each own theirs (`bot.handlers`) and call these."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from functools import partial
 from html import escape
 from typing import Any
 
-from aiogram.enums import ChatType, MessageEntityType
-from aiogram.exceptions import TelegramBadRequest
-from aiogram.fsm.state import State, StatesGroup
-from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
+from aiogram.enums import ChatType
+from aiogram.types import CallbackQuery, Message
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot import flow, keyboards, presenter
 from bot.context import Ctx
 from bot.db import repository
 from bot.dialog_state import DialogState
+from bot.dialog_steps import (
+    Screen,
+    Wizard,
+    forget_answers,
+    go_to_step,
+    open_dialog,
+    show,
+    start_wizard,
+    state_of,
+    step_of,
+    step_screen,
+    write_dialog,
+)
+from bot.group_messages import addressed_to_bot, command_for, in_group, question_of
 from bot.hf_models import ANSWERS as HF_ANSWERS
 from bot.hf_models import HF_MODELS
 from bot.pictures import PICTURES
@@ -46,145 +58,6 @@ ESTIMATES = Estimates()
 def estimate(request: Request | dict[str, Any], catalog: Catalog) -> Result:
     """The request sized from the catalogue in force and the Hugging Face models looked up."""
     return ESTIMATES.run(request, catalog, hub=HF_MODELS.hub())
-
-
-class Wizard(StatesGroup):
-    """One state per step; the state's name is the step's name (see `bot.flow.STEPS`)."""
-
-    task = State()
-    model = State()
-    method = State()
-    precision = State()
-    context_length = State()
-    concurrency = State()
-    batch_size = State()
-    seq_len = State()
-    resolution = State()
-    images = State()
-    frames = State()
-    result = State()
-
-
-def state_of(step: str) -> State:
-    state = getattr(Wizard, step)
-    assert isinstance(state, State)
-    return state
-
-
-def step_of(state: str | None) -> str | None:
-    if not state or not state.startswith(f"{Wizard.__full_group_name__}:"):
-        return None
-    return state.split(":", 1)[1]
-
-
-@dataclass
-class Screen:
-    text: str
-    markup: InlineKeyboardMarkup | None
-
-
-# ---------------------------------------------------------------- showing screens
-
-
-async def show(
-    ctx: Ctx, screen: Screen, *, query: CallbackQuery | None = None, message: Message | None = None
-) -> None:
-    """Edit the dialog message in place (a button was pressed) or send a new one (text was typed)."""
-    if query is not None and isinstance(query.message, Message):
-        try:
-            await query.message.edit_text(screen.text, reply_markup=screen.markup)
-        except TelegramBadRequest as e:
-            if "not modified" in e.message:
-                return
-            log.info("could not edit the dialog message (%s); sending a new one", e.message)
-        else:
-            ctx.dialog.update(msg_id=query.message.message_id)
-            return
-    event = message or query
-    assert event is not None and event.bot is not None
-    bot = event.bot
-    if message is not None:
-        chat_id = message.chat.id
-    elif query is not None and query.message is not None:
-        chat_id = query.message.chat.id
-    else:
-        chat_id = ctx.telegram_id
-    sent = await bot.send_message(chat_id, screen.text, reply_markup=screen.markup)
-    # Older dialog messages keep their buttons: URL buttons stay useful, the others answer "stale".
-    ctx.dialog.update(msg_id=sent.message_id)
-
-
-def step_screen(
-    ctx: Ctx,
-    step_name: str,
-    answers: flow.Answers,
-    *,
-    page: int = 0,
-    note: str | None = None,
-    options: list[flow.Option] | None = None,
-) -> Screen:
-    step = flow.STEPS[step_name]
-    text = presenter.render_step(step_name, answers, ctx.tr, ctx.lang, ctx.catalog, note=note)
-    markup = keyboards.step_keyboard(step, answers, ctx.catalog, ctx.tr, ctx.lang, page=page, options=options)
-    return Screen(text, markup)
-
-
-async def go_to_step(
-    ctx: Ctx,
-    step_name: str,
-    answers: flow.Answers,
-    *,
-    query: CallbackQuery | None = None,
-    message: Message | None = None,
-    note: str | None = None,
-    options: list[flow.Option] | None = None,
-) -> None:
-    await ctx.state.set_state(state_of(step_name))
-    ctx.dialog.update(answers=answers)
-    await show(
-        ctx, step_screen(ctx, step_name, answers, note=note, options=options), query=query, message=message
-    )
-
-
-# ---------------------------------------------------------------- the dialog's row and answers
-
-
-async def forget_answers(ctx: Ctx) -> None:
-    """Drop the dialog's data; keep what outlives a dialog (see `DialogState.forget_answers`)."""
-    ctx.dialog.set(ctx.dialog.state.forget_answers())
-
-
-async def open_dialog(ctx: Ctx, task: str) -> int:
-    """A new dialog row (the user's unfinished ones count as abandoned), remembered in the FSM data."""
-    source = ctx.dialog.state.source
-    dialog_id = await repository.start_dialog(
-        ctx.db, telegram_id=ctx.telegram_id, task=task, source=source, user_id=ctx.user_id
-    )
-    ctx.dialog.update(dialog_id=dialog_id)
-    return dialog_id
-
-
-async def write_dialog(ctx: Ctx, task: str, write: Callable[[int], Awaitable[None]]) -> None:
-    """``write`` (a `repository` update of one dialog row) on the dialog being answered; on a new one
-    if there is none, or if the FSM data names one that a failed update rolled back (RedisStorage
-    writes are not part of the database transaction). The row is not read first: the update itself
-    finds it missing (LookupError), one statement an answer instead of two."""
-    dialog_id = ctx.dialog.state.dialog_id
-    if dialog_id is not None:
-        with contextlib.suppress(LookupError):
-            await write(dialog_id)
-            return
-    await write(await open_dialog(ctx, task))
-
-
-async def start_wizard(
-    ctx: Ctx, *, message: Message | None = None, query: CallbackQuery | None = None, greet: bool = False
-) -> None:
-    """A fresh dialog at the task question; unfinished ones are abandoned."""
-    await repository.abandon_dialogs(ctx.db, ctx.telegram_id, user_id=ctx.user_id)
-    await forget_answers(ctx)
-    note = ctx.tr("greeting") if greet else None
-    await go_to_step(ctx, "task", flow.Answers(), message=message, query=query, note=note)
 
 
 # ---------------------------------------------------------------- the result
@@ -412,48 +285,30 @@ async def size_question(
     return presenter.render_inline(result, tr, lang, understood.notes, currency), result
 
 
-def in_group(message: Message) -> bool:
-    return message.chat.type != ChatType.PRIVATE
-
-
-def command_for(text: str, username: str) -> bool | None:
-    """Whether text starting with a command is for this bot (None: it is no command)."""
-    if not text.startswith("/"):
-        return None
-    command = text.split(maxsplit=1)[0] if text.strip() else text
-    _, at, name = command.partition("@")
-    return not at or name.lower() == username.lower()
-
-
-def _mentions(message: Message, username: str, bot_id: int) -> list[tuple[int, int]]:
-    """The spans (in UTF-16 code units, as Telegram counts) of the message's mentions of this bot."""
-    text = message.text or message.caption or ""
-    entities = message.entities or message.caption_entities or []
-    spans = []
-    for entity in entities:
-        if entity.type == MessageEntityType.MENTION:
-            if entity.extract_from(text).lower() == f"@{username.lower()}":
-                spans.append((entity.offset, entity.length))
-        elif entity.type == MessageEntityType.TEXT_MENTION and entity.user and entity.user.id == bot_id:
-            spans.append((entity.offset, entity.length))
-    return spans
-
-
-def addressed_to_bot(message: Message, username: str, bot_id: int) -> bool:
-    """A command for this bot, a mention of it, or a reply to one of its messages."""
-    text = message.text or message.caption or ""
-    if (for_us := command_for(text, username)) is not None:
-        return for_us
-    replied = message.reply_to_message
-    if replied is not None and replied.from_user is not None and replied.from_user.id == bot_id:
-        return True
-    return bool(_mentions(message, username, bot_id))
-
-
-def question_of(message: Message, username: str, bot_id: int) -> str:
-    """The message's text without its mentions of the bot."""
-    text = message.text or message.caption or ""
-    encoded = text.encode("utf-16-le")
-    for offset, length in sorted(_mentions(message, username, bot_id), reverse=True):
-        encoded = encoded[: offset * 2] + " ".encode("utf-16-le") + encoded[(offset + length) * 2 :]
-    return " ".join(encoded.decode("utf-16-le", errors="ignore").split())
+__all__ = [
+    "ESTIMATES",
+    "MAX_QUESTION",
+    "Screen",
+    "Wizard",
+    "addressed_to_bot",
+    "command_for",
+    "details",
+    "ensure_models",
+    "estimate",
+    "forget_answers",
+    "go_to_step",
+    "in_group",
+    "model_hub",
+    "models_sizeable",
+    "open_dialog",
+    "out_of_range",
+    "question_of",
+    "show",
+    "show_result",
+    "size_question",
+    "start_wizard",
+    "state_of",
+    "step_of",
+    "step_screen",
+    "write_dialog",
+]
