@@ -16,16 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
-import os
-import pickle
-import signal
-import sys
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from html import escape
-from pathlib import Path
 
 from aiogram import Bot
 from aiogram.exceptions import TelegramAPIError
@@ -34,7 +25,9 @@ from aiohttp import ClientError
 from cachetools import LRUCache
 
 from bot import picture_worker, tasks
+from bot.answer_picture import Picture, caption_html, picture_key
 from bot.metrics import RENDER_BUCKETS, Timing
+from bot.picture_process import Render, RenderFailed, Worker, WorkerDied
 from bot.sent_calls import unrecorded
 from core.language.answer import Answer
 
@@ -51,162 +44,8 @@ CLOSE_WAIT_S = 3.0
 last answers before a shutdown still get theirs (a render takes well under a second), and the
 shutdown stays inside docker-compose.yml's 15 s stop grace after up to 10 s of draining updates."""
 SHARED_UPLOAD_WAIT_S = 3.0  # waiting for another chat's upload of the same picture (~0.2-1 s), at most
-WORKER_START_TIMEOUT_S = 20.0  # its start took 0.5-0.9 s idle, 3-5 s on a loaded 2-core host
-STOP_GRACE_S = 2.0  # at shutdown, a worker still drawing after this is killed (nobody awaits it)
 CACHE_SIZE = 128  # pictures kept (~100 KB each)
 SKIP_SUMMARY_S = 60.0  # skips are logged as one line per this many seconds (a burst skips ~100)
-MAX_CAPTION = 1024  # Telegram's caption limit, in UTF-16 code units after entity parsing
-
-Render = Callable[[Answer], tuple[bytes, list[str]]]
-"""What the worker runs: the answer → its PNG and caption lines (a module-level function: the worker
-imports it by name)."""
-
-
-@dataclass
-class Picture:
-    png: bytes
-    caption: list[str]
-    file_ids: dict[int, str] = field(default_factory=dict)  # bot id → Telegram's id of the upload
-    # bot id → the first upload on its way (its file id, None if it failed): the others wait for it
-    uploads: dict[int, asyncio.Future[str | None]] = field(default_factory=dict, repr=False, compare=False)
-
-
-def picture_key(answer: Answer) -> str:
-    """A hash of what the picture shows (not of the answer's other lines)."""
-    shown = (
-        answer.lang,
-        answer.lead,
-        answer.need,
-        answer.settings,
-        answer.parts,
-        answer.part_codes,
-        answer.part_bytes,
-        answer.cards,
-        answer.verdict,
-    )
-    return hashlib.sha256(repr(shown).encode()).hexdigest()
-
-
-def caption_html(lines: list[str]) -> str:
-    """The caption as Telegram HTML: its first line in bold; lines from the end dropped to fit 1024."""
-    kept = list(lines)
-    while True:
-        text = "\n".join([f"<b>{escape(kept[0])}</b>", *map(escape, kept[1:])]) if kept else ""
-        plain = "\n".join(kept)
-        if len(plain.encode("utf-16-le")) // 2 <= MAX_CAPTION or len(kept) <= 1:
-            return text
-        kept.pop()
-
-
-class WorkerDied(Exception):
-    """The worker process ended (crashed, killed) with renders in hand."""
-
-
-class RenderFailed(Exception):
-    """The render raised in the worker (its traceback is the message)."""
-
-
-class _Worker:
-    """One worker process (`bot.picture_worker`) and the renders sent to it, on one event loop."""
-
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
-        self.process = process
-        self.loop = asyncio.get_running_loop()
-        self.waiting: dict[int, asyncio.Future[tuple[bytes, list[str]]]] = {}
-        self.sent = 0
-        self.ended: str | None = None  # why it is of no more use (it exited, its stream broke)
-        self.reader = asyncio.create_task(self._read())
-
-    @classmethod
-    async def start(cls, render: Render) -> _Worker:
-        """A new worker, once it has imported matplotlib and loaded its font (its ready frame)."""
-        # The same code as the bot's: the worker searches the bot's import path first.
-        paths = [str(Path(p or ".").resolve()) for p in sys.path]
-        env = os.environ | {"PYTHONPATH": os.pathsep.join(paths)}
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", picture_worker.__name__, picture_worker.reference(render),
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env,
-        )  # fmt: skip
-        assert process.stdout is not None
-        try:
-            async with asyncio.timeout(WORKER_START_TIMEOUT_S):
-                header = await process.stdout.readexactly(picture_worker.HEADER_BYTES)
-                pickle.loads(await process.stdout.readexactly(int.from_bytes(header, "big")))
-        except BaseException as e:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-            code = await process.wait()
-            if isinstance(e, asyncio.IncompleteReadError | TimeoutError):
-                why = "did not start in time" if isinstance(e, TimeoutError) else f"exited at start ({code})"
-                raise WorkerDied(f"the picture worker {why}") from e
-            raise
-        return cls(process)
-
-    @property
-    def usable(self) -> bool:
-        return self.ended is None and self.loop is asyncio.get_running_loop()
-
-    async def render(self, answer: Answer) -> tuple[bytes, list[str]]:
-        """The worker's drawing of `answer`; WorkerDied, RenderFailed. Cancelled (timed out): its
-        reply, when it comes, is dropped."""
-        assert self.process.stdin is not None
-        if self.ended is not None:
-            raise WorkerDied(self.ended)
-        self.sent += 1
-        ident = self.sent
-        reply = self.waiting[ident] = self.loop.create_future()
-        try:
-            self.process.stdin.write(picture_worker.frame((ident, answer)))
-            try:
-                await self.process.stdin.drain()
-            except ConnectionError as e:  # its stdin is closed: it has exited
-                raise WorkerDied(f"the picture worker's input is closed ({e})") from e
-            return await reply
-        finally:
-            del self.waiting[ident]
-
-    async def _read(self) -> None:
-        assert self.process.stdout is not None
-        stream = self.process.stdout
-        try:
-            while True:
-                header = await stream.readexactly(picture_worker.HEADER_BYTES)
-                body = await stream.readexactly(int.from_bytes(header, "big"))
-                ident, ok, payload = pickle.loads(body)
-                reply = self.waiting.get(ident)
-                if reply is None or reply.done():
-                    continue  # given up (timed out) meanwhile
-                if ok:
-                    reply.set_result(payload)
-                else:
-                    reply.set_exception(RenderFailed(payload))
-        except (asyncio.IncompleteReadError, ConnectionError):
-            code = await self.process.wait()
-            self.ended = f"the picture worker exited ({code})"
-        except Exception as e:  # a frame that does not unpickle: the stream is out of step
-            self.ended = f"the picture worker's replies are unreadable ({type(e).__name__})"
-            self.kill()
-        finally:
-            self.ended = self.ended or "the picture worker was stopped"
-            for reply in self.waiting.values():
-                if not reply.done():
-                    reply.set_exception(WorkerDied(self.ended))
-
-    def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.process.pid, signal.SIGKILL)
-
-    async def stop(self) -> None:
-        """EOF on its stdin (it exits after the render in hand); killed after `STOP_GRACE_S`."""
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        try:
-            await asyncio.wait_for(self.process.wait(), STOP_GRACE_S)
-        except TimeoutError:
-            log.warning("the picture worker did not stop within %.0f s: killed", STOP_GRACE_S)
-            self.kill()
-            await self.process.wait()
-        await self.reader
 
 
 class Pictures:
@@ -238,7 +77,7 @@ class Pictures:
         self._summary: asyncio.TimerHandle | None = None  # the summary line due, if any...
         self._summary_loop: asyncio.AbstractEventLoop | None = None  # ...on this event loop
         self.workers_started = 0  # the first worker, and one after each that ended
-        self._worker: asyncio.Task[_Worker] | None = None  # started, or starting
+        self._worker: asyncio.Task[Worker] | None = None  # started, or starting
         self._drawing: dict[str, asyncio.Task[Picture | None]] = {}  # picture key → its render
         self._cache: LRUCache[str, Picture] = LRUCache(cache_size)
 
@@ -342,12 +181,12 @@ class Pictures:
         failed start is logged; the next picture tries again."""
         self._worker_task().add_done_callback(_log_failed_start)
 
-    async def _worker_now(self) -> _Worker:
+    async def _worker_now(self) -> Worker:
         """The worker, started now if there is none or it has ended (the pictures asked meanwhile wait
         for its start-up, about a second; the loop goes on)."""
         return await asyncio.shield(self._worker_task())
 
-    def _worker_task(self) -> asyncio.Task[_Worker]:
+    def _worker_task(self) -> asyncio.Task[Worker]:
         """The start-up task of the usable worker: the one in hand, or one begun now."""
         loop = asyncio.get_running_loop()
         task = self._worker
@@ -360,7 +199,7 @@ class Pictures:
         elif task is not None and task.get_loop() is not loop:
             task = None
         if task is None:
-            task = self._worker = loop.create_task(_Worker.start(self.render))
+            task = self._worker = loop.create_task(Worker.start(self.render))
             self.workers_started += 1
         return task
 
@@ -439,12 +278,12 @@ class Pictures:
             worker.kill()
 
 
-def _log_failed_start(task: asyncio.Task[_Worker]) -> None:
+def _log_failed_start(task: asyncio.Task[Worker]) -> None:
     if not task.cancelled() and (error := task.exception()) is not None:
         log.warning("%s at the bot's start; the first picture tries again", error)
 
 
-def _started(task: asyncio.Task[_Worker]) -> _Worker | None:
+def _started(task: asyncio.Task[Worker]) -> Worker | None:
     """The worker a finished start-up task made; None if it failed (the failure was logged by the
     picture that waited for it)."""
     if not task.done() or task.cancelled() or task.exception() is not None:

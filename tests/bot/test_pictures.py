@@ -18,9 +18,11 @@ from types import SimpleNamespace
 import pytest
 from sqlalchemy import text
 
+from bot import picture_process
 from bot import pictures as pictures_module
+from bot.answer_picture import MAX_CAPTION, Picture, caption_html, picture_key
 from bot.db.engine import create_engine, create_sessionmaker
-from bot.pictures import MAX_CAPTION, Picture, Pictures, caption_html, picture_key
+from bot.pictures import Pictures
 from core.language.answer import Answer, build_answer
 from core.parse import understand
 from core.sizing.estimate import estimate
@@ -114,7 +116,7 @@ async def test_a_worker_that_fails_to_start_with_the_bot_is_logged_and_the_first
     make: Callable[..., Pictures], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     pictures = make()
-    monkeypatch.setattr(pictures_module, "WORKER_START_TIMEOUT_S", 0.0)
+    monkeypatch.setattr(picture_process, "WORKER_START_TIMEOUT_S", 0.0)
     await pictures.start_with_the_bot()
     async with asyncio.timeout(ORPHAN_WAIT_S):
         while "did not start in time" not in caplog.text:
