@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot import flow, keyboards, presenter
 from bot.context import Ctx
-from bot.db import repository
+from bot.db import dialogs
 from bot.dialog_state import DialogState
 from bot.dialog_steps import (
     Screen,
@@ -131,7 +131,7 @@ async def show_result(
         ctx,
         answers.task or "",
         partial(
-            repository.complete_dialog,
+            dialogs.complete_dialog,
             ctx.db,
             answers=answers.record(),
             summary=presenter.summary(result),

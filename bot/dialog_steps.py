@@ -15,7 +15,7 @@ from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
 
 from bot import flow, keyboards, presenter
 from bot.context import Ctx
-from bot.db import repository
+from bot.db import dialogs
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +129,7 @@ async def forget_answers(ctx: Ctx) -> None:
 async def open_dialog(ctx: Ctx, task: str) -> int:
     """A new dialog row (the user's unfinished ones count as abandoned), remembered in the FSM data."""
     source = ctx.dialog.state.source
-    dialog_id = await repository.start_dialog(
+    dialog_id = await dialogs.start_dialog(
         ctx.db, telegram_id=ctx.telegram_id, task=task, source=source, user_id=ctx.user_id
     )
     ctx.dialog.update(dialog_id=dialog_id)
@@ -137,7 +137,7 @@ async def open_dialog(ctx: Ctx, task: str) -> int:
 
 
 async def write_dialog(ctx: Ctx, task: str, write: Callable[[int], Awaitable[None]]) -> None:
-    """``write`` (a `repository` update of one dialog row) on the dialog being answered; on a new one
+    """``write`` (an update of one dialog row, bot.db.dialogs) on the dialog being answered; on a new one
     if there is none, or if the FSM data names one that a failed update rolled back (RedisStorage
     writes are not part of the database transaction). The row is not read first: the update itself
     finds it missing (LookupError), one statement an answer instead of two."""
@@ -153,7 +153,7 @@ async def start_wizard(
     ctx: Ctx, *, message: Message | None = None, query: CallbackQuery | None = None, greet: bool = False
 ) -> None:
     """A fresh dialog at the task question; unfinished ones are abandoned."""
-    await repository.abandon_dialogs(ctx.db, ctx.telegram_id, user_id=ctx.user_id)
+    await dialogs.abandon_dialogs(ctx.db, ctx.telegram_id, user_id=ctx.user_id)
     await forget_answers(ctx)
     note = ctx.tr("greeting") if greet else None
     await go_to_step(ctx, "task", flow.Answers(), message=message, query=query, note=note)
