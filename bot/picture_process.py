@@ -54,7 +54,8 @@ class Worker:
         paths = [str(Path(p or ".").resolve()) for p in sys.path]
         env = os.environ | {"PYTHONPATH": os.pathsep.join(paths)}
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", picture_worker.__name__, picture_worker.reference(render),
+            sys.executable, "-m", picture_worker.__name__, str(picture_worker.NICENESS),
+            picture_worker.reference(render),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env,
         )  # fmt: skip
         assert process.stdout is not None

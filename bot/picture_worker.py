@@ -34,7 +34,7 @@ bot's priority took one core from the bot and the rest of the host for as long a
 (`bench/bot_load.py`: 50 users walking the guided dialog got their steps 0.2× as fast as a bare bot's
 with pictures, 0.5× without). At 10 (Linux's weight 110 against 1024) the bot and Telegram's side come
 first; a picture then takes longer, and one past `bot.pictures.RENDER_TIMEOUT_S` is skipped, as when
-the renderer is busy: the text answer has every number."""
+the renderer is busy: the text answer has every number. Read when a worker is started (its argument)."""
 
 
 def render(answer: Answer) -> tuple[bytes, list[str]]:
@@ -102,9 +102,10 @@ def warm() -> None:
 def main(argv: list[str]) -> None:
     # Ctrl-C in a terminal reaches the whole process group: the bot stops the worker itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    niceness, *function = argv  # as the bot's `NICENESS` was when it started this worker
     with contextlib.suppress(OSError, AttributeError):  # not where priorities cannot be lowered
-        os.nice(NICENESS)
-    draw = resolve(argv[0]) if argv else render
+        os.nice(int(niceness))
+    draw = resolve(function[0]) if function else render
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a stray print() goes to the log, not the frames
     warm()

@@ -10,12 +10,22 @@ from aiogram import Bot, Router
 from pydantic import SecretStr
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot import picture_worker
 from bot.app import build_dispatcher
 from bot.config import Settings
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.dispatcher import BotDispatcher
 
 BOT_ID = 42
+
+
+@pytest.fixture(autouse=True)
+def picture_workers_at_the_bots_priority(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The picture workers these tests start draw at the bot's priority, not below it (`NICENESS`):
+    the tests are about what is drawn and when, not about the CPU a crowd leaves a worker. Below
+    the pytest workers (``-n 2`` on 2 cores) a worker at nice 10 got so little CPU that its start or
+    its render outlasted the bot's timeouts, and the picture was skipped, as in production."""
+    monkeypatch.setattr(picture_worker, "NICENESS", 0)
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import pytest
 from sqlalchemy import text
 
-from bot import picture_process
+from bot import picture_process, picture_worker
 from bot import pictures as pictures_module
 from bot.answer_picture import MAX_CAPTION, Picture, caption_html, picture_key
 from bot.db.engine import create_engine, create_sessionmaker
@@ -96,6 +96,19 @@ async def test_the_first_picture_waits_for_the_worker_within_the_limit(make: Cal
     assert pictures.workers_started == 1 and pictures.worker_pid is not None
 
 
+async def test_the_worker_draws_below_the_bot_by_the_niceness_it_was_started_with(
+    make: Callable[..., Pictures], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In production the worker lowers its own priority by `picture_worker.NICENESS` (these tests
+    set it to 0, tests/bot/conftest.py): the value the bot had when it started the worker."""
+    monkeypatch.setattr(picture_worker, "NICENESS", 7)
+    monkeypatch.setattr(picture_process, "WORKER_START_TIMEOUT_S", ORPHAN_WAIT_S)  # it starts below us
+    pictures = make()
+    await pictures.start_worker()
+    assert pictures.worker_pid is not None
+    assert os.getpriority(os.PRIO_PROCESS, pictures.worker_pid) == os.getpriority(os.PRIO_PROCESS, 0) + 7
+
+
 async def test_started_with_the_bot_the_first_picture_is_drawn_by_that_worker(
     make: Callable[..., Pictures],
 ) -> None:
@@ -115,7 +128,7 @@ async def test_started_with_the_bot_the_first_picture_is_drawn_by_that_worker(
 async def test_a_worker_that_fails_to_start_with_the_bot_is_logged_and_the_first_picture_starts_one(
     make: Callable[..., Pictures], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    pictures = make()
+    pictures = make(timeout_s=ORPHAN_WAIT_S)  # the second start and its render, however loaded the host
     monkeypatch.setattr(picture_process, "WORKER_START_TIMEOUT_S", 0.0)
     await pictures.start_with_the_bot()
     async with asyncio.timeout(ORPHAN_WAIT_S):
@@ -236,16 +249,14 @@ async def test_an_update_waiting_for_its_picture_lets_the_others_write(
 
 BOT = """
 import asyncio
+from bot import picture_worker
 from bot.pictures import Pictures
-from core.language.answer import build_answer
-from core.sizing.estimate import estimate
-from core.parse import understand
-from tests.bot.picture_renders import crash_on_russian, fail_always, hang
+
+picture_worker.NICENESS = 0  # as in the other tests (tests/bot/conftest.py)
 
 async def main() -> None:
     pictures = Pictures()
-    understood = understand("llama 3.1 8b int4")
-    assert await pictures.picture(build_answer(estimate(understood.request), "en", understood.notes))
+    await pictures.start_worker()
     print(pictures.worker_pid, flush=True)
     await asyncio.Event().wait()
 
