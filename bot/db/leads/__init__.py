@@ -1,5 +1,5 @@
-"""Database access for leads (quote requests) and their outbox state. Functions flush, never commit,
-except where a function takes a sessionmaker (the outbox's own short transactions).
+"""Database access for leads (quote requests) and their outbox state. Functions flush, never commit:
+the caller's transaction (bot.outbox's own short ones, a handler's `UpdateWork.write`) commits.
 
 One module per concept, each name re-exported here (`from bot.db import leads as lead_db`): `intake`
 writes and finds leads, `sales_outbox` tracks their cards' delivery to the sales chat, `crm_queue`
