@@ -1,8 +1,7 @@
-"""The dialog as a service the handlers share: its states, its one message edited in place, moving to a
-step, opening and finding its database row (those in ``bot.dialog_steps``), whether a group message is
-for the bot (``bot.group_messages``), re-exported here; and, here, the estimates and the result, the
-Hugging Face models an answer needs, its picture, the one-line answer. No router here: the wizard, quick
-answers and the commands each own theirs (`bot.handlers`) and call these."""
+"""The dialog's answers, a service the handlers share: the estimates and the result, the Hugging Face
+models an answer needs, its picture, the one-line answer (its states, its message and its database row
+are in ``bot.dialog_steps``; whether a group message is for the bot, ``bot.group_messages``). No
+router here: the wizard, quick answers and the commands each own theirs (`bot.handlers`) and call these."""
 
 from __future__ import annotations
 
@@ -23,17 +22,9 @@ from bot.dialog_state import DialogState
 from bot.dialog_steps import (
     Screen,
     Wizard,
-    forget_answers,
-    go_to_step,
-    open_dialog,
     show,
-    start_wizard,
-    state_of,
-    step_of,
-    step_screen,
     write_dialog,
 )
-from bot.group_messages import addressed_to_bot, command_for, in_group, question_of
 from bot.hf_models import ANSWERS as HF_ANSWERS
 from bot.hf_models import HF_MODELS
 from bot.pictures import PICTURES
@@ -283,32 +274,3 @@ async def size_question(
         log.info("one-line estimate failed: %s (field %s)", err.message, err.field)
         return presenter.inline_help(tr, username, reason=presenter.core_error_reason(err, lang)), None
     return presenter.render_inline(result, tr, lang, understood.notes, currency), result
-
-
-__all__ = [
-    "ESTIMATES",
-    "MAX_QUESTION",
-    "Screen",
-    "Wizard",
-    "addressed_to_bot",
-    "command_for",
-    "details",
-    "ensure_models",
-    "estimate",
-    "forget_answers",
-    "go_to_step",
-    "in_group",
-    "model_hub",
-    "models_sizeable",
-    "open_dialog",
-    "out_of_range",
-    "question_of",
-    "show",
-    "show_result",
-    "size_question",
-    "start_wizard",
-    "state_of",
-    "step_of",
-    "step_screen",
-    "write_dialog",
-]

@@ -1,6 +1,6 @@
 """The dialog's steps: the wizard's states (one per step), its one message edited in place, moving to a
-step, and its database row (opened, written, abandoned for a fresh start at the task question).
-The names are re-exported by ``bot.dialog``, the service the handlers share."""
+step, and its database row (opened, written, abandoned for a fresh start at the task question);
+the handlers and ``bot.dialog`` import them from here."""
 
 from __future__ import annotations
 

@@ -12,14 +12,8 @@ from aiogram.types import Message
 from bot import flow, keyboards, presenter
 from bot.asides import answer_aside
 from bot.context import Ctx
-from bot.dialog import (
-    ensure_models,
-    forget_answers,
-    go_to_step,
-    model_hub,
-    open_dialog,
-    show_result,
-)
+from bot.dialog import ensure_models, model_hub, show_result
+from bot.dialog_steps import forget_answers, go_to_step, open_dialog
 from core.contract import Assumption, Request, SolveFor
 from core.errors import CoreError, ParseError
 from core.inverse.comparison import compare

@@ -1,6 +1,5 @@
 """Whether a message is for this bot: a command for it, a mention of it, a reply to one of its
-messages (what a group's messages need to be answered at all), and the question without the mentions.
-The names are re-exported by ``bot.dialog``, the service the handlers share."""
+messages (what a group's messages need to be answered at all), and the question without the mentions."""
 
 from __future__ import annotations
 

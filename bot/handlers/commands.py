@@ -24,8 +24,8 @@ from bot.callbacks import LangCB
 from bot.context import Ctx
 from bot.db import dialogs, users
 from bot.db.models import User
-from bot.dialog import start_wizard
 from bot.dialog_state import DialogState
+from bot.dialog_steps import start_wizard
 from core.catalogue.catalog import Catalog
 from core.language.words import LANGUAGES
 from core.logs.files import MAX_LOG_FILE_BYTES

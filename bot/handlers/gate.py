@@ -15,7 +15,7 @@ from aiogram.exceptions import TelegramAPIError
 from aiogram.types import CallbackQuery, Message, TelegramObject
 from aiogram_i18n import I18nContext
 
-from bot.dialog import addressed_to_bot
+from bot.group_messages import addressed_to_bot
 from bot.throttle import THROTTLE_KEY, Throttle
 
 log = logging.getLogger(__name__)

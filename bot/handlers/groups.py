@@ -2,7 +2,7 @@
 
 In a group a message is for the bot when it is a command for it (`/start@bot`, or `/start` without a
 name, which Telegram gives every bot), mentions it (`@bot llama 3 70b int4`) or replies to one of its
-messages (`bot.dialog.addressed_to_bot`, which the gate checks before any throttling). A question so
+messages (`bot.group_messages.addressed_to_bot`, which the gate checks before any throttling). A question so
 asked gets the compact answer of inline mode (the verdict, the breakdown, the offer and a link to the
 full dialog in the private chat); a command, or a mention without a question, gets "I work in private
 chats" with a button to open that chat. Anything else said in a group gets no word and no work.
@@ -23,7 +23,8 @@ from aiogram_i18n import I18nContext
 from bot import keyboards
 from bot.config import Settings
 from bot.db.work import UpdateWork
-from bot.dialog import addressed_to_bot, command_for, in_group, question_of, size_question
+from bot.dialog import size_question
+from bot.group_messages import addressed_to_bot, command_for, in_group, question_of
 from core.catalogue.catalog import Catalog
 
 GROUP_SOURCE = "group"

@@ -10,7 +10,8 @@ from aiogram.utils.callback_answer import CallbackAnswer
 
 from bot.callbacks import LaunchCB
 from bot.context import Ctx
-from bot.dialog import models_sizeable, step_of
+from bot.dialog import models_sizeable
+from bot.dialog_steps import step_of
 from bot.flow import RESULT
 from bot.launch_view import render_launch
 from core.errors import CoreError

@@ -26,7 +26,7 @@ from aiogram.utils.callback_answer import CallbackAnswer
 from bot import keyboards
 from bot.context import Ctx
 from bot.db import measurements
-from bot.dialog import Wizard
+from bot.dialog_steps import Wizard
 from core.language.phrases import format_bytes
 from core.logs import is_pasted_log
 from core.logs.advice import record

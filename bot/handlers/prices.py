@@ -15,7 +15,7 @@ from aiogram.types import Message
 
 from bot import keyboards
 from bot.context import Ctx
-from bot.dialog import Wizard
+from bot.dialog_steps import Wizard
 from core.catalogue.catalog import Catalog
 from core.language.prices import PriceList, price_list
 from core.parse.price import PriceQuestion, price_question, words

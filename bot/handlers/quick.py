@@ -11,7 +11,7 @@ from __future__ import annotations
 from aiogram import F, Router
 from aiogram.filters import StateFilter
 
-from bot.dialog import Wizard
+from bot.dialog_steps import Wizard
 from bot.free_text import on_free_text
 
 

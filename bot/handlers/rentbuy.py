@@ -19,7 +19,7 @@ from aiogram.types import Message
 
 from bot import keyboards
 from bot.context import Ctx
-from bot.dialog import Wizard
+from bot.dialog_steps import Wizard
 from core.catalogue.catalog import Catalog
 from core.catalogue.offers import RentalOffer
 from core.errors import CoreError

@@ -16,16 +16,13 @@ from bot import flow, keyboards, presenter
 from bot.callbacks import CardCB, GotoCB, Nav, NavCB, PageCB, StepCB
 from bot.context import Ctx
 from bot.db import dialogs
-from bot.dialog import (
+from bot.dialog import details, models_sizeable, out_of_range, show_result
+from bot.dialog_steps import (
     Screen,
     Wizard,
-    details,
     go_to_step,
-    models_sizeable,
     open_dialog,
-    out_of_range,
     show,
-    show_result,
     start_wizard,
     state_of,
     step_of,
