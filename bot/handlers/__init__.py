@@ -1,4 +1,5 @@
-"""Routers by feature, in the order they are tried, under one root router whose gate comes first."""
+"""Routers by feature, in the order they are tried, under one root router whose gate comes first;
+each feature passes by at once what none of its handlers can take (bot.routing)."""
 
 from aiogram import Router
 

@@ -33,6 +33,7 @@ from bot.db.availability import LiveAvailability
 from bot.db.middleware import DEEP_LINK_PAYLOAD
 from bot.leads import clip
 from bot.outbox import LeadOutbox
+from bot.routing import FeatureRouter
 from core.catalogue.catalog import Catalog, load_catalog
 from core.catalogue.offers import Availability
 
@@ -325,7 +326,7 @@ class LiveCatalog(BaseMiddleware):
 
 def make_router() -> Router:
     """A fresh router per Dispatcher (a router attaches to one parent only)."""
-    router = Router(name="admin")
+    router = FeatureRouter(name="admin")
     router.message.filter(IsAdmin())
     router.message.register(cmd_stats, Command("stats"))
     router.message.register(cmd_export, Command("export"))

@@ -30,6 +30,7 @@ from bot.db.models import Lead, utc_now
 from bot.db.work import UpdateWork
 from bot.outbox import LeadOutbox
 from bot.qualify import NEED_COLUMNS, NEED_VALUES, SKIP, need_keyboard
+from bot.routing import FeatureRouter
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +145,7 @@ async def on_claim(
 def make_sales_router() -> Router:
     """ "Беру" in the sales chat and the user's answers to the questions after a lead; before the
     groups' router (which answers any other group button)."""
-    router = Router(name="sales")
+    router = FeatureRouter(name="sales")
     router.callback_query.register(on_claim, ClaimCB.filter())
     router.callback_query.register(on_need, NeedCB.filter())
     return router

@@ -26,6 +26,7 @@ from bot.db import dialogs, users
 from bot.db.models import User
 from bot.dialog_state import DialogState
 from bot.dialog_steps import start_wizard
+from bot.routing import FeatureRouter
 from core.catalogue.catalog import Catalog
 from core.language.words import LANGUAGES
 from core.logs.files import MAX_LOG_FILE_BYTES
@@ -239,7 +240,7 @@ def _write(path: Path, digest: str) -> None:
 
 def make_router() -> Router:
     """A fresh router per Dispatcher (a router attaches to one parent only)."""
-    router = Router(name="commands")
+    router = FeatureRouter(name="commands")
     router.message.register(cmd_start, CommandStart())
     router.message.register(cmd_new, Command("new"))
     router.message.register(cmd_cancel, Command("cancel"))

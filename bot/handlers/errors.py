@@ -19,6 +19,7 @@ from bot.config import Settings
 from bot.db.middleware import Receipt
 from bot.db.outage import is_infrastructure
 from bot.i18n import language_for
+from bot.routing import FeatureRouter
 from bot.sent_calls import unrecorded
 from core.language.words import LANGUAGES
 
@@ -96,7 +97,7 @@ async def on_error(
 
 def make_router() -> Router:
     """A fresh router per Dispatcher (a router attaches to one parent only)."""
-    router = Router(name="errors")
+    router = FeatureRouter(name="errors")
     router.errors.register(on_bad_request, ExceptionTypeFilter(TelegramBadRequest))
     router.errors.register(on_blocked, ExceptionTypeFilter(TelegramForbiddenError))
     router.errors.register(on_error)

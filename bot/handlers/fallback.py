@@ -7,6 +7,8 @@ from aiogram.types import CallbackQuery, Message
 from aiogram.utils.callback_answer import CallbackAnswer
 from aiogram_i18n import I18nContext
 
+from bot.routing import FeatureRouter
+
 
 async def on_unknown_button(query: CallbackQuery, i18n: I18nContext, callback_answer: CallbackAnswer) -> None:
     """A button from an old message or an older version of the bot: a polite answer, nothing else."""
@@ -19,7 +21,7 @@ async def on_anything_else(message: Message, i18n: I18nContext) -> None:
 
 def make_router() -> Router:
     """A fresh router per Dispatcher (a router attaches to one parent only)."""
-    router = Router(name="fallback")
+    router = FeatureRouter(name="fallback")
     router.callback_query.register(on_unknown_button)
     router.message.register(on_anything_else)
     return router

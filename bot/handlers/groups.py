@@ -25,6 +25,7 @@ from bot.config import Settings
 from bot.db.work import UpdateWork
 from bot.dialog import size_question
 from bot.group_messages import addressed_to_bot, command_for, in_group, question_of
+from bot.routing import FeatureRouter
 from core.catalogue.catalog import Catalog
 
 GROUP_SOURCE = "group"
@@ -76,7 +77,7 @@ def _from_group(query: CallbackQuery) -> bool:
 def make_router() -> Router:
     """A fresh router per Dispatcher (a router attaches to one parent only). Before every other one:
     what comes from a group stops here."""
-    router = Router(name="groups")
+    router = FeatureRouter(name="groups")
     router.message.register(on_group_message, in_group)
     router.callback_query.register(on_group_button, _from_group)
     return router

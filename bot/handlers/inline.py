@@ -25,6 +25,7 @@ from bot.db.middleware import INLINE_SOURCE
 from bot.db.models import User
 from bot.db.work import UpdateWork
 from bot.dialog import size_question
+from bot.routing import FeatureRouter
 from core.catalogue.catalog import Catalog
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,6 @@ async def on_inline_query(
 
 def make_router() -> Router:
     """A fresh router per Dispatcher (a router attaches to one parent only)."""
-    router = Router(name="inline")
+    router = FeatureRouter(name="inline")
     router.inline_query.register(on_inline_query)
     return router

@@ -14,6 +14,7 @@ from bot.dialog import models_sizeable
 from bot.dialog_steps import step_of
 from bot.flow import RESULT
 from bot.launch_view import render_launch
+from bot.routing import FeatureRouter
 from core.errors import CoreError
 from core.sizing.estimate import estimate
 
@@ -37,6 +38,6 @@ async def on_launch(query: CallbackQuery, ctx: Ctx, callback_answer: CallbackAns
 
 
 def make_router() -> Router:
-    router = Router(name="launch")
+    router = FeatureRouter(name="launch")
     router.callback_query.register(on_launch, LaunchCB.filter())
     return router

@@ -33,6 +33,7 @@ from bot.db.models import CONTACT_USERNAME
 from bot.dialog_state import DialogHolder, DialogState, LeadDraft
 from bot.outbox import LeadOutbox
 from bot.quote_form import FORM_STATES, QuoteForm, finish, sized
+from bot.routing import FeatureRouter
 from core.catalogue.catalog import Catalog
 from core.language.answer import headline_settings
 from core.language.cards import config_text
@@ -244,7 +245,7 @@ async def on_sales_quote(query: CallbackQuery, ctx: Ctx) -> None:
 def make_router() -> Router:
     """A fresh router per Dispatcher; before the commands' and the wizard's (its states and intents
     come first), after the groups' (nothing from a group reaches it)."""
-    router = Router(name="leads")
+    router = FeatureRouter(name="leads")
     text = F.text & ~F.text.startswith("/")
     router.message.register(cmd_cancel_form, StateFilter(*FORM_STATES), Command("cancel"))
     router.message.register(cmd_contact, Command("contact"))

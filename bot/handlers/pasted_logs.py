@@ -27,6 +27,7 @@ from bot import keyboards
 from bot.context import Ctx
 from bot.db import measurements
 from bot.dialog_steps import Wizard
+from bot.routing import FeatureRouter
 from core.language.phrases import format_bytes
 from core.logs import is_pasted_log
 from core.logs.advice import record
@@ -126,7 +127,7 @@ async def is_log(message: Message) -> bool:
 
 def make_router() -> Router:
     """A fresh router per Dispatcher (a router attaches to one parent only)."""
-    router = Router(name="pasted_logs")
+    router = FeatureRouter(name="pasted_logs")
     router.message.register(
         on_log, StateFilter(None, Wizard.task, Wizard.result), F.text, ~F.text.startswith("/"), is_log
     )

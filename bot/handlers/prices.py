@@ -16,6 +16,7 @@ from aiogram.types import Message
 from bot import keyboards
 from bot.context import Ctx
 from bot.dialog_steps import Wizard
+from bot.routing import FeatureRouter
 from core.catalogue.catalog import Catalog
 from core.language.prices import PriceList, price_list
 from core.parse.price import PriceQuestion, price_question, words
@@ -55,7 +56,7 @@ async def is_price_question(message: Message, catalog: Catalog) -> bool:
 def make_router() -> Router:
     """A fresh router per Dispatcher (a router attaches to one parent only)."""
     words()  # the price words are checked when the bot starts: a bad core/data/prices.toml stops it
-    router = Router(name="prices")
+    router = FeatureRouter(name="prices")
     router.message.register(cmd_prices, Command("prices"))
     router.message.register(
         on_price_question,

@@ -13,11 +13,12 @@ from aiogram.filters import StateFilter
 
 from bot.dialog_steps import Wizard
 from bot.free_text import on_free_text
+from bot.routing import FeatureRouter
 
 
 def make_router() -> Router:
     """A fresh router per Dispatcher (a router attaches to one parent only)."""
-    router = Router(name="quick")
+    router = FeatureRouter(name="quick")
     router.message.register(
         on_free_text, StateFilter(None, Wizard.task, Wizard.result), F.text, ~F.text.startswith("/")
     )

@@ -20,6 +20,7 @@ from aiogram.types import Message
 from bot import keyboards
 from bot.context import Ctx
 from bot.dialog_steps import Wizard
+from bot.routing import FeatureRouter
 from core.catalogue.catalog import Catalog
 from core.catalogue.offers import RentalOffer
 from core.errors import CoreError
@@ -122,7 +123,7 @@ async def is_rent_buy_question(message: Message, catalog: Catalog) -> bool:
 
 def make_router() -> Router:
     """A fresh router per Dispatcher (a router attaches to one parent only)."""
-    router = Router(name="rentbuy")
+    router = FeatureRouter(name="rentbuy")
     router.message.register(
         on_rent_buy,
         StateFilter(None, Wizard.task, Wizard.result),

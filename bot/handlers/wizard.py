@@ -30,6 +30,7 @@ from bot.dialog_steps import (
     write_dialog,
 )
 from bot.free_text import answered_elsewhere
+from bot.routing import FeatureRouter
 
 INPUT_STATES = [state_of(name) for name in flow.STEPS if name != "task"]
 
@@ -246,7 +247,7 @@ async def on_wrong_input(message: Message, ctx: Ctx) -> None:
 
 def make_router() -> Router:
     """A fresh router per Dispatcher (a router attaches to one parent only)."""
-    router = Router(name="wizard")
+    router = FeatureRouter(name="wizard")
     router.callback_query.register(on_step_button, StepCB.filter())
     # One filter for the three actions of NavCB: aiogram unpacks (validates) the data once per
     # filter tried, and "📋 Details", the press a result gets most, came after four others.

@@ -16,6 +16,7 @@ from aiogram.types import Message
 from bot import dialog, flow
 from bot.context import Ctx
 from bot.handlers import leads
+from bot.routing import FeatureRouter
 from core.errors import CoreError
 from core.sizing.estimate import parse_request
 
@@ -56,6 +57,6 @@ async def on_webapp_data(message: Message, ctx: Ctx) -> None:
 
 def make_router() -> Router:
     """Before the quote form's states: the page's message is not an answer to its questions."""
-    router = Router(name="webapp")
+    router = FeatureRouter(name="webapp")
     router.message.register(on_webapp_data, F.web_app_data)
     return router
