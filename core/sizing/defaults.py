@@ -134,17 +134,32 @@ def _sequence_defaults(
             else KvPrecision.BF16
         )
     if req.seq_len is None:
-        seq = min(DEFAULT_SEQ_LEN, spec.max_context or DEFAULT_SEQ_LEN)
+        seq = default_seq_len(spec)
         update["seq_len"] = seq
         if req.task is Task.TRAINING:
             notes.append(note("default_seq_len", seq_len=seq))
     return update
 
 
+def default_context(spec: ModelSpec | None) -> int:
+    """The context a request sizes when it states none: `DEFAULT_CONTEXT`, or the model's own
+    maximum where that is shorter (Falcon 40B: 2048). None: a model not known yet (a Hugging Face
+    id before it is looked up). Every front end offers this one default."""
+    max_context = spec.max_context if spec is not None else None
+    return min(DEFAULT_CONTEXT, max_context or DEFAULT_CONTEXT)
+
+
+def default_seq_len(spec: ModelSpec | None) -> int:
+    """The training sequence length a request sizes when it states none: `DEFAULT_SEQ_LEN`, or the
+    model's own maximum where that is shorter (BERT: 512). None as for `default_context`."""
+    max_context = spec.max_context if spec is not None else None
+    return min(DEFAULT_SEQ_LEN, max_context or DEFAULT_SEQ_LEN)
+
+
 def _context_length(req: Request, spec: ModelSpec, notes: list[Assumption]) -> int:
     context = req.context_length
     if context is None:
-        context = min(DEFAULT_CONTEXT, spec.max_context or DEFAULT_CONTEXT)
+        context = default_context(spec)
         if req.task is Task.INFERENCE and spec.kind not in (ModelKind.SPEECH, ModelKind.TTS):
             notes.append(note("default_context", context_length=context))
     elif spec.max_context and context > spec.max_context:

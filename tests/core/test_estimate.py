@@ -11,6 +11,7 @@ from tiny_catalog import tiny_catalog
 from core.catalogue.catalog import default_catalog
 from core.contract import Component, Request, Result
 from core.errors import CoreError
+from core.sizing.defaults import DEFAULT_CONTEXT, DEFAULT_SEQ_LEN, default_context, default_seq_len
 from core.sizing.estimate import estimate
 
 GiB = 2**30
@@ -49,6 +50,17 @@ def test_gguf_runs_under_llama_cpp_with_fp16_cache() -> None:
 
 def test_context_default_respects_the_model_maximum() -> None:
     assert run(task="inference", model="bert").request.context_length == 512
+
+
+def test_the_length_defaults_are_the_public_rule_front_ends_offer() -> None:
+    """`default_context` / `default_seq_len`: what a request stating no length is sized with (a
+    dialog offers the same button); a model not known yet (None) takes the documented defaults."""
+    for model in ("bert", "llama-8b"):
+        spec = CATALOG.models[model]
+        assert run(task="inference", model=model).request.context_length == default_context(spec)
+        assert run(task="training", model=model).request.seq_len == default_seq_len(spec)
+    assert (default_context(CATALOG.models["bert"]), default_seq_len(CATALOG.models["bert"])) == (512, 512)
+    assert (default_context(None), default_seq_len(None)) == (DEFAULT_CONTEXT, DEFAULT_SEQ_LEN)
 
 
 def test_breakdown_sums_to_total_and_always_has_overhead() -> None:
