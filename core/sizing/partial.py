@@ -5,6 +5,7 @@ from them, so that no front end re-decides them.
 - `stated` keeps the keys that are request fields (their values are checked when sized);
 - `trains_from_scratch`: full training of a model given by its size or architecture is pretraining;
 - `sized_as_speech`: inference of a catalogue speech model is sized by the speech fields;
+- `model_spec`: the model the fields name as it is sized, where that is known offline;
 - `answered` sets one field as a user answered it, dropping what that answer makes stale.
 A field left out takes the contract's documented default; nothing here fills one in.
 """
@@ -14,9 +15,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import ValidationError
+
 from core.catalogue.catalog import Catalog
-from core.catalogue.models import ModelKind
-from core.contract import Method, Request, Task
+from core.catalogue.models import ModelKind, ModelSpec
+from core.contract import CustomModel, Method, Request, Task
+from core.errors import CoreError
+from core.model.resolve import resolve_model
 
 Fields = dict[str, Any]
 """Request fields by their contract names, JSON values (`Request.model_dump(mode="json")`'s)."""
@@ -50,6 +55,21 @@ def sized_as_speech(fields: Mapping[str, Any], catalog: Catalog) -> bool:
     """Inference of a catalogue speech model (Whisper): sized by the speech fields (`SPEECH_SIZED_BY`)."""
     spec = _catalogue_model(fields, catalog)
     return fields.get("task") == Task.INFERENCE.value and spec is not None and spec.kind is ModelKind.SPEECH
+
+
+def model_spec(fields: Mapping[str, Any], catalog: Catalog) -> ModelSpec | None:
+    """The model the fields name, as a request of them is sized (`resolve_model`): a catalogue model,
+    a size's typical shape, an architecture. None where that needs the network (a Hugging Face id the
+    catalogue lacks), or no model is named, or the core refuses the one named."""
+    model = fields.get("model")
+    try:
+        if isinstance(model, Mapping):
+            model = CustomModel.model_validate(model)
+        if isinstance(model, (str, CustomModel)):
+            return resolve_model(model, catalog, hf_lookup=False)[0]
+    except (CoreError, ValidationError):
+        pass
+    return None
 
 
 def answered(fields: Mapping[str, Any], name: str, value: Any, catalog: Catalog) -> Fields:

@@ -38,6 +38,24 @@ def test_inference_of_a_catalogue_speech_model_is_sized_as_speech() -> None:
     assert not partial.sized_as_speech({"task": "inference", "model": "8B"}, CATALOG)
 
 
+@pytest.mark.parametrize(
+    ("model", "sized_as"),
+    [
+        ("falcon-40b", "falcon-40b"),
+        ("Qwen/Qwen3-8B-AWQ", "qwen3-8b"),  # a catalogue model's Hugging Face id, a variant of it
+        ("13B", "size-13b"),  # a size: its typical shape
+        ({"params_b": 3.0, "layers": 28}, "custom"),  # an architecture
+        ("acme/unknown-7b", None),  # a Hugging Face id the catalogue lacks: known only online
+        ("0B", None),  # refused by the core
+        ({"params_b": -1}, None),
+        (None, None),
+    ],
+)
+def test_the_model_the_fields_name_is_the_one_sized_where_known_offline(model: Any, sized_as: Any) -> None:
+    spec = partial.model_spec({"task": "inference", "model": model}, CATALOG)
+    assert (spec.id if spec else None) == sized_as
+
+
 def test_stated_keeps_the_request_fields_and_leaves_none_to_the_default() -> None:
     data = {"task": "inference", "model": "qwen3-8b", "precision": None, "quick": True, "gpus": ["h200"]}
     assert partial.stated(data) == {"task": "inference", "model": "qwen3-8b", "gpus": ["h200"]}
