@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.catalogue.catalog import Catalog
-from core.catalogue.models import ModelKind
+from core.catalogue.models import ModelKind, ModelSpec
 from core.contract import Method, Precision, Task
 from core.sizing import partial
 from core.sizing.defaults_multimodal import SPEECH_PRECISIONS, SPEECH_SIZED_BY
@@ -125,8 +125,9 @@ class Step:
     decode: Callable[[str], Any] = str
     read: Callable[[str, Answers, Catalog], StepInput] | None = None
     typical: bool = True
-    default: int | None = None
-    """The core's default when it is one of the buttons: then no "Typical" (it would say the same)."""
+    default: Callable[[Answers, Catalog], int] | None = None
+    """The core's default for the answers so far when it is one of the buttons: then no "Typical" (it
+    would say the same)."""
     applies: Callable[[Answers], bool] = lambda answers: True
     row_width: int = 2
 
@@ -149,6 +150,38 @@ def numbers(values: tuple[int, ...], label: Callable[[int], str] = str) -> Calla
         return [Option(str(v), label=label(v)) for v in values]
 
     return options
+
+
+def model_tokens(values: tuple[int, ...]) -> Callable[[Answers, Catalog], list[Option]]:
+    """Token counts (context, sequence length) up to the catalogue model's own maximum (`max_context`),
+    that maximum itself the top button where it is none of `values` and not beyond the largest (a 40K
+    model: ... 32K, 40K). All of `values` for a size, an architecture or a model the catalogue lacks
+    (no maximum of its own). Beyond the buttons a length is typed, as before."""
+
+    def options(answers: Answers, catalog: Catalog) -> list[Option]:
+        spec = catalogue_model(answers, catalog)
+        top = spec.max_context if spec is not None else None
+        shown = values if top is None or top >= values[-1] else (*(v for v in values if v < top), top)
+        return [Option(str(v), label=tokens_label(v)) for v in shown]
+
+    return options
+
+
+def model_default(rule: Callable[[ModelSpec | None], int]) -> Callable[[Answers, Catalog], int]:
+    """A step's default as the core's `rule` decides it for the model the answers name, as it is sized
+    (`core.sizing.partial.model_spec`): the button a user leaves the step at sizes what a request
+    leaving the field out does."""
+
+    def default(answers: Answers, catalog: Catalog) -> int:
+        return rule(partial.model_spec(answers.request, catalog))
+
+    return default
+
+
+def catalogue_model(answers: Answers, catalog: Catalog) -> ModelSpec | None:
+    """The catalogue model the answers name (None: a size, an architecture, a model it lacks)."""
+    spec = partial.model_spec(answers.request, catalog)
+    return spec if spec is not None and catalog.models.get(spec.id) is spec else None
 
 
 def tokens_label(value: int) -> str:

@@ -23,12 +23,13 @@ from bot.flow.options import (
     Step,
     StepInput,
     method_options,
+    model_default,
     model_options,
+    model_tokens,
     numbers,
     precision_options,
     resolution_options,
     task_options,
-    tokens_label,
 )
 from core import parse as core_parse
 from core.catalogue.catalog import Catalog
@@ -36,7 +37,7 @@ from core.catalogue.models import ModelKind
 from core.contract import CustomModel, Method, Request
 from core.errors import ParseError, UnknownModelError
 from core.language import words as core_texts
-from core.sizing.defaults import DEFAULT_CONTEXT, DEFAULT_SEQ_LEN
+from core.sizing.defaults import default_context, default_seq_len
 
 # Text models the LLM steps size too (BERT, T5: inference and training of a transformer); a speech
 # model (Whisper) typed at the inference step is sized as speech (issue 22), its windows as users.
@@ -164,10 +165,11 @@ def _of_the_tasks_kind(model_id: str, answers: Answers, catalog: Catalog) -> Ste
 # ---------------------------------------------------------------- the steps
 
 
-def _field_default(name: str) -> int:
+def _field_default(name: str) -> Callable[[Answers, Catalog], int]:
+    """The contract's default of the field, whatever the answers."""
     default = Request.model_fields[name].default
     assert isinstance(default, int)
-    return default
+    return lambda answers, catalog: default
 
 
 # "Typical" (the core's default) only where it is not one of the buttons: the precision the checkpoint
@@ -194,11 +196,11 @@ STEPS: dict[str, Step] = {
         ),
         Step(
             "context_length",
-            numbers((2048, 4096, 8192, 16384, 32768, 131072), tokens_label),
+            model_tokens((2048, 4096, 8192, 16384, 32768, 131072)),
             decode=_decode_int,
             read=_read_number(core_parse.parse_context, "context_length"),
             row_width=3,
-            default=DEFAULT_CONTEXT,
+            default=model_default(default_context),
             typical=False,
         ),
         Step(
@@ -221,11 +223,11 @@ STEPS: dict[str, Step] = {
         ),
         Step(
             "seq_len",
-            numbers((512, 1024, 2048, 4096, 8192, 16384), tokens_label),
+            model_tokens((512, 1024, 2048, 4096, 8192, 16384)),
             decode=_decode_int,
             read=_read_number(core_parse.parse_context, "seq_len"),
             row_width=3,
-            default=DEFAULT_SEQ_LEN,
+            default=model_default(default_seq_len),
             typical=False,
         ),
         Step(

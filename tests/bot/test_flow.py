@@ -239,7 +239,9 @@ def test_a_step_without_typical_offers_the_cores_default_as_a_button() -> None:
     dropped = [s for s in flow.STEPS.values() if s.default is not None]
     assert {s.name for s in dropped} == {"context_length", "concurrency", "batch_size", "seq_len", "images"}
     for step in dropped:
-        assert not step.typical
-        assert str(step.default) in {o.value for o in step.options(stated("inference"), catalog)}
-        # the contract's default, or None where the estimate fills one in (DEFAULT_CONTEXT, ...)
-        assert Request.model_fields[step.name].default in (None, step.default)
+        assert step.default is not None and not step.typical
+        for answers in (stated("inference"), stated("inference", model="falcon-40b")):
+            default = step.default(answers, catalog)
+            assert str(default) in {o.value for o in step.options(answers, catalog)}
+            # the contract's default, or None where the estimate fills one in (default_context, ...)
+            assert Request.model_fields[step.name].default in (None, default)

@@ -51,7 +51,7 @@ def answer(step_name: str, value: Any, answers: flow.Answers) -> Any:
     """One step answered as a user would: its button when one says it, else typed."""
     step = flow.STEPS[step_name]
     if value is None and not step.typical and step.default is not None:
-        value = step.default  # no "Typical" where the default is a button: that button
+        value = step.default(answers, CATALOG)  # no "Typical" where the default is a button: that one
     button = TYPICAL if value is None else str(value)
     if any(o.value == button for o in step.options(answers, CATALOG)) or button == TYPICAL:
         assert flow.accepts(step, button, answers, CATALOG), (step_name, button)
