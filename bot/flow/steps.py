@@ -259,11 +259,17 @@ STEPS: dict[str, Step] = {
 
 def accepts(step: Step, value: str, answers: Answers, catalog: Catalog) -> bool:
     """Whether a button's value can be an answer to the step (buttons can be old or forged; a
-    "Typical" of a message sent before the step lost it still means the default)."""
+    "Typical" of a message sent before the step lost it still means the default; a number is
+    accepted as it would be typed)."""
     if value == TYPICAL:
         return step.typical or step.default is not None
     if any(o.value == value for o in step.options(answers, catalog)):
         return True
+    if step.decode is _decode_int and step.read is not None:
+        # a number no button offers now (over the model's maximum: an earlier keyboard, or forged)
+        # means what typing it would; only its plain digits, which `decode` reads
+        typed = step.read(value, answers, catalog)
+        return isinstance(typed, Accepted) and str(typed.value) == value
     # a model may also be one of the candidates of a clarifying question
     return step.name == "model" and value in catalog.models
 

@@ -75,6 +75,19 @@ def test_a_typed_context_beyond_the_model_is_still_accepted_and_the_core_says_so
     assert "context_beyond_model" in {a.code for a in result.assumptions}
 
 
+def test_a_number_button_no_longer_offered_means_what_typing_it_would() -> None:
+    """A 128K button of the context step sent for a 2K model (an earlier keyboard, or forged) is the
+    128K it says, as typed; a value typing would not give, or not in plain digits, is refused."""
+    step, answers = at("context_length", "inference", "falcon-40b")
+    assert flow.accepts(step, "131072", answers, CATALOG)
+    assert flow.decode(step, "131072") == 131072
+    for forged in ("0131072", "1e9", "128k", "-5", "0", "99999999999", "x"):
+        assert not flow.accepts(step, forged, answers, CATALOG), forged
+    concurrency = flow.STEPS["concurrency"]
+    assert flow.accepts(concurrency, "3", answers, CATALOG)
+    assert not flow.accepts(flow.STEPS["precision"], "fp64", answers, CATALOG)
+
+
 def test_every_language_model_left_at_the_default_length_is_sized_as_the_request() -> None:
     """The dialog's default button (context for inference, sequence length for fine-tuning) and a
     request stating neither: one total, one recommendation, for each catalogue language model."""
