@@ -19,7 +19,7 @@ from typing import Any, cast
 from aiogram import Bot
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.exceptions import TelegramNetworkError
-from aiogram.methods import GetUpdates, TelegramMethod
+from aiogram.methods import TelegramMethod
 from aiogram.methods.base import Response, TelegramType
 from aiogram.types import InlineKeyboardMarkup, InputFile
 from aiohttp import ClientError, ClientTimeout
@@ -35,8 +35,6 @@ class JsonBodySession(AiohttpSession):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._response_types: dict[Any, Any] = {}
-        self.updates_as_sent: dict[int, dict[str, Any]] = {}
-        """The last getUpdates' updates by id, as Telegram sent them (the inbox stores them so)."""
 
     def check_response(
         self, bot: Bot, method: TelegramMethod[TelegramType], status_code: int, content: str
@@ -49,12 +47,6 @@ class JsonBodySession(AiohttpSession):
             return super().check_response(bot, method, status_code, content)  # aiogram's errors
         markup = getattr(method, "reply_markup", None)
         result = json_data.get("result")
-        if isinstance(method, GetUpdates) and isinstance(result, list):
-            self.updates_as_sent = {
-                update["update_id"]: update
-                for update in result
-                if isinstance(update, dict) and "update_id" in update
-            }
         if isinstance(markup, InlineKeyboardMarkup) and isinstance(result, dict) and "reply_markup" in result:
             result["reply_markup"] = markup  # Telegram's echo of the keyboard sent
         returning = method.__returning__

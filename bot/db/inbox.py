@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db import processed_updates
 from bot.db.models import utc_now
+from bot.received_updates import ReceivedUpdate
 
 log = logging.getLogger(__name__)
 
@@ -33,10 +34,10 @@ heartbeat renews it: a replica killed with updates in hand has them taken over w
 LEASE + the sweep interval."""
 
 
-def update_payload(update: Update, as_sent: Mapping[int, dict[str, Any]] | None = None) -> dict[str, Any]:
-    """The update as Telegram sent it (JSON), to store and parse again after a crash: ``as_sent``'s
-    (the bot's session keeps the last getUpdates' updates as they came), else dumped from the model."""
-    sent = as_sent.get(update.update_id) if as_sent else None
+def update_payload(update: Update) -> dict[str, Any]:
+    """The update as Telegram sent it (JSON), to store and parse again after a crash: a polled one's
+    own (bot.received_updates), else dumped from the model."""
+    sent = update.as_sent if isinstance(update, ReceivedUpdate) else None
     return sent if sent is not None else update.model_dump(mode="json", exclude_none=True, by_alias=True)
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from aiogram import Bot, Dispatcher
 from aiogram.dispatcher.middlewares.user_context import UserContextMiddleware
-from aiogram.methods import GetUpdates, TelegramMethod
+from aiogram.methods import TelegramMethod
 from aiogram.types import Update
 from aiogram.utils.backoff import Backoff, BackoffConfig
 
@@ -30,6 +30,7 @@ from bot import sent_calls
 from bot.db.inbox import Inbox, update_payload
 from bot.db.middleware import RECEIPT_KEY, Receipt, forget_old_updates
 from bot.db.outage import Outages, is_infrastructure
+from bot.received_updates import GetReceivedUpdates
 
 log = logging.getLogger(__name__)
 
@@ -254,7 +255,7 @@ class InboxDispatcher(Dispatcher):
         # The only consumer of this bot's getUpdates: whatever is pending is ours.
         await self.start_inbox(bot, all_of_them=True, **kwargs)
         backoff = Backoff(config=backoff_config)
-        get_updates = GetUpdates(timeout=polling_timeout, allowed_updates=allowed_updates)
+        get_updates = GetReceivedUpdates(timeout=polling_timeout, allowed_updates=allowed_updates)
         request_kwargs = {}
         if bot.session.timeout:
             request_kwargs["request_timeout"] = int(bot.session.timeout + polling_timeout)
@@ -270,11 +271,10 @@ class InboxDispatcher(Dispatcher):
                 if not updates:
                     continue
                 recorded = True
-                as_sent = getattr(bot.session, "updates_as_sent", None)  # bot.bot_session.JsonBodySession
                 try:
                     fresh = await self.inbox.receive(
                         bot.id,
-                        [(update.update_id, update_payload(update, as_sent)) for update in updates],
+                        [(update.update_id, update_payload(update)) for update in updates],
                         arrivals=(bot, updates),
                     )
                 except Exception as e:
