@@ -3,7 +3,7 @@
     GET  /app                 the page (static/index.html; its script and style under /app/static/)
     POST /app/api/init        the page's words and choices in the user's language, the request to open
     GET  /app/api/models?q=   catalogue models matching q (a Hugging Face id is offered as itself)
-    POST /app/api/answer      a contract `Request` → `layout.page` of its answer
+    POST /app/api/answer      a contract `Request` → `layout.page` of its answer, its model's `sliders`
     POST /app/api/lead        the request → the answer and the quote form in the chat
     POST /app/api/chat        the request → the answer in the chat
 
@@ -19,7 +19,7 @@ import logging
 import re
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from html import unescape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,7 +32,7 @@ from bot.handlers import admin
 from bot.i18n import language_for
 from bot.throttle import Kind, Throttle
 from bot.webapp import auth, layout
-from core.catalogue.models import ModelKind
+from core.catalogue.models import ModelKind, ModelSpec
 from core.language.words import LANGUAGES
 
 if TYPE_CHECKING:
@@ -77,6 +77,8 @@ SLIDERS = {  # field: (low, high, step as a power of two: 0 = linear)
     "frames": (1, 161, 0),
     "num_gpus": (1, 8, 2),
 }
+MODEL_BOUND = ("context_length", "seq_len")
+"""Sliders whose top is the catalogue model's `max_context` where that is lower (`sliders`)."""
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -208,9 +210,7 @@ class WebApp:
                 ],
                 "precisions": _precisions(lang),
                 "gpus": _gpus(catalog),
-                "sliders": {
-                    k: {"min": lo, "max": hi, "log2": bool(step)} for k, (lo, hi, step) in SLIDERS.items()
-                },
+                "sliders": sliders(SLIDERS, None),
                 "start": start,
                 "default_models": {task: _first_popular(catalog, KINDS[task]) for task in TASKS},
             }
@@ -233,7 +233,8 @@ class WebApp:
         user = self.user_of(request, "button")
         fields = await self.body(request)
         result, answer, catalog = await self.sized(fields, await self.prefs(user))
-        return web.json_response(layout.page(result, answer, catalog))
+        bounds = sliders(MODEL_BOUND, catalogue_model(fields, catalog))
+        return web.json_response({**layout.page(result, answer, catalog), "sliders": bounds})
 
     async def relay_call(self, request: web.Request) -> web.StreamResponse:
         action = request.match_info["action"]
@@ -266,6 +267,29 @@ async def relay(app: App, user: WebAppUser, action: str, fields: dict[str, Any])
     }
     update = Update.model_validate(payload, context={"bot": app.bot})
     await app.inbox_dp.receive_webhook_update(app.bot, update, payload)
+
+
+def sliders(fields: Iterable[str], spec: ModelSpec | None) -> dict[str, dict[str, Any]]:
+    """The page's sliders of `fields`: {"min", "max", "log2"}. Those that follow the model (`MODEL_BOUND`)
+    end at the catalogue model's `max_context` where it is below `SLIDERS`' top (a 2K model: 2048; a
+    40K one: 40960, the top stop though no power of two), as the dialog's buttons do
+    (`bot.flow.options.model_tokens`). A longer value is still sized, with the core's note."""
+    bounds = {}
+    for field in fields:
+        low, high, step = SLIDERS[field]
+        if field in MODEL_BOUND and spec is not None and spec.max_context is not None:
+            high = min(high, spec.max_context)
+            low = min(low, high)
+        bounds[field] = {"min": low, "max": high, "log2": bool(step)}
+    return bounds
+
+
+def catalogue_model(fields: dict[str, Any], catalog: Catalog) -> ModelSpec | None:
+    """The catalogue model a request names, offline (None: a size, an architecture, a Hub id)."""
+    from core.sizing.partial import model_spec
+
+    spec = model_spec(fields, catalog)
+    return spec if spec is not None and catalog.models.get(spec.id) is spec else None
 
 
 def _no_constant(name: str) -> float:

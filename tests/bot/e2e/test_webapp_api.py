@@ -216,3 +216,62 @@ async def test_the_calculator_button_is_for_private_chats_only(page: Page) -> No
     assert [b.text for m in private for row in m.buttons for b in row if b.web_app] == [
         text("btn-calculator")
     ]
+
+
+async def test_the_context_sliders_end_at_the_models_own_maximum(page: Page) -> None:
+    """The answer bounds the sliders that follow the model: a catalogue model's `max_context` where it
+    is below the page's top (even no power of two), the page's top otherwise and for a bare size."""
+    low, high = routes.SLIDERS["context_length"][0], routes.SLIDERS["context_length"][1]
+    seq_low, seq_high = routes.SLIDERS["seq_len"][0], routes.SLIDERS["seq_len"][1]
+    tops = {
+        "falcon-40b": (2048, 2048),  # a 2K model: both end at 2048
+        "qwen3-8b": (40960, seq_high),  # 40K: context ends at 40960; training's top is below it
+        "llama-3.1-8b": (high, seq_high),  # 128K, the page's own top
+        "70b": (high, seq_high),  # a bare size: no maximum of its own
+    }
+    for model, (context_top, seq_top) in tops.items():
+        status, body = await page.call("/app/api/answer", {"task": "inference", "model": model})
+        assert status == 200, body
+        assert body["sliders"] == {
+            "context_length": {"min": low, "max": context_top, "log2": True},
+            "seq_len": {"min": seq_low, "max": seq_top, "log2": True},
+        }, model
+    # The page opens with the page's own ranges, whatever the model.
+    status, init = await page.call("/app/api/init", {"start": layout.encode({"model": "falcon-40b"})})
+    assert init["sliders"]["context_length"] == {"min": low, "max": high, "log2": True}
+
+
+async def test_a_slider_left_alone_shows_the_cores_default_within_the_model(page: Page) -> None:
+    """Falcon 40B (2K): the context it is sized at when none is asked is 2048, the slider's top; a
+    training sequence length too."""
+    status, body = await page.call("/app/api/answer", {"task": "inference", "model": "falcon-40b"})
+    assert status == 200
+    assert body["request"]["context_length"] == 2048 == body["sliders"]["context_length"]["max"]
+    request = {"task": "training", "method": "lora", "model": "falcon-40b"}
+    status, body = await page.call("/app/api/answer", request)
+    assert status == 200
+    assert body["request"]["seq_len"] == 2048 == body["sliders"]["seq_len"]["max"]
+
+
+async def test_a_context_beyond_the_model_is_still_sized(page: Page) -> None:
+    """An old page, a link or a hand sending more than the model's maximum: sized as asked, the
+    core noting it (the CLI's own answer), never refused."""
+    request = {"task": "inference", "model": "falcon-40b", "context_length": 8192}
+    status, body = await page.call("/app/api/answer", request)
+    assert status == 200, body
+    code, result = cli_estimate(request)
+    assert code == 0 and body["request"]["context_length"] == 8192
+    assert {k: body[k] for k in CONTRACT} == {k: result[k] for k in CONTRACT}
+    assert "context_beyond_model" in [a["code"] for a in result["assumptions"]]
+    assert body["sliders"]["context_length"]["max"] == 2048
+
+
+def test_a_model_shorter_than_the_sliders_bottom_gets_a_range_of_its_own() -> None:
+    """Whisper reads 448 tokens, below the context slider's bottom (512): the range is that one stop."""
+    from core.catalogue.catalog import default_catalog
+
+    whisper = routes.catalogue_model({"model": "whisper-large-v3"}, default_catalog())
+    assert whisper is not None and whisper.max_context == 448
+    bounds = routes.sliders(routes.MODEL_BOUND, whisper)
+    assert bounds["context_length"] == {"min": 448, "max": 448, "log2": True}
+    assert bounds["seq_len"] == {"min": routes.SLIDERS["seq_len"][0], "max": 448, "log2": True}
