@@ -70,42 +70,65 @@
   };
   const number = (v) => new Intl.NumberFormat(CONF ? CONF.lang : "ru").format(v);
 
-  // --- sliders: powers of two where the field grows that way, linear otherwise
+  // --- sliders: powers of two where the field grows that way, linear otherwise. A log2 slider's
+  // positions are its stops: its min, the powers of two between, its max (a model's own, as the
+  // answer's `sliders` bound it: 40960 is the top stop of a 40K model).
   function sliderOf(field) { return $("s-" + field); }
+  function stops(c) {
+    const out = [c.min];
+    for (let p = 2 ** Math.floor(Math.log2(c.min) + 1); p < c.max; p *= 2) out.push(p);
+    if (c.max > c.min) out.push(c.max);
+    return out;
+  }
   function fromSlider(field) {
     const c = CONF.sliders[field];
     const v = Number(sliderOf(field).value);
-    return c.log2 ? 2 ** v : v;
+    return c.log2 ? stops(c)[v] : v;
   }
   function showValue(field) {
     const out = sliderOf(field).parentElement.querySelector("output");
     const v = values[field];
     out.textContent = v === undefined ? "" : field === "resolution" ? `${v}×${v}` : number(v);
   }
+  function position(c, v) { // the stop nearest v on the log scale; the top one for v at or past max
+    const at = stops(c);
+    if (v >= c.max) return at.length - 1;
+    const far = (i) => Math.abs(Math.log2(at[i]) - Math.log2(Math.max(v, 1)));
+    return at.reduce((best, _, i) => (far(i) < far(best) ? i : best), 0);
+  }
   function setSlider(field, v) {
     const c = CONF.sliders[field];
     values[field] = v;
-    sliderOf(field).value = c.log2 ? Math.round(Math.log2(Math.max(v, 1))) : v;
+    sliderOf(field).value = c.log2 ? position(c, v) : v;
     showValue(field);
   }
-  function setupSlider(field) {
+  function bound(field) { // the input's range for CONF.sliders[field]
     const c = CONF.sliders[field];
     const input = sliderOf(field);
-    if (c.log2) {
-      input.min = Math.round(Math.log2(c.min));
-      input.max = Math.round(Math.log2(c.max));
-      input.step = 1;
-    } else {
-      input.min = c.min;
-      input.max = c.max;
-      input.step = field === "resolution" ? 64 : 1;
-    }
-    input.addEventListener("input", () => {
+    input.min = c.log2 ? 0 : c.min;
+    input.max = c.log2 ? stops(c).length - 1 : c.max;
+    input.step = c.log2 || field !== "resolution" ? 1 : 64;
+    input.dataset.max = String(c.max);
+  }
+  function setupSlider(field) {
+    bound(field);
+    sliderOf(field).addEventListener("input", () => {
       touched.add(field);
       values[field] = fromSlider(field);
       showValue(field);
       schedule();
     });
+  }
+  // The answer's bounds of the sliders that follow its model; a value set past them stays as set
+  // (and sized so: the answer says it is beyond the model), the slider at its top.
+  function rebound(sliders) {
+    for (const [field, c] of Object.entries(sliders || {})) {
+      const was = CONF.sliders[field];
+      if (was && was.min === c.min && was.max === c.max) continue;
+      CONF.sliders[field] = c;
+      bound(field);
+      if (values[field] !== undefined) setSlider(field, values[field]);
+    }
   }
 
   function visible(task) {
@@ -229,6 +252,7 @@
     $("tight").textContent = [a.tight, a.taken].filter(Boolean).join(" ");
     $("mitigations-title").textContent = a.mitigations.length ? a.mitigations_title : "";
     $("mitigations").replaceChildren(...a.mitigations.map((m) => el("li", "", m)));
+    rebound(a.sliders);
     // Sliders not moved show what the estimate assumed (the core's defaults).
     for (const field of Object.keys(CONF.sliders)) {
       if (touched.has(field) || a.request[field] === undefined || a.request[field] === null) continue;

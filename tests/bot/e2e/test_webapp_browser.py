@@ -4,6 +4,8 @@ searches a model, moves the context slider (the total becomes the core's figure 
 page sent), switches the card (the verdict changes to the core's), sends "Оставить заявку" (the form
 opens in the chat and the lead's card reaches the sales chat), and at 390×844 and at 360 px wide no
 element runs past the viewport; the 390×844 screenshot is docs/miniapp.png (shown in the README).
+The context slider ends at the model's own maximum: 2048 for a 2K model (where it rests, left alone),
+40960 the top stop of a 40K one.
 
 Without Chromium the tests are skipped, saying why, except under CI (`CI` set), where they fail.
 Every wait is for a condition in the page or the chat, never a fixed sleep."""
@@ -124,6 +126,23 @@ def answered(driver: WebDriver, **expected: Any) -> dict[str, Any]:
     return sent
 
 
+def pick(driver: WebDriver, query: str, model_id: str) -> dict[str, Any]:
+    """Type `query` in the model field, pick `model_id` among the suggestions; the request it sizes."""
+    model = driver.find_element(By.ID, "model")
+    model.clear()
+    model.send_keys(query)
+
+    def picked(d: WebDriver) -> bool:
+        for li in d.find_elements(By.CSS_SELECTOR, "#suggest li"):
+            if li.is_displayed() and li.get_attribute("data-id") == model_id:
+                li.click()
+                return True
+        return False
+
+    wait(driver, picked, f"{model_id} among the suggestions, picked")
+    return answered(driver, model=model_id)
+
+
 def shown(driver: WebDriver) -> tuple[int, str]:
     result = driver.find_element(By.ID, "result")
     return int(result.get_attribute("data-total-bytes") or 0), result.get_attribute("data-verdict") or ""
@@ -144,19 +163,7 @@ def test_the_calculator_in_a_browser(browser: WebDriver, bot: ThreadedBot, tmp_p
     assert browser.find_element(By.ID, "quote").text == text("webapp-quote")
 
     # Search a model: the catalogue answers as the user types; picking it sizes it.
-    model = browser.find_element(By.ID, "model")
-    model.clear()
-    model.send_keys("qwen2.5 7b")
-
-    def pick(d: WebDriver) -> bool:
-        for li in d.find_elements(By.CSS_SELECTOR, "#suggest li"):
-            if li.is_displayed() and li.get_attribute("data-id") == "qwen2.5-7b":
-                li.click()
-                return True
-        return False
-
-    wait(browser, pick, "Qwen2.5 7B among the suggestions, picked")
-    answered(browser, model="qwen2.5-7b")
+    pick(browser, "qwen2.5 7b", "qwen2.5-7b")
     before, _ = shown(browser)
 
     # Move the context slider to its end: the total is the core's figure for what the page sent.
@@ -218,6 +225,36 @@ def test_the_calculator_in_a_browser(browser: WebDriver, bot: ThreadedBot, tmp_p
     browser.get(f"{bot.url}/app#{urlencode({'tgWebAppData': with_param})}")
     sent = answered(browser, **linked)
     assert shown(browser)[0] == estimate(sent).total_bytes
+
+
+def test_the_context_slider_ends_at_the_models_maximum(browser: WebDriver, bot: ThreadedBot) -> None:
+    user = bot.harness.user(language_code="ru")
+    viewport(browser, *PHONE)
+    browser.get(f"{bot.url}/app#{urlencode({'tgWebAppData': sign(bot.token, user.user)})}")
+    answered(browser)
+    slider = browser.find_element(By.ID, "s-context_length")
+
+    def at(tokens: int) -> None:  # the slider shows `tokens` ("40 960")
+        shows = spaced(slider.find_element(By.XPATH, "../label/output").text)
+        assert shows == f"{tokens:,}".replace(",", " ")
+
+    # Falcon 40B (2K): the slider ends at 2048, and, not moved, rests there (the core's default).
+    sent = pick(browser, "falcon 40b", "falcon-40b")
+    assert "context_length" not in sent
+    assert slider.get_attribute("data-max") == "2048"
+    assert slider.get_attribute("value") == slider.get_attribute("max")
+    at(2048)
+
+    # Qwen3 8B (40K): its top stop is 40960, no power of two; the one below it 32768.
+    pick(browser, "qwen3 8b", "qwen3-8b")
+    assert slider.get_attribute("data-max") == "40960"
+    at(4096)
+    slider.send_keys(Keys.END)
+    answered(browser, model="qwen3-8b", context_length=40960)
+    at(40960)
+    slider.send_keys(Keys.LEFT)
+    answered(browser, model="qwen3-8b", context_length=32768)
+    at(32768)
 
 
 def _last(user: Any) -> str | None:
