@@ -180,8 +180,7 @@ def model_default(rule: Callable[[ModelSpec | None], int]) -> Callable[[Answers,
 
 def catalogue_model(answers: Answers, catalog: Catalog) -> ModelSpec | None:
     """The catalogue model the answers name (None: a size, an architecture, a model it lacks)."""
-    spec = partial.model_spec(answers.request, catalog)
-    return spec if spec is not None and catalog.models.get(spec.id) is spec else None
+    return partial.catalogue_model(answers.request, catalog)
 
 
 def tokens_label(value: int) -> str:

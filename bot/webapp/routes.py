@@ -34,6 +34,7 @@ from bot.throttle import Kind, Throttle
 from bot.webapp import auth, layout
 from core.catalogue.models import ModelKind, ModelSpec
 from core.language.words import LANGUAGES
+from core.sizing import partial
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -233,7 +234,7 @@ class WebApp:
         user = self.user_of(request, "button")
         fields = await self.body(request)
         result, answer, catalog = await self.sized(fields, await self.prefs(user))
-        bounds = sliders(MODEL_BOUND, catalogue_model(fields, catalog))
+        bounds = sliders(MODEL_BOUND, partial.catalogue_model(fields, catalog))
         return web.json_response({**layout.page(result, answer, catalog), "sliders": bounds})
 
     async def relay_call(self, request: web.Request) -> web.StreamResponse:
@@ -282,14 +283,6 @@ def sliders(fields: Iterable[str], spec: ModelSpec | None) -> dict[str, dict[str
             low = min(low, high)
         bounds[field] = {"min": low, "max": high, "log2": bool(step)}
     return bounds
-
-
-def catalogue_model(fields: dict[str, Any], catalog: Catalog) -> ModelSpec | None:
-    """The catalogue model a request names, offline (None: a size, an architecture, a Hub id)."""
-    from core.sizing.partial import model_spec
-
-    spec = model_spec(fields, catalog)
-    return spec if spec is not None and catalog.models.get(spec.id) is spec else None
 
 
 def _no_constant(name: str) -> float:

@@ -72,6 +72,13 @@ def model_spec(fields: Mapping[str, Any], catalog: Catalog) -> ModelSpec | None:
     return None
 
 
+def catalogue_model(fields: Mapping[str, Any], catalog: Catalog) -> ModelSpec | None:
+    """The catalogue's own model the fields name (`model_spec`; None: a size, an architecture, a
+    Hugging Face id): what the front ends bound a model's context and sequence length by."""
+    spec = model_spec(fields, catalog)
+    return spec if spec is not None and catalog.models.get(spec.id) is spec else None
+
+
 def answered(fields: Mapping[str, Any], name: str, value: Any, catalog: Catalog) -> Fields:
     """The fields with `name` set to what the user answered (None: the default), and what the answer
     makes stale dropped: a field an inverse question solved for, once answered, is no longer solved;

@@ -269,8 +269,9 @@ async def test_a_context_beyond_the_model_is_still_sized(page: Page) -> None:
 def test_a_model_shorter_than_the_sliders_bottom_gets_a_range_of_its_own() -> None:
     """Whisper reads 448 tokens, below the context slider's bottom (512): the range is that one stop."""
     from core.catalogue.catalog import default_catalog
+    from core.sizing import partial
 
-    whisper = routes.catalogue_model({"model": "whisper-large-v3"}, default_catalog())
+    whisper = partial.catalogue_model({"model": "whisper-large-v3"}, default_catalog())
     assert whisper is not None and whisper.max_context == 448
     bounds = routes.sliders(routes.MODEL_BOUND, whisper)
     assert bounds["context_length"] == {"min": 448, "max": 448, "log2": True}
