@@ -395,8 +395,12 @@ async def warmup_pictures(arrivals: Arrivals) -> None:
 
 
 async def press(sandbox: Sandbox, user: Any, data: str) -> None:
-    """Push a callback query for the chat's latest bot message without waiting (as `press` would)."""
-    target = user.last_message()
+    """Push a callback query from the latest bot message that has the button, without waiting (as
+    `press` would). Not simply the latest message: an answer's picture may come after its answer,
+    and a press on a message without the button is a forged one (the bot calls it stale). The bare
+    bot shows no buttons and answers any press: its latest message."""
+    with_button = (m for m in reversed(user.bot_messages()) if m.find_button(None, data) is not None)
+    target = next(with_button, None) or user.last_message()
     query = sandbox.telegram.new_query("callback_query", user.id, user.chat.chat.id)
     callback = CallbackQuery(
         id=query.query_id, from_user=user.user, chat_instance=f"ci{user.id}",
@@ -602,10 +606,11 @@ async def rounds(
             p99s.append(percentile(f.reactions, 99) / percentile(b.reactions, 99))
             per_core.append(f.updates / f.cpu_s if f.cpu_s else 0.0)
             within = sum(c <= 1.0 for c in f.callbacks)
+            details = "" if f.details is None else f", details {f.details}/{len(f.callbacks)}"
             print(
                 f"round {k + 1}: full/bare {ratios[-1]:.2f}×  p99 {p99s[-1]:.1f}×  "
                 f"full {f.rate:.0f} updates/s, cpu {f.cpu_s / max(f.updates, 1) * 1000:.1f} ms/update, "
-                f"per core {per_core[-1]:.0f}; callbacks ≤1 s {within}/{len(f.callbacks)}; "
+                f"per core {per_core[-1]:.0f}; callbacks ≤1 s {within}/{len(f.callbacks)}{details}; "
                 f"bare {b.rate:.0f} updates/s, cpu {b.cpu_s / max(b.updates, 1) * 1000:.1f} ms/update",
                 flush=True,
             )
