@@ -37,24 +37,25 @@ def stated(data: Mapping[str, Any]) -> Fields:
     return {name: value for name, value in data.items() if name in Request.model_fields and value is not None}
 
 
-def _catalogue_model(fields: Mapping[str, Any], catalog: Catalog) -> Any:
-    model = fields.get("model")
-    return catalog.models.get(model) if isinstance(model, str) else None
-
-
 def trains_from_scratch(fields: Mapping[str, Any], catalog: Catalog) -> bool:
     """Full training (stated, or the default method) of a model given by its size or architecture, not
     a catalogue model: there are no weights to fine-tune, it is pretraining from scratch."""
     if fields.get("task") != Task.TRAINING.value:
         return False
-    full = fields.get("method", Method.FULL.value) == Method.FULL.value
-    return full and _catalogue_model(fields, catalog) is None
+    if fields.get("method", Method.FULL.value) != Method.FULL.value:
+        return False
+    if fields.get("model") is None:
+        return True  # no model yet: a bare size is what the wizard then offers
+    spec = model_spec(fields, catalog)  # a Hugging Face id (None offline) has weights to fine-tune
+    return spec is not None and catalog.models.get(spec.id) is not spec
 
 
 def sized_as_speech(fields: Mapping[str, Any], catalog: Catalog) -> bool:
     """Inference of a catalogue speech model (Whisper): sized by the speech fields (`SPEECH_SIZED_BY`)."""
-    spec = _catalogue_model(fields, catalog)
-    return fields.get("task") == Task.INFERENCE.value and spec is not None and spec.kind is ModelKind.SPEECH
+    if fields.get("task") != Task.INFERENCE.value:
+        return False
+    spec = catalogue_model(fields, catalog)
+    return spec is not None and spec.kind is ModelKind.SPEECH
 
 
 def model_spec(fields: Mapping[str, Any], catalog: Catalog) -> ModelSpec | None:

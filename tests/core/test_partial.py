@@ -21,6 +21,8 @@ CATALOG = default_catalog()
         ({"task": "training", "model": "13B", "method": "full"}, True),
         ({"task": "training", "model": {"params_b": 3.0, "layers": 28}}, True),  # an architecture
         ({"task": "training", "model": "llama-3.1-8b"}, False),  # a catalogue model: fine-tuning
+        ({"task": "training", "model": "Qwen/Qwen3-8B"}, False),  # the same by its Hugging Face id
+        ({"task": "training", "model": "acme/unknown-7b"}, False),  # a Hub checkpoint has weights too
         ({"task": "training", "model": "13B", "method": "lora"}, False),  # adapters need weights
         ({"task": "training", "model": "13B", "method": "qlora"}, False),
         ({"task": "inference", "model": "13B"}, False),
@@ -33,6 +35,7 @@ def test_full_training_of_a_bare_size_is_pretraining(fields: dict[str, Any], scr
 
 def test_inference_of_a_catalogue_speech_model_is_sized_as_speech() -> None:
     assert partial.sized_as_speech({"task": "inference", "model": "whisper-large-v3"}, CATALOG)
+    assert partial.sized_as_speech({"task": "inference", "model": "openai/whisper-large-v3"}, CATALOG)
     assert not partial.sized_as_speech({"task": "training", "model": "whisper-large-v3"}, CATALOG)
     assert not partial.sized_as_speech({"task": "inference", "model": "qwen3-8b"}, CATALOG)
     assert not partial.sized_as_speech({"task": "inference", "model": "8B"}, CATALOG)
