@@ -159,7 +159,7 @@ def model_tokens(values: tuple[int, ...]) -> Callable[[Answers, Catalog], list[O
     (no maximum of its own). Beyond the buttons a length is typed, as before."""
 
     def options(answers: Answers, catalog: Catalog) -> list[Option]:
-        spec = catalogue_model(answers, catalog)
+        spec = partial.catalogue_model(answers.request, catalog)
         top = spec.max_context if spec is not None else None
         shown = values if top is None or top >= values[-1] else (*(v for v in values if v < top), top)
         return [Option(str(v), label=tokens_label(v)) for v in shown]
@@ -176,11 +176,6 @@ def model_default(rule: Callable[[ModelSpec | None], int]) -> Callable[[Answers,
         return rule(partial.model_spec(answers.request, catalog))
 
     return default
-
-
-def catalogue_model(answers: Answers, catalog: Catalog) -> ModelSpec | None:
-    """The catalogue model the answers name (None: a size, an architecture, a model it lacks)."""
-    return partial.catalogue_model(answers.request, catalog)
 
 
 def tokens_label(value: int) -> str:

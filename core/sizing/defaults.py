@@ -145,15 +145,18 @@ def default_context(spec: ModelSpec | None) -> int:
     """The context a request sizes when it states none: `DEFAULT_CONTEXT`, or the model's own
     maximum where that is shorter (Falcon 40B: 2048). None: a model not known yet (a Hugging Face
     id before it is looked up). Every front end offers this one default."""
-    max_context = spec.max_context if spec is not None else None
-    return min(DEFAULT_CONTEXT, max_context or DEFAULT_CONTEXT)
+    return _within_model(DEFAULT_CONTEXT, spec)
 
 
 def default_seq_len(spec: ModelSpec | None) -> int:
     """The training sequence length a request sizes when it states none: `DEFAULT_SEQ_LEN`, or the
     model's own maximum where that is shorter (BERT: 512). None as for `default_context`."""
+    return _within_model(DEFAULT_SEQ_LEN, spec)
+
+
+def _within_model(tokens: int, spec: ModelSpec | None) -> int:
     max_context = spec.max_context if spec is not None else None
-    return min(DEFAULT_SEQ_LEN, max_context or DEFAULT_SEQ_LEN)
+    return min(tokens, max_context or tokens)
 
 
 def _context_length(req: Request, spec: ModelSpec, notes: list[Assumption]) -> int:
