@@ -152,7 +152,11 @@ def _users_locks(
         if isinstance(storage, RedisStorage):
             # replicas: a dead one's locks expire with its leases, renewed by the inbox heartbeat
             ttl = {} if single_process else {"ttl_ms": int(inbox.LEASE.total_seconds() * 1000)}
-            return storage.create_isolation(**ttl), RedisJournal(storage.redis, settings.redis_key_prefix)
+            from bot.redis_fsm import PipelinedRedisStorage
+
+            shared = storage.shared if isinstance(storage, PipelinedRedisStorage) else None
+            journal = RedisJournal(storage.redis, settings.redis_key_prefix, shared)
+            return storage.create_isolation(**ttl), journal
     return UserLocks(), None
 
 

@@ -1,5 +1,5 @@
 """Dialog state in Redis (the webhook replicas): aiogram's RedisStorage and RedisEventIsolation,
-with an update's Redis work in two or three round trips.
+with an update's Redis work in two or three pipelines, sent with other updates' (bot.redis_batch).
 
 - The user's lock is taken in this process first (an ``asyncio.Lock`` per user), then in Redis, in
   one pipeline with the reads of the user's state and data (`PipelinedRedisIsolation.lock`).
@@ -26,6 +26,7 @@ from aiogram.fsm.state import State
 from aiogram.fsm.storage.base import BaseStorage, KeyBuilder, StateType, StorageKey
 from aiogram.fsm.storage.redis import RedisEventIsolation, RedisStorage
 
+from bot.redis_batch import Commands, SharedPipeline
 from bot.redis_state import UserRecord, flush_state
 
 __all__ = ["PipelinedRedisIsolation", "PipelinedRedisStorage", "RecordStorage", "flush_state"]
@@ -40,7 +41,12 @@ _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del
 
 
 class PipelinedRedisStorage(RedisStorage):
-    """aiogram's RedisStorage; within an update, seen through `bound` (the record taken with the lock)."""
+    """aiogram's RedisStorage; within an update, seen through `bound` (the record taken with the lock).
+    The updates' pipelines go through `shared` (bot.redis_batch)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.shared = SharedPipeline(self.redis)
 
     def bound(self, record: UserRecord) -> RecordStorage:
         """This storage as the update holding ``record`` sees it."""
@@ -146,13 +152,13 @@ class PipelinedRedisIsolation(RedisEventIsolation):
         # A private chat's (or inline mode's) lock is the user's own: their row is kept with it.
         user_key = f"{storage.key_builder.build(key)}:user" if key.chat_id == key.user_id else None
         while True:
-            async with self.redis.pipeline(transaction=False) as pipe:
-                pipe.set(lock_key, token, nx=True, px=self.ttl_ms)
-                pipe.get(state_key)
-                pipe.get(data_key)
-                if user_key is not None:
-                    pipe.get(user_key)
-                taken, state, data, *user_row = await pipe.execute()
+            commands = Commands()
+            commands.set(lock_key, token, nx=True, px=self.ttl_ms)
+            commands.get(state_key)
+            commands.get(data_key)
+            if user_key is not None:
+                commands.get(user_key)
+            taken, state, data, *user_row = await storage.shared.execute(commands)
             if taken:
                 break
             await asyncio.sleep(pause)
@@ -165,19 +171,19 @@ class PipelinedRedisIsolation(RedisEventIsolation):
 
     async def _release(self, lock_key: str, token: str, record: UserRecord) -> None:
         """What is left to write (normally nothing: `flush_state` wrote it) and the release, at once."""
-        async with self.redis.pipeline(transaction=False) as pipe:
-            record.write(pipe)
-            pipe.eval(_RELEASE, 1, lock_key, token)
-            await pipe.execute()
+        commands = Commands()
+        record.write(commands)
+        commands.eval(_RELEASE, 1, lock_key, token)
+        await self.storage.shared.execute(commands)
 
     async def renew(self) -> None:
         """Push back the expiry of every lock held here (one round trip; the inbox heartbeat)."""
         if not self.held:
             return
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for lock_key in self.held:
-                pipe.pexpire(lock_key, self.ttl_ms)
-            await pipe.execute()
+        commands = Commands()
+        for lock_key in self.held:
+            commands.pexpire(lock_key, self.ttl_ms)
+        await self.storage.shared.execute(commands)
 
     async def close(self) -> None:
         pass

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from bot.redis_batch import Commands
+
 USER_ROW_TTL = timedelta(days=2)
 """How long a user's row stays in Redis after the last update that wrote it (the database keeps it)."""
 
@@ -37,7 +39,7 @@ class UserRecord:
     user_row: str | None = None
     """The kept row, as JSON (`keep_user_row`); None: none kept."""
 
-    def write(self, pipe: Any) -> None:
+    def write(self, pipe: Commands) -> None:
         """Queue the changed fields' writes on a Redis pipeline (as aiogram's RedisStorage writes them:
         an empty field is deleted, a set one expires after the storage's TTL), and forget them."""
         if "state" in self.changed:
@@ -60,13 +62,14 @@ RECORD_KEY = "redis_record"
 
 
 async def flush_state(record: UserRecord | None) -> None:
-    """Write what the update changed of its user's state, in one round trip (nothing when nothing
-    changed or the state is not in Redis: ``record`` None)."""
+    """Write what the update changed of its user's state, in one round trip shared with other
+    updates' (bot.redis_batch; nothing when nothing changed or the state is not in Redis: ``record``
+    None)."""
     if record is None or not record.changed:
         return
-    async with record.storage.redis.pipeline(transaction=False) as pipe:
-        record.write(pipe)
-        await pipe.execute()
+    commands = Commands()
+    record.write(commands)
+    await record.storage.shared.execute(commands)
 
 
 def keeps_user_row(record: UserRecord | None) -> bool:

@@ -25,6 +25,8 @@ from aiogram.methods import Response, TelegramMethod
 from aiogram.methods.base import TelegramType
 from pydantic import BaseModel, TypeAdapter
 
+from bot.redis_batch import Commands, SharedPipeline
+
 log = logging.getLogger(__name__)
 
 CHAT_CHANGING = frozenset({
@@ -52,21 +54,23 @@ def _as_json(result: Any) -> str:
 
 class RedisJournal:
     """The calls of each update, in Redis: ``{prefix}:sent:{bot_id}:{update_id}``, a list of
-    ``method\njson`` entries, expiring after `JOURNAL_KEPT_S`."""
+    ``method\njson`` entries, expiring after `JOURNAL_KEPT_S`; written through ``shared``, the
+    storage's pipeline (bot.redis_batch), or one of its own."""
 
-    def __init__(self, redis: Any, prefix: str) -> None:
+    def __init__(self, redis: Any, prefix: str, shared: SharedPipeline | None = None) -> None:
         self.redis = redis
         self.prefix = prefix
+        self.shared = shared or SharedPipeline(redis)
 
     def _key(self, bot_id: int, update_id: int) -> str:
         return f"{self.prefix}:sent:{bot_id}:{update_id}"
 
     async def record(self, bot_id: int, update_id: int, method: str, response: Response[Any]) -> None:
         key = self._key(bot_id, update_id)
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.rpush(key, f"{method}\n{_as_json(response)}")
-            pipe.expire(key, JOURNAL_KEPT_S)
-            await pipe.execute()
+        commands = Commands()
+        commands.rpush(key, f"{method}\n{_as_json(response)}")
+        commands.expire(key, JOURNAL_KEPT_S)
+        await self.shared.execute(commands)
 
     async def load(self, bot_id: int, update_id: int) -> list[tuple[str, str]]:
         entries = await self.redis.lrange(self._key(bot_id, update_id), 0, -1)
