@@ -4,11 +4,13 @@ whether its update is new; on SQLite and on PostgreSQL."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from aiogram import Bot
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.group_receive import GroupReceive
 from bot.db.inbox import Inbox
 from bot.db.models import ProcessedUpdate
@@ -60,3 +62,26 @@ async def test_a_failed_receipt_fails_its_calls(sessionmaker: async_sessionmaker
         assert await group.receive(bot, message_update(1, "hi"), {"update_id": 1}) is True  # retried
     finally:
         await bot.session.close()
+
+
+async def test_a_receipt_on_postgresql_is_one_round_trip(migrated_postgres_url: str) -> None:
+    """No BEGIN and COMMIT around the receipt's one statement: it commits as it runs."""
+    engine = create_engine(migrated_postgres_url)
+    queries: list[str] = []  # asyncpg logs the simple queries (BEGIN, COMMIT), not prepared statements
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def log_queries(dbapi_connection: Any, record: Any) -> None:
+        dbapi_connection._connection.add_query_logger(lambda query: queries.append(query.query))
+
+    sessions = create_sessionmaker(engine)
+    try:
+        assert await Inbox(sessions).receive(42, [(1, {"update_id": 1}), (2, {"update_id": 2})]) == {1, 2}
+        async with engine.connect() as other:  # on disk for everyone
+            count = await other.scalar(select(func.count()).select_from(ProcessedUpdate))
+            await other.commit()
+        await asyncio.sleep(0)  # asyncio calls the logger at the loop's next turn (call_soon)
+        assert count == 2
+        statements = [query.split()[0].rstrip(";").upper() for query in queries]
+        assert statements == ["BEGIN", "COMMIT"]  # the count's only
+    finally:
+        await engine.dispose()
