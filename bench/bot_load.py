@@ -463,11 +463,15 @@ class Variant:
 async def start_process(
     sandbox: Sandbox, argv: list[str], env: dict[str, str], mode: str
 ) -> asyncio.subprocess.Process:
-    """Start a bot and wait until it takes updates (its first getUpdates, or its webhook set)."""
+    """Start a bot and wait until it takes updates (its first getUpdates, or its webhook set). Its
+    stderr goes to a file, read at its stop (`stop_process`): a pipe read only then would fill up
+    with a chatty bot's log and block it, and the run with it."""
     polls = sandbox.polls
+    log = tempfile.TemporaryFile()  # noqa: SIM115  (closed by read_log, at the stop)
     process = await asyncio.create_subprocess_exec(
-        *argv, cwd=ROOT, env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE
+        *argv, cwd=ROOT, env=env, stdout=asyncio.subprocess.DEVNULL, stderr=log
     )
+    LOGS[process.pid] = log
 
     def ready() -> bool:
         return sandbox.polls > polls if mode == "polling" else bool(sandbox.webhook_info().get("url"))
@@ -475,7 +479,7 @@ async def start_process(
     deadline = time.monotonic() + 120
     while not ready():
         if process.returncode is not None or time.monotonic() > deadline:
-            err = (await process.stderr.read()).decode() if process.stderr else ""
+            err = read_log(process)
             raise RuntimeError(f"{argv[:3]} did not start (exit {process.returncode}):\n{err[-3000:]}")
         await asyncio.sleep(0.01)  # start-up only, before anything is measured
     return process
@@ -489,8 +493,19 @@ async def stop_process(process: asyncio.subprocess.Process) -> str:
         except TimeoutError:
             process.kill()
             await process.wait()
-    err = (await process.stderr.read()).decode(errors="replace") if process.stderr else ""
-    return err
+    return read_log(process)
+
+
+LOGS: dict[int, Any] = {}
+"""Each started bot's stderr file, by its process id."""
+
+
+def read_log(process: asyncio.subprocess.Process) -> str:
+    log = LOGS.pop(process.pid)
+    log.seek(0)
+    text: str = log.read().decode(errors="replace")
+    log.close()
+    return text
 
 
 class Running:
