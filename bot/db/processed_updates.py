@@ -71,14 +71,14 @@ async def finish_update(session: AsyncSession, *, bot_id: int, update_id: int) -
 
 
 async def finish_updates(session: AsyncSession, *, bot_id: int, update_ids: Sequence[int]) -> None:
-    """`finish_update` for several updates, in one statement."""
+    """`finish_update` for several updates, in one statement: one row's, executed for each (one text
+    for any group size, compiled once; a statement of N rows would be built and compiled for each new
+    N)."""
     now = utc_now()
     rows = [{"bot_id": bot_id, "update_id": update_id, "created_at": now} for update_id in update_ids]
     await session.execute(
-        upserts.upsert(
-            UPDATES, FINISHED, CONFLICT, set_={"payload": "NULL", "lease_until": "NULL"}, rows=len(rows)
-        ),
-        upserts.params(FINISHED, rows),
+        upserts.upsert(UPDATES, FINISHED, CONFLICT, set_={"payload": "NULL", "lease_until": "NULL"}),
+        [upserts.params(FINISHED, [row]) for row in rows],
     )
 
 

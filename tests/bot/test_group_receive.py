@@ -10,11 +10,13 @@ from aiogram import Bot
 from sqlalchemy import event, func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.db import processed_updates
 from bot.db.engine import create_engine, create_sessionmaker
 from bot.db.group_receive import GroupReceive
 from bot.db.inbox import Inbox
 from bot.db.models import ProcessedUpdate
 from tests.bot import both_backends
+from tests.bot.statements import recorded
 from tests.bot.updates import message_update
 
 db_url = both_backends.db_url
@@ -85,3 +87,24 @@ async def test_a_receipt_on_postgresql_is_one_round_trip(migrated_postgres_url: 
         assert statements == ["BEGIN", "COMMIT"]  # the count's only
     finally:
         await engine.dispose()
+
+
+async def test_done_marks_are_one_statement_text_for_any_group_size(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    """Groups of 3 and of 5 updates write their done marks with the same SQL (compiled once, not a
+    statement built for each new size)."""
+    inbox = Inbox(sessionmaker)
+    await inbox.receive(42, [(n, {"update_id": n}) for n in range(1, 9)])
+    texts = []
+    for group in ([1, 2, 3], [4, 5, 6, 7, 8]):
+        with recorded(sessionmaker) as statements:
+            async with sessionmaker() as session, session.begin():
+                await processed_updates.finish_updates(session, bot_id=42, update_ids=group)
+        texts += statements
+    assert len(texts) == 2 and texts[0] == texts[1]
+    async with sessionmaker() as session:
+        still = await session.scalar(
+            select(func.count()).select_from(ProcessedUpdate).where(ProcessedUpdate.payload.is_not(None))
+        )
+    assert still == 0  # every update of both groups is done
