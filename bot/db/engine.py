@@ -33,12 +33,13 @@ so a wait is for the inbox's receipt, the writer's group commit or a short read;
 seconds raises `sqlalchemy.exc.TimeoutError`, an infrastructure failure: the update is retried
 (bot.db.outage)."""
 # PostgreSQL (the webhook replicas): an update holds a connection from its first statement to its
-# commit, the inbox's receipt and the group commit one each; a burst of 200 users keeps ~20 busy
-# (bench/bot_load.py --users 200). Overflow connections are closed on return, and a new one costs a
-# connect and an authentication, so the pool keeps a burst's worth. 2 replicas x 40 stay under
-# PostgreSQL's default max_connections (100).
-PG_POOL_SIZE = 20
-PG_POOL_OVERFLOW = 20
+# commit, the inbox's receipt and the group commit one each. Every connection opened is kept: an
+# overflow connection is closed on return, and a new one costs a connect, an authentication and its
+# statements prepared again (with 20 kept + 20 overflow, a 100-user run opened 70 connections, ~7 %
+# of the replica's CPU: bench/README.md). 2 replicas x 40 stay under PostgreSQL's default
+# max_connections (100).
+PG_POOL_SIZE = 40
+PG_POOL_OVERFLOW = 0
 PG_POOL_RECYCLE_S = 1800
 """A connection older than this is replaced at checkout: one a firewall dropped silently (no FIN,
 so asyncpg cannot see it closed, `_closed_by_server`) is not kept forever."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import asyncpg
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from bot.db.engine import create_engine
 from tests.conftest import POSTGRES_URL
@@ -41,3 +41,25 @@ async def test_no_ping_at_checkout(postgres_url: str) -> None:
     engine = create_engine(postgres_url)
     assert engine.pool._pre_ping is False
     await engine.dispose()
+
+
+async def test_connections_a_burst_opened_are_kept_for_the_next(postgres_url: str) -> None:
+    """A connection closed on return costs the next burst a connect, an authentication and its
+    statements prepared again: what a burst of 30 opened, the next burst of 30 finds open."""
+    engine = create_engine(postgres_url)
+    opened: list[object] = []
+    event.listen(engine.sync_engine, "connect", lambda dbapi_connection, record: opened.append(record))
+    burst = asyncio.Barrier(30)
+
+    async def update() -> None:
+        async with engine.connect() as connection:
+            await connection.execute(text("SELECT 1"))
+            await burst.wait()  # all 30 hold a connection at once
+
+    try:
+        await asyncio.gather(*(update() for _ in range(30)))
+        assert len(opened) == 30
+        await asyncio.gather(*(update() for _ in range(30)))
+        assert len(opened) == 30  # none opened again
+    finally:
+        await engine.dispose()
