@@ -22,16 +22,13 @@ from aiogram.types import Update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db import processed_updates
+from bot.db.engine import statements_commit_alone
 from bot.db.models import utc_now
 from bot.received_updates import ReceivedUpdate
 
 log = logging.getLogger(__name__)
 
 Arrivals = tuple[Bot, Sequence[Update]]
-ONE_STATEMENT = {"isolation_level": "AUTOCOMMIT"}
-"""The receipt on PostgreSQL, unless `Prepare` follows it on its connection: one statement, committed
-as it runs (asyncpg sends no BEGIN and COMMIT, two of its three round trips); when it returns, the
-updates are on disk."""
 LEASE = timedelta(seconds=8)
 """How long a receiver owns a pending update before another replica may take it over, unless its
 heartbeat renews it: a replica killed with updates in hand has them taken over within about
@@ -71,8 +68,8 @@ class Inbox:
         parsed updates, for `prepare`."""
         async with self.sessionmaker() as session:
             async with session.begin():
-                if self.prepare is None and session.get_bind().dialect.name == "postgresql":
-                    await session.connection(execution_options=ONE_STATEMENT)
+                if self.prepare is None:  # one statement (`Prepare` follows on this connection)
+                    await statements_commit_alone(session)
                 fresh = await processed_updates.receive_updates(
                     session, bot_id=bot_id, updates=updates, lease_until=utc_now() + self.lease
                 )

@@ -20,6 +20,7 @@ from aiogram.types import User as TelegramUser
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db import dialogs, processed_updates, users
+from bot.db.engine import statements_commit_alone
 from bot.db.group_commit import GroupCommit
 from bot.db.models import User, UtcDateTime, utc_now
 from bot.db.work import UpdateWork
@@ -186,6 +187,9 @@ class DbSessionMiddleware(BaseMiddleware):
         if fresh and (db_user is not None or not is_person(telegram_user)):
             return False, db_user
         async with self.sessionmaker() as session:  # ended before the handler runs
+            # Reads and one idempotent upsert, none undone by another's failure: on PostgreSQL each
+            # commits alone, in one round trip (a crowd of new users holds connections a third as long).
+            await statements_commit_alone(session)
             if not fresh and await processed_updates.update_is_handled(
                 session, bot_id=bot_id, update_id=update_id
             ):

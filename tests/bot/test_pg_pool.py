@@ -8,7 +8,7 @@ import asyncio
 import asyncpg
 from sqlalchemy import event, text
 
-from bot.db.engine import create_engine
+from bot.db.engine import create_engine, create_sessionmaker, statements_commit_alone
 from tests.conftest import POSTGRES_URL
 
 
@@ -61,5 +61,39 @@ async def test_connections_a_burst_opened_are_kept_for_the_next(postgres_url: st
         assert len(opened) == 30
         await asyncio.gather(*(update() for _ in range(30)))
         assert len(opened) == 30  # none opened again
+    finally:
+        await engine.dispose()
+
+
+async def test_statements_commit_alone_on_postgresql(migrated_postgres_url: str) -> None:
+    """Each statement commits as it runs: visible to another connection before the session ends,
+    with no BEGIN or COMMIT sent (asyncpg logs its simple queries, not prepared statements)."""
+    engine = create_engine(migrated_postgres_url)
+    queries: list[str] = []
+    event.listen(
+        engine.sync_engine,
+        "connect",
+        lambda dbapi_connection, record: dbapi_connection._connection.add_query_logger(
+            lambda query: queries.append(query.query)
+        ),
+    )
+    sessions = create_sessionmaker(engine)
+    try:
+        async with sessions() as session:
+            await statements_commit_alone(session)
+            insert = (
+                "INSERT INTO offer_availability (offer_id, availability, changed_at) VALUES ('a', 'x', now())"
+            )
+            await session.execute(text(insert))
+            async with engine.connect() as other:
+                seen = await other.scalar(text("SELECT count(*) FROM offer_availability"))
+                await other.rollback()
+            await session.rollback()  # too late: it committed as it ran
+        await asyncio.sleep(0)  # asyncio calls the logger at the loop's next turn (call_soon)
+        statements = [query.split()[0].rstrip(";").upper() for query in queries]
+        async with engine.connect() as later:
+            kept = await later.scalar(text("SELECT count(*) FROM offer_availability"))
+        assert seen == 1 and kept == 1
+        assert statements == ["BEGIN", "ROLLBACK"]  # the other connection's only
     finally:
         await engine.dispose()
