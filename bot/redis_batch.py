@@ -56,7 +56,6 @@ class SharedPipeline:
         self.redis = redis
         self._waiting: list[tuple[list[Command], asyncio.Future[list[Any]]]] = []
         self._sender: asyncio.Task[None] | None = None
-        self.round_trips = 0  # for the tests: pipelines sent
 
     async def execute(self, commands: Commands) -> list[Any]:
         """The replies to ``commands``, in their order, once the round trip that carries them is back."""
@@ -77,7 +76,6 @@ class SharedPipeline:
             self._sender = None
 
     async def _round_trip(self, batch: list[tuple[list[Command], asyncio.Future[list[Any]]]]) -> None:
-        self.round_trips += 1
         try:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for queued, _ in batch:
