@@ -133,6 +133,18 @@ async def test_allowed_updates_filters_and_is_remembered(bot: Bot, sandbox: Sand
     assert await bot.get_updates(timeout=0) == []  # the message update was dropped for good
 
 
+async def test_updates_queued_before_allowed_updates_narrows_are_dropped(bot: Bot, sandbox: Sandbox) -> None:
+    """What waits in the queue is checked again when the bot asks for fewer types: the message
+    queued before the narrowing is dropped, the callback query queued with it is delivered."""
+    queue = sandbox.telegram.updates
+    await queue.push({"message": {"message_id": 1, "date": 0, "chat": {"id": 5, "type": "private"}}})
+    await queue.push({"callback_query": {"id": "q1", "from": {"id": 5, "is_bot": False, "first_name": "A"},
+                                         "chat_instance": "c", "data": "x"}})  # fmt: skip
+    updates = await bot.get_updates(timeout=0, allowed_updates=["callback_query"])
+    assert [u.callback_query.id for u in updates if u.callback_query] == ["q1"] and len(updates) == 1
+    assert queue.dropped_types == {"message"}
+
+
 async def test_a_second_long_poll_terminates_the_first(bot: Bot, sandbox: Sandbox) -> None:
     first = asyncio.create_task(bot.get_updates(timeout=5))
     await sandbox.wait_for(lambda: sandbox.polls == 1, "the first long poll")
