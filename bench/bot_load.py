@@ -255,6 +255,7 @@ class Figures:
     walks: int = 0
     details: int | None = None  # questions walk: presses whose message came
     cpu_s: float = 0.0
+    harness_cpu_s: float = 0.0  # this process's meanwhile: the sandbox (Telegram's side) and the users
     calls: Counter[str] = field(default_factory=Counter)  # the bot's Bot API calls but getUpdates
     # guided walk: the reactions by step ("/start", then "press 1", "press 2", …)
     by_step: dict[str, list[float]] = field(default_factory=dict)
@@ -269,6 +270,10 @@ class Figures:
     @property
     def updates(self) -> int:
         return len(self.reactions) + len(self.callbacks)
+
+    def per_update_ms(self, cpu_s: float) -> float:
+        """CPU seconds of the run → milliseconds per update."""
+        return cpu_s / max(self.updates, 1) * 1000
 
     @property
     def rate(self) -> float:
@@ -522,6 +527,7 @@ class Running:
         """A crowd of ``--users`` new users (ids from ``first_id``), the bot's CPU and calls meanwhile."""
         args, sandbox, arrivals = self.args, self.sandbox, self.arrivals
         cpu, calls_before = cpu_seconds(self.process.pid), len(sandbox.requests)
+        harness_cpu = time.process_time()
         profiler = await start_profiler(profile, self.process.pid)
         if args.walk == "guided":
             figures = await drive_guided(sandbox, arrivals, args.users, first_id)
@@ -531,6 +537,7 @@ class Running:
                 sandbox, arrivals, args.users, args.questions, first_id, not args.no_buttons, asked
             )
         figures.cpu_s = cpu_seconds(self.process.pid) - cpu
+        figures.harness_cpu_s = time.process_time() - harness_cpu
         figures.calls = Counter(
             r.method for r in sandbox.requests[calls_before:] if r.method.lower() != "getupdates"
         )
@@ -620,13 +627,14 @@ async def rounds(
             ratios.append(f.rate / b.rate)
             p99s.append(percentile(f.reactions, 99) / percentile(b.reactions, 99))
             per_core.append(f.updates / f.cpu_s if f.cpu_s else 0.0)
-            within = sum(c <= 1.0 for c in f.callbacks)
             details = "" if f.details is None else f", details {f.details}/{len(f.callbacks)}"
             print(
                 f"round {k + 1}: full/bare {ratios[-1]:.2f}×  p99 {p99s[-1]:.1f}×  "
-                f"full {f.rate:.0f} updates/s, cpu {f.cpu_s / max(f.updates, 1) * 1000:.1f} ms/update, "
-                f"per core {per_core[-1]:.0f}; callbacks ≤1 s {within}/{len(f.callbacks)}{details}; "
-                f"bare {b.rate:.0f} updates/s, cpu {b.cpu_s / max(b.updates, 1) * 1000:.1f} ms/update",
+                f"full {f.rate:.0f} updates/s, cpu {f.per_update_ms(f.cpu_s):.1f} ms/update, "
+                f"per core {per_core[-1]:.0f}; callbacks ≤1 s {within_second(f)}{details}; "
+                f"bare {b.rate:.0f} updates/s, cpu {b.per_update_ms(b.cpu_s):.1f} ms/update, "
+                f"callbacks ≤1 s {within_second(b)}; sandbox cpu {f.per_update_ms(f.harness_cpu_s):.1f}"
+                f" ms/update (full), {b.per_update_ms(b.harness_cpu_s):.1f} (bare)",
                 flush=True,
             )
     if ratios:
@@ -636,6 +644,12 @@ async def rounds(
             f" {statistics.median(p99s):.1f}× ({min(p99s):.1f}-{max(p99s):.1f}); full bot per core median"
             f" {statistics.median(per_core):.0f} updates/s ({min(per_core):.0f}-{max(per_core):.0f})"
         )
+
+
+def within_second(figures: Figures) -> str:
+    """The button presses answered within 1 s, of all: issue 21's target for the full bot at 200
+    users; the bare bot's, in the same round, says what the host allows."""
+    return f"{sum(c <= 1.0 for c in figures.callbacks)}/{len(figures.callbacks)}"
 
 
 def measured_photos(requests: list[Any]) -> list[Any]:
@@ -660,12 +674,12 @@ def report(name: str, figures: Figures, users: int) -> None:
     line = (
         f"{name:9} {figures.rate:7.1f} updates/s  reaction p50 {statistics.median(ms):5.0f} ms"
         f"  p95 {percentile(ms, 95):5.0f}  p99 {percentile(ms, 99):5.0f}  max {max(ms):5.0f}"
-        f"  walks {figures.walks}/{users}  cpu {figures.cpu_s / max(figures.updates, 1) * 1000:.1f} ms/update"
+        f"  walks {figures.walks}/{users}  cpu {figures.per_update_ms(figures.cpu_s):.1f} ms/update"
     )
     if figures.callbacks:
-        within = sum(c <= 1.0 for c in figures.callbacks)
         cb = [c * 1000 for c in figures.callbacks]
-        line += f"  callbacks ≤1 s {within}/{len(cb)} (p99 {percentile(cb, 99):.0f} ms, max {max(cb):.0f})"
+        line += f"  callbacks ≤1 s {within_second(figures)}"
+        line += f" (p99 {percentile(cb, 99):.0f} ms, max {max(cb):.0f})"
         if figures.details is not None:
             line += f"  details {figures.details}/{len(cb)}"
     print(line, flush=True)
@@ -674,6 +688,10 @@ def report(name: str, figures: Figures, users: int) -> None:
         # Redis's own CPU is not in it. Replicas for a load L: L / this (plus headroom for bursts).
         per_core = figures.updates / figures.cpu_s
         print(f"{'':9} per core: {per_core:.0f} updates/s (the bot process's CPU alone)", flush=True)
+    # The sandbox stands in for Telegram, whose work costs a real bot's host nothing: on a 2-core
+    # host it takes its CPU from the bot, PostgreSQL and Redis, so it is printed to be read apart.
+    harness_ms = figures.per_update_ms(figures.harness_cpu_s)
+    print(f"{'':9} the sandbox and the users: {harness_ms:.1f} ms of CPU per update", flush=True)
     per_update = ", ".join(f"{method} {n / figures.updates:.2f}" for method, n in figures.calls.most_common())
     print(f"{'':9} Bot API calls per update: {per_update}", flush=True)
     if figures.by_step:
