@@ -39,7 +39,6 @@ class GroupReceive:
         self.inbox = inbox
         self._waiting: dict[int, list[_Arrival]] = {}  # bot id -> arrivals
         self._writers: dict[int, asyncio.Task[None]] = {}
-        self.receipts = 0  # transactions written (for the tests and the benchmarks)
 
     async def receive(self, bot: Bot, update: Update, payload: dict[str, Any]) -> bool:
         """Record the update; True when it is new (False: a repeated delivery). Raises what the receipt
@@ -67,7 +66,6 @@ class GroupReceive:
                 except Exception as e:
                     _settle(group, e)
                     continue
-                self.receipts += 1
                 for arrival in group:
                     update_id = arrival.update.update_id
                     if not arrival.fresh.done():
