@@ -147,15 +147,12 @@ def _users_locks(
     update's sent calls are journalled. Across replicas (Redis) the lock lives in Redis; the embedded
     database means one process, so a local lock and no journal."""
     if settings.redis_url:  # imported only then: polling on the database never loads Redis
-        from aiogram.fsm.storage.redis import RedisStorage
+        from bot.redis_fsm import PipelinedRedisStorage
 
-        if isinstance(storage, RedisStorage):
+        if isinstance(storage, PipelinedRedisStorage):  # what `build_storage` makes with REDIS_URL
             # replicas: a dead one's locks expire with its leases, renewed by the inbox heartbeat
             ttl = {} if single_process else {"ttl_ms": int(inbox.LEASE.total_seconds() * 1000)}
-            from bot.redis_fsm import PipelinedRedisStorage
-
-            shared = storage.shared if isinstance(storage, PipelinedRedisStorage) else None
-            journal = RedisJournal(storage.redis, settings.redis_key_prefix, shared)
+            journal = RedisJournal(storage.redis, settings.redis_key_prefix, storage.shared)
             return storage.create_isolation(**ttl), journal
     return UserLocks(), None
 
