@@ -1,12 +1,13 @@
 """aiogram's aiohttp session, with calls sent as JSON and answers read with less work.
 
-A call without a file is one ``json.dumps`` of the fields aiogram's form would send (its
-`prepare_value`: the bot's defaults filled in, nested objects as objects), which the Bot API takes
-for every method but uploads (https://core.telegram.org/bots/api#making-requests); a call with a
-file (the answer's picture) goes through aiogram's multipart form. Telegram's answer is read as
-aiogram reads it (`BaseSession.check_response`, whose errors it raises), except that each
-`Response[T]` class is built once and held, and the inline keyboard a sent or edited message comes
-back with (Telegram's echo of the one sent) is the keyboard object sent, not validated again.
+A call without a file is one ``json.dumps`` of the fields aiogram's form would send: pydantic's dump
+of the call, what JSON cannot write as it is (the bot's defaults, dates, files) through aiogram's
+`prepare_value`; the Bot API takes JSON for every method but uploads
+(https://core.telegram.org/bots/api#making-requests), and a call with a file (the answer's picture)
+goes through aiogram's multipart form. Telegram's answer is read as aiogram reads it
+(`BaseSession.check_response`, whose errors it raises), except that each `Response[T]` class is
+built once and held, and the inline keyboard a sent or edited message comes back with (Telegram's
+echo of the one sent) is the keyboard object sent, not validated again.
 Why, with the figures: bench/README.md ("Bot API calls").
 """
 
@@ -17,6 +18,7 @@ from http import HTTPStatus
 from typing import Any, cast
 
 from aiogram import Bot
+from aiogram.client.default import Default
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.exceptions import TelegramNetworkError
 from aiogram.methods import TelegramMethod
@@ -26,6 +28,10 @@ from aiohttp import ClientError, ClientTimeout
 from pydantic import ValidationError
 
 JSON_HEADERS = {"Content-Type": "application/json"}
+
+
+class _LeftOut(Exception):
+    """A value inside the call that aiogram's form leaves out (a default the bot does not set)."""
 
 
 class JsonBodySession(AiohttpSession):
@@ -67,13 +73,27 @@ class JsonBodySession(AiohttpSession):
         fields: dict[str, Any] = {}
         # Nones left out by pydantic: aiogram drops them anyway, at every depth (`prepare_value`).
         for key, value in method.model_dump(warnings=False, exclude_none=True).items():
-            prepared = self.prepare_value(value, bot=bot, files=files, _dumps_json=False)
-            if prepared is None or prepared == "":
+            if isinstance(value, Default):  # the bot's default, or left out where it has none
+                value = self.prepare_value(value, bot=bot, files=files, _dumps_json=False)
+            if value is None or value == "":
                 continue  # left out, as aiogram's form leaves them out
-            fields[key] = prepared
-        if files:
-            return None
-        return json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode()
+            fields[key] = value
+
+        def prepared(value: Any) -> Any:
+            """What json cannot write as it is (a default, a date, a file) as aiogram's form writes it."""
+            value = self.prepare_value(value, bot=bot, files=files, _dumps_json=False)
+            if value is None:
+                raise _LeftOut  # aiogram leaves it out of its object; JSON would write null
+            return value
+
+        try:
+            body = json.dumps(fields, ensure_ascii=False, separators=(",", ":"), default=prepared)
+        except _LeftOut:
+            body = json.dumps(
+                self.prepare_value(fields, bot=bot, files=files, _dumps_json=False),
+                ensure_ascii=False, separators=(",", ":"),
+            )  # fmt: skip
+        return None if files else body.encode()
 
     async def make_request(
         self, bot: Bot, method: TelegramMethod[TelegramType], timeout: int | None = None

@@ -8,6 +8,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import cast
 
 from aiogram.exceptions import TelegramBadRequest
 from aiogram.fsm.state import State, StatesGroup
@@ -16,6 +17,7 @@ from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
 from bot import flow, keyboards, presenter
 from bot.context import Ctx
 from bot.db import dialogs
+from bot.dialog_calls import Acknowledged, EditDialogMessage, SendDialogMessage
 
 log = logging.getLogger(__name__)
 
@@ -62,15 +64,19 @@ async def show(
     ctx: Ctx, screen: Screen, *, query: CallbackQuery | None = None, message: Message | None = None
 ) -> None:
     """Edit the dialog message in place (a button was pressed) or send a new one (text was typed)."""
-    if query is not None and isinstance(query.message, Message):
+    if query is not None and isinstance(query.message, Message) and query.bot is not None:
+        shown = query.message
         try:
-            await query.message.edit_text(screen.text, reply_markup=screen.markup)
+            await EditDialogMessage(
+                chat_id=shown.chat.id, message_id=shown.message_id, text=screen.text,
+                business_connection_id=shown.business_connection_id, reply_markup=screen.markup,
+            ).as_(query.bot)  # fmt: skip
         except TelegramBadRequest as e:
             if "not modified" in e.message:
                 return
             log.info("could not edit the dialog message (%s); sending a new one", e.message)
         else:
-            ctx.dialog.update(msg_id=query.message.message_id)
+            ctx.dialog.update(msg_id=shown.message_id)
             return
     event = message or query
     assert event is not None and event.bot is not None
@@ -81,7 +87,10 @@ async def show(
         chat_id = query.message.chat.id
     else:
         chat_id = ctx.telegram_id
-    sent = await bot.send_message(chat_id, screen.text, reply_markup=screen.markup)
+    sent = cast(
+        Acknowledged,
+        await bot(SendDialogMessage(chat_id=chat_id, text=screen.text, reply_markup=screen.markup)),
+    )
     # Older dialog messages keep their buttons: URL buttons stay useful, the others answer "stale".
     ctx.dialog.update(msg_id=sent.message_id)
 

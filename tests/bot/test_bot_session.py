@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from aiogram import Bot
@@ -12,12 +14,28 @@ from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.session.base import BaseSession
 from aiogram.enums import ParseMode
 from aiogram.exceptions import ClientDecodeError, TelegramBadRequest, TelegramRetryAfter
-from aiogram.methods import AnswerCallbackQuery, EditMessageText, SendMessage, SendPhoto
-from aiogram.types import BufferedInputFile, Message, MessageEntity, Update
+from aiogram.methods import (
+    AnswerCallbackQuery,
+    AnswerInlineQuery,
+    BanChatMember,
+    EditMessageText,
+    SendMessage,
+    SendPhoto,
+    TelegramMethod,
+)
+from aiogram.types import (
+    BufferedInputFile,
+    InlineQueryResultArticle,
+    InputTextMessageContent,
+    Message,
+    MessageEntity,
+    Update,
+)
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
 from bot.bot_session import JsonBodySession
 from bot.db.inbox import update_payload
+from bot.dialog_calls import Acknowledged, EditDialogMessage, SendDialogMessage
 from bot.received_updates import GetReceivedUpdates
 
 
@@ -33,7 +51,7 @@ async def bot() -> AsyncIterator[Bot]:
         await bot.session.close()
 
 
-def form_fields(bot: Bot, method: SendMessage | AnswerCallbackQuery) -> dict[str, object]:
+def form_fields(bot: Bot, method: TelegramMethod[Any]) -> dict[str, object]:
     """What aiogram's own form sends, each field decoded from its JSON where it is JSON."""
     form = bot.session.build_form_data(bot, method)  # type: ignore[attr-defined]
     fields = {}
@@ -116,6 +134,32 @@ async def test_a_keyboard_not_sent_by_the_call_is_read_from_the_answer(bot: Bot)
     assert message.model_dump() == aiograms_reading(bot, method, content).model_dump()  # type: ignore[attr-defined]
 
 
+async def test_the_dialog_messages_answers_are_read_as_its_id_alone(bot: Bot) -> None:
+    markup = InlineKeyboardBuilder()
+    markup.button(text="📋", callback_data="n:details")
+    edit = EditDialogMessage(
+        chat_id=7, message_id=5, text="Привет, <b>мир</b>", reply_markup=markup.as_markup()
+    )
+    send = SendDialogMessage(chat_id=7, text="Привет, <b>мир</b>", reply_markup=markup.as_markup())
+    content = message_answer(reply_markup=markup.as_markup().model_dump(exclude_none=True))
+    # this bot's session and aiogram's own read them alike: the method's answer type says what to build
+    for session in (bot.session, AiohttpSession()):
+        for method in (edit, send):
+            assert session.check_response(bot, method, 200, content).result == Acknowledged(message_id=5)
+        inline = json.dumps({"ok": True, "result": True})  # an inline message's edit
+        assert session.check_response(bot, edit, 200, inline).result is True
+    # sent as aiogram's own calls are: the same fields
+    plain_edit = EditMessageText(**edit.model_dump())
+    assert bot.session.json_body(bot, edit) == bot.session.json_body(bot, plain_edit)  # type: ignore[attr-defined]
+    assert edit.__api_method__ == "editMessageText" and send.__api_method__ == "sendMessage"
+    # Telegram's errors still raise what aiogram raises ("not modified" ends the dialog's edit)
+    not_modified = {"ok": False, "error_code": 400, "description": "Bad Request: message is not modified"}
+    with pytest.raises(TelegramBadRequest, match="not modified"):
+        bot.session.check_response(bot, edit, 400, json.dumps(not_modified))
+    with pytest.raises(ClientDecodeError):
+        bot.session.check_response(bot, send, 200, json.dumps({"ok": True, "result": True}))
+
+
 @pytest.mark.parametrize(
     ("status", "answer", "error"),
     [
@@ -152,6 +196,25 @@ async def test_nested_objects_and_defaults_go_as_the_form_would_send_them(bot: B
     sent = json.loads(bot.session.json_body(bot, method))  # type: ignore[attr-defined]
     assert sent == form_fields(bot, method)  # type: ignore[arg-type]
     assert sent["link_preview_options"] == {"is_disabled": True}  # the bot's default, its Nones left out
+
+
+async def test_a_date_and_a_default_the_bot_does_not_set_go_as_the_form_would_send_them() -> None:
+    bot = Bot("42:TEST", session=JsonBodySession())  # no defaults: a parse mode inside is left out
+    try:
+        results = [InlineQueryResultArticle(
+            id="a", title="24 ГБ", input_message_content=InputTextMessageContent(message_text="24 ГБ"),
+        )]  # fmt: skip
+        answer = AnswerInlineQuery(inline_query_id="q", results=results, cache_time=0)
+        sent = json.loads(bot.session.json_body(bot, answer))  # type: ignore[attr-defined]
+        assert sent == form_fields(bot, answer)  # type: ignore[arg-type]
+        assert "parse_mode" not in sent["results"][0]["input_message_content"]
+        until = datetime(2030, 1, 2, tzinfo=UTC)
+        ban = BanChatMember(chat_id=7, user_id=8, until_date=until)
+        sent = json.loads(bot.session.json_body(bot, ban))  # type: ignore[attr-defined]
+        # as aiogram's form writes a date: its seconds, as text
+        assert sent == {"chat_id": 7, "user_id": 8, "until_date": str(int(until.timestamp()))}
+    finally:
+        await bot.session.close()
 
 
 async def test_a_polled_update_keeps_the_json_telegram_sent(bot: Bot) -> None:
