@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from functools import cache, partial
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, delete, func, insert, select, text, update
+from sqlalchemy import Connection, Table, bindparam, delete, func, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.dml import Update
@@ -178,16 +178,13 @@ async def _update_dialog(db: AsyncSession | UpdateWork, dialog_id: int, **values
         raise LookupError(f"no dialog session with id={dialog_id}")
 
 
-async def write_dialogs(session: AsyncSession, writes: Sequence[DialogOp]) -> None:
-    """Dialog writes of units of work: one executemany per kind (and per set of columns updated)."""
-    await session.run_sync(_write_dialogs, writes)
-
-
-def _write_dialogs(session: Session, writes: Sequence[DialogOp]) -> None:
-    """Abandons first, then new rows, then updates: the order in which one update's writes of its
-    own rows commute (an abandon only touches started rows; an abandon deferred after a new row of
-    its owner has marked that row already, `abandon_dialogs`; updates never set a row started). The
-    writes of several updates touch different users' rows (one user's updates never share a group)."""
+def write_dialogs(session: Session | Connection, writes: Sequence[DialogOp]) -> None:
+    """Dialog writes of units of work, in a transaction the caller holds (the writer's): one
+    executemany per kind (and per set of columns updated). Abandons first, then new rows, then
+    updates: the order in which one update's writes of its own rows commute (an abandon only touches
+    started rows; an abandon deferred after a new row of its owner has marked that row already,
+    `abandon_dialogs`; updates never set a row started). The writes of several updates touch
+    different users' rows (one user's updates never share a group)."""
     abandons = [write.params for write in writes if isinstance(write, DialogAbandon)]
     if abandons:
         session.execute(_ABANDON, abandons)

@@ -6,8 +6,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, or_, select, update
+from sqlalchemy import Connection, delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from bot.db import upserts
 from bot.db.models import ProcessedUpdate, utc_now
@@ -71,12 +72,17 @@ async def finish_update(session: AsyncSession, *, bot_id: int, update_id: int) -
 
 
 async def finish_updates(session: AsyncSession, *, bot_id: int, update_ids: Sequence[int]) -> None:
-    """`finish_update` for several updates, in one statement: one row's, executed for each (one text
-    for any group size, compiled once; a statement of N rows would be built and compiled for each new
-    N)."""
+    """`finish_update` for several updates, in one statement (`mark_finished`)."""
+    await session.run_sync(mark_finished, bot_id=bot_id, update_ids=update_ids)
+
+
+def mark_finished(db: Session | Connection, *, bot_id: int, update_ids: Sequence[int]) -> None:
+    """`finish_updates` in a transaction the caller holds (the writer's): one row's statement,
+    executed for each (one text for any group size, compiled once; a statement of N rows would be
+    built and compiled for each new N)."""
     now = utc_now()
     rows = [{"bot_id": bot_id, "update_id": update_id, "created_at": now} for update_id in update_ids]
-    await session.execute(
+    db.execute(
         upserts.upsert(UPDATES, FINISHED, CONFLICT, set_={"payload": "NULL", "lease_until": "NULL"}),
         [upserts.params(FINISHED, [row]) for row in rows],
     )
