@@ -1,6 +1,7 @@
-"""The Bot API calls of one dialog step, timed: the body of an ``editMessageText`` and the reading of
-Telegram's answer (a 300-character Russian text with bold, 8 buttons), as this bot's session does
-each and as aiogram alone would. Figures, not a test.
+"""The Bot API traffic of one dialog step, timed: the body of an ``editMessageText``, the reading of
+Telegram's answer (a 300-character Russian text with bold, 8 buttons) and of the press's update (the
+message it was under, with that keyboard), as this bot does each and as aiogram alone would.
+Figures, not a test.
 
     python bench/bot_api_speed.py [--repeat 5] [--number 2000]
 
@@ -8,7 +9,9 @@ Prints microseconds per call, the best of ``--repeat`` runs of ``--number`` call
 - the body: `JsonBodySession.json_body` against aiogram's `prepare_value` of the whole call (what
   ``json_body`` did before only what JSON cannot write went through it) and aiogram's own form;
 - the answer: read as aiogram's `Message` (`EditMessageText`) against as the dialog reads it
-  (`bot.dialog_calls.EditDialogMessage`: the message's id alone).
+  (`bot.dialog_calls.EditDialogMessage`: the message's id alone);
+- the press: read as aiogram's `Update` against as a `bot.received_updates.ReceivedUpdate` (its
+  keyboard met before: the object kept).
 """
 
 from __future__ import annotations
@@ -26,10 +29,11 @@ from aiogram import Bot
 from aiogram.client.default import DefaultBotProperties
 from aiogram.enums import ParseMode
 from aiogram.methods import EditMessageText
-from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
+from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup, Update
 
 from bot.bot_session import JsonBodySession
 from bot.dialog_calls import EditDialogMessage
+from bot.received_updates import ReceivedUpdate
 
 TEXT = "<b>Шаг 3 из 6.</b> Точность весов: " + "в каждом варианте своя память и скорость. " * 7
 MARKUP = InlineKeyboardMarkup(
@@ -62,6 +66,10 @@ def main() -> None:
     plain = EditMessageText(chat_id=1001, message_id=12, text=TEXT, reply_markup=MARKUP)
     dialogs = EditDialogMessage(chat_id=1001, message_id=12, text=TEXT, reply_markup=MARKUP)
     content = answer(plain)
+    press = {"update_id": 5, "callback_query": {
+        "id": "77", "chat_instance": "c", "data": "s:precision:3", "message": json.loads(content)["result"],
+        "from": {"id": 1001, "is_bot": False, "first_name": "Ann", "language_code": "ru"},
+    }}  # fmt: skip
 
     def whole_call_prepared() -> Any:
         fields = session.prepare_value(
@@ -75,6 +83,8 @@ def main() -> None:
         "body: aiogram's form": lambda: session.build_form_data(bot, plain),
         "answer: as aiogram's Message": lambda: session.check_response(bot, plain, 200, content),
         "answer: as the dialog reads it": lambda: session.check_response(bot, dialogs, 200, content),
+        "press: as aiogram's Update": lambda: Update.model_validate(press, context={"bot": bot}),
+        "press: as a ReceivedUpdate": lambda: ReceivedUpdate.model_validate(press, context={"bot": bot}),
     }
     for name, call in timed.items():
         best = min(timeit.repeat(call, number=args.number, repeat=args.repeat)) / args.number

@@ -27,6 +27,7 @@ from bot.app import App, create_app, reach_telegram
 from bot.config import Settings
 from bot.db.engine import ping
 from bot.db.inbox_dispatcher import InboxDispatcher
+from bot.received_updates import ReceivedUpdate
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +129,7 @@ def _parse_update(bot: Bot, body: bytes) -> tuple[Update, dict[str, Any]] | web.
             raise TypeError("not an object")
         if not _fits_int64(payload):
             raise ValueError("an integer past 64 bits")
-        update = Update.model_validate(payload, context={"bot": bot})
+        update = ReceivedUpdate.model_validate(payload, context={"bot": bot})
         update.event_type  # noqa: B018  (raises for an update of no known type)
     except (ValidationError, TypeError, ValueError, RecursionError, UpdateTypeLookupError) as e:
         log.warning("webhook: not an update (%s: %.200s)", type(e).__name__, e)

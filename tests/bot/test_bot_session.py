@@ -237,3 +237,32 @@ async def test_a_polled_update_keeps_the_json_telegram_sent(bot: Bot) -> None:
     # an update built otherwise (a webhook's is stored from its body) is dumped from the model
     built = Update.model_validate(sent[1])
     assert update_payload(built) == sent[1]
+
+
+def press_under(keyboard: dict[str, object], update_id: int) -> dict[str, object]:
+    """Telegram's update for a press on a message of the bot's with ``keyboard``."""
+    message = json.loads(message_answer(reply_markup=keyboard))["result"]
+    return {"update_id": update_id, "callback_query": {
+        "id": f"q{update_id}", "chat_instance": "c", "data": "s:task:lora", "message": message,
+        "from": {"id": 7, "is_bot": False, "first_name": "Ann"},
+    }}  # fmt: skip
+
+
+async def test_a_keyboard_pressed_under_again_is_the_object_read_the_first_time(bot: Bot) -> None:
+    rent = {"text": "🛒", "url": "https://example.com/rent?gpu=4090"}
+    keyboard = {"inline_keyboard": [[{"text": "LoRA", "callback_data": "s:task:lora"}], [rent]]}
+    sent = [press_under(keyboard, 21), press_under(json.loads(json.dumps(keyboard)), 22)]
+    answer = json.dumps({"ok": True, "result": sent})
+    first, second = bot.session.check_response(bot, GetReceivedUpdates(), 200, answer).result
+    markups = [update.callback_query.message.reply_markup for update in (first, second)]  # type: ignore[union-attr]
+    assert markups[0] is markups[1]  # read once
+    # as aiogram reads the same update, and stored as it came
+    for update, as_sent in zip((first, second), sent, strict=True):
+        assert update.model_dump() == Update.model_validate(as_sent, context={"bot": bot}).model_dump()
+        assert update_payload(update) == as_sent  # its keyboard as JSON, as it came
+    # a keyboard that is not one fails the update, as aiogram's validation fails it
+    broken = press_under({"inline_keyboard": [[{"text": "LoRA", "callback_data": ["not", "text"]}]]}, 23)
+    with pytest.raises(ClientDecodeError):
+        bot.session.check_response(
+            bot, GetReceivedUpdates(), 200, json.dumps({"ok": True, "result": [broken]})
+        )
