@@ -134,11 +134,13 @@ class DialogHolder:
 
     def update(self, **changes: Any) -> DialogState:
         """The state with some fields changed (the others as they are). A change that does not
-        validate is a bug and raises."""
+        validate is a bug and raises. Only the changes are validated: the fields are independent,
+        and the others were validated when the state was made."""
         unknown = set(changes) - set(DialogState.model_fields)
         if unknown:
             raise TypeError(f"DialogState has no fields {sorted(unknown)}")
-        return self.set(DialogState.model_validate({**dict(self.state), **changes}))
+        checked = DialogState.model_validate(changes)
+        return self.set(self.state.model_copy(update={name: getattr(checked, name) for name in changes}))
 
     async def save(self, fsm: FSMContext) -> None:
         """Write the state now, if it changed: before a handler's own commit (with the FSM in the

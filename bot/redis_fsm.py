@@ -18,7 +18,6 @@ import asyncio
 import secrets
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import asynccontextmanager
-from copy import deepcopy
 from typing import Any, cast
 
 from aiogram.exceptions import DataNotDictLikeError
@@ -26,6 +25,7 @@ from aiogram.fsm.state import State
 from aiogram.fsm.storage.base import BaseStorage, KeyBuilder, StateType, StorageKey
 from aiogram.fsm.storage.redis import RedisEventIsolation, RedisStorage
 
+from bot.db.work import copy_data
 from bot.redis_batch import Commands, SharedPipeline
 from bot.redis_state import UserRecord, flush_state
 
@@ -81,7 +81,7 @@ class RecordStorage(BaseStorage):
         self.record.changed.add("state")
 
     async def get_data(self, key: StorageKey) -> dict[str, Any]:
-        return deepcopy(self.record.data) if self._mine(key) else await self.storage.get_data(key)
+        return copy_data(self.record.data) if self._mine(key) else await self.storage.get_data(key)
 
     async def set_data(self, key: StorageKey, data: Mapping[str, Any]) -> None:
         if not self._mine(key):
@@ -89,7 +89,7 @@ class RecordStorage(BaseStorage):
             return
         if not isinstance(data, dict):
             raise DataNotDictLikeError(f"Data must be a dict or dict-like object, got {type(data).__name__}")
-        self.record.data = deepcopy(data)
+        self.record.data = copy_data(data)
         self.record.changed.add("data")
 
     async def close(self) -> None:

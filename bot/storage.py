@@ -12,7 +12,6 @@ import json
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Hashable, Iterable, Mapping
 from contextlib import asynccontextmanager
-from copy import deepcopy
 from typing import Any
 
 from aiogram.exceptions import DataNotDictLikeError
@@ -35,7 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bot.config import Settings
 from bot.db.group_commit import store_records
 from bot.db.models import FsmRecord
-from bot.db.work import Record, UpdateWork
+from bot.db.work import Record, UpdateWork, copy_data
 from bot.redis_state import RECORD_KEY, UserRecord
 
 
@@ -70,11 +69,11 @@ class SqlAlchemyStorage(BaseStorage):
     async def set_data(self, key: StorageKey, data: Mapping[str, Any]) -> None:
         if not isinstance(data, dict):
             raise DataNotDictLikeError(f"Data must be a dict or dict-like object, got {type(data).__name__}")
-        await self._write(key, data=deepcopy(data))
+        await self._write(key, data=copy_data(data))
 
     async def get_data(self, key: StorageKey) -> dict[str, Any]:
         _, data = await self._read(key)
-        return deepcopy(data)
+        return copy_data(data)
 
     def bound(self, work: UpdateWork) -> "UpdateStorage":
         """This storage as one update sees it: its reads and writes go through ``work``."""
@@ -163,10 +162,10 @@ class UpdateStorage(SqlAlchemyStorage):
     async def set_data(self, key: StorageKey, data: Mapping[str, Any]) -> None:
         if not isinstance(data, dict):
             raise DataNotDictLikeError(f"Data must be a dict or dict-like object, got {type(data).__name__}")
-        await self._write(key, data=deepcopy(data))
+        await self._write(key, data=copy_data(data))
 
     async def get_data(self, key: StorageKey) -> dict[str, Any]:
-        return deepcopy((await self._read(key))[1])
+        return copy_data((await self._read(key))[1])
 
     async def close(self) -> None:
         """The storage outlives the update."""

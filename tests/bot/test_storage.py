@@ -22,6 +22,7 @@ from bot.db.group_commit import write_works
 from bot.db.models import FsmRecord
 from bot.db.work import UpdateWork
 from bot.redis_fsm import PipelinedRedisStorage
+from bot.redis_state import UserRecord
 from bot.storage import SqlAlchemyStorage, build_storage
 
 BOT_ID, CHAT_ID, USER_ID = 42, -42, 42
@@ -143,6 +144,28 @@ async def test_state_and_data_are_independent(storage: BaseStorage, storage_key:
     await storage.set_state(storage_key, Wizard.model)
     await storage.set_data(storage_key, {})
     assert await storage.get_state(storage_key) == "Wizard:model"
+
+
+async def test_data_read_or_written_is_the_callers_own(storage: BaseStorage, storage_key: StorageKey) -> None:
+    """Changing what was written, or what was read, in place changes nothing stored: in the storage,
+    and as one update sees it (its record kept in memory while it runs)."""
+    if isinstance(storage, SqlAlchemyStorage):
+        views = [storage, storage.bound(UpdateWork(1, 1, storage.sessionmaker))]
+    else:
+        assert isinstance(storage, PipelinedRedisStorage)
+        record = UserRecord(
+            storage, storage.key_builder.build(storage_key, "state"),
+            storage.key_builder.build(storage_key, "data"), state=None, data={},
+        )  # fmt: skip
+        views = [storage, storage.bound(record)]
+    for view in views:
+        written = {"answers": {"task": "inference", "steps": ["model", {"context": 32768}]}, "n": 1.5}
+        await view.set_data(storage_key, written)
+        written["answers"]["steps"][1]["context"] = 0  # type: ignore[index]
+        read = await view.get_data(storage_key)
+        assert read == {"answers": {"task": "inference", "steps": ["model", {"context": 32768}]}, "n": 1.5}
+        read["answers"]["steps"].append("precision")
+        assert (await view.get_data(storage_key))["answers"]["steps"] == ["model", {"context": 32768}]
 
 
 async def test_keys_do_not_share_records(storage: BaseStorage, storage_key: StorageKey) -> None:
