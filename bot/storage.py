@@ -12,6 +12,7 @@ import json
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Hashable, Iterable, Mapping
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 from aiogram.exceptions import DataNotDictLikeError
@@ -151,7 +152,9 @@ class UpdateStorage(SqlAlchemyStorage):
         self.committed = storage.committed
         self.work = work
         if storage.committed is not None:
-            work.committed.append(self._remember)
+            # Not a bound method: the work would hold this storage, which holds the work, a cycle
+            # that kept both (and the update's data around them) until a garbage collection.
+            work.committed.append(partial(_remember, storage.committed, work.fsm))
 
     async def set_state(self, key: StorageKey, state: StateType = None) -> None:
         await self._write(key, state=state.state if isinstance(state, State) else state)
@@ -169,12 +172,6 @@ class UpdateStorage(SqlAlchemyStorage):
 
     async def close(self) -> None:
         """The storage outlives the update."""
-
-    def _remember(self) -> None:
-        """The work is on disk: memory takes the records it changed."""
-        assert self.storage.committed is not None, "registered only then"
-        for record_key, record in self.work.fsm.items():
-            self.storage.committed.put(record_key, record)
 
     async def _read(self, key: StorageKey) -> Record:
         record_key = self.key_builder.build(key)
@@ -230,6 +227,12 @@ class Committed:
         self._records.move_to_end(record_key)
         if len(self._records) > self.MAX:
             self._records.popitem(last=False)
+
+
+def _remember(committed: Committed, changed: dict[str, Record]) -> None:
+    """An update's work is on disk: memory takes the records it changed."""
+    for record_key, record in changed.items():
+        committed.put(record_key, record)
 
 
 EMPTY = "{}"

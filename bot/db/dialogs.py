@@ -178,7 +178,7 @@ async def _update_dialog(db: AsyncSession | UpdateWork, dialog_id: int, **values
         raise LookupError(f"no dialog session with id={dialog_id}")
 
 
-def write_dialogs(session: Session | Connection, writes: Sequence[DialogOp]) -> None:
+def write_dialogs(db: Session | Connection, writes: Sequence[DialogOp]) -> None:
     """Dialog writes of units of work, in a transaction the caller holds (the writer's): one
     executemany per kind (and per set of columns updated). Abandons first, then new rows, then
     updates: the order in which one update's writes of its own rows commute (an abandon only touches
@@ -187,10 +187,10 @@ def write_dialogs(session: Session | Connection, writes: Sequence[DialogOp]) -> 
     different users' rows (one user's updates never share a group)."""
     abandons = [write.params for write in writes if isinstance(write, DialogAbandon)]
     if abandons:
-        session.execute(_ABANDON, abandons)
+        db.execute(_ABANDON, abandons)
     inserts = [write.row for write in writes if isinstance(write, DialogInsert)]
     if inserts:
-        session.execute(_NEW_DIALOGS, inserts)
+        db.execute(_NEW_DIALOGS, inserts)
     # A row written twice takes both writes in order, merged: the same row as two UPDATEs leave.
     merged: dict[int, dict[str, Any]] = {}
     for write in writes:
@@ -201,7 +201,7 @@ def write_dialogs(session: Session | Connection, writes: Sequence[DialogOp]) -> 
         columns = tuple(sorted(key[2:] for key in params if key.startswith("v_")))
         by_columns.setdefault(columns, []).append(params)
     for columns, rows in by_columns.items():
-        found = session.execute(_dialog_update(columns), rows).rowcount  # type: ignore[attr-defined]
+        found = db.execute(_dialog_update(columns), rows).rowcount  # type: ignore[attr-defined]
         if found not in (len(rows), -1):  # -1: not known (asyncpg's executemany does not count)
             # Cannot happen: a row is updated by the update that knows its id. Said, not raised:
             # the other updates' rows in the statement are written.
